@@ -1,0 +1,1 @@
+"""MTCue reproducibility pipeline: data preparation, fairseq plugin, scoring and tables."""

@@ -1,0 +1,149 @@
+"""Configuration: schema validation, defaults, and the derived views the pipeline needs.
+
+Defaults live only in `schemas/config.schema.yaml`; this module fills them in and rejects
+unknown keys and wrong types with the offending key path in the message.
+"""
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+ENGLISH = "en"
+CONTEXTUAL_TYPES = {"mtcue"}  # model types that read the context embedding store
+
+
+class ConfigError(ValueError):
+    """A configuration file or value is wrong; the message says where and what to do."""
+
+
+def schema() -> dict:
+    text = resources.files("mtcue").joinpath("schemas/config.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _resolve(node: dict, root: dict) -> dict:
+    if "$ref" in node:
+        target = root
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _fill_defaults(value: Any, node: dict, root: dict) -> None:
+    """Fill missing keys from `default`s, descending into objects (after validation)."""
+    node = _resolve(node, root)
+    if not isinstance(value, dict) or not node.get("x-fill-defaults", True):
+        return
+    for key, sub in node.get("properties", {}).items():
+        sub_resolved = _resolve(sub, root)
+        if key not in value and "default" in sub_resolved:
+            value[key] = copy.deepcopy(sub_resolved["default"])
+        if key in value:
+            _fill_defaults(value[key], sub, root)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key in value.keys() - node.get("properties", {}).keys():
+            _fill_defaults(value[key], extra, root)
+
+
+def _check_semantics(cfg: dict) -> None:
+    for direction in cfg["directions"]:
+        src, tgt = direction.split("-")
+        if src == tgt or ENGLISH not in (src, tgt):
+            raise ConfigError(f"directions: '{direction}' must translate from or into English (en-xx or xx-en)")
+    for name, model in cfg["models"].items():
+        parent = model.get("init_from")
+        if parent is not None and parent not in cfg["models"]:
+            raise ConfigError(
+                f"models.{name}.init_from: '{parent}' is not a model of this config "
+                f"(known: {', '.join(sorted(cfg['models']))})")
+        seen = {name}
+        while parent is not None:
+            if parent in seen:
+                raise ConfigError(f"models.{name}.init_from: initialisation cycle through '{parent}'")
+            seen.add(parent)
+            parent = cfg["models"].get(parent, {}).get("init_from")
+    unknown = set(cfg["context"]["encoder_per_direction"]) - set(cfg["directions"])
+    if unknown:
+        raise ConfigError(f"context.encoder_per_direction: {sorted(unknown)} are not in `directions`")
+
+
+def validate(raw: dict, source: str = "config") -> dict:
+    """Return a validated copy of `raw` with every default filled in."""
+    root = schema()
+    cfg = copy.deepcopy(raw)
+    errors = sorted(jsonschema.Draft202012Validator(root).iter_errors(cfg), key=lambda e: list(e.path))
+    if errors:
+        lines = []
+        for err in errors:
+            where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+            lines.append(f"  {where}: {err.message}")
+        raise ConfigError(f"{source}: invalid configuration\n" + "\n".join(lines)
+                          + "\nSee src/mtcue/schemas/config.schema.yaml for the allowed keys.")
+    _fill_defaults(cfg, root, root)
+    _check_semantics(cfg)
+    return cfg
+
+
+def load(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
+    return validate(raw, source=str(path))
+
+
+# ---- derived views -------------------------------------------------------------------
+
+def pair_of(direction: str) -> str:
+    """The corpus pair of a direction: English first (`de-en` -> `en-de`)."""
+    src, tgt = direction.split("-")
+    return f"{ENGLISH}-{tgt}" if src == ENGLISH else f"{ENGLISH}-{src}"
+
+
+def pairs(cfg: dict) -> list[str]:
+    return sorted({pair_of(d) for d in cfg["directions"]})
+
+
+def encoder_for(cfg: dict, direction: str) -> str:
+    return cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"])
+
+
+def context_columns(cfg: dict) -> list[str]:
+    """Column order of the embedding store: document slots, metadata, cues (docs/formats.md)."""
+    ctx = cfg["context"]
+    docs = [f"doc{i}" for i in range(ctx["doc_slots"] + 1)]
+    cues = [f"cue{i}" for i in range(1, ctx["max_cues"] + 1)]
+    return docs + list(ctx["metadata"]) + cues
+
+
+def is_contextual(spec: dict) -> bool:
+    return spec["type"] in CONTEXTUAL_TYPES
+
+
+def model_spec(cfg: dict, model: str) -> dict:
+    """Everything that determines how `model` is trained: its type, sizes and training settings."""
+    try:
+        entry = cfg["models"][model]
+    except KeyError:
+        raise ConfigError(f"models: no model named '{model}' (known: {', '.join(sorted(cfg['models']))})") from None
+    return {
+        "model": model,
+        "type": entry["type"],
+        "init_from": entry.get("init_from"),
+        "arch": entry["arch"],
+        "training": {**cfg["training"], **entry["training"]},
+        "seed": cfg["seed"],
+    }
+

@@ -1,0 +1,91 @@
+"""The corpus format (docs/formats.md, section 1): reading with validation, atomic writing."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
+MAX_PREVIOUS = 5
+
+
+class CorpusError(ValueError):
+    """A corpus file does not follow docs/formats.md; the message names file and line."""
+
+
+def _check(sample: object, langs: tuple[str, str] | None) -> str | None:
+    """Return what is wrong with one record, or None."""
+    if not isinstance(sample, dict):
+        return "expected a JSON object"
+    for key in ("id", "doc_id", "text", "previous", "meta"):
+        if key not in sample:
+            return f"missing field '{key}'"
+    text = sample["text"]
+    if not isinstance(text, dict) or len(text) != 2 or not all(isinstance(t, str) for t in text.values()):
+        return "'text' must map exactly two language codes to strings"
+    if langs is not None and set(text) != set(langs):
+        return f"'text' has languages {sorted(text)}, expected {sorted(langs)}"
+    previous = sample["previous"]
+    if not isinstance(previous, dict) or set(previous) != set(text):
+        return "'previous' must have one list per language of 'text'"
+    for lang, lines in previous.items():
+        if not isinstance(lines, list) or len(lines) > MAX_PREVIOUS or not all(isinstance(x, str) for x in lines):
+            return f"'previous.{lang}' must be a list of at most {MAX_PREVIOUS} strings"
+    meta = sample["meta"]
+    if not isinstance(meta, dict) or set(meta) != set(META_FIELDS):
+        return f"'meta' must have exactly the fields {', '.join(META_FIELDS)}"
+    if not all(v is None or isinstance(v, str) for v in meta.values()):
+        return "'meta' values must be strings or null"
+    cues = sample.get("cues", [])
+    if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+        return "'cues' must be a list of strings"
+    if not isinstance(sample.get("labels", {}), dict):
+        return "'labels' must be an object"
+    return None
+
+
+def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Iterator[dict]:
+    """Yield validated samples; a malformed line stops reading with file:line and the cause."""
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: corpus file not found (run the step that writes it first)")
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            try:
+                sample = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+            problem = _check(sample, langs)
+            if problem:
+                raise CorpusError(f"{path}:{lineno}: {problem} (see docs/formats.md)")
+            yield sample
+
+
+def atomic_path(path: str | Path) -> tuple[int, str]:
+    """A temporary file beside `path`, to be os.replace()d onto it once complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> int:
+    """Write plain text lines atomically. Returns the count."""
+    fd, tmp = atomic_path(path)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(line.replace("\n", " ") + "\n")
+                count += 1
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return count
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
+    """Write records as JSON lines; the file appears only once complete. Returns the count."""
+    return write_lines(path, (json.dumps(r, ensure_ascii=False) for r in records))

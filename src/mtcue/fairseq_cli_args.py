@@ -1,0 +1,54 @@
+"""fairseq command lines for a model spec (see `mtcue.config.model_spec`).
+
+The one place that knows how config keys map onto fairseq arguments, shared by training,
+generation and parameter counting.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mtcue.config import is_contextual
+
+PLUGIN_DIR = str(Path(__file__).parent / "plugin")
+FAIRSEQ_ARCH = {"base": "transformer", "mtcue": "mtcue"}
+
+
+def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
+    src, tgt = direction.split("-")
+    args = [str(data_bin), "--user-dir", PLUGIN_DIR, "--source-lang", src, "--target-lang", tgt]
+    if is_contextual(spec):
+        if context_dir is None:
+            raise ValueError(f"model '{spec['model']}' ({spec['type']}) needs a context embedding store")
+        args += ["--task", "contextual_translation", "--context-dir", str(context_dir)]
+    else:
+        args += ["--task", "translation"]
+    return args
+
+
+def arch_args(spec: dict) -> list[str]:
+    arch = spec["arch"]
+    args = ["--arch", FAIRSEQ_ARCH[spec["type"]], "--share-all-embeddings",
+            "--encoder-embed-dim", arch["embed_dim"], "--decoder-embed-dim", arch["embed_dim"],
+            "--encoder-attention-heads", arch["heads"], "--decoder-attention-heads", arch["heads"],
+            "--encoder-layers", arch["encoder_layers"], "--encoder-ffn-embed-dim", arch["encoder_ffn_dim"],
+            "--decoder-layers", arch["decoder_layers"], "--decoder-ffn-embed-dim", arch["decoder_ffn_dim"]]
+    if is_contextual(spec):
+        args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
+                 "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-dropout", arch["context_dropout"]]
+        if arch["qk_norm_scale_init"] is not None:
+            args += ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
+    return [str(a) for a in args]
+
+
+def optimisation_args(spec: dict, use_cuda: bool) -> list[str]:
+    t = spec["training"]
+    fp16 = use_cuda if t["fp16"] == "auto" else bool(t["fp16"])
+    args = ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", t["lr"],
+            "--lr-scheduler", "inverse_sqrt", "--warmup-updates", t["warmup_updates"], "--warmup-init-lr", 1e-7,
+            "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", t["label_smoothing"],
+            "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
+            "--max-tokens", t["max_tokens"], "--update-freq", t["update_freq"],
+            "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
+    args += ["--fp16"] if fp16 else []
+    args += [] if use_cuda else ["--cpu"]
+    return [str(a) for a in args]

@@ -1,0 +1,42 @@
+"""A LanguagePairDataset whose batches also carry each sample's context vectors."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from fairseq.data import BaseWrapperDataset
+
+
+class ContextDataset(BaseWrapperDataset):
+    """Adds `net_input["context"]` (float [B, S, dim]) and `net_input["context_padding_mask"]`
+    (bool [B, S], True = missing) to the wrapped dataset's batches.
+
+    `index` is the store's [n_samples, n_columns] index for this split, `columns` the positions of
+    the selected columns (None = all), `name` what error messages call the index.
+    """
+
+    def __init__(self, dataset, index: np.ndarray, vectors: np.ndarray, columns: list[int] | None = None,
+                 name: str = "context index"):
+        super().__init__(dataset)
+        if len(index) != len(dataset):
+            raise ValueError(f"{name} has {len(index)} rows but the binarised split has {len(dataset)} samples")
+        self.index = index
+        self.vectors = vectors
+        self.columns = columns
+
+    def collater(self, samples, **kwargs):
+        batch = self.dataset.collater(samples, **kwargs)
+        if not batch:
+            return batch
+        # The inner collater sorts samples by source length: look contexts up by sample id, not position.
+        rows = np.asarray(self.index[batch["id"].numpy()])
+        if self.columns is not None:
+            rows = rows[:, self.columns]
+        missing = rows < 0
+        context = np.zeros(rows.shape + (self.vectors.shape[1],), dtype=np.float32)
+        context[~missing] = self.vectors[rows[~missing]]
+        batch["net_input"]["context"] = torch.from_numpy(context)
+        batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)
+        return batch
+
+    def num_tokens_vec(self, indices):
+        return self.dataset.num_tokens_vec(indices)

@@ -1,0 +1,79 @@
+"""Read-only access to a context embedding store (docs/formats.md, section 2)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+class ContextStoreError(ValueError):
+    pass
+
+
+class ContextStore:
+    """manifest.json + vectors.npy (memory-mapped) + one `{split}.index.npy` per split."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+        manifest_path = self.dir / "manifest.json"
+        if not manifest_path.is_file():
+            raise ContextStoreError(f"{manifest_path}: no such file (is --context-dir a context embedding store?)")
+        try:
+            self.manifest = json.loads(manifest_path.read_text())
+            self.columns: list[str] = list(self.manifest["columns"])
+            self.doc_columns = int(self.manifest["doc_columns"])
+            self.dim = int(self.manifest["dim"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+            raise ContextStoreError(f"{manifest_path}: not a valid manifest ({err!r})") from None
+        if not 0 <= self.doc_columns <= len(self.columns):
+            raise ContextStoreError(f"{manifest_path}: doc_columns={self.doc_columns} but {len(self.columns)} columns")
+
+        vectors_path = self.dir / "vectors.npy"
+        if not vectors_path.is_file():
+            raise ContextStoreError(f"{vectors_path}: no such file")
+        self.vectors = np.load(vectors_path, mmap_mode="r")
+        n_vectors = self.manifest.get("n_vectors", self.vectors.shape[0])
+        if self.vectors.ndim != 2 or self.vectors.shape != (n_vectors, self.dim):
+            raise ContextStoreError(f"{vectors_path}: shape {self.vectors.shape}, manifest says ({n_vectors}, {self.dim})")
+        if self.vectors.dtype != np.float32:
+            raise ContextStoreError(f"{vectors_path}: dtype {self.vectors.dtype}, expected float32")
+
+    def index(self, split: str) -> np.ndarray:
+        """int32 [n_samples, n_columns] rows of `vectors.npy`, -1 = missing; memory-mapped."""
+        path = self.dir / f"{split}.index.npy"
+        if not path.is_file():
+            raise ContextStoreError(f"{path}: no such file (the store has no '{split}' split)")
+        index = np.load(path, mmap_mode="r")
+        if index.ndim != 2 or index.shape[1] != len(self.columns):
+            raise ContextStoreError(f"{path}: shape {index.shape}, expected (n_samples, {len(self.columns)}) "
+                                    f"for the manifest's columns {self.columns}")
+        if not np.issubdtype(index.dtype, np.integer):
+            raise ContextStoreError(f"{path}: dtype {index.dtype}, expected int32")
+        expected_rows = self.manifest.get("splits", {}).get(split)
+        if expected_rows is not None and index.shape[0] != expected_rows:
+            raise ContextStoreError(f"{path}: {index.shape[0]} rows, manifest says {expected_rows} for '{split}'")
+        if index.size and (index.min() < -1 or index.max() >= len(self.vectors)):
+            raise ContextStoreError(f"{path}: entries must lie in [-1, {len(self.vectors)})")
+        return index
+
+    def select_columns(self, names: list[str] | None) -> tuple[list[int], int]:
+        """Column positions for `names` (None = all), in store order, and how many are document slots.
+
+        Document slots get positional embeddings by slot number, so a selection must keep them
+        contiguous from doc0 (e.g. doc0..doc2 for a shorter history); any metadata or cue subset works.
+        """
+        if names is None:
+            return list(range(len(self.columns))), self.doc_columns
+        unknown = [n for n in names if n not in self.columns]
+        if unknown:
+            raise ContextStoreError(f"{self.dir}/manifest.json: unknown context columns {unknown} "
+                                    f"(known: {self.columns})")
+        selected = sorted({self.columns.index(n) for n in names})
+        if not selected:
+            raise ContextStoreError("--context-columns selects no column")
+        docs = [i for i in selected if i < self.doc_columns]
+        if docs != list(range(len(docs))):
+            raise ContextStoreError(f"document columns must be a prefix doc0..docK of {self.columns[:self.doc_columns]}, "
+                                    f"got {[self.columns[i] for i in docs]}")
+        return selected, len(docs)

@@ -1,0 +1,163 @@
+"""Model `mtcue` (Vincent et al., 2023): fairseq's transformer plus a context encoder whose states
+the decoder attends to in parallel with the source.
+
+State-dict keys of the source encoder, embeddings and decoder are exactly those of fairseq's
+`transformer`, so a BASE checkpoint initialises them by key match (--pretrained-base). The new
+modules live under `encoder.context_encoder.*` and `decoder.layers.N.encoder_attn.context_attn.*`.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.transformer import (
+    TransformerConfig,
+    TransformerDecoder,
+    TransformerEncoder,
+    TransformerModel,
+    base_architecture,
+)
+from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
+
+from .context_encoder import ContextEncoder
+from .parallel_attention import ParallelCrossAttention, SourceAndContext
+from .pretrained import load_pretrained_base
+from .qk_norm_attention import default_qk_scale
+
+logger = logging.getLogger(__name__)
+
+
+class MTCueEncoder(TransformerEncoder):
+    """The source encoder, unchanged, owning the context encoder; its output dict also carries
+    `context_out` ([S, B, d]) and `context_padding_mask` ([B, S])."""
+
+    def __init__(self, args, dictionary, embed_tokens):
+        super().__init__(args, dictionary, embed_tokens)
+        self.context_encoder = ContextEncoder(
+            self.cfg, input_dim=args.context_input_dim, doc_positions=args.context_doc_positions,
+            layers=args.context_layers, attention_heads=args.context_attention_heads,
+            ffn_embed_dim=args.context_ffn_embed_dim, context_dropout=args.context_dropout,
+            qk_norm_scale_init=args.qk_norm_scale_init)
+
+    def forward(self, src_tokens, src_lengths=None, context=None, context_padding_mask=None,
+                return_all_hiddens: bool = False, token_embeddings=None):
+        if context is None or context_padding_mask is None:
+            raise ValueError("mtcue needs net_input['context'] and ['context_padding_mask']: "
+                             "use --task contextual_translation")
+        out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
+        context_out, context_padding_mask = self.context_encoder(context, context_padding_mask)
+        out["context_out"] = [context_out]
+        out["context_padding_mask"] = [context_padding_mask]
+        return out
+
+    def reorder_encoder_out(self, encoder_out, new_order):
+        # Beam search expands and reorders the batch: the context must follow the source.
+        out = super().reorder_encoder_out(encoder_out, new_order)
+        out["context_out"] = [encoder_out["context_out"][0].index_select(1, new_order)]
+        out["context_padding_mask"] = [encoder_out["context_padding_mask"][0].index_select(0, new_order)]
+        return out
+
+
+class MTCueDecoderLayer(TransformerDecoderLayerBase):
+    """fairseq's decoder layer whose `encoder_attn` is a ParallelCrossAttention."""
+
+    def build_encoder_attention(self, embed_dim, cfg):
+        return ParallelCrossAttention(
+            embed_dim, cfg.decoder.attention_heads, context_weight=cfg.context_attn_weight,
+            kdim=cfg.encoder.embed_dim, vdim=cfg.encoder.embed_dim, dropout=cfg.attention_dropout,
+            encoder_decoder_attention=True, q_noise=self.quant_noise, qn_block_size=self.quant_noise_block_size,
+            xformers_att_config=cfg.encoder.xformers_att_config)
+
+
+class MTCueDecoder(TransformerDecoder):
+    def build_decoder_layer(self, args, no_encoder_attn=False):
+        cfg = TransformerConfig.from_namespace(args)
+        # Activation checkpointing would treat the (source, context) pairs as constants and cut the
+        # gradient to both encoders; cross_self_attention would concatenate them as tensors.
+        if cfg.checkpoint_activations or cfg.cross_self_attention:
+            raise NotImplementedError("mtcue supports neither --checkpoint-activations nor --cross-self-attention")
+        return MTCueDecoderLayer(cfg, no_encoder_attn)
+
+    def extract_features(self, prev_output_tokens, encoder_out, incremental_state=None, **kwargs):
+        paired = dict(encoder_out)
+        paired["encoder_out"] = [SourceAndContext(encoder_out["encoder_out"][0], encoder_out["context_out"][0])]
+        paired["encoder_padding_mask"] = [SourceAndContext(encoder_out["encoder_padding_mask"][0],
+                                                           encoder_out["context_padding_mask"][0])]
+        return super().extract_features(prev_output_tokens, paired, incremental_state, **kwargs)
+
+
+@register_model("mtcue")
+class MTCueModel(TransformerModel):
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        # No defaults here: the architecture functions set them (fairseq's legacy convention).
+        parser.add_argument("--context-layers", type=int, help="context encoder layers (paper: 6)")
+        parser.add_argument("--context-attention-heads", type=int, help="context encoder attention heads")
+        parser.add_argument("--context-ffn-embed-dim", type=int, help="context encoder FFN dimension")
+        parser.add_argument("--context-dropout", type=float,
+                            help="element-wise dropout on the embedded context sequence (paper: 0.25)")
+        parser.add_argument("--qk-norm-scale-init", type=float,
+                            help="initial QK-norm scale g; default log2(L^2-L) with L the number of context "
+                                 "columns (Henry et al., 2020); the authors' code used 8.41")
+        parser.add_argument("--context-attn-weight", type=float,
+                            help="decoder computes source + w * context cross-attention; w=1 is the paper's "
+                                 "equation (default), the authors' code used 0.5 for both terms")
+        parser.add_argument("--pretrained-base", metavar="CKPT",
+                            help="initialise every non-context tensor from this BASE (fairseq transformer) "
+                                 "checkpoint; fails unless all of them load")
+        parser.add_argument("--pretrained-report", metavar="JSON", help="write the --pretrained-base report here")
+
+    @classmethod
+    def build_model(cls, args, task):
+        mtcue_architecture(args)
+        # Sizes that come from the data are recorded in args, hence in checkpoints, so a model
+        # loaded for generation keeps its shapes whatever columns that run selects.
+        for name, value in (("context_input_dim", task.context_dim), ("context_doc_positions", task.doc_columns)):
+            if getattr(args, name, None) is None:
+                setattr(args, name, value)
+        if args.context_input_dim != task.context_dim:
+            raise ValueError(f"the model takes {args.context_input_dim}-d context vectors, the store has "
+                             f"{task.context_dim}-d ones")
+        if args.qk_norm_scale_init is None:
+            args.qk_norm_scale_init = default_qk_scale(task.n_columns)
+
+        model = super().build_model(args, task)
+        model.encoder.context_encoder.set_doc_columns(task.doc_columns)
+        if args.pretrained_base and not getattr(task, "building_from_checkpoint", False):
+            # In fairseq-train this runs before the trainer restores checkpoint_last.pt, which then
+            # overwrites every tensor: resuming is unaffected. Generation skips it (from_checkpoint).
+            load_pretrained_base(model, args.pretrained_base, args.pretrained_report)
+        return model
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        return MTCueEncoder(args, src_dict, embed_tokens)
+
+    @classmethod
+    def build_decoder(cls, args, tgt_dict, embed_tokens):
+        return MTCueDecoder(args, tgt_dict, embed_tokens, no_encoder_attn=args.no_cross_attention)
+
+    def forward(self, src_tokens, src_lengths, prev_output_tokens, context, context_padding_mask,
+                return_all_hiddens: bool = True, features_only: bool = False,
+                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None):
+        encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, context=context,
+                                   context_padding_mask=context_padding_mask, return_all_hiddens=return_all_hiddens)
+        return self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
+                            alignment_layer=alignment_layer, alignment_heads=alignment_heads,
+                            src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
+
+
+@register_model_architecture("mtcue", "mtcue")
+def mtcue_architecture(args):
+    """Paper sizes (Table 3): transformer base (512/2048, 8 heads, 6+6 layers) + 6 context layers."""
+    base_architecture(args)
+    args.context_layers = getattr(args, "context_layers", 6)
+    args.context_attention_heads = getattr(args, "context_attention_heads", args.encoder_attention_heads)
+    args.context_ffn_embed_dim = getattr(args, "context_ffn_embed_dim", args.encoder_ffn_embed_dim)
+    args.context_dropout = getattr(args, "context_dropout", 0.25)
+    args.qk_norm_scale_init = getattr(args, "qk_norm_scale_init", None)
+    args.context_attn_weight = getattr(args, "context_attn_weight", 1.0)
+    args.pretrained_base = getattr(args, "pretrained_base", None)
+    args.pretrained_report = getattr(args, "pretrained_report", None)

@@ -1,0 +1,75 @@
+"""Initialise MTCue from a trained BASE checkpoint by exact state-dict key match, with a report.
+
+The authors' code loaded BASE non-strictly and silently dropped the whole decoder; here every
+tensor outside the context modules must load, or building the model fails.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import torch
+from fairseq import checkpoint_utils
+
+logger = logging.getLogger(__name__)
+
+
+class PretrainedLoadError(RuntimeError):
+    pass
+
+
+def is_context_key(key: str) -> bool:
+    """Keys of MTCue's new modules: encoder.context_encoder.*, decoder.layers.N.encoder_attn.context_attn.*"""
+    return any(part.startswith("context_") for part in key.split("."))
+
+
+def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: str | Path | None = None) -> dict:
+    """Copy every tensor of the BASE checkpoint at `path` into `model` (keys must match exactly).
+
+    Raises PretrainedLoadError, with the report, when a non-context tensor of `model` is missing
+    from BASE, when shapes differ, or when BASE has tensors `model` does not use (a different
+    architecture). Returns the report; also writes it as JSON to `report_path` if given.
+    """
+    base = checkpoint_utils.load_checkpoint_to_cpu(str(path))["model"]
+    own = model.state_dict()
+    loaded, new, mismatched = [], [], []
+    for key, tensor in own.items():
+        if key not in base:
+            new.append(key)
+        elif base[key].shape != tensor.shape:
+            mismatched.append({"key": key, "base": list(base[key].shape), "mtcue": list(tensor.shape)})
+        else:
+            loaded.append(key)
+    report = {
+        "pretrained_base": str(path),
+        "loaded": loaded,
+        "new": new,
+        "unused_base": sorted(set(base) - set(own)),
+        "shape_mismatch": mismatched,
+        "not_loaded_non_context": [k for k in new if not is_context_key(k)],
+    }
+    params = dict(model.named_parameters())  # tied embeddings once
+    report["loaded_params"] = sum(p.numel() for k, p in params.items() if k in set(loaded))
+    report["new_params"] = sum(p.numel() for k, p in params.items() if k in set(new))
+    if report_path:
+        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(report_path).write_text(json.dumps(report, indent=1) + "\n")
+    problems = {k: report[k] for k in ("not_loaded_non_context", "shape_mismatch", "unused_base") if report[k]}
+    if problems:
+        raise PretrainedLoadError(f"cannot initialise from BASE checkpoint {path}: {json.dumps(problems, indent=1)}")
+
+    with torch.no_grad():
+        for key in loaded:
+            own[key].copy_(base[key])  # state_dict() tensors share storage with the parameters
+    logger.info("initialised from BASE %s: %d tensors (%d parameters) loaded; %d tensors (%d parameters) newly "
+                "initialised, all in context modules: %s", path, len(loaded), report["loaded_params"], len(new),
+                report["new_params"], sorted({_module_of(k) for k in new}))
+    return report
+
+
+def _module_of(key: str) -> str:
+    """decoder.layers.3.encoder_attn.context_attn.k_proj.weight -> decoder.layers.*.encoder_attn.context_attn"""
+    parts = key.split(".")
+    cut = next(i for i, p in enumerate(parts) if p.startswith("context_")) + 1
+    return ".".join("*" if p.isdigit() else p for p in parts[:cut])

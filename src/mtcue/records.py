@@ -1,0 +1,135 @@
+"""Result records: small JSON files that tables and tracking are built from (docs/formats.md §4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "score": (
+        "model", "direction", "split", "bleu", "bleu_signature", "phenomena", "n_segments",
+        "hyp_sha256", "config_hash", "git_commit", "study",
+    ),
+    "train": (
+        "model", "direction", "study", "params", "epochs", "best_epoch", "best_valid_loss",
+        "config_hash", "git_commit",
+    ),
+}
+# Nested keys that downstream readers (tracking, tables) rely on.
+TRAIN_PARAMS_KEYS = ("total", "trainable")
+TRAIN_EPOCH_KEYS = ("epoch", "train_loss", "valid_loss", "wall_s")
+
+
+class RecordError(ValueError):
+    """A record file is unreadable or lacks a required key."""
+
+
+def config_hash(obj: object) -> str:
+    """First 12 hex chars of the sha256 of canonical JSON (key order does not matter)."""
+    canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+def _git(repo_dir: str | Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo_dir), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def git_commit(repo_dir: str | Path) -> str:
+    """HEAD commit, with "-dirty" when tracked files changed; "unknown" outside git or before
+    the first commit."""
+    try:
+        commit = _git(repo_dir, "rev-parse", "HEAD")
+        dirty = _git(repo_dir, "status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{commit}-dirty" if dirty else commit
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write via a temp file in the same directory and os.replace, so readers (and Snakemake
+    after a crash) never see a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def _missing_key(record: dict) -> str | None:
+    """The first required key (dotted path for nested ones) the record lacks, else None."""
+    for key in REQUIRED[record["kind"]]:
+        if key not in record:
+            return key
+    if record["kind"] == "train":
+        for key in TRAIN_PARAMS_KEYS:
+            if key not in record["params"]:
+                return f"params.{key}"
+        for i, epoch in enumerate(record["epochs"]):
+            for key in TRAIN_EPOCH_KEYS:
+                if key not in epoch:
+                    return f"epochs[{i}].{key}"
+    return None
+
+
+def _check(record: dict, where: str) -> None:
+    if record.get("kind") not in REQUIRED:
+        raise RecordError(f"{where}: record kind {record.get('kind')!r} is not one of {sorted(REQUIRED)}")
+    missing = _missing_key(record)
+    if missing:
+        raise RecordError(f"{where}: {record['kind']} record lacks required key {missing!r}")
+
+
+def write_record(path: str | Path, record: dict) -> Path:
+    """Validate and atomically write a record, adding schema_version and UTC created time."""
+    record = {"schema_version": SCHEMA_VERSION,
+              "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **record}
+    _check(record, str(path))
+    return atomic_write_text(path, _dumps(record))
+
+
+def _dumps(record: dict) -> str:
+    """One top-level key per line with compact values: readable and diffable, while a score
+    record's per-segment statistics stay one line instead of one line per number."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(record.items())]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def read_record(path: str | Path, kind: str | None = None) -> dict:
+    """Read and validate a record; with kind, also require that kind."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise RecordError(f"{path}: cannot read record: {e}") from None
+    if not isinstance(record, dict):
+        raise RecordError(f"{path}: a record must be a JSON object")
+    _check(record, str(path))
+    if kind is not None and record["kind"] != kind:
+        raise RecordError(f"{path}: expected a {kind} record, found {record['kind']}")
+    return record
+
+
+def load_records(paths_or_dir: str | Path | Iterable[str | Path], kind: str) -> list[dict]:
+    """Records of one kind: every *.json of that kind below a directory (others skipped), or
+    each of the given paths (which must all be of that kind)."""
+    if isinstance(paths_or_dir, (str, Path)) and Path(paths_or_dir).is_dir():
+        records = [read_record(p) for p in sorted(Path(paths_or_dir).rglob("*.json"))]
+        return [r for r in records if r["kind"] == kind]
+    if isinstance(paths_or_dir, (str, Path)):
+        paths_or_dir = [paths_or_dir]
+    return [read_record(p, kind) for p in paths_or_dir]

@@ -1,0 +1,11 @@
+"""Deterministic synthetic dialogue corpus shaped like the extracted OpenSubtitles data.
+
+Documents are short dialogues with film metadata, in which the translation depends on the
+context: German du/Sie, Polish ty/pan/pani/państwo and Polish speaker and addressee gender.
+`generate` returns the samples of one split in the corpus format (docs/formats.md,
+section 1); `write_split` writes them as JSON lines. See documents.py for how the context
+carries the signal, and english.py for how a new target language plugs in.
+"""
+from mtcue.synth.generator import PAIRS, SPLITS, generate, write_split
+
+__all__ = ["PAIRS", "SPLITS", "generate", "write_split"]

@@ -1,0 +1,163 @@
+"""Sampling of documents (episodes): who talks to whom, in which register, saying what.
+
+A document is a dialogue between two characters who speak in turn; in some documents the
+first of them addresses a group (a lecture, a team, friends at a party). The register is a
+property of the document. The context reveals it and the characters' genders through
+imperfect channels:
+  - metadata: genre and plot lean towards the register (metadata.py);
+  - previous lines: polite or slangy wordings, and vocatives that name or title the
+    addressee ("Thanks, Mr Novak.", "Hey, Anna."): the line before names the current
+    speaker, the one before that the addressee;
+  - cues: EAMT22-style sentences for a small share of lines.
+Time gaps cut the previous-line context (as the extraction of real subtitles does); a
+scene after a gap often opens with a greeting.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from mtcue.synth.english import FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES, VERB_OBJECTS, Frame
+from mtcue.synth.metadata import sample_metadata
+from mtcue.synth.situation import (FEMININE, FORMAL, GROUP, INFORMAL, MASCULINE, Situation,
+                                   cue_sentences)
+
+LINES_PER_DOCUMENT = (5, 15)
+GROUP_SHARE = 0.15          # documents whose first character addresses a group
+STYLE_AGREES = 0.88         # P(a line's English style matches the register)
+VOCATIVE_AGREES = 0.9       # P(a vocative's style matches the register)
+TAIL_VOCATIVE = 0.06        # P(a plain line ends with a vocative: "Sit down, Anna.")
+CUE_SHARE = 0.15            # lines with EAMT22-style cues
+CUE_KEEP = 0.7              # P(each true cue is given, for a line with cues)
+# P(time gap before a line) by the length of the current context block: short exchanges
+# break off often, long ones go on. Tuned to Table 1 of the paper (previous lines n-1..n-5 present for ~62, 44, 34, 26, 20%).
+GAP_AFTER = {1: 0.5, 2: 0.35}
+GAP_LATER = 0.1
+
+# Kinds of line (english.py) at the start of a block, in reply to it, and further on: an
+# exchange often opens with greetings that name both characters.
+OPENING_KINDS = {"greeting": 0.45, "styled": 0.15, "address": 0.2, "speaker": 0.1, "neutral": 0.1}
+REPLY_KINDS = {"greeting": 0.4, "styled": 0.15, "address": 0.2, "speaker": 0.15, "neutral": 0.1}
+ONGOING_KINDS = {"address": 0.37, "speaker": 0.25, "neutral": 0.08, "greeting": 0.12, "styled": 0.18}
+GROUP_KIND_WEIGHT = 0.15    # added for lines said to a group
+PLAIN_KINDS = ("address", "speaker", "neutral")
+
+
+
+def _wordings_by_kind_and_style() -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(kind, style) -> [(frame id, English pattern)] of wordings with that style or none."""
+    table: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for style in (FORMAL, INFORMAL):
+        for frame_id, frame in FRAMES.items():
+            for pattern, wording_style in frame.english:
+                if wording_style in (None, style):
+                    table.setdefault((frame.kind, style), []).append((frame_id, pattern))
+    return table
+
+
+WORDINGS = _wordings_by_kind_and_style()
+
+
+@dataclass(frozen=True)
+class Character:
+    gender: str
+    first_name: str
+    surname: str
+    title: str  # vocative key prefix: "mr", "mrs" or "ms"
+
+
+@dataclass(frozen=True)
+class Line:
+    frame: str
+    english: str                # the English pattern of the chosen wording
+    slots: dict[str, str]
+    situation: Situation
+    starts_block: bool          # no previous-line context reaches across this line
+    cues: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    register: str
+    meta: dict[str, str | None]
+    lines: tuple[Line, ...]
+
+
+def _lean(rng: random.Random, register: str, agrees: float) -> str:
+    return register if rng.random() < agrees else (INFORMAL if register == FORMAL else FORMAL)
+
+
+def _character(rng: random.Random) -> Character:
+    gender = rng.choice((FEMININE, MASCULINE))
+    title = "mr" if gender == MASCULINE else rng.choice(("mrs", "ms"))
+    return Character(gender, rng.choice(FIRST_NAMES[gender]), rng.choice(SURNAMES), title)
+
+
+def vocative_key(rng: random.Random, style: str, addressee: Character | None) -> str:
+    """How a speaker in `style` calls the addressee (None: a group)."""
+    if addressee is None:
+        return "ladies" if style == FORMAL else "guys"
+    if style == FORMAL:
+        word = "sir" if addressee.gender == MASCULINE else "madam"
+        kind = rng.choice((addressee.title, addressee.title, word))
+    elif addressee.gender == MASCULINE:
+        kind = rng.choice(("name", "name", "man", "dude"))
+    else:
+        kind = "name"
+    if kind == "name":
+        return f"name:{addressee.first_name}"
+    return f"{kind}:{addressee.surname}" if kind in ("mr", "mrs", "ms") else kind
+
+
+def _slots(rng: random.Random, frame: Frame, register: str, addressee: Character | None) -> dict:
+    slots: dict[str, str] = {}
+    for kind in frame.slots:
+        if kind == "voc":
+            slots[kind] = vocative_key(rng, _lean(rng, register, VOCATIVE_AGREES), addressee)
+        elif kind == "obj" and "verb" in slots:
+            slots[kind] = rng.choice(VERB_OBJECTS.get(slots["verb"], SLOT_VALUES["obj"]))
+        else:
+            slots[kind] = rng.choice(SLOT_VALUES[kind])
+    if frame.kind in PLAIN_KINDS and rng.random() < TAIL_VOCATIVE:
+        slots["tail"] = vocative_key(rng, _lean(rng, register, VOCATIVE_AGREES), addressee)
+    return slots
+
+
+def _cues(rng: random.Random, situation: Situation) -> tuple[str, ...]:
+    if rng.random() >= CUE_SHARE:
+        return ()
+    cues = cue_sentences(situation)
+    kept = [c for c in cues if rng.random() < CUE_KEEP]
+    return tuple(kept or [rng.choice(cues)])
+
+
+def _line(rng: random.Random, register: str, situation: Situation,
+          addressee: Character | None, block: int) -> Line:
+    """The `block`-th line (from 1) of a context block."""
+    weights = dict({1: OPENING_KINDS, 2: REPLY_KINDS}.get(block, ONGOING_KINDS))
+    if situation.plural:
+        weights["group"] = GROUP_KIND_WEIGHT
+    kind = rng.choices(list(weights), list(weights.values()))[0]
+    # The wording's style is drawn first, then a wording that has it or no style at all,
+    # so that frames with only polite (or only slangy) English keep their signal.
+    style = _lean(rng, register, STYLE_AGREES)
+    frame_id, pattern = rng.choice(WORDINGS[kind, style])
+    slots = _slots(rng, FRAMES[frame_id], register, addressee)
+    return Line(frame_id, pattern, slots, situation, block == 1, _cues(rng, situation))
+
+
+def sample_document(rng: random.Random, pair: str) -> Document:
+    register = rng.choice((FORMAL, INFORMAL))
+    first, second = _character(rng), _character(rng)
+    to_group = rng.random() < GROUP_SHARE
+    meta = sample_metadata(rng, pair, register)
+    lines = []
+    block = 0
+    for i in range(rng.randint(*LINES_PER_DOCUMENT)):
+        speaker, other = (first, second) if i % 2 == 0 else (second, first)
+        addressee = None if to_group and speaker is first else other
+        situation = Situation(register, speaker.gender, GROUP if addressee is None else addressee.gender)
+        opening = i == 0 or rng.random() < GAP_AFTER.get(block, GAP_LATER)
+        block = 1 if opening else block + 1
+        lines.append(_line(rng, register, situation, addressee, block))
+    return Document(register, meta, tuple(lines))

@@ -1,0 +1,45 @@
+import json
+
+import pytest
+
+from mtcue.clean import clean_corpus, clean_line
+from mtcue.corpus import CorpusError, read_corpus
+from conftest import make_sample
+
+
+@pytest.mark.parametrize("raw, lang, expected", [
+    ("- Where are you going?", "en", "Where are you going?"),
+    ("JOHN: Sit down.", "en", "Sit down."),
+    ("[door slams] Who's there?", "en", "Who's there?"),
+    ("lt's fine, l'm here.", "en", "It's fine, I'm here."),
+    ("♪ la la la ♪", "en", ""),
+    ("...", "en", ""),
+    ("Er sagte (leise) nichts.", "de", "Er sagte nichts."),
+    ('"Unmatched quote', "en", "Unmatched quote"),
+    ("Stop it (please", "en", "Stop it please"),
+    ("Hast  du   Zeit ?", "de", "Hast du Zeit?"),
+])
+def test_clean_line(raw, lang, expected):
+    assert clean_line(raw, lang) == expected
+
+
+def test_clean_corpus_drops_and_counts(write_corpus, tmp_path):
+    samples = [make_sample(0), make_sample(1, en="♪ music ♪"), make_sample(2, previous_en=["- Hello.", "♪"])]
+    out = tmp_path / "clean.jsonl"
+    stats = clean_corpus(write_corpus(samples), out, max_chars=400)
+    assert stats == {"input": 3, "dropped_empty": 1, "kept": 2}
+    kept = list(read_corpus(out))
+    assert [s["id"] for s in kept] == ["en-de.test.000000", "en-de.test.000002"]
+    assert kept[1]["previous"]["en"] == ["Hello."]
+
+
+def test_malformed_corpus_names_file_and_line(write_corpus, tmp_path):
+    good = make_sample(0)
+    bad = {k: v for k, v in make_sample(1).items() if k != "meta"}
+    path = write_corpus([good, bad])
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: missing field 'meta'"):
+        clean_corpus(path, tmp_path / "out.jsonl", 400)
+    assert not (tmp_path / "out.jsonl").exists()          # nothing half-written left behind
+    path.write_text(json.dumps(good) + "\n{not json\n")
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: not valid JSON"):
+        list(read_corpus(path))

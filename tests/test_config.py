@@ -1,0 +1,74 @@
+import pytest
+
+from mtcue import config as cfg
+from conftest import REPO
+
+
+def demo():
+    return cfg.load(REPO / "config" / "config.yaml")
+
+
+def test_shipped_configs_validate_and_fill_defaults():
+    c = demo()
+    assert c["evaluation"]["split"] == "test"            # default from the schema
+    assert c["models"]["mtcue"]["arch"]["context_layers"] == 2
+    assert c["models"]["base"]["training"] == {}         # overrides get no defaults of their own
+    paper = cfg.load(REPO / "config" / "paper.yaml")
+    assert len(paper["directions"]) == 8
+    assert cfg.pairs(paper) == ["en-de", "en-fr", "en-pl", "en-ru"]
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda c: c.update(unknown_key=1), "(top level)"),
+    (lambda c: c["training"].update(lr="fast"), "training.lr"),
+    (lambda c: c["models"]["mtcue"]["arch"].update(context_layrs=3), "models.mtcue.arch"),
+    (lambda c: c["models"]["mtcue"]["training"].update(patience=0), "models.mtcue.training.patience"),
+    (lambda c: c.update(directions=["en-xx1"]), "directions.0"),
+])
+def test_schema_rejects_wrong_keys_and_types_naming_the_key(mutate, where):
+    raw = demo()
+    mutate(raw)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.validate(raw)
+    assert where in str(err.value)
+
+
+def test_semantic_errors():
+    raw = demo()
+    raw["directions"] = ["de-fr"]
+    with pytest.raises(cfg.ConfigError, match="from or into English"):
+        cfg.validate(raw)
+    raw = demo()
+    raw["models"]["mtcue"]["init_from"] = "nope"
+    with pytest.raises(cfg.ConfigError, match="models.mtcue.init_from"):
+        cfg.validate(raw)
+    raw = demo()
+    raw["models"]["base"]["init_from"] = "mtcue"
+    with pytest.raises(cfg.ConfigError, match="cycle"):
+        cfg.validate(raw)
+
+
+def test_model_spec_merges_overrides_over_shared_training():
+    spec = cfg.model_spec(demo(), "mtcue")
+    assert spec["training"]["lr"] == 0.001          # model override
+    assert spec["training"]["patience"] == 3        # shared setting
+    assert spec["init_from"] == "base"
+    with pytest.raises(cfg.ConfigError, match="no model named 'x'"):
+        cfg.model_spec(demo(), "x")
+
+
+def test_derived_names():
+    assert cfg.pair_of("de-en") == "en-de" and cfg.pair_of("en-pl") == "en-pl"
+    columns = cfg.context_columns(demo())
+    assert columns[:6] == [f"doc{i}" for i in range(6)]
+    assert columns[6:12] == ["genre", "pg_rating", "writers", "year", "country", "plot"]
+    assert columns[12:] == ["cue1", "cue2", "cue3"]
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(cfg.ConfigError, match="not found"):
+        cfg.load(tmp_path / "none.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("study: [unclosed\n")
+    with pytest.raises(cfg.ConfigError, match="bad.yaml: not valid YAML"):
+        cfg.load(bad)

@@ -1,0 +1,84 @@
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from mtcue.embed import build_store, context_strings, load_encoder, store_size_report
+from conftest import make_sample
+
+COLUMNS = ["doc0", "doc1", "doc2", "genre", "year", "cue1"]
+
+
+def fake_encoder(texts):
+    """A deterministic stand-in: the vector is a function of the string alone."""
+    return np.stack([np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], dtype=np.uint8).astype(np.float32)
+                     for t in texts])
+
+
+fake_encoder.dim = 16
+
+
+def corpus(write_corpus):
+    meta = {"genre": "Comedy", "year": "Released in 2009"}
+    train = [make_sample(0, en="Hello.", meta=meta),
+             make_sample(1, en="Hi there.", previous_en=["Hello."], meta=meta, cues=["Formal"]),
+             make_sample(2, en="Bye.", previous_en=["Hi there.", "Hello."], meta={"genre": "Drama"})]
+    test = [make_sample(3, en="Hello.", meta=meta)]      # a string already seen in train
+    return {"train": write_corpus(train, "train.jsonl"), "test": write_corpus(test, "test.jsonl")}
+
+
+def test_context_strings_follow_the_column_order():
+    s = make_sample(0, en="Now.", previous_en=["Before.", "Long before."], meta={"genre": "Comedy"}, cues=["Formal"])
+    assert context_strings(s, "en", COLUMNS) == ["Now.", "Before.", "Long before.", "Comedy", None, "Formal"]
+
+
+def test_store_maps_every_sample_to_its_own_vector_without_duplicates(write_corpus, tmp_path):
+    paths = corpus(write_corpus)
+    manifest = build_store(paths, "en-de", COLUMNS, "fake", tmp_path / "store", encoder=fake_encoder)
+    store = tmp_path / "store"
+    vectors = np.load(store / "vectors.npy", mmap_mode="r")
+    strings = ["Hello.", "Comedy", "Released in 2009", "Hi there.", "Formal", "Bye.", "Drama"]
+    assert manifest["n_vectors"] == len(strings) == vectors.shape[0]       # each unique string once
+    assert manifest["columns"] == COLUMNS and manifest["doc_columns"] == 3 and manifest["dim"] == 16
+    assert manifest["splits"] == {"train": 3, "test": 1}
+    assert len({bytes(np.asarray(v)) for v in vectors}) == len(strings)     # no duplicate rows
+    for split, path in paths.items():
+        index = np.load(store / f"{split}.index.npy")
+        assert index.dtype == np.int32
+        for row, line in zip(index, path.read_text().splitlines()):
+            for col, text in zip(row, context_strings(json.loads(line), "en", COLUMNS)):
+                if text is None:
+                    assert col == -1
+                else:
+                    np.testing.assert_array_equal(vectors[col], fake_encoder([text])[0])
+    assert not list(tmp_path.glob(".store.*"))                              # no temporary left over
+
+
+def test_failed_embedding_leaves_no_store(write_corpus, tmp_path):
+    def broken(texts):
+        raise RuntimeError("encoder crashed")
+    broken.dim = 16
+    with pytest.raises(RuntimeError):
+        build_store(corpus(write_corpus), "en-de", COLUMNS, "x", tmp_path / "store", encoder=broken)
+    assert not (tmp_path / "store").exists() and not list(tmp_path.glob(".store.*"))
+
+
+def test_size_report_against_dense_matrix(write_corpus, tmp_path):
+    build_store(corpus(write_corpus), "en-de", COLUMNS, "fake", tmp_path / "s", encoder=fake_encoder)
+    report = store_size_report(tmp_path / "s")
+    assert report["dense_bytes"] == 4 * len(COLUMNS) * 16 * 4
+    assert 0 < report["store_bytes"]
+
+
+def test_bundled_minilm_embeds_offline():
+    encode = load_encoder("all-MiniLM-L6-v2", device="cpu")
+    vectors = encode(["Formal conversation", "Informal chit-chat", "Formal conversation"])
+    assert encode.dim == 384 and vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(vectors[0], vectors[2], rtol=1e-5)
+    assert not np.allclose(vectors[0], vectors[1])
+
+
+def test_absent_encoder_says_so():
+    with pytest.raises(RuntimeError, match="could not be loaded.*internet"):
+        load_encoder("/nonexistent/encoder-path")

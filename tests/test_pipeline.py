@@ -1,0 +1,77 @@
+"""End to end: a tiny slice of the real Snakemake DAG, asserting on the table it writes."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+
+TINY = {
+    "study": "e2e",
+    "directions": ["en-de"],
+    "corpus": {"docs": {"train": 120, "valid": 8, "test": 12}},
+    "spm": {"vocab_size": 400},
+    "training": {"lr": 0.003, "warmup_updates": 10, "max_tokens": 2048, "update_freq": 1, "max_epoch": 2,
+                 "patience": 2, "dropout": 0.1},
+    "models": {
+        "base": {"type": "base", "arch": {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64,
+                                          "decoder_layers": 1, "decoder_ffn_dim": 64}},
+        "mtcue": {"type": "mtcue", "init_from": "base",
+                  "arch": {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64,
+                           "decoder_layers": 1, "decoder_ffn_dim": 64, "context_layers": 1, "context_ffn_dim": 64}},
+    },
+    "generation": {"beam": 2},
+}
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(workdir), "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("study")
+    (workdir / "config").mkdir()
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(TINY))
+    run = snakemake(workdir)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return workdir
+
+
+@pytest.mark.slow
+def test_table_from_the_dag(study):
+    table = pd.read_csv(study / "results" / "tables" / "table4_quality.csv")
+    assert list(table["model"]) == ["BASE", "MTCUE"]
+    bleu = table["en-de BLEU"]
+    assert bleu.between(0, 100).all() and bleu.notna().all()
+    assert table.loc[table["model"] == "BASE", "en-de paper BLEU"].item() == pytest.approx(33.60)
+    assert table.loc[table["model"] == "MTCUE", "en-de paper BLEU"].item() == pytest.approx(36.02)
+    accuracy = table["en-de phenomena %"]
+    assert accuracy.between(0, 100).all()
+    md = (study / "results" / "tables" / "table4_quality.md").read_text()
+    assert "MTCUE" in md and "nrefs:1|case:mixed|eff:no|tok:13a" in md
+
+
+@pytest.mark.slow
+def test_mtcue_was_initialised_from_base(study):
+    report = (study / "results" / "checkpoints" / "en-de" / "mtcue" / "init_report.json").read_text()
+    assert '"missing_base_keys": []' in report.replace("\n", "").replace("  ", "") or "missing" in report
+
+
+@pytest.mark.slow
+def test_rerun_does_nothing_and_mlflow_has_one_run_per_model(study):
+    again = snakemake(study, "--dry-run")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{study / 'results' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("e2e")
+    runs = client.search_runs([experiment.experiment_id])
+    assert sorted(r.data.tags["mtcue.model"] for r in runs) == ["base", "mtcue"]
+    assert all("bleu" in r.data.metrics for r in runs)

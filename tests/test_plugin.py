@@ -1,0 +1,400 @@
+"""The fairseq plugin (src/mtcue/plugin) and parameter counting, on tiny CPU models."""
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import mtcue.plugin  # noqa: F401  (registers task and model)
+from fairseq import utils
+from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.sequence_generator import SequenceGenerator
+from mtcue.params import DataFreeTask, build_model, count_parameters
+from mtcue.plugin.context_dataset import ContextDataset
+from mtcue.plugin.context_store import ContextStore, ContextStoreError
+from mtcue.plugin.pretrained import PretrainedLoadError, is_context_key
+from mtcue.plugin.qk_norm_attention import QKNormAttention, default_qk_scale
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = REPO / "src" / "mtcue" / "plugin"
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "encoder_attention_heads": 2,
+        "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2, "dropout": 0.0}
+TINY_MTCUE = {**TINY, "context_layers": 2, "context_dropout": 0.0}
+CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS = 8, 3, 5
+
+
+def tiny_task(vocab_size=40):
+    return DataFreeTask(vocab_size, CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS)
+
+
+def tiny_mtcue(task=None, **arch):
+    torch.manual_seed(0)
+    model = build_model("mtcue", {**TINY_MTCUE, **arch}, task or tiny_task())
+    return model.eval()
+
+
+def tiny_batch(task, batch_size=3, length=6, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(task.source_dictionary.nspecial, len(task.source_dictionary), (batch_size, length),
+                           generator=g)
+    tokens[:, -1] = task.source_dictionary.eos()
+    mask = torch.zeros(batch_size, task.n_columns, dtype=torch.bool)
+    mask[0, 1] = mask[0, 4] = True   # sample 0 misses two contexts
+    mask[-1] = True                  # the last sample has no context at all
+    return {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
+            "prev_output_tokens": tokens.roll(1, dims=1),
+            "context": torch.randn(batch_size, task.n_columns, task.context_dim, generator=g),
+            "context_padding_mask": mask}
+
+
+# ---- QK-norm attention ------------------------------------------------------------------------
+
+def reference_qk_norm_attention(m, query, key, mask):
+    """The definition, written out per batch element and head."""
+    T, B, C = query.shape
+    H, d = m.num_heads, C // m.num_heads
+    q, k, v = m.q_proj(query), m.k_proj(key), m.v_proj(key)
+    out = torch.zeros(T, B, C)
+    for b in range(B):
+        for h in range(H):
+            cols = slice(h * d, (h + 1) * d)
+            qh = q[:, b, cols] / q[:, b, cols].norm(dim=-1, keepdim=True)
+            kh = k[:, b, cols] / k[:, b, cols].norm(dim=-1, keepdim=True)
+            scores = m.qk_scale * qh @ kh.T
+            scores[:, mask[b]] = float("-inf")
+            out[:, b, cols] = scores.softmax(dim=-1) @ v[:, b, cols]
+    return m.out_proj(out)
+
+
+def test_qk_norm_attention_matches_its_definition():
+    torch.manual_seed(0)
+    m = QKNormAttention(16, 4, scale_init=3.0).eval()
+    query, key = torch.randn(3, 2, 16), torch.randn(5, 2, 16)
+    mask = torch.tensor([[False, False, True, False, True], [False] * 5])
+    out, _ = m(query, key, key, key_padding_mask=mask)
+    torch.testing.assert_close(out, reference_qk_norm_attention(m, query, key, mask))
+
+
+def test_qk_norm_attention_ignores_the_scale_of_queries_and_keys():
+    torch.manual_seed(0)
+    m = QKNormAttention(16, 4, scale_init=5.0).eval()
+    x = torch.randn(4, 2, 16)
+    before, _ = m(x, x, x)
+    with torch.no_grad():
+        for proj, factor in ((m.q_proj, 7.0), (m.k_proj, 0.05)):
+            proj.weight.mul_(factor)
+            proj.bias.mul_(factor)
+    after, _ = m(x, x, x)
+    torch.testing.assert_close(after, before)
+    # ... while the learned scale g does matter
+    with torch.no_grad():
+        m.qk_scale.fill_(1.0)
+    assert not torch.allclose(m(x, x, x)[0], before)
+
+
+def test_qk_norm_attention_survives_rows_of_padding_only():
+    torch.manual_seed(0)
+    m = QKNormAttention(16, 2, scale_init=2.0)
+    x = torch.randn(3, 2, 16, requires_grad=True)
+    mask = torch.tensor([[True, True, True], [False, True, False]])
+    out, _ = m(x, x, x, key_padding_mask=mask)
+    out.sum().backward()
+    assert torch.isfinite(out).all() and torch.isfinite(x.grad).all()
+    torch.testing.assert_close(out[:, 0], m.out_proj.bias.expand(3, 16))   # attends to nothing
+
+
+def test_default_qk_scale_follows_henry_et_al():
+    assert default_qk_scale(13) == pytest.approx(math.log2(13 * 13 - 13))
+    assert math.isfinite(default_qk_scale(1))
+
+
+# ---- context encoder ---------------------------------------------------------------------------
+
+def test_positional_embeddings_reach_document_columns_only():
+    model = tiny_mtcue()
+    encoder = model.encoder.context_encoder
+    context = torch.randn(2, N_COLUMNS, CONTEXT_DIM)
+    before = encoder.forward_embedding(context)
+    with torch.no_grad():
+        encoder.embed_positions.weight.add_(torch.randn_like(encoder.embed_positions.weight))
+    after = encoder.forward_embedding(context)
+    assert not torch.isclose(after[:, :DOC_COLUMNS], before[:, :DOC_COLUMNS]).any()
+    torch.testing.assert_close(after[:, DOC_COLUMNS:], before[:, DOC_COLUMNS:])
+    # a run that selects fewer document columns (here: only doc0) positions only those
+    encoder.set_doc_columns(1)
+    fewer = encoder.forward_embedding(context)
+    torch.testing.assert_close(fewer[:, 0], after[:, 0])
+    torch.testing.assert_close(fewer[:, 1:], encoder.project(context)[:, 1:])
+    with pytest.raises(ValueError, match="document positions"):
+        encoder.set_doc_columns(DOC_COLUMNS + 1)
+
+
+def test_a_sample_without_context_gives_finite_outputs_and_gradients():
+    task = tiny_task()
+    model = tiny_mtcue(task).train()
+    batch = tiny_batch(task)
+    batch["context"].requires_grad_(True)
+    logits, _ = model(**batch)
+    logits.sum().backward()
+    assert torch.isfinite(logits).all()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+# ---- the whole model -------------------------------------------------------------------------
+
+def test_logits_depend_on_present_context_only():
+    task = tiny_task()
+    model = tiny_mtcue(task)
+    batch = tiny_batch(task)
+    logits, _ = model(**batch)
+
+    present = {**batch, "context": batch["context"].clone()}
+    present["context"][1, 2] += 1.0                   # a context sample 1 has
+    changed, _ = model(**present)
+    assert not torch.allclose(changed[1], logits[1], atol=1e-4)
+    torch.testing.assert_close(changed[0], logits[0])  # other samples are unaffected
+
+    padded = {**batch, "context": batch["context"].clone()}
+    padded["context"][batch["context_padding_mask"]] = 100.0  # only masked entries change
+    same, _ = model(**padded)
+    torch.testing.assert_close(same, logits)
+
+
+def test_half_precision_model_takes_float32_context():
+    """Batches carry float32 context; under --fp16 the model's weights are half."""
+    task = tiny_task()
+    model = tiny_mtcue(task).half()
+    logits, _ = model(**tiny_batch(task))
+    assert logits.dtype == torch.float16 and torch.isfinite(logits).all()
+
+
+def test_context_weight_zero_recovers_a_context_free_decoder():
+    task = tiny_task()
+    model = tiny_mtcue(task, context_attn_weight=0.0)
+    batch = tiny_batch(task)
+    other = {**batch, "context": torch.randn_like(batch["context"])}
+    torch.testing.assert_close(model(**other)[0], model(**batch)[0])
+
+
+def test_reorder_encoder_out_reorders_the_context_too():
+    task = tiny_task()
+    model = tiny_mtcue(task)
+    batch = tiny_batch(task)
+    out = model.encoder(batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"])
+    order = torch.tensor([2, 0, 0, 1])
+    reordered = model.encoder.reorder_encoder_out(out, order)
+    torch.testing.assert_close(reordered["context_out"][0], out["context_out"][0][:, order])
+    assert torch.equal(reordered["context_padding_mask"][0], out["context_padding_mask"][0][order])
+    torch.testing.assert_close(reordered["encoder_out"][0], out["encoder_out"][0][:, order])
+
+
+def test_beam_search_scores_equal_teacher_forced_scores():
+    """Incremental decoding (cached context attention, beam reordering) must give the scores of a
+    plain forward pass over the chosen hypotheses."""
+    task = tiny_task()
+    model = tiny_mtcue(task)
+    batch = tiny_batch(task)
+    net_input = {k: v for k, v in batch.items() if k != "prev_output_tokens"}
+    generator = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6)
+    hypos = generator.forward({"net_input": net_input})
+    eos = task.target_dictionary.eos()
+    for i, beams in enumerate(hypos):
+        for hypo in beams:
+            tokens = hypo["tokens"]
+            prev = torch.cat([tokens.new_tensor([eos]), tokens[:-1]])[None]
+            sample = {key: value[i:i + 1] for key, value in net_input.items()}
+            logits, _ = model(prev_output_tokens=prev, **sample)
+            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
+            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+# ---- data ----------------------------------------------------------------------------------------
+
+def write_store(directory, splits, columns=("doc0", "doc1", "doc2", "genre", "year"), doc_columns=3,
+                dim=CONTEXT_DIM, n_vectors=10, seed=0):
+    """A store per docs/formats.md section 2 with random vectors; splits = {name: n_samples}."""
+    rng = np.random.default_rng(seed)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    np.save(directory / "vectors.npy", rng.standard_normal((n_vectors, dim)).astype(np.float32))
+    for split, n in splits.items():
+        index = rng.integers(-1, n_vectors, size=(n, len(columns))).astype(np.int32)
+        index[0] = -1   # one sample without any context
+        np.save(directory / f"{split}.index.npy", index)
+    (directory / "manifest.json").write_text(json.dumps({
+        "model": "random", "dim": dim, "dtype": "float32", "n_vectors": n_vectors, "columns": list(columns),
+        "doc_columns": doc_columns, "normalize": False, "splits": splits}))
+    return directory
+
+
+def test_collater_attaches_each_samples_own_context(tmp_path):
+    store = ContextStore(write_store(tmp_path / "store", {"train": 5}))
+    dictionary = Dictionary()
+    for w in "abcdefgh":
+        dictionary.add_symbol(w)
+    lengths = [2, 6, 3, 5, 1]   # the collater will sort by these
+    src = [torch.tensor([dictionary.index("a")] * n + [dictionary.eos()]) for n in lengths]
+    tgt = [torch.tensor([dictionary.index("b")] * 2 + [dictionary.eos()]) for _ in lengths]
+    pairs = LanguagePairDataset(src, [len(s) for s in src], dictionary, tgt, [len(t) for t in tgt], dictionary)
+    columns = [0, 1, 4]
+    dataset = ContextDataset(pairs, store.index("train"), store.vectors, columns)
+    batch = dataset.collater([dataset[i] for i in range(5)])
+    ids = batch["id"].tolist()
+    assert ids != sorted(ids)   # re-sorted by source length
+    rows = store.index("train")
+    for position, sample_id in enumerate(ids):
+        for j, column in enumerate(columns):
+            row = rows[sample_id, column]
+            assert batch["net_input"]["context_padding_mask"][position, j] == (row < 0)
+            expected = np.zeros(CONTEXT_DIM, np.float32) if row < 0 else store.vectors[row]
+            np.testing.assert_array_equal(batch["net_input"]["context"][position, j].numpy(), expected)
+    assert batch["net_input"]["context_padding_mask"][ids.index(0)].all()
+
+
+def test_store_errors_name_the_file(tmp_path):
+    with pytest.raises(ContextStoreError, match="manifest.json"):
+        ContextStore(tmp_path)
+    directory = write_store(tmp_path / "s", {"train": 4})
+    np.save(directory / "valid.index.npy", np.zeros((4, 2), np.int32))
+    store = ContextStore(directory)
+    with pytest.raises(ContextStoreError, match="valid.index.npy"):
+        store.index("valid")                 # 2 columns, manifest has 5
+    with pytest.raises(ContextStoreError, match="test.index.npy"):
+        store.index("test")                  # missing split
+    with pytest.raises(ValueError, match="train.index.npy has 4 rows"):
+        ContextDataset(list(range(3)), store.index("train"), store.vectors, name=str(directory / "train.index.npy"))
+    assert store.select_columns(["year", "doc0", "doc1"]) == ([0, 1, 4], 2)
+    with pytest.raises(ContextStoreError, match="prefix"):
+        store.select_columns(["doc1", "genre"])
+    with pytest.raises(ContextStoreError, match="unknown"):
+        store.select_columns(["plot"])
+
+
+# ---- initialisation from BASE -------------------------------------------------------------------
+
+def save_fairseq_checkpoint(model, path):
+    """The layout fairseq's trainer writes (checkpoint_utils.load_checkpoint_to_cpu reads it)."""
+    torch.save({"args": None, "cfg": None, "model": model.state_dict(),
+                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "Adam",
+                                       "lr_scheduler_state": {}, "num_updates": 0}],
+                "extra_state": {"train_iterator": {"epoch": 1}}, "last_optimizer_state": None}, path)
+    return path
+
+
+def test_pretrained_base_loads_every_non_context_tensor(tmp_path):
+    task = tiny_task()
+    torch.manual_seed(1)
+    base = build_model("base", TINY, task)
+    ckpt = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    report_path = tmp_path / "report.json"
+    model = tiny_mtcue(task, pretrained_base=str(ckpt), pretrained_report=str(report_path))
+    own = model.state_dict()
+    for key, tensor in base.state_dict().items():
+        assert torch.equal(own[key], tensor), key
+    report = json.loads(report_path.read_text())
+    assert report["new"] and all(is_context_key(k) for k in report["new"])
+    assert {k.split(".")[1] for k in report["new"] if k.startswith("encoder.")} == {"context_encoder"}
+    assert any(".encoder_attn.context_attn." in k for k in report["new"])
+    assert not report["unused_base"] and not report["shape_mismatch"]
+    assert len(report["loaded"]) == len(base.state_dict())
+    # weights restored from an MTCue checkpoint (e.g. fairseq-generate) skip BASE altogether
+    task.building_from_checkpoint = True
+    tiny_mtcue(task, pretrained_base=str(tmp_path / "gone.pt"))
+
+
+@pytest.mark.parametrize("damage", ["missing", "shape"])
+def test_pretrained_base_that_does_not_fit_fails_naming_the_key(tmp_path, damage):
+    task = tiny_task()
+    base = build_model("base", TINY, task)
+    state = base.state_dict()
+    key = "encoder.layers.1.fc1.weight"
+    if damage == "missing":
+        del state[key]
+    else:
+        state[key] = torch.zeros(3, 3)
+    base.state_dict = lambda: state
+    ckpt = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    with pytest.raises(PretrainedLoadError, match=key.replace(".", r"\.")):
+        tiny_mtcue(task, pretrained_base=str(ckpt))
+
+
+# ---- plugin loading and parameter counts --------------------------------------------------------
+
+def test_user_dir_import_after_package_import_reuses_the_registration():
+    utils.import_user_module(Namespace(user_dir=str(PLUGIN_DIR)))
+    assert sys.modules["plugin"] is sys.modules["mtcue.plugin"]
+    assert os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1"
+
+
+def test_paper_config_parameter_counts():
+    """Reference notes: BASE 60.96M and MTCue 86.38M effective parameters (32,864 shared vocabulary,
+    384-d contexts, 6 document slots)."""
+    base = count_parameters("base", {}, 32864, 384, 6, 12)
+    mtcue = count_parameters("mtcue", {}, 32864, 384, 6, 12)
+    assert base["total"] == base["effective"] == 60_964_864
+    assert mtcue["total"] == mtcue["effective"] == 86_383_110
+    assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 512 + 6 * 512 + 6 * (3_152_384 + 1)
+    assert mtcue["by_module"]["decoder.context_attn"] == 6 * 4 * (512 * 512 + 512)
+
+
+# ---- end to end through fairseq's command lines ------------------------------------------------
+
+def fairseq(tool, *args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}  # the plugin sets it
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, "-m", f"fairseq_cli.{tool}", *map(str, args)], cwd=cwd, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_train_from_base_and_generate_end_to_end(tmp_path):
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(20)]
+    sizes = {"train": 30, "valid": 6, "test": 7}
+    for split, n in sizes.items():
+        for lang in ("en", "de"):
+            lines = [" ".join(rng.choices(words, k=rng.randint(2, 7))) for _ in range(n)]
+            (tmp_path / f"{split}.{lang}").write_text("\n".join(lines) + "\n")
+    data = tmp_path / "bin"
+    fairseq("preprocess", "--source-lang", "en", "--target-lang", "de", "--trainpref", tmp_path / "train",
+            "--validpref", tmp_path / "valid", "--testpref", tmp_path / "test", "--destdir", data,
+            "--joined-dictionary", "--workers", "1", cwd=REPO)
+    store = write_store(tmp_path / "store", sizes)
+
+    sizes_args = ["--share-all-embeddings", "--encoder-embed-dim", 16, "--decoder-embed-dim", 16,
+                  "--encoder-ffn-embed-dim", 32, "--decoder-ffn-embed-dim", 32, "--encoder-layers", 1,
+                  "--decoder-layers", 1, "--encoder-attention-heads", 2, "--decoder-attention-heads", 2]
+    train_args = ["--optimizer", "adam", "--lr", 1e-3, "--max-epoch", 1, "--batch-size", 8, "--cpu",
+                  "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", 0.1,
+                  "--no-epoch-checkpoints", "--no-progress-bar", "--num-workers", 0, "--seed", 1]
+    # fairseq 0.12 drops a last batch smaller than --required-batch-size-multiple (default 8):
+    # fairseq issues #5036 and #5351.
+    common = [data, "--user-dir", PLUGIN_DIR, "--source-lang", "en", "--target-lang", "de",
+              "--required-batch-size-multiple", 1]
+    fairseq("train", *common, "--task", "translation", "--arch", "transformer", *sizes_args, *train_args,
+            "--save-dir", tmp_path / "base", cwd=REPO)
+
+    contextual = ["--task", "contextual_translation", "--context-dir", store]
+    log = fairseq("train", *common, *contextual, "--arch", "mtcue", *sizes_args, "--context-layers", 1,
+                  "--context-attention-heads", 2, "--context-ffn-embed-dim", 32, *train_args,
+                  "--pretrained-base", tmp_path / "base" / "checkpoint_last.pt",
+                  "--pretrained-report", tmp_path / "mtcue" / "init.json", "--save-dir", tmp_path / "mtcue",
+                  cwd=REPO)
+    report = json.loads((tmp_path / "mtcue" / "init.json").read_text())
+    assert report["loaded"] and all(is_context_key(k) for k in report["new"])
+    assert "initialised from BASE" in log
+
+    out = fairseq("generate", *common, *contextual, "--path", tmp_path / "mtcue" / "checkpoint_last.pt",
+                  "--gen-subset", "test", "--beam", 2, "--batch-size", 4, "--cpu", cwd=REPO)
+    hypotheses = [line for line in out.splitlines() if line.startswith("H-")]
+    assert sorted(int(line.split("\t")[0][2:]) for line in hypotheses) == list(range(sizes["test"]))

@@ -1,0 +1,155 @@
+import json
+import os
+import subprocess
+
+import pytest
+
+from mtcue import records
+from mtcue.records import (
+    RecordError,
+    atomic_write_text,
+    config_hash,
+    git_commit,
+    load_records,
+    read_record,
+    write_record,
+)
+
+
+def score_record(**overrides):
+    return {
+        "kind": "score", "model": "mtcue", "direction": "en-de", "split": "test", "study": "demo",
+        "bleu": 31.5, "bleu_signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+        "phenomena": {"all": {"correct": 3, "incorrect": 1, "ignored": 0, "accuracy": 0.75}},
+        "n_segments": 4, "hyp_sha256": "ab" * 32, "config_hash": "0123456789ab",
+        "git_commit": "unknown", "segment_stats": [[3, 4, 2, 1, 0, 0, 3, 2, 1, 0]],
+        **overrides,
+    }
+
+
+def train_record(**overrides):
+    return {
+        "kind": "train", "model": "base", "direction": "en-de", "study": "demo",
+        "params": {"total": 66_000_000, "trainable": 66_000_000},
+        "epochs": [
+            {"epoch": 1, "train_loss": 5.0, "valid_loss": 4.5, "wall_s": 10.0},
+            {"epoch": 2, "train_loss": 4.0, "valid_loss": 4.1, "wall_s": 9.5},
+        ],
+        "best_epoch": 2, "best_valid_loss": 4.1, "config_hash": "0123456789ab", "git_commit": "unknown",
+        **overrides,
+    }
+
+
+def test_config_hash_ignores_key_order_and_tracks_values():
+    a = {"models": {"base": {"lr": 5e-4, "layers": 6}}, "seed": 1}
+    b = {"seed": 1, "models": {"base": {"layers": 6, "lr": 5e-4}}}
+    assert config_hash(a) == config_hash(b)
+    assert len(config_hash(a)) == 12 and int(config_hash(a), 16) >= 0
+    assert config_hash(a) != config_hash({**a, "seed": 2})
+    assert config_hash(a) != config_hash({"models": {"base": {"lr": 5e-4, "layers": 7}}, "seed": 1})
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_git_commit_outside_git_is_unknown(tmp_path):
+    assert git_commit(tmp_path) == "unknown"
+
+
+def test_git_commit_marks_dirty_tracked_files_only(tmp_path):
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.txt").write_text("1")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-qm", "init")
+    head = git_commit(tmp_path)
+    assert len(head) == 40 and not head.endswith("-dirty")
+    (tmp_path / "untracked.txt").write_text("x")
+    assert git_commit(tmp_path) == head
+    (tmp_path / "a.txt").write_text("2")
+    assert git_commit(tmp_path) == f"{head}-dirty"
+
+
+def test_record_round_trip_adds_schema_and_created(tmp_path):
+    path = tmp_path / "records" / "demo" / "score" / "en-de" / "mtcue.test.json"
+    write_record(path, score_record())
+    back = read_record(path, "score")
+    assert back == {**score_record(), "schema_version": records.SCHEMA_VERSION, "created": back["created"]}
+    assert back["created"].endswith("+00:00")
+    assert os.listdir(path.parent) == ["mtcue.test.json"]  # no temp file left behind
+    # One top-level key per line: per-segment statistics do not become one line per number.
+    assert len(path.read_text().splitlines()) == len(back) + 2
+
+
+def test_write_record_keeps_given_created_time(tmp_path):
+    write_record(tmp_path / "r.json", score_record(created="2023-07-01T00:00:00+00:00"))
+    assert read_record(tmp_path / "r.json")["created"] == "2023-07-01T00:00:00+00:00"
+
+
+def test_read_record_names_file_and_missing_key(tmp_path):
+    path = tmp_path / "bad.json"
+    rec = score_record()
+    del rec["bleu_signature"]
+    path.write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"bad\.json.*'bleu_signature'"):
+        read_record(path)
+
+
+def test_read_record_checks_nested_train_keys(tmp_path):
+    rec = train_record()
+    del rec["epochs"][1]["wall_s"]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(rec))
+    with pytest.raises(RecordError, match=r"t\.json.*'epochs\[1\]\.wall_s'"):
+        read_record(path)
+
+
+def test_read_record_rejects_other_kind_and_bad_json(tmp_path):
+    write_record(tmp_path / "t.json", train_record())
+    with pytest.raises(RecordError, match="expected a score record"):
+        read_record(tmp_path / "t.json", "score")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(RecordError, match="broken.json"):
+        read_record(tmp_path / "broken.json")
+
+
+def test_record_kind_is_required(tmp_path):
+    rec = score_record()
+    del rec["kind"]
+    with pytest.raises(RecordError, match=r"r\.json: record kind None is not one of \['score', 'train'\]"):
+        write_record(tmp_path / "r.json", rec)
+
+
+def test_write_record_refuses_invalid_record(tmp_path):
+    rec = train_record()
+    del rec["best_epoch"]
+    with pytest.raises(RecordError, match="'best_epoch'"):
+        write_record(tmp_path / "t.json", rec)
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_load_records_from_directory_and_paths(tmp_path):
+    write_record(tmp_path / "score" / "en-de" / "mtcue.test.json", score_record())
+    write_record(tmp_path / "score" / "en-de" / "base.test.json", score_record(model="base"))
+    write_record(tmp_path / "train" / "en-de" / "base.json", train_record())
+    scores = load_records(tmp_path, "score")
+    assert [r["model"] for r in scores] == ["base", "mtcue"]
+    assert [r["kind"] for r in load_records(tmp_path, "train")] == ["train"]
+    assert len(load_records([tmp_path / "train" / "en-de" / "base.json"], "train")) == 1
+    with pytest.raises(RecordError, match="expected a score record"):
+        load_records([tmp_path / "train" / "en-de" / "base.json"], "score")
+
+
+def test_atomic_write_keeps_old_file_when_replace_fails(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    def fail(*_):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(records.os, "replace", fail)
+    with pytest.raises(OSError):
+        atomic_write_text(path, "new")
+    assert path.read_text() == "old"
+    assert os.listdir(tmp_path) == ["out.txt"]

@@ -1,0 +1,50 @@
+# SentencePiece BPE per direction (joint over both sides) and fairseq binarisation.
+
+
+def clean_corpus(w, split):
+    return f"results/clean/{cfg.pair_of(w.direction)}/{split}.jsonl"
+
+
+rule spm_train:
+    input:
+        lambda w: clean_corpus(w, "train"),
+    output:
+        model="results/spm/{direction}.model",
+        vocab="results/spm/{direction}.vocab",
+    params:
+        spm=config["spm"],
+    log:
+        "results/logs/spm_train/{direction}.log",
+    benchmark:
+        "results/benchmarks/spm_train/{direction}.tsv"
+    shell:
+        "mtcue spm-train --corpus {input} --direction {wildcards.direction} --model-file {output.model} "
+        "--vocab-size {params.spm[vocab_size]} --model-type {params.spm[model_type]} "
+        "--character-coverage {params.spm[character_coverage]} 2> {log}"
+
+
+rule spm_encode:
+    input:
+        model="results/spm/{src}-{tgt}.model",
+        corpus=lambda w: f"results/clean/{cfg.pair_of(w.src + '-' + w.tgt)}/{w.split}.jsonl",
+    output:
+        "results/prepared/{src}-{tgt}/{split}.{src}",
+        "results/prepared/{src}-{tgt}/{split}.{tgt}",
+    log:
+        "results/logs/spm_encode/{src}-{tgt}.{split}.log",
+    shell:
+        "mtcue spm-encode --model-file {input.model} --corpus {input.corpus} "
+        "--direction {wildcards.src}-{wildcards.tgt} --out-prefix results/prepared/{wildcards.src}-{wildcards.tgt}/{wildcards.split} 2> {log}"
+
+
+rule binarise:
+    input:
+        lambda w: expand("results/prepared/{direction}/{split}.{lang}", direction=w.direction,
+                         split=SPLITS, lang=w.direction.split("-")),
+    output:
+        directory("results/bin/{direction}"),
+    log:
+        "results/logs/binarise/{direction}.log",
+    shell:
+        "mtcue binarise --prepared results/prepared/{wildcards.direction} --direction {wildcards.direction} "
+        "--dest {output} 2> {log}"

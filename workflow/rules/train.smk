@@ -1,0 +1,39 @@
+# Training with fairseq-train. Resumable checkpoints live in results/checkpoints/, outside
+# the rule's outputs, so a failed or killed job resumes instead of starting over; a model
+# initialised from another (MTCue from BASE) waits for that model's best checkpoint.
+
+
+def init_checkpoint(w):
+    parent = config["models"][w.model].get("init_from")
+    return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"} if parent else {}
+
+
+def context_store(w):
+    return {"store": f"results/embed/{w.direction}"} if is_contextual(w.model) else {}
+
+
+rule train:
+    input:
+        unpack(init_checkpoint),
+        unpack(context_store),
+        data="results/bin/{direction}",
+    output:
+        model="results/models/{direction}/{model}/checkpoint_best.pt",
+        record="results/records/train/{direction}/{model}.json",
+    params:
+        spec=lambda w: spec(w.model),
+        checkpoints="results/checkpoints/{direction}/{model}",
+        init=lambda w, input: f"--init-checkpoint {input.init}" if "init" in input.keys() else "",
+        store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",
+        study=STUDY,
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/train/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/train/{direction}.{model}.tsv"
+    shell:
+        "mtcue train --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
+        "{params.store} {params.init} --checkpoint-dir {params.checkpoints} --out {output.model} "
+        "--record {output.record} --study {params.study} --threads {threads} 2> {log}"
