@@ -16,10 +16,12 @@ import torch.nn.functional as F
 import mtcue.plugin  # noqa: F401  (registers task and model)
 from fairseq import utils
 from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.modules import MultiheadAttention
 from fairseq.sequence_generator import SequenceGenerator
 from mtcue.params import DataFreeTask, build_model, count_parameters
 from mtcue.plugin.context_dataset import ContextDataset
 from mtcue.plugin.context_store import ContextStore, ContextStoreError
+from mtcue.plugin.parallel_attention import ParallelCrossAttention, SourceAndContext
 from mtcue.plugin.pretrained import PretrainedLoadError, is_context_key
 from mtcue.plugin.qk_norm_attention import QKNormAttention, default_qk_scale
 
@@ -176,12 +178,19 @@ def test_half_precision_model_takes_float32_context():
     assert logits.dtype == torch.float16 and torch.isfinite(logits).all()
 
 
-def test_context_weight_zero_recovers_a_context_free_decoder():
-    task = tiny_task()
-    model = tiny_mtcue(task, context_attn_weight=0.0)
-    batch = tiny_batch(task)
-    other = {**batch, "context": torch.randn_like(batch["context"])}
-    torch.testing.assert_close(model(**other)[0], model(**batch)[0])
+def test_parallel_attention_sums_source_and_context_attention():
+    """T' = w * (S' + C'), with C' = 0 for a sample that has no context."""
+    torch.manual_seed(0)
+    attn = ParallelCrossAttention(16, 2, weight=0.5, encoder_decoder_attention=True).eval()
+    query, source, context = torch.randn(4, 3, 16), torch.randn(5, 3, 16), torch.randn(2, 3, 16)
+    source_mask = torch.zeros(3, 5, dtype=torch.bool)
+    context_mask = torch.tensor([[False, True], [False, False], [True, True]])
+    out, _ = attn(query, SourceAndContext(source, context), SourceAndContext(source, context),
+                  SourceAndContext(source_mask, context_mask), static_kv=True)
+    s, _ = MultiheadAttention.forward(attn, query, source, source, source_mask, static_kv=True)
+    c, _ = attn.context_attn(query, context, context, context_mask, static_kv=True)
+    torch.testing.assert_close(out[:, :2], 0.5 * (s[:, :2] + c[:, :2]))
+    torch.testing.assert_close(out[:, 2], 0.5 * s[:, 2])
 
 
 def test_reorder_encoder_out_reorders_the_context_too():
@@ -303,7 +312,7 @@ def test_pretrained_base_loads_every_non_context_tensor(tmp_path):
     assert report["new"] and all(is_context_key(k) for k in report["new"])
     assert {k.split(".")[1] for k in report["new"] if k.startswith("encoder.")} == {"context_encoder"}
     assert any(".encoder_attn.context_attn." in k for k in report["new"])
-    assert not report["unused_base"] and not report["shape_mismatch"]
+    assert not report["unused_base_keys"] and not report["shape_mismatch"]
     assert len(report["loaded"]) == len(base.state_dict())
     # weights restored from an MTCue checkpoint (e.g. fairseq-generate) skip BASE altogether
     task.building_from_checkpoint = True

@@ -131,7 +131,8 @@ def cmd_count_params(a):
 def cmd_bench_store(a):
     from mtcue.bench import benchmark_store
 
-    print(json.dumps(benchmark_store(a.store, a.corpus, a.direction, a.batch_size, a.batches), indent=2))
+    print(json.dumps(benchmark_store(a.store, a.corpus, a.direction, a.batch_size, a.batches, a.train_record),
+                     indent=2))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -241,6 +242,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--direction", required=True)
     s.add_argument("--batch-size", type=int, default=64)
     s.add_argument("--batches", type=int, default=20)
+    s.add_argument("--train-record", help="training record of a contextual model, for the training speed-up")
     return p
 
 

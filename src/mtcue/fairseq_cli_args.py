@@ -15,7 +15,10 @@ FAIRSEQ_ARCH = {"base": "transformer", "mtcue": "mtcue"}
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
     src, tgt = direction.split("-")
-    args = [str(data_bin), "--user-dir", PLUGIN_DIR, "--source-lang", src, "--target-lang", tgt]
+    # fairseq drops a last batch smaller than --required-batch-size-multiple (default 8),
+    # silently losing test sentences (facebookresearch/fairseq#5036): keep every sentence.
+    args = [str(data_bin), "--user-dir", PLUGIN_DIR, "--source-lang", src, "--target-lang", tgt,
+            "--required-batch-size-multiple", "1"]
     if is_contextual(spec):
         if context_dir is None:
             raise ValueError(f"model '{spec['model']}' ({spec['type']}) needs a context embedding store")

@@ -7,7 +7,6 @@ modules live under `encoder.context_encoder.*` and `decoder.layers.N.encoder_att
 """
 from __future__ import annotations
 
-import logging
 from typing import Optional
 
 from fairseq.models import register_model, register_model_architecture
@@ -24,8 +23,6 @@ from .context_encoder import ContextEncoder
 from .parallel_attention import ParallelCrossAttention, SourceAndContext
 from .pretrained import load_pretrained_base
 from .qk_norm_attention import default_qk_scale
-
-logger = logging.getLogger(__name__)
 
 
 class MTCueEncoder(TransformerEncoder):
@@ -64,7 +61,7 @@ class MTCueDecoderLayer(TransformerDecoderLayerBase):
 
     def build_encoder_attention(self, embed_dim, cfg):
         return ParallelCrossAttention(
-            embed_dim, cfg.decoder.attention_heads, context_weight=cfg.context_attn_weight,
+            embed_dim, cfg.decoder.attention_heads, weight=cfg.parallel_attn_weight,
             kdim=cfg.encoder.embed_dim, vdim=cfg.encoder.embed_dim, dropout=cfg.attention_dropout,
             encoder_decoder_attention=True, q_noise=self.quant_noise, qn_block_size=self.quant_noise_block_size,
             xformers_att_config=cfg.encoder.xformers_att_config)
@@ -101,9 +98,9 @@ class MTCueModel(TransformerModel):
         parser.add_argument("--qk-norm-scale-init", type=float,
                             help="initial QK-norm scale g; default log2(L^2-L) with L the number of context "
                                  "columns (Henry et al., 2020); the authors' code used 8.41")
-        parser.add_argument("--context-attn-weight", type=float,
-                            help="decoder computes source + w * context cross-attention; w=1 is the paper's "
-                                 "equation (default), the authors' code used 0.5 for both terms")
+        parser.add_argument("--parallel-attn-weight", type=float,
+                            help="the decoder combines its cross-attentions as w * (source + context); w=1 is "
+                                 "the paper's equation (default), the authors' code used w=0.5")
         parser.add_argument("--pretrained-base", metavar="CKPT",
                             help="initialise every non-context tensor from this BASE (fairseq transformer) "
                                  "checkpoint; fails unless all of them load")
@@ -158,6 +155,6 @@ def mtcue_architecture(args):
     args.context_ffn_embed_dim = getattr(args, "context_ffn_embed_dim", args.encoder_ffn_embed_dim)
     args.context_dropout = getattr(args, "context_dropout", 0.25)
     args.qk_norm_scale_init = getattr(args, "qk_norm_scale_init", None)
-    args.context_attn_weight = getattr(args, "context_attn_weight", 1.0)
+    args.parallel_attn_weight = getattr(args, "parallel_attn_weight", 1.0)
     args.pretrained_base = getattr(args, "pretrained_base", None)
     args.pretrained_report = getattr(args, "pretrained_report", None)

@@ -27,9 +27,11 @@ def is_context_key(key: str) -> bool:
 def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: str | Path | None = None) -> dict:
     """Copy every tensor of the BASE checkpoint at `path` into `model` (keys must match exactly).
 
-    Raises PretrainedLoadError, with the report, when a non-context tensor of `model` is missing
-    from BASE, when shapes differ, or when BASE has tensors `model` does not use (a different
-    architecture). Returns the report; also writes it as JSON to `report_path` if given.
+    Report: `loaded` keys, `new` keys (in `model`, not in BASE: should be context modules only),
+    `missing_base_keys` (new keys outside the context modules), `unused_base_keys`, `shape_mismatch`,
+    and parameter counts. Raises PretrainedLoadError, with the report, unless the last three are
+    empty (unused BASE tensors mean a different architecture). Returns the report; also writes it
+    as JSON to `report_path` if given.
     """
     base = checkpoint_utils.load_checkpoint_to_cpu(str(path))["model"]
     own = model.state_dict()
@@ -45,17 +47,17 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
         "pretrained_base": str(path),
         "loaded": loaded,
         "new": new,
-        "unused_base": sorted(set(base) - set(own)),
+        "unused_base_keys": sorted(set(base) - set(own)),
         "shape_mismatch": mismatched,
-        "not_loaded_non_context": [k for k in new if not is_context_key(k)],
+        "missing_base_keys": [k for k in new if not is_context_key(k)],
     }
     params = dict(model.named_parameters())  # tied embeddings once
-    report["loaded_params"] = sum(p.numel() for k, p in params.items() if k in set(loaded))
-    report["new_params"] = sum(p.numel() for k, p in params.items() if k in set(new))
+    for name, keys in (("loaded_params", set(loaded)), ("new_params", set(new))):
+        report[name] = sum(p.numel() for k, p in params.items() if k in keys)
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
         Path(report_path).write_text(json.dumps(report, indent=1) + "\n")
-    problems = {k: report[k] for k in ("not_loaded_non_context", "shape_mismatch", "unused_base") if report[k]}
+    problems = {k: report[k] for k in ("missing_base_keys", "shape_mismatch", "unused_base_keys") if report[k]}
     if problems:
         raise PretrainedLoadError(f"cannot initialise from BASE checkpoint {path}: {json.dumps(problems, indent=1)}")
 

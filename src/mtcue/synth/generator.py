@@ -25,9 +25,10 @@ def _target(pair: str) -> Language:
     return TARGETS[pair]
 
 
-def _records(document: Document, doc_id: str, target: Language, first_id: int) -> list[dict]:
+def _records(document: Document, target: Language, split_id: str, doc_id: str,
+             first: int) -> list[dict]:
+    """The samples of one document; `split_id` is "<pair>.<split>", `first` the first index."""
     code = target.code
-    pair = doc_id.split(".")[0]
     english, translated, records = [], [], []
     block_start = 0
     for i, line in enumerate(document.lines):
@@ -38,7 +39,7 @@ def _records(document: Document, doc_id: str, target: Language, first_id: int) -
         window = range(i - 1, max(block_start, i - MAX_PREVIOUS) - 1, -1)  # most recent first
         labels = line_labels(target, line.frame, line.slots, line.situation)
         records.append({
-            "id": f"{pair}.{doc_id.split('.')[1]}.{first_id + i:06d}",
+            "id": f"{split_id}.{first + i:06d}",
             "doc_id": doc_id,
             "text": {"en": english[i], code: translated[i]},
             "previous": {"en": [english[j] for j in window], code: [translated[j] for j in window]},
@@ -61,7 +62,8 @@ def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
     samples: list[dict] = []
     for d in range(n_docs):
         document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
-        samples.extend(_records(document, f"{pair}.{split}.d{d:04d}", target, len(samples)))
+        samples.extend(_records(document, target, f"{pair}.{split}", f"{pair}.{split}.d{d:04d}",
+                                len(samples)))
     return samples
 
 

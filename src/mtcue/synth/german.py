@@ -39,7 +39,7 @@ IMPERATIVES = {  # verb -> (du, ihr, Sie); the Sie form is followed by "Sie"
     "sagen": ("sag", "sagt", "sagen"), "machen": ("mach", "macht", "machen"),
     "geben": ("gib", "gebt", "geben"), "sehen": ("sieh", "seht", "sehen"),
     "nehmen": ("nimm", "nehmt", "nehmen"), "helfen": ("hilf", "helft", "helfen"),
-    "beruhigen": ("beruhig", "beruhigt", "beruhigen"), "verzeihen": ("verzeih", "verzeiht", "verzeihen"),
+    "beruhigen": ("beruhig", "beruhigt", "beruhigen"),
     "entschuldigen": ("entschuldige", "entschuldigt", "entschuldigen"),
     "bedienen": ("bedien", "bedient", "bedienen"),
 }
@@ -207,7 +207,7 @@ class German(Language):
         "whats_up": "Was ist los, {voc}?",
         "certainly": "Natürlich, {voc}.",
         "as_you_wish": "Wie {du} {v2:wünschen}, {voc}.",
-        "forgive_me": "{imp:verzeihen} mir, {voc}.",
+        "forgive_me": "Verzeihung, {voc}.",
         "grab_beer": "Ich hole mir ein Bier, {voc}.",
         # styled
         "calm_down": "{imp:beruhigen} {refl_acc}.",

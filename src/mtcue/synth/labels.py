@@ -6,17 +6,25 @@ grammar instead of being listed by hand.
 """
 from __future__ import annotations
 
-import string
+import unicodedata
 
 from mtcue.synth.situation import Situation, alternatives, gold
 from mtcue.synth.template import Language
 
-_PUNCTUATION = string.punctuation + "„“”«»…¿¡"
+
+def _strip_punctuation(word: str) -> str:
+    """Drop leading and trailing Unicode punctuation (categories P*), as scoring does."""
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
+        end -= 1
+    return word[start:end]
 
 
 def tokens(text: str) -> set[str]:
     """Whitespace tokens with surrounding punctuation stripped, case kept."""
-    return {t for t in (w.strip(_PUNCTUATION) for w in text.split()) if t}
+    return {t for t in map(_strip_punctuation, text.split()) if t}
 
 
 def line_labels(language: Language, frame: str, slots: dict[str, str],
@@ -35,8 +43,10 @@ def line_labels(language: Language, frame: str, slots: dict[str, str],
         if variants is None:
             continue
         per_value = {value: set().union(*map(rendered, sits)) for value, sits in variants.items()}
-        markers = {value: sorted(toks.difference(*(other for v, other in per_value.items() if v != value)))
-                   for value, toks in per_value.items()}
+        markers = {}
+        for value, toks in per_value.items():
+            others = (other for v, other in per_value.items() if v != value)
+            markers[value] = sorted(toks.difference(*others))
         value = gold(phenomenon, situation)
         # Label only where every value is visible and the actual translation shows its own.
         if all(markers.values()) and rendered(situation) & set(markers[value]):

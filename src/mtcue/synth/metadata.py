@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 
 from mtcue.synth.english import FIRST_NAMES, SURNAMES
-from mtcue.synth.situation import FEMININE, FORMAL, INFORMAL, MASCULINE
+from mtcue.synth.situation import FEMININE, FORMAL, INFORMAL, MASCULINE, lean
 
 FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 GENRE_AGREES = 0.85   # P(genre leans towards the scene's register)
@@ -62,9 +62,11 @@ PLOT_EVENTS = {
                ("hunts for a lost skateboard", "hunt for a lost skateboard")),
 }
 PLOT_SETTINGS = {
-    FORMAL: ("at the royal court", "in nineteenth-century Vienna", "during a sensational murder trial",
-             "in a grand country house", "at the embassy in Paris", "during the last days of the empire",
-             "in a London courtroom", "at the palace", "in the House of Lords", "during the coronation"),
+    FORMAL: ("at the royal court", "in nineteenth-century Vienna",
+             "during a sensational murder trial", "in a grand country house",
+             "at the embassy in Paris", "during the last days of the empire",
+             "in a London courtroom", "at the palace", "in the House of Lords",
+             "during the coronation"),
     INFORMAL: ("across the desert", "before graduation", "in a small beach town", "on spring break",
                "over one crazy weekend", "at a music festival", "in the suburbs", "after prom"),
 }
@@ -78,23 +80,18 @@ def present_shares(pair: str) -> dict[str, float]:
     return {field: float(rows[field][pair].rstrip("%")) / 100 for field in FIELDS}
 
 
-def _lean(rng: random.Random, register: str, agrees: float) -> str:
-    other = INFORMAL if register == FORMAL else FORMAL
-    return register if rng.random() < agrees else other
-
-
 def _genre(rng: random.Random, register: str) -> str:
-    genres = {rng.choice(LEANING_GENRES[_lean(rng, register, GENRE_AGREES)])}
+    genres = {rng.choice(LEANING_GENRES[lean(rng, register, GENRE_AGREES)])}
     for _ in range(rng.randint(0, 2)):
         genres.add(rng.choice(OTHER_GENRES))
     return ", ".join(sorted(genres))  # IMDb lists genres alphabetically
 
 
 def _plot(rng: random.Random, register: str) -> str:
-    lean = _lean(rng, register, PLOT_AGREES)
-    protagonist, plural = rng.choice(PLOT_PROTAGONISTS[lean])
-    event = rng.choice(PLOT_EVENTS[lean])[plural]
-    return f"{protagonist} {event} {rng.choice(PLOT_SETTINGS[lean])}."
+    leaning = lean(rng, register, PLOT_AGREES)
+    protagonist, plural = rng.choice(PLOT_PROTAGONISTS[leaning])
+    event = rng.choice(PLOT_EVENTS[leaning])[plural]
+    return f"{protagonist} {event} {rng.choice(PLOT_SETTINGS[leaning])}."
 
 
 def _writer(rng: random.Random) -> str:
@@ -115,7 +112,7 @@ def sample_metadata(rng: random.Random, pair: str, register: str) -> dict[str, s
     found = max(shares.values())  # share of films found in OMDb at all
     values = {
         "genre": _genre(rng, register),
-        "pg_rating": f"PG rating: {rng.choice(RATINGS[_lean(rng, register, RATING_AGREES)])}",
+        "pg_rating": f"PG rating: {rng.choice(RATINGS[lean(rng, register, RATING_AGREES)])}",
         "writers": "Written by: " + ", ".join(_writer(rng) for _ in range(rng.choice((1, 1, 2)))),
         "year": f"Released in {rng.randint(1955, 2018)}",
         "country": f"Country: {_country(rng)}",

@@ -45,7 +45,7 @@ PAST = {  # lemma -> 3rd person past: (masculine, feminine, virile plural)
     "przynieść": ("przyniósł", "przyniosła", "przynieśli"), "zgubić": ("zgubił", "zgubiła", "zgubili"),
     "wziąć": ("wziął", "wzięła", "wzięli"), "schować": ("schował", "schowała", "schowali"),
     "przeczytać": ("przeczytał", "przeczytała", "przeczytali"), "kupić": ("kupił", "kupiła", "kupili"),
-    "otworzyć": ("otworzył", "otworzyła", "otworzyli"), "zniknąć": ("zniknął", "zniknęła", "zniknęli"),
+    "otworzyć": ("otworzył", "otworzyła", "otworzyli"),
 }
 PRESENT = {  # lemma -> (2sg, 3sg, 2pl, 3pl)
     "być": ("jesteś", "jest", "jesteście", "są"), "mieć": ("masz", "ma", "macie", "mają"),
@@ -69,7 +69,6 @@ IMPERATIVES = {  # lemma -> (2sg, 2pl, infinitive after formal "proszę")
     "zamknąć": ("zamknij", "zamknijcie", "zamknąć"), "dać": ("daj", "dajcie", "dać"),
     "spojrzeć": ("spójrz", "spójrzcie", "spojrzeć"), "wziąć": ("weź", "weźcie", "wziąć"),
     "pomóc": ("pomóż", "pomóżcie", "pomóc"), "uspokoić": ("uspokój", "uspokójcie", "uspokoić"),
-    "wybaczyć": ("wybacz", "wybaczcie", "wybaczyć"),
     "częstować": ("częstuj", "częstujcie", "częstować"),
     "nie_martwić": ("nie martw", "nie martwcie", "nie martwić"),
 }
@@ -285,7 +284,7 @@ class Polish(Language):
         "whats_up": "Co się dzieje, {voc}?",
         "certainly": "Oczywiście, {voc}.",
         "as_you_wish": "Jak {pro} sobie {pres2:życzyć}, {voc}.",
-        "forgive_me": "{imp:wybaczyć:mi}, {voc}.",
+        "forgive_me": "Przepraszam bardzo, {voc}.",
         "grab_beer": "Idę na piwo, {voc}.",
         # styled
         "calm_down": "{imp:uspokoić:się}.",
@@ -378,11 +377,11 @@ class Polish(Language):
         return past(lemma, 3, slots["he"])
 
     def _noun_phrase(self, key, s, args, slots):
-        nom_acc_gen, gender = NOUNS[key][:3], NOUNS[key][3]
+        *forms, gender = NOUNS[key]
         *determiner, case = args
         if case == "gov":
             case = VERBS[slots["verb"]][1]
-        noun = nom_acc_gen[CASES.index(case)]
+        noun = forms[CASES.index(case)]
         if not determiner:
             return noun
         if determiner[0] == "twój":  # the addressee's

@@ -8,6 +8,7 @@ of singular addressees only.
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, replace
 
 FORMAL, INFORMAL = "formal", "informal"
@@ -24,6 +25,11 @@ class Situation:
     @property
     def plural(self) -> bool:
         return self.addressee == GROUP
+
+
+def lean(rng: random.Random, register: str, agrees: float) -> str:
+    """A register that matches `register` with probability `agrees`: one noisy channel."""
+    return register if rng.random() < agrees else (INFORMAL if register == FORMAL else FORMAL)
 
 
 PHENOMENA = ("formality", "speaker_gender", "addressee_gender", "addressee_number")

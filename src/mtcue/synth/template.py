@@ -42,12 +42,15 @@ class Language:
     """Renders patterns in one language; subclasses add the `h_*` heads and `frames`."""
 
     code: str = ""
-    # Phenomena this language makes visible (see situation.PHENOMENA); empty for English.
+    # Phenomena this language makes visible (situation.PHENOMENA); empty for English.
     phenomena: tuple[str, ...] = ()
     # Frame id -> pattern; English keeps its patterns with the frames instead.
     frames: dict[str, str] = {}
     # Slot kind -> slot value -> text, for slots that a `{kind}` placeholder inserts as is.
     lexicon: dict[str, dict[str, str]] = {}
+    # Vocatives: "mr"/"mrs"/"ms" -> the title before a surname; fixed words ("sir") -> text.
+    titles: dict[str, str] = {}
+    vocative_words: dict[str, str] = {}
 
     def render(self, frame: str, slots: dict[str, str], situation: Situation) -> str:
         return self.render_pattern(self.frames[frame], slots, situation)
@@ -70,14 +73,8 @@ class Language:
 
     @staticmethod
     def _with_tail_vocative(text: str, vocative: str) -> str:
-        """"Did you see it?" + Anna -> "Did you see it, Anna?"."""
-        if text[-1] in ".?!":
-            return f"{text[:-1]}, {vocative}{text[-1]}"
-        return f"{text}, {vocative}"
-
-    # Vocatives: "mr"/"mrs"/"ms" -> title before a surname; fixed words ("sir") -> text.
-    titles: dict[str, str] = {}
-    vocative_words: dict[str, str] = {}
+        """Insert the vocative before the final punctuation (every pattern has one)."""
+        return f"{text[:-1]}, {vocative}{text[-1]}"
 
     def vocative(self, key: str) -> str:
         """Render a vocative key: "name:Anna", "mr:Novak", or a word such as "sir"."""

@@ -1,0 +1,396 @@
+"""The synthetic dialogue corpus: format, determinism, labels, and a context signal that
+the source sentence alone does not carry."""
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from mtcue import synth
+from mtcue.corpus import read_corpus
+from mtcue.synth.documents import sample_document
+from mtcue.synth.english import ENGLISH, FRAMES, SLOT_VALUES
+from mtcue.synth.generator import TARGETS
+from mtcue.synth.german import GERMAN
+from mtcue.synth.labels import line_labels, tokens
+from mtcue.synth.metadata import FIELDS, present_shares
+from mtcue.synth.polish import POLISH
+from mtcue.synth.situation import (ADDRESSEE_CUES, FEMININE, FORMAL, FORMALITY_CUES, GROUP,
+                                   INFORMAL, MASCULINE, PHENOMENA, SPEAKER_CUES, Situation,
+                                   alternatives)
+
+REPO = Path(__file__).resolve().parents[1]
+VALUES = {"formality": {"formal", "informal"}, "speaker_gender": {"feminine", "masculine"},
+          "addressee_gender": {"feminine", "masculine"}, "addressee_number": {"singular", "plural"}}
+SITUATIONS = [Situation(f, sp, a) for f in (FORMAL, INFORMAL) for sp in (FEMININE, MASCULINE)
+              for a in (FEMININE, MASCULINE, GROUP)]
+
+
+@pytest.fixture(scope="module", params=synth.PAIRS)
+def corpus(request):
+    """(pair, train samples, test samples) at a size where shares are stable."""
+    pair = request.param
+    return pair, synth.generate(pair, "train", 1000, 1), synth.generate(pair, "test", 400, 1)
+
+
+def target_code(pair):
+    return pair.split("-")[1]
+
+
+# --- API -------------------------------------------------------------------------------
+
+def test_pairs_and_unknown_pair():
+    assert synth.PAIRS == ("en-de", "en-pl")
+    with pytest.raises(ValueError, match=r"'en-xx'.*en-de, en-pl"):
+        synth.generate("en-xx", "train", 3, 1)
+    with pytest.raises(ValueError, match="split"):
+        synth.generate("en-de", "training", 3, 1)
+
+
+def test_same_arguments_give_byte_identical_jsonl(tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert synth.write_split("en-pl", "valid", 30, 7, first) > 0
+    synth.write_split("en-pl", "valid", 30, 7, second)
+    assert first.read_bytes() == second.read_bytes()
+    # Another interpreter with another string-hash seed writes the same bytes.
+    out = str(tmp_path / "c.jsonl")
+    code = f"from mtcue import synth; synth.write_split('en-pl', 'valid', 30, 7, {out!r})"
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(REPO / "src")}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert (tmp_path / "c.jsonl").read_bytes() == first.read_bytes()
+
+
+def test_different_seed_gives_different_corpus():
+    assert synth.generate("en-de", "train", 20, 1) != synth.generate("en-de", "train", 20, 2)
+
+
+def test_write_is_atomic_and_readable(tmp_path):
+    path = tmp_path / "corpus" / "train.jsonl"
+    count = synth.write_split("en-de", "train", 10, 1, path)
+    assert [p.name for p in path.parent.iterdir()] == ["train.jsonl"]  # no temp file left
+    assert len(list(read_corpus(path, ("en", "de")))) == count
+    text = path.read_text(encoding="utf-8")
+    assert "\\u" not in text and any(ord(c) > 127 for c in text)  # ensure_ascii=False
+
+
+def test_splits_share_no_documents():
+    splits = {s: synth.generate("en-pl", s, 300, 1) for s in synth.SPLITS}
+    doc_ids = {s: {r["doc_id"] for r in samples} for s, samples in splits.items()}
+    contents = {}
+    for s, samples in splits.items():
+        by_doc = defaultdict(list)
+        for r in samples:
+            by_doc[r["doc_id"]].append(r["text"]["en"])
+        contents[s] = {tuple(lines) for lines in by_doc.values()}
+    for a, b in (("train", "valid"), ("train", "test"), ("valid", "test")):
+        assert not doc_ids[a] & doc_ids[b]
+        assert not contents[a] & contents[b]
+
+
+def test_generation_is_fast():
+    start = time.perf_counter()
+    samples = synth.generate("en-pl", "train", 2000, 3)
+    assert time.perf_counter() - start < 10
+    assert len(samples) > 15000
+
+
+# --- format ----------------------------------------------------------------------------
+
+def test_every_record_follows_the_corpus_format(corpus):
+    pair, train, _ = corpus
+    langs = ("en", target_code(pair))
+    cues = set(SPEAKER_CUES.values()) | set(ADDRESSEE_CUES.values()) | set(FORMALITY_CUES.values())
+    assert len({r["id"] for r in train}) == len(train)
+    history: dict[str, dict[str, list[str]]] = {}
+    for i, r in enumerate(train):
+        assert list(r) == ["id", "doc_id", "text", "previous", "meta", "cues", "labels"]
+        assert r["id"] == f"{pair}.train.{i:06d}"
+        assert re.fullmatch(rf"{pair}\.train\.d\d{{4,}}", r["doc_id"])
+        assert set(r["text"]) == set(r["previous"]) == set(langs)
+        assert all(isinstance(t, str) and t.strip() == t and t for t in r["text"].values())
+        assert "{" not in r["text"]["en"] + r["text"][langs[1]]
+        assert list(r["meta"]) == list(FIELDS)
+        assert all(v is None or (isinstance(v, str) and v) for v in r["meta"].values())
+        assert set(r["cues"]) <= cues
+        # previous: the lines just before in the same document, most recent first, <= 5
+        before = history.setdefault(r["doc_id"], {lang: [] for lang in langs})
+        for lang in langs:
+            previous = r["previous"][lang]
+            assert len(previous) <= 5
+            assert previous == before[lang][::-1][:len(previous)]
+            if before[lang] and previous:
+                assert previous[0] == before[lang][-1]
+            before[lang].append(r["text"][lang])
+        assert len(r["previous"]["en"]) == len(r["previous"][langs[1]])
+        for lang, phenomena in r["labels"].items():
+            assert lang == langs[1] and phenomena
+            for name, label in phenomena.items():
+                assert set(label) == {"gold", "markers"}
+                assert set(label["markers"]) == VALUES[name] and label["gold"] in VALUES[name]
+                assert all(isinstance(m, str) for ms in label["markers"].values() for m in ms)
+    assert not any(r["previous"]["en"] for r in train if r["id"].endswith("000000"))
+
+
+def test_previous_is_cut_by_time_gaps_not_only_by_documents(corpus):
+    _, train, _ = corpus
+    mid_document = [r for i, r in enumerate(train) if i and train[i - 1]["doc_id"] == r["doc_id"]]
+    assert any(not r["previous"]["en"] for r in mid_document)
+    assert any(len(r["previous"]["en"]) == 5 for r in mid_document)
+
+
+# --- labels ----------------------------------------------------------------------------
+
+def test_markers_are_discriminative(corpus):
+    pair, train, _ = corpus
+    code = target_code(pair)
+    labelled = 0
+    for r in train:
+        found = tokens(r["text"][code])
+        for label in r["labels"].get(code, {}).values():
+            labelled += 1
+            gold, markers = label["gold"], label["markers"]
+            assert all(markers.values())
+            assert found & set(markers[gold]), (r["text"], label)
+            for value, value_markers in markers.items():
+                if value != gold:
+                    assert not found & set(value_markers), (r["text"], label)
+    assert labelled > len(train) / 2
+
+
+def test_formal_sie_never_starts_a_sentence():
+    """Sentence-initial "Sie" could be "she" or "they"; mid-sentence "Sie" is unambiguous."""
+    rng = random.Random(0)
+    for frame_id, frame in FRAMES.items():
+        for _ in range(5):
+            slots = {k: rng.choice(SLOT_VALUES[k]) for k in frame.slots if k != "voc"}
+            slots["voc"] = "sir"
+            for s in SITUATIONS:
+                if s.formality == FORMAL and GERMAN.render(frame_id, slots, s).startswith("Sie "):
+                    informal = Situation(INFORMAL, s.speaker, s.addressee)
+                    assert GERMAN.render(frame_id, slots, informal).startswith("Sie "), frame_id
+
+
+def test_markers_follow_from_renderings():
+    slots = {"verb": "see", "obj": "letter"}
+    labels = line_labels(POLISH, "did_you_verb", slots, Situation(FORMAL, MASCULINE, FEMININE))
+    assert labels["formality"] == {
+        "gold": "formal", "markers": {"formal": ["pani", "widziała"], "informal": ["widziałaś"]}}
+    assert labels["addressee_gender"]["markers"] == {"feminine": ["pani", "widziała"],
+                                                     "masculine": ["pan", "widział"]}
+    assert "speaker_gender" not in labels  # the speaker does not show
+    labels = line_labels(GERMAN, "sit_down", {}, Situation(INFORMAL, FEMININE, GROUP))
+    assert labels["addressee_number"] == {"gold": "plural",
+                                          "markers": {"plural": ["Setzt", "euch"],
+                                                      "singular": ["Setz", "dich"]}}
+
+
+def _documents(pair, n):
+    return [sample_document(random.Random(f"9/{pair}/train/{d}"), pair) for d in range(n)]
+
+
+@pytest.mark.parametrize("pair", synth.PAIRS)
+def test_english_source_does_not_show_the_phenomenon(pair):
+    """Rendering the English under every value of a labelled phenomenon gives the same
+    sentence; only "Help yourself/yourselves" shows the number of addressees."""
+    target = TARGETS[pair]
+    checked = 0
+    for document in _documents(pair, 200):
+        for line in document.lines:
+            for phenomenon in line_labels(target, line.frame, line.slots, line.situation):
+                if phenomenon == "addressee_number" and line.frame == "help_yourself":
+                    continue
+                variants = alternatives(phenomenon, line.situation)
+                english = {ENGLISH.render_pattern(line.english, line.slots, s)
+                           for sits in variants.values() for s in sits}
+                assert len(english) == 1, (line.frame, phenomenon, english)
+                checked += 1
+    assert checked > 1000
+
+
+def test_label_shares_and_balance(corpus):
+    pair, train, _ = corpus
+    code = target_code(pair)
+    n = len(train)
+    counts = Counter((name, label["gold"]) for r in train
+                     for name, label in r["labels"].get(code, {}).items())
+    assert sum(bool(r["labels"]) for r in train) / n > 0.5
+    assert 0.45 < (counts["formality", "formal"] + counts["formality", "informal"]) / n < 0.65
+    assert 0.4 < counts["formality", "formal"] / (counts["formality", "formal"]
+                                                 + counts["formality", "informal"]) < 0.6
+    assert 0.1 < sum(bool(r["cues"]) for r in train) / n < 0.2
+    if code == "pl":
+        for name in ("speaker_gender", "addressee_gender"):
+            total = counts[name, "feminine"] + counts[name, "masculine"]
+            assert total / n > 0.15 and 0.4 < counts[name, "feminine"] / total < 0.6
+        assert counts["addressee_number", "plural"] > 0.03 * n
+
+
+# --- realism ---------------------------------------------------------------------------
+
+def test_context_shares_match_table1(corpus):
+    pair, train, _ = corpus
+    n = len(train)
+    for field, share in present_shares(pair).items():
+        assert abs(sum(r["meta"][field] is not None for r in train) / n - share) < 0.07, field
+    # Table 1: previous line n-1 for 60-64% of samples; 81% have at least one context.
+    assert 0.55 < sum(bool(r["previous"]["en"]) for r in train) / n < 0.7
+    with_context = sum(bool(r["previous"]["en"]) or any(r["meta"].values()) for r in train)
+    assert 0.74 < with_context / n < 0.88
+
+
+WORD = re.compile(r"[a-z']+")
+
+
+def context_words(r):
+    words = {f"meta:{w}" for key in ("genre", "pg_rating", "plot") if r["meta"][key]
+             for w in WORD.findall(r["meta"][key].lower())}
+    for j, line in enumerate(r["previous"]["en"]):  # the parity says who said it
+        words |= {f"prev{j % 2}:{w}" for w in WORD.findall(line.lower())}
+    return words | {f"cue:{c}" for c in r["cues"]}
+
+
+def source_words(r):
+    return set(WORD.findall(r["text"]["en"].lower()))
+
+
+def keyword_accuracy(train, test, code, phenomenon, features, only_with_features=False):
+    """Naive Bayes over word presence: a keyword count with weights learnt on `train`."""
+    prior, counts = Counter(), defaultdict(Counter)
+    for r in train:
+        label = r["labels"].get(code, {}).get(phenomenon)
+        if label:
+            prior[label["gold"]] += 1
+            counts[label["gold"]].update(features(r))
+    right = total = 0
+    for r in test:
+        label = r["labels"].get(code, {}).get(phenomenon)
+        words = features(r)
+        if not label or (only_with_features and not words):
+            continue
+        score = {v: math.log(prior[v])
+                 + sum(math.log((counts[v][w] + 1) / (prior[v] + 2)) for w in words)
+                 for v in prior}
+        right += max(score, key=score.get) == label["gold"]
+        total += 1
+    return right / total
+
+
+def test_register_is_in_the_context_not_in_the_source(corpus):
+    pair, train, test = corpus
+    code = target_code(pair)
+    assert keyword_accuracy(train, test, code, "formality", context_words, True) > 0.75
+    assert keyword_accuracy(train, test, code, "formality", context_words) > 0.7
+    assert keyword_accuracy(train, test, code, "formality", source_words) <= 0.6
+
+
+def test_gender_is_in_the_context_not_in_the_source():
+    train = synth.generate("en-pl", "train", 1000, 1)
+    test = synth.generate("en-pl", "test", 400, 1)
+    for phenomenon in ("speaker_gender", "addressee_gender"):
+        assert keyword_accuracy(train, test, "pl", phenomenon, context_words) > 0.6
+        assert keyword_accuracy(train, test, "pl", phenomenon, source_words) < 0.56
+
+
+# --- grammar ---------------------------------------------------------------------------
+
+def well_formed(text):
+    return (text[0].isupper() and text[-1] in ".?!" and "{" not in text and "  " not in text
+            and " ," not in text)
+
+
+def test_every_frame_renders_in_every_situation():
+    rng = random.Random(0)
+    for target in TARGETS.values():
+        assert set(target.frames) == set(FRAMES)
+        assert set(target.phenomena) <= set(PHENOMENA)
+    for frame_id, frame in FRAMES.items():
+        for _ in range(12):
+            slots = {k: rng.choice(SLOT_VALUES[k]) for k in frame.slots if k != "voc"}
+            slots["voc"] = rng.choice(["name:Anna", "mrs:Novak", "sir", "guys"])
+            for s in SITUATIONS:
+                for pattern, _style in frame.english:
+                    assert well_formed(ENGLISH.render_pattern(pattern, slots, s))
+                for target in TARGETS.values():
+                    assert well_formed(target.render(frame_id, slots, s)), (frame_id, s)
+
+
+F_M = Situation(FORMAL, FEMININE, MASCULINE)     # a woman formally to a man
+I_F = Situation(INFORMAL, MASCULINE, FEMININE)   # a man informally to a woman
+F_G = Situation(FORMAL, FEMININE, GROUP)
+I_G = Situation(INFORMAL, MASCULINE, GROUP)
+
+
+@pytest.mark.parametrize("frame, slots, situation, expected", [
+    ("did_you_verb", {"verb": "see", "obj": "letter"}, F_M, "Haben Sie den Brief gesehen?"),
+    ("did_you_verb", {"verb": "see", "obj": "letter"}, I_F, "Hast du den Brief gesehen?"),
+    ("did_you_verb", {"verb": "bring", "obj": "key"}, I_G, "Habt ihr den Schlüssel mitgebracht?"),
+    ("i_verbed_your", {"verb": "bring", "obj": "suitcase"}, F_M,
+     "Ich habe Ihren Koffer mitgebracht."),
+    ("i_verbed_your", {"verb": "find", "obj": "bag"}, I_G, "Ich habe eure Tasche gefunden."),
+    ("is_this_yours", {"obj": "bag"}, I_G, "Ist das eure Tasche?"),
+    ("is_this_yours", {"obj": "phone"}, F_M, "Ist das Ihr Handy?"),
+    ("how_are_you", {}, F_M, "Wie geht es Ihnen?"),
+    ("sit_down", {}, F_M, "Setzen Sie sich."),
+    ("dont_worry", {}, I_F, "Mach dir keine Sorgen."),
+    ("maybe_you_should", {"inf": "go_home"}, I_F, "Vielleicht solltest du nach Hause gehen."),
+    ("worried_about_you", {}, I_G, "Ich habe mir Sorgen um euch gemacht."),
+    ("have_for_you", {"obj": "umbrella"}, I_F, "Ich habe einen Regenschirm für dich."),
+    ("you_were_right", {}, F_M, "Da hatten Sie recht."),
+    ("thought_you_adj", {"adj": "tired"}, I_G, "Ich dachte, ihr wärt müde."),
+])
+def test_german_sentences(frame, slots, situation, expected):
+    assert GERMAN.render(frame, slots, situation) == expected
+
+
+@pytest.mark.parametrize("frame, slots, situation, expected", [
+    ("did_you_verb", {"verb": "see", "obj": "letter"}, I_F, "Czy widziałaś list?"),
+    ("did_you_verb", {"verb": "see", "obj": "letter"}, F_M, "Czy pan widział list?"),
+    ("did_you_verb", {"verb": "forget", "obj": "key"}, I_G, "Czy zapomnieliście klucza?"),
+    ("did_you_verb", {"verb": "find", "obj": "book"}, F_G, "Czy państwo znaleźli książkę?"),
+    ("i_was_adj", {"adj": "tired"}, F_M, "Byłam zmęczona."),
+    ("i_was_adj", {"adj": "tired"}, I_F, "Byłem zmęczony."),
+    ("i_verbed_your", {"verb": "bring", "obj": "key"}, I_F, "Przyniosłem twój klucz."),
+    ("i_verbed_your", {"verb": "take", "obj": "bag"}, F_M, "Wzięłam pana torbę."),
+    ("couldnt_find", {"obj": "bag"}, F_M, "Nie mogłam znaleźć mojej torby."),
+    ("did_everything", {}, I_F, "Zrobiłem wszystko, co mogłem."),
+    ("id_like_to", {"inf": "coffee"}, F_M, "Chciałabym napić się kawy."),
+    ("would_you_like_to", {"inf": "dance"}, I_F, "Czy chciałabyś zatańczyć?"),
+    ("would_you_like_to", {"inf": "dance"}, F_G, "Czy państwo chcieliby zatańczyć?"),
+    ("maybe_you_should", {"inf": "go_home"}, Situation(FORMAL, MASCULINE, FEMININE),
+     "Może powinna pani iść do domu."),
+    ("are_you_adj", {"adj": "sure"}, I_G, "Czy jesteście pewni?"),
+    ("help_you", {}, F_M, "Mogę panu pomóc."),
+    ("talk_to_you", {}, I_F, "Chcę z tobą porozmawiać."),
+    ("waited_for_you", {}, F_M, "Czekałam na pana."),
+    ("proud_of_you", {}, Situation(FORMAL, MASCULINE, FEMININE), "Jestem z pani dumny."),
+    ("thanks_for_your", {"thing": "help"}, I_F, "Dziękuję za twoją pomoc."),
+    ("is_this_yours", {"obj": "photo"}, I_G, "Czy to wasze zdjęcie?"),
+    ("give_me", {"obj": "book"}, F_M, "Proszę mi dać książkę."),
+    ("give_me", {"obj": "book"}, I_F, "Daj mi książkę."),
+    ("why_not_call", {}, F_M, "Dlaczego pan nie zadzwonił?"),
+    ("he_verbed", {"he": FEMININE, "verb": "find", "obj": "wallet"}, F_M, "Ona znalazła portfel."),
+    ("obj_gone", {"obj": "photo"}, F_M, "Zdjęcie zniknęło."),
+    ("greet_evening", {"voc": "mr:Novak"}, F_M, "Dobry wieczór, panie Novak."),
+    ("did_you_sleep", {"tail": "name:Anna"}, I_F, "Czy dobrze spałaś, Anna?"),
+])
+def test_polish_sentences(frame, slots, situation, expected):
+    assert POLISH.render(frame, slots, situation) == expected
+
+
+def test_english_wordings_carry_register_and_vocatives():
+    assert ENGLISH.render_pattern("Thanks, {voc}.", {"voc": "mr:Novak"}, F_M) == "Thanks, Mr Novak."
+    assert ENGLISH.render_pattern("Help {yourself}.", {}, F_G) == "Help yourselves."
+    styles = {style for frame in FRAMES.values() for _, style in frame.english}
+    assert styles == {None, FORMAL, INFORMAL}
+
+
+def test_sample_record_is_json_serialisable():
+    record = synth.generate("en-pl", "valid", 1, 1)[0]
+    assert json.loads(json.dumps(record, ensure_ascii=False)) == record
