@@ -1,5 +1,5 @@
 """End to end: a tiny slice of the real Snakemake DAG, asserting on the table it writes."""
-import shutil
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,8 +60,11 @@ def test_table_from_the_dag(study):
 
 @pytest.mark.slow
 def test_mtcue_was_initialised_from_base(study):
-    report = (study / "results" / "checkpoints" / "en-de" / "mtcue" / "init_report.json").read_text()
-    assert '"missing_base_keys": []' in report.replace("\n", "").replace("  ", "") or "missing" in report
+    report = json.loads((study / "results" / "checkpoints" / "en-de" / "mtcue" / "init_report.json").read_text())
+    assert report["missing_base_keys"] == [] and report["shape_mismatch"] == []
+    assert any(k.startswith("encoder.layers.") for k in report["loaded"])
+    assert any(k.startswith("decoder.layers.") for k in report["loaded"])
+    assert report["new"] and all(".context_" in k or k.startswith("encoder.context_encoder") for k in report["new"])
 
 
 @pytest.mark.slow

@@ -110,3 +110,26 @@ def test_write_quality_table_titles_with_the_study(table, tmp_path):
     md = (tmp_path / "q.md").read_text()
     assert md.startswith("# Translation quality, study demo (cf. MTCue paper, Table 4)\n")
     assert "| MTCUE | 30.50 |" in md and "n/a" in md
+
+
+def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
+    from mtcue.tables import phenomena_table, write_phenomena_table
+
+    def counts(c, i):
+        return {"correct": c, "incorrect": i, "ignored": 1, "accuracy": c / (c + i) if c + i else None}
+
+    records = [
+        {**rec("mtcue", "en-pl", 30.0, 0.8), "phenomena": {"formality": counts(9, 1), "speaker_gender": counts(3, 1),
+                                                           "all": counts(12, 2)}},
+        {**rec("base", "en-pl", 25.0, 0.5), "phenomena": {"formality": counts(5, 5), "speaker_gender": counts(0, 0),
+                                                          "all": counts(5, 5)}},
+    ]
+    df = phenomena_table(records)
+    assert list(df.index) == ["BASE", "MTCUE"]
+    assert df.loc["MTCUE", ("en-pl", "formality %")] == pytest.approx(90.0)
+    assert df.loc["MTCUE", ("en-pl", "speaker_gender judged")] == 4
+    assert df.loc["BASE", ("en-pl", "formality %")] == pytest.approx(50.0)
+    assert math.isnan(df.loc["BASE", ("en-pl", "speaker_gender %")])
+    write_phenomena_table(df, records, tmp_path / "p.csv", tmp_path / "p.md")
+    md = (tmp_path / "p.md").read_text()
+    assert "| MTCUE | 85.71 | 14 | 90.00 | 10 | 75.00 | 4 |" in md

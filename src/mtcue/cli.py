@@ -104,11 +104,14 @@ def cmd_score(a):
 
 
 def cmd_table(a):
+    from mtcue import tables
     from mtcue.records import load_records
-    from mtcue.tables import quality_table, write_quality_table
 
     records = load_records(a.records, "score")
-    write_quality_table(quality_table(records), records, a.csv, a.md)
+    if a.kind == "quality":
+        tables.write_quality_table(tables.quality_table(records), records, a.csv, a.md)
+    else:
+        tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md)
 
 
 def cmd_track(a):
@@ -220,7 +223,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--config-hash", required=True)
     s.add_argument("--out", required=True)
 
-    s = step("table", cmd_table, "assemble the quality table (Table 4) from score records")
+    s = step("table", cmd_table, "assemble a table from score records")
+    s.add_argument("--kind", choices=["quality", "phenomena"], default="quality",
+                   help="quality: BLEU and phenomena (paper Table 4); phenomena: per-phenomenon accuracy")
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)

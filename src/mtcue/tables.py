@@ -150,13 +150,15 @@ def render_markdown(display: pd.DataFrame, title: str, footnotes: Sequence[str])
 
 
 def write_table(
-    df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str]
+    df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
+    display: pd.DataFrame | None = None,
 ) -> None:
-    """CSV with the numbers (NaN as empty) and Markdown for people, both written atomically."""
+    """CSV with the numbers (NaN as empty) and Markdown for people (`display`, by default
+    `to_display(df)`), both written atomically."""
     flat = df.copy()
     flat.columns = flat_columns(df.columns)
     atomic_write_text(csv_path, flat.to_csv())
-    atomic_write_text(md_path, render_markdown(to_display(df), title, footnotes))
+    atomic_write_text(md_path, render_markdown(to_display(df) if display is None else display, title, footnotes))
 
 
 def write_quality_table(df: pd.DataFrame, score_records: Sequence[dict], csv_path: str | Path,
@@ -165,3 +167,41 @@ def write_quality_table(df: pd.DataFrame, score_records: Sequence[dict], csv_pat
     studies = ", ".join(sorted({r["study"] for r in score_records}))
     title = f"Translation quality, study {studies} (cf. MTCue paper, Table 4)"
     write_table(df, csv_path, md_path, title, quality_footnotes(score_records))
+
+
+def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.DataFrame:
+    """Models x (direction, phenomenon): accuracy % and the number of judged translations."""
+    rows: dict[str, dict[tuple[str, str], float]] = {}
+    for r in score_records:
+        if r["split"] != split:
+            continue
+        row = rows.setdefault(display_name(r["model"]), {})
+        for name, counts in r["phenomena"].items():
+            judged = counts["correct"] + counts["incorrect"]
+            acc = counts["accuracy"]
+            row[(r["direction"], f"{name} %")] = math.nan if acc is None else 100 * acc
+            row[(r["direction"], f"{name} judged")] = judged
+    if not rows:
+        raise ValueError(f"no {split} score records to tabulate")
+    df = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
+    df = df.loc[sorted(df.index, key=_model_key)]
+    df = df[sorted(df.columns, key=lambda c: (_direction_key(c[0]), c[1]))]
+    df.index.name = "model"
+    df.columns.names = ["group", "metric"]
+    return df
+
+
+def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_path: str | Path,
+                          md_path: str | Path) -> None:
+    studies = ", ".join(sorted({r["study"] for r in score_records}))
+    footnotes = [
+        "Per phenomenon (formality of address, speaker/addressee gender, addressee number): "
+        "100 * correct / (correct + incorrect) over the labelled test samples; `judged` counts "
+        "the translations that contained a marker of exactly one side. `all` pools them "
+        "(the quality table's phenomena column).",
+    ]
+    display = to_display(df)
+    for column in df.columns:
+        if column[1].endswith(" judged"):
+            display[column] = df[column].map(lambda v: NA if pd.isna(v) else str(int(v)))
+    write_table(df, csv_path, md_path, f"Context-determined phenomena, study {studies}", footnotes, display)

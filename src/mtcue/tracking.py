@@ -22,6 +22,8 @@ from pathlib import Path
 from mlflow.entities import Metric, Param, Run, RunTag
 from mlflow.tracking import MlflowClient
 
+from mtcue.config import pair_of
+
 TAG = "mtcue."
 # log_batch accepts at most 100 params or tags and 1000 metrics per call.
 PARAM_BATCH, TAG_BATCH, METRIC_BATCH = 100, 100, 1000
@@ -47,11 +49,6 @@ def ensure_store(tracking_uri: str) -> None:
     MlflowClient(tracking_uri).search_experiments(max_results=1)
 
 
-def _pair(direction: str) -> str:
-    src, tgt = direction.split("-")
-    return f"{tgt}-{src}" if tgt == "en" else direction
-
-
 def _flatten(obj: object, prefix: str = "") -> dict[str, str]:
     if isinstance(obj, dict):
         out: dict[str, str] = {}
@@ -68,7 +65,7 @@ def _desired(
     first = train or score
     params = {**_flatten((train or {}).get("spec", {})), "config_hash": first["config_hash"]}
     tags = {
-        f"{TAG}pair": _pair(first["direction"]),
+        f"{TAG}pair": pair_of(first["direction"]),
         f"{TAG}config_hash": first["config_hash"],
         f"{TAG}git_commit": first["git_commit"],
     }

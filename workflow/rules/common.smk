@@ -48,5 +48,5 @@ SCORE_RECORDS = expand(
     direction=DIRECTIONS, model=MODELS, split=EVAL_SPLIT,
 )
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=MODELS)
-TABLES = expand("results/tables/table4_quality.{ext}", ext=["csv", "md"])
+TABLES = expand("results/tables/{table}.{ext}", table=["table4_quality", "phenomena"], ext=["csv", "md"])
 MLFLOW_SYNC = f"results/mlflow/{STUDY}.synced"

@@ -12,7 +12,9 @@ rule embed:
         columns=",".join(cfg.context_columns(config)),
         corpora=lambda w, input: " ".join(f"--corpus {s}={p}" for s, p in zip(SPLITS, input)),
         batch_size=config["context"]["batch_size"],
-    threads: 2
+    threads: 1
+    # Embed early, beside the BASE trainings, so the MTCue trainings can then run side by side.
+    priority: 10
     log:
         "results/logs/embed/{direction}.log",
     benchmark:

@@ -14,6 +14,18 @@ rule table4_quality:
         "mtcue table --records {input} --csv {output.csv} --md {output.md} 2> {log}"
 
 
+rule phenomena:
+    input:
+        SCORE_RECORDS,
+    output:
+        csv="results/tables/phenomena.csv",
+        md="results/tables/phenomena.md",
+    log:
+        "results/logs/phenomena.log",
+    shell:
+        "mtcue table --kind phenomena --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+
+
 rule mlflow_sync:
     input:
         train=TRAIN_RECORDS,
@@ -28,3 +40,19 @@ rule mlflow_sync:
     shell:
         "mtcue track --study {params.study} --uri {params.uri} --train-records {input.train} "
         "--score-records {input.score} --done {output} 2> {log}"
+
+
+# Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding
+# (paper appendix A). `snakemake --cores 2 results/benchmarks/store/en-de.json`
+rule bench_store:
+    input:
+        store="results/embed/{direction}",
+        corpus=lambda w: clean_corpus(w, "train"),
+        record=f"results/records/train/{{direction}}/{MTCUE}.json",
+    output:
+        "results/benchmarks/store/{direction}.json",
+    log:
+        "results/logs/bench_store/{direction}.log",
+    shell:
+        "mtcue bench-store --store {input.store} --corpus {input.corpus} --direction {wildcards.direction} "
+        "--batch-size 560 --batches 10 --train-record {input.record} > {output} 2> {log}"
