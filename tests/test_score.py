@@ -5,6 +5,7 @@ import pytest
 import sacrebleu
 
 from mtcue.score import bleu, paired_bootstrap, phenomenon_accuracy, score_files
+from conftest import make_sample
 
 REFS = [
     "Did you see the letter?",
@@ -105,7 +106,7 @@ def test_paired_bootstrap_is_reproducible_with_seed():
 def _write_corpus(path, hyps_de, labels_de):
     rows = []
     for i, (en, de, lab) in enumerate(zip(REFS, hyps_de, labels_de)):
-        row = {"id": f"en-de.test.{i:06d}", "text": {"en": en, "de": de}}
+        row = make_sample(i, en=en, de=de)
         if lab is not None:
             row["labels"] = {"de": lab}
         rows.append(json.dumps(row, ensure_ascii=False))

@@ -19,7 +19,8 @@ from mtcue.synth.documents import sample_document
 from mtcue.synth.english import ENGLISH, FRAMES, SLOT_VALUES
 from mtcue.synth.generator import TARGETS
 from mtcue.synth.german import GERMAN
-from mtcue.synth.labels import line_labels, tokens
+from mtcue.corpus import marker_tokens
+from mtcue.synth.labels import line_labels
 from mtcue.synth.metadata import FIELDS, present_shares
 from mtcue.synth.polish import POLISH
 from mtcue.synth.situation import (ADDRESSEE_CUES, FEMININE, FORMAL, FORMALITY_CUES, GROUP,
@@ -152,7 +153,7 @@ def test_markers_are_discriminative(corpus):
     code = target_code(pair)
     labelled = 0
     for r in train:
-        found = tokens(r["text"][code])
+        found = marker_tokens(r["text"][code])
         for label in r["labels"].get(code, {}).values():
             labelled += 1
             gold, markers = label["gold"], label["markers"]

@@ -4,11 +4,27 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Iterable, Iterator
 
 META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 MAX_PREVIOUS = 5
+
+
+def _strip_punctuation(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
+        end -= 1
+    return word[start:end]
+
+
+def marker_tokens(text: str) -> set[str]:
+    """The tokens that `labels` markers are matched against: whitespace tokens with leading and
+    trailing Unicode punctuation stripped, case kept (the generator and scoring share this)."""
+    return {t for t in map(_strip_punctuation, text.split()) if t}
 
 
 class CorpusError(ValueError):

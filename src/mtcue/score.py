@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 from sacrebleu.metrics import BLEU
+
+from mtcue.corpus import marker_tokens, read_corpus
 
 # Per-segment statistics layout, as sacrebleu lays them out:
 # [hyp_len, ref_len, correct_1..correct_4, total_1..total_4].
@@ -94,15 +95,6 @@ def paired_bootstrap(
     }
 
 
-def _strip_punct(token: str) -> str:
-    start, end = 0, len(token)
-    while start < end and unicodedata.category(token[start]).startswith("P"):
-        start += 1
-    while end > start and unicodedata.category(token[end - 1]).startswith("P"):
-        end -= 1
-    return token[start:end]
-
-
 def _judge(tokens: set[str], gold: str, markers: Mapping[str, Sequence[str]]) -> str:
     has_gold = any(m in tokens for m in markers.get(gold, ()))
     has_other = any(m in tokens for value, ms in markers.items() if value != gold for m in ms)
@@ -128,7 +120,7 @@ def phenomenon_accuracy(hyps: list[str], labels: list[Mapping | None]) -> dict[s
         raise ValueError(f"{len(hyps)} hypotheses but {len(labels)} label entries")
     counts: dict[str, dict[str, int]] = {}
     for hyp, sample_labels in zip(hyps, labels):
-        tokens = {_strip_punct(t) for t in hyp.split()}
+        tokens = marker_tokens(hyp)
         for phenomenon, label in (sample_labels or {}).items():
             outcome = _judge(tokens, label["gold"], label["markers"])
             c = counts.setdefault(phenomenon, {"correct": 0, "incorrect": 0, "ignored": 0})
@@ -158,7 +150,7 @@ def score_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: 
     hyp_path, corpus_jsonl_path = Path(hyp_path), Path(corpus_jsonl_path)
     tgt = direction.split("-")[1]
     hyps = _read_lines(hyp_path)
-    samples = [json.loads(line) for line in _read_lines(corpus_jsonl_path)]
+    samples = list(read_corpus(corpus_jsonl_path))
     if len(hyps) != len(samples):
         raise ValueError(
             f"line count mismatch: {hyp_path} has {len(hyps)} hypotheses, "

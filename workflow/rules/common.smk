@@ -43,6 +43,19 @@ def is_contextual(model):
     return cfg.is_contextual(config["models"][model])
 
 
+def clean_corpus(w, split):
+    return f"results/clean/{cfg.pair_of(w.direction)}/{split}.jsonl"
+
+
+def init_checkpoint(w):
+    parent = config["models"][w.model].get("init_from")
+    return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"} if parent else {}
+
+
+def context_store(w):
+    return {"store": f"results/embed/{w.direction}"} if is_contextual(w.model) else {}
+
+
 SCORE_RECORDS = expand(
     "results/records/score/{direction}/{model}.{split}.json",
     direction=DIRECTIONS, model=MODELS, split=EVAL_SPLIT,

@@ -1,10 +1,6 @@
 # SentencePiece BPE per direction (joint over both sides) and fairseq binarisation.
 
 
-def clean_corpus(w, split):
-    return f"results/clean/{cfg.pair_of(w.direction)}/{split}.jsonl"
-
-
 rule spm_train:
     input:
         lambda w: clean_corpus(w, "train"),

@@ -3,15 +3,6 @@
 # initialised from another (MTCue from BASE) waits for that model's best checkpoint.
 
 
-def init_checkpoint(w):
-    parent = config["models"][w.model].get("init_from")
-    return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"} if parent else {}
-
-
-def context_store(w):
-    return {"store": f"results/embed/{w.direction}"} if is_contextual(w.model) else {}
-
-
 rule train:
     input:
         unpack(init_checkpoint),

@@ -6,25 +6,10 @@ grammar instead of being listed by hand.
 """
 from __future__ import annotations
 
-import unicodedata
 
+from mtcue.corpus import marker_tokens
 from mtcue.synth.situation import Situation, alternatives, gold
 from mtcue.synth.template import Language
-
-
-def _strip_punctuation(word: str) -> str:
-    """Drop leading and trailing Unicode punctuation (categories P*), as scoring does."""
-    start, end = 0, len(word)
-    while start < end and unicodedata.category(word[start]).startswith("P"):
-        start += 1
-    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
-        end -= 1
-    return word[start:end]
-
-
-def tokens(text: str) -> set[str]:
-    """Whitespace tokens with surrounding punctuation stripped, case kept."""
-    return {t for t in map(_strip_punctuation, text.split()) if t}
 
 
 def line_labels(language: Language, frame: str, slots: dict[str, str],
@@ -34,7 +19,7 @@ def line_labels(language: Language, frame: str, slots: dict[str, str],
 
     def rendered(s: Situation) -> set[str]:
         if s not in cache:
-            cache[s] = tokens(language.render(frame, slots, s))
+            cache[s] = marker_tokens(language.render(frame, slots, s))
         return cache[s]
 
     labels = {}
