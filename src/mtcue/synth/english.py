@@ -14,6 +14,9 @@ Frame kinds steer document sampling (documents.py):
   greeting  lines with a vocative ("Thanks, Mr Novak."): names, titles and honorifics
   styled    register-flavoured English ("Chill out." / "Please calm down.")
   group     only said to a group of people
+  self      the speaker says what they are ("I'm not a little girl anymore."): the slot
+            `self` is the speaker's gender, so the line shows it in every language and is
+            never labelled; it tells the next lines who speaks and who listens
 """
 from __future__ import annotations
 
@@ -185,6 +188,21 @@ FRAMES: dict[str, Frame] = {
         "good_night": ((), [("Good night, and sleep well.", F), ("Night, sleep tight.", I),
                             "Good night."]),
     }),
+    **_frames("self", {
+        "self_little": (("self",), ["I'm not a little {self:girl:boy} anymore."]),
+        "self_grown": (("self",), ["I'm a grown {self:woman:man}.",
+                                   ("Look, I'm a grown {self:woman:man}.", I)]),
+        "self_kind": (("self",), ["I'm not that kind of {self:girl:guy}."]),
+        "self_look_like": (("self",), ["Do I look like a {self:waitress:waiter}?"]),
+        "self_old": (("self",), ["I'm just an old {self:woman:man}.",
+                                 ("I am merely an old {self:woman:man}.", F)]),
+        "self_insist": (("self",), [("As a {self:lady:gentleman}, I must insist.", F)]),
+        "self_lucky": (("self",), ["I'm a lucky {self:woman:man}.",
+                                   ("I consider myself a fortunate {self:woman:man}.", F)]),
+        "self_big": (("self",), ["I'm a big {self:girl:boy}, I can handle it."]),
+        "self_mother": (("self",), ["I'm {self:a mother:a father}, I worry.",
+                                    ("I'm {self:a mom:a dad}, I freak out.", I)]),
+    }),
     **_frames("group", {
         "group_morning": ((), ["Good morning, everyone."]),
         "group_attention": ((), [("Ladies and gentlemen, may I have your attention?", F)]),
@@ -237,6 +255,7 @@ LEXICON: dict[str, dict[str, str]] = {
                "neighbour": "our neighbour", "lawyer": "the lawyer", "wife": "his wife",
                "husband": "her husband", "boss": "the boss"},
     "he": {MASCULINE: "he", FEMININE: "she"},
+    "self": {MASCULINE: "man", FEMININE: "woman"},  # the speaker's own gender
 }
 SLOT_VALUES: dict[str, tuple[str, ...]] = {
     "verb": tuple(VERBS), "obj": tuple(OBJECTS), **{k: tuple(v) for k, v in LEXICON.items()},
@@ -258,6 +277,7 @@ class English(Language):
     lexicon = LEXICON
     titles = {"mr": "Mr", "mrs": "Mrs", "ms": "Ms"}
     vocative_words = {"sir": "sir", "madam": "madam", "man": "man", "dude": "dude",
+                      "buddy": "buddy", "girl": "girl", "lady": "young lady",
                       "ladies": "ladies and gentlemen", "guys": "guys"}
 
     def h_verb(self, slots, situation, form):

@@ -80,6 +80,7 @@ class German(Language):
     phenomena = ("formality", "addressee_number")
     titles = {"mr": "Herr", "mrs": "Frau", "ms": "Frau"}
     vocative_words = {"sir": "mein Herr", "madam": "gnädige Frau", "man": "Alter", "dude": "Alter",
+                      "buddy": "Kumpel", "girl": "Mädchen", "lady": "junge Dame",
                       "ladies": "meine Damen und Herren", "guys": "Leute"}
     lexicon = {
         "adj": {"tired": "müde", "ready": "bereit", "sure": "sicher", "hungry": "hungrig",
@@ -232,6 +233,16 @@ class German(Language):
         "good_idea": "Gute Idee.",
         "very_well": "Na gut.",
         "good_night": "Gute Nacht.",
+        # self
+        "self_little": "Ich bin kein {self:kleines Mädchen:kleiner Junge} mehr.",
+        "self_grown": "Ich bin {self:eine erwachsene Frau:ein erwachsener Mann}.",
+        "self_kind": "Ich bin nicht {self:so ein Mädchen:so ein Typ}.",
+        "self_look_like": "Sehe ich aus wie {self:eine Kellnerin:ein Kellner}?",
+        "self_old": "Ich bin nur {self:eine alte Frau:ein alter Mann}.",
+        "self_insist": "Als {self:Dame:Gentleman} muss ich darauf bestehen.",
+        "self_lucky": "Ich bin {self:eine glückliche Frau:ein glücklicher Mann}.",
+        "self_big": "Ich bin {self:ein großes Mädchen:ein großer Junge}, ich schaffe das.",
+        "self_mother": "Ich bin {self:Mutter:Vater}, ich mache mir Sorgen.",
         # group
         "group_morning": "Guten Morgen zusammen.",
         "group_attention": "Meine Damen und Herren, darf ich um {dein:f:acc} Aufmerksamkeit bitten?",

@@ -162,6 +162,7 @@ class Polish(Language):
     phenomena = ("formality", "speaker_gender", "addressee_gender", "addressee_number")
     titles = {"mr": "panie", "mrs": "pani", "ms": "pani"}
     vocative_words = {"sir": "proszę pana", "madam": "proszę pani", "man": "stary", "dude": "stary",
+                      "buddy": "kolego", "girl": "dziewczyno", "lady": "panienko",
                       "ladies": "proszę państwa", "guys": "ludzie"}
     lexicon = {
         "inf": {"go_home": "iść do domu", "help": "pomóc", "stay": "zostać tutaj", "leave": "już iść",
@@ -309,6 +310,16 @@ class Polish(Language):
         "good_idea": "Dobry pomysł.",
         "very_well": "No dobrze.",
         "good_night": "Dobranoc.",
+        # self
+        "self_little": "Nie jestem już {self:małą dziewczynką:małym chłopcem}.",
+        "self_grown": "Jestem {self:dorosłą kobietą:dorosłym mężczyzną}.",
+        "self_kind": "Nie jestem {self:taką dziewczyną:takim facetem}.",
+        "self_look_like": "Czy wyglądam na {self:kelnerkę:kelnera}?",
+        "self_old": "Jestem tylko {self:starą kobietą:starym człowiekiem}.",
+        "self_insist": "Jako {self:dama:dżentelmen} muszę nalegać.",
+        "self_lucky": "Jestem {self:szczęściarą:szczęściarzem}.",
+        "self_big": "Jestem {self:dużą dziewczynką:dużym chłopcem}, poradzę sobie.",
+        "self_mother": "Jestem {self:matką:ojcem}, martwię się.",
         # group
         "group_morning": "Dzień dobry wszystkim.",
         "group_attention": "Proszę państwa, proszę o uwagę.",

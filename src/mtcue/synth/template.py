@@ -87,3 +87,7 @@ class Language:
 
     def h_voc(self, slots, situation):
         return self.vocative(slots["voc"])
+
+    def h_self(self, slots, situation, feminine, masculine):
+        """A word for the speaker, chosen by the line's `self` slot: {self:girl:boy}."""
+        return feminine if slots["self"] == "feminine" else masculine
