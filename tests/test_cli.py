@@ -1,0 +1,42 @@
+"""The `mtcue` command line: steps fail fast with a message naming the file, never a traceback."""
+import json
+
+from mtcue.cli import main
+from conftest import REPO, make_sample
+
+
+def test_score_with_mismatched_files_names_both_and_writes_nothing(tmp_path, write_corpus, caplog):
+    corpus = write_corpus([make_sample(0), make_sample(1)], "test.jsonl")
+    hyps = tmp_path / "hyps.txt"
+    hyps.write_text("Hast du den Brief gesehen?\n")
+    out = tmp_path / "record.json"
+    code = main(["score", "--hyps", str(hyps), "--corpus", str(corpus), "--direction", "en-de", "--model", "base",
+                 "--split", "test", "--study", "t", "--config-hash", "x", "--out", str(out)])
+    assert code == 1 and not out.exists()
+    assert "score failed" in caplog.text and "hyps.txt" in caplog.text and "test.jsonl" in caplog.text
+
+
+def test_score_writes_a_record(tmp_path, write_corpus):
+    corpus = write_corpus([make_sample(0)], "test.jsonl")
+    hyps = tmp_path / "hyps.txt"
+    hyps.write_text("Hast du den Brief gesehen?\n")
+    out = tmp_path / "record.json"
+    assert main(["score", "--hyps", str(hyps), "--corpus", str(corpus), "--direction", "en-de", "--model", "base",
+                 "--split", "test", "--study", "t", "--config-hash", "abc", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert round(record["bleu"], 6) == 100.0 and record["kind"] == "score" and record["config_hash"] == "abc"
+
+
+def test_wrong_config_is_a_clear_error(tmp_path, caplog):
+    bad = tmp_path / "c.yaml"
+    bad.write_text((REPO / "config" / "config.yaml").read_text() + "\nlearning_rate: 3\n")
+    assert main(["count-params", "--config", str(bad)]) == 1
+    assert "c.yaml: invalid configuration" in caplog.text and "learning_rate" in caplog.text
+
+
+def test_generate_is_deterministic_from_the_command_line(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (a, b):
+        assert main(["generate", "--pair", "en-pl", "--split", "valid", "--docs", "3", "--seed", "7",
+                     "--out", str(out)]) == 0
+    assert a.read_bytes() == b.read_bytes() and a.read_text().count("\n") > 3
