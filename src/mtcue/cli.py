@@ -14,7 +14,8 @@ from pathlib import Path
 from mtcue import config as cfgmod
 
 log = logging.getLogger("mtcue")
-REPO = Path.cwd()
+# The checkout the code runs from (editable install): records name its commit.
+CODE_DIR = Path(__file__).resolve().parents[2]
 
 
 def _spec(args: argparse.Namespace) -> dict:
@@ -29,7 +30,7 @@ def _spec(args: argparse.Namespace) -> dict:
 def _provenance(record: dict, study: str) -> dict:
     from mtcue.records import git_commit
 
-    return {**record, "study": study, "git_commit": git_commit(REPO)}
+    return {**record, "study": study, "git_commit": git_commit(CODE_DIR)}
 
 
 def cmd_generate(a):
