@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
-CORES ?= 2
+CORES ?= all
 
 .PHONY: setup demo test
 

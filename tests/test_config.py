@@ -49,12 +49,42 @@ def test_semantic_errors():
 
 
 def test_model_spec_merges_overrides_over_shared_training():
-    spec = cfg.model_spec(demo(), "mtcue")
-    assert spec["training"]["lr"] == 0.001          # model override
-    assert spec["training"]["patience"] == 3        # shared setting
+    spec = cfg.model_spec(demo(), "mtcue", "en-de")
+    assert spec["training"]["lr"] == 0.0015         # model override
+    assert spec["training"]["dropout"] == 0.1       # shared setting
     assert spec["init_from"] == "base"
     with pytest.raises(cfg.ConfigError, match="no model named 'x'"):
-        cfg.model_spec(demo(), "x")
+        cfg.model_spec(demo(), "x", "en-de")
+
+
+def test_model_spec_names_the_context_each_model_reads():
+    paper = cfg.load(REPO / "config" / "paper.yaml")
+    mtcue_en, mtcue_de = (cfg.model_spec(paper, "mtcue", d)["context"] for d in ("en-de", "de-en"))
+    assert mtcue_en["encoder"] == "sentence-transformers/all-MiniLM-L12-v2" and mtcue_en["pooling"] == "mean"
+    assert mtcue_de["encoder"] == "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+    novotney = cfg.model_spec(paper, "novotney_cue", "de-en")["context"]
+    assert (novotney["encoder"], novotney["pooling"]) == ("distilbert-base-uncased", "cls")  # the model's own
+    assert cfg.model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 2
+    assert "context" not in cfg.model_spec(paper, "base_pm", "en-de")
+    assert cfg.store_name(mtcue_de) == "sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2.mean"
+    # one store for the models that read the same vectors
+    demo_cfg = cfg.validate(demo())
+    assert cfg.store_name(cfg.model_spec(demo_cfg, "mtcue", "en-de")["context"]) == \
+        cfg.store_name(cfg.model_spec(demo_cfg, "novotney_cue", "en-de")["context"]) == "all-MiniLM-L6-v2.mean"
+
+
+def test_model_types_are_defined_once():
+    from mtcue.fairseq_cli_args import FAIRSEQ_ARCH
+
+    enum = cfg.schema()["$defs"]["model"]["properties"]["type"]["enum"]
+    assert set(enum) == set(cfg.CONTEXT_KIND) == set(FAIRSEQ_ARCH)
+
+
+def test_a_context_encoder_on_a_model_without_vectors_is_refused():
+    raw = demo()
+    raw["models"]["tagging"]["context_encoder"] = "all-MiniLM-L6-v2"
+    with pytest.raises(cfg.ConfigError, match="models.tagging.context_encoder"):
+        cfg.validate(raw)
 
 
 def test_derived_names():

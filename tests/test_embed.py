@@ -33,6 +33,12 @@ def test_context_strings_follow_the_column_order():
     assert context_strings(s, "en", COLUMNS) == ["Now.", "Before.", "Long before.", "Comedy", None, "Formal"]
 
 
+def test_into_english_the_document_context_is_in_the_source_language_and_metadata_stays_english():
+    s = make_sample(0, en="Now.", de="Jetzt.", previous_en=["Before."], previous_de=["Vorher."],
+                    meta={"genre": "Genre: Comedy"}, cues=["Formal"])
+    assert context_strings(s, "de", COLUMNS) == ["Jetzt.", "Vorher.", None, "Genre: Comedy", None, "Formal"]
+
+
 def test_store_maps_every_sample_to_its_own_vector_without_duplicates(write_corpus, tmp_path):
     paths = corpus(write_corpus)
     manifest = build_store(paths, "en-de", COLUMNS, "fake", tmp_path / "store", encoder=fake_encoder)
@@ -77,6 +83,24 @@ def test_bundled_minilm_embeds_offline():
     assert encode.dim == 384 and vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(vectors[0], vectors[2], rtol=1e-5)
     assert not np.allclose(vectors[0], vectors[1])
+
+
+def test_cls_pooling_takes_the_first_token_state():
+    """NOVOTNEY-CUE's pooling (the paper: DistilBERT's CLS vector), checked on the bundled encoder."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from mtcue.embed import resolve_encoder_path
+
+    texts = ["Formal conversation", "I am talking to a woman"]
+    cls = load_encoder("all-MiniLM-L6-v2", pooling="cls", device="cpu")(texts)
+    mean = load_encoder("all-MiniLM-L6-v2", device="cpu")(texts)
+    path = resolve_encoder_path("all-MiniLM-L6-v2")
+    tokens = AutoTokenizer.from_pretrained(path)(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        first = AutoModel.from_pretrained(path)(**tokens).last_hidden_state[:, 0].numpy()
+    np.testing.assert_allclose(cls, first, rtol=1e-4, atol=1e-5)
+    assert cls.shape == mean.shape == (2, 384) and not np.allclose(cls, mean, atol=1e-3)
 
 
 def test_absent_encoder_says_so():

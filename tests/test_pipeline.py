@@ -10,6 +10,12 @@ import yaml
 
 from conftest import REPO
 
+ARCH = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,
+        "decoder_ffn_dim": 64}
+ARCH_PM = {**ARCH, "encoder_layers": 2}
+CONTEXTUAL = {**ARCH, "context_layers": 1, "context_ffn_dim": 64}
+MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
+NO_COMET = "/nonexistent/comet-model"
 TINY = {
     "study": "e2e",
     "directions": ["en-de"],
@@ -18,12 +24,14 @@ TINY = {
     "training": {"lr": 0.003, "warmup_updates": 10, "max_tokens": 512, "update_freq": 1, "max_epoch": 3,
                  "patience": 2, "dropout": 0.1},
     "models": {
-        "base": {"type": "base", "arch": {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64,
-                                          "decoder_layers": 1, "decoder_ffn_dim": 64}},
-        "mtcue": {"type": "mtcue", "init_from": "base",
-                  "arch": {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64,
-                           "decoder_layers": 1, "decoder_ffn_dim": 64, "context_layers": 1, "context_ffn_dim": 64}},
+        "base": {"type": "base", "arch": ARCH},
+        "base_pm": {"type": "base", "arch": ARCH_PM},
+        "tagging": {"type": "tagging", "init_from": "base_pm", "arch": ARCH_PM},
+        "novotney_cue": {"type": "novotney_cue", "init_from": "base", "arch": CONTEXTUAL},
+        "mtcue": {"type": "mtcue", "init_from": "base", "arch": CONTEXTUAL},
     },
+    # An absent model: COMET is then "n/a" with the reason, and the DAG still completes.
+    "evaluation": {"comet": {"model": NO_COMET}},
     "generation": {"beam": 2},
 }
 
@@ -47,13 +55,16 @@ def study(tmp_path_factory):
 @pytest.mark.slow
 def test_table_from_the_dag(study):
     table = pd.read_csv(study / "results" / "tables" / "table4_quality.csv").set_index("model")
-    assert list(table.index) == ["BASE", "MTCUE"]
+    assert list(table.index) == ["BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE"]
     assert table.loc["BASE", "en-de paper BLEU"] == pytest.approx(33.60)
     assert table.loc["MTCUE", "en-de paper BLEU"] == pytest.approx(36.02)
+    assert table.loc["TAGGING", "en-de paper COMET"] == pytest.approx(49.21)
+    assert table["en-de COMET"].isna().all()
+    assert (table["en-de BLEU mark"] == "best").sum() == 1
     # Every number comes from the score records (a model this tiny may judge no phenomenon: NaN).
-    for model in ("base", "mtcue"):
+    for model in MODELS:
         record = json.loads((study / "results" / "records" / "score" / "en-de" / f"{model}.test.json").read_text())
-        row = table.loc[model.upper()]
+        row = table.loc[model.upper().replace("_", "-")]
         assert 0 <= record["bleu"] <= 100 and row["en-de BLEU"] == pytest.approx(record["bleu"])
         assert record["n_segments"] == len((study / "results" / "hyps" / "en-de" / f"{model}.test.txt")
                                            .read_text().splitlines())
@@ -62,17 +73,37 @@ def test_table_from_the_dag(study):
             assert pd.isna(row["en-de phenomena %"])
         else:
             assert row["en-de phenomena %"] == pytest.approx(100 * accuracy)
+        comet = json.loads((study / "results" / "records" / "comet" / "en-de" / f"{model}.test.json").read_text())
+        assert comet["comet"] is None and NO_COMET in comet["unavailable"]
+        assert comet["hyp_sha256"] == record["hyp_sha256"]
     md = (study / "results" / "tables" / "table4_quality.md").read_text()
     assert "| MTCUE |" in md and "nrefs:1|case:mixed|eff:no|tok:13a" in md
+    assert f"no checkpoint at {NO_COMET}" in md
 
 
 @pytest.mark.slow
-def test_mtcue_was_initialised_from_base(study):
-    report = json.loads((study / "results" / "checkpoints" / "en-de" / "mtcue" / "init_report.json").read_text())
-    assert report["missing_base_keys"] == [] and report["shape_mismatch"] == []
+def test_models_table_from_the_training_records(study):
+    table = pd.read_csv(study / "results" / "tables" / "table3_models.csv").set_index("model")
+    assert list(table.index) == ["BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE"]
+    params = {m: json.loads((study / "results" / "records" / "train" / "en-de" / f"{m}.json").read_text())["params"]
+              for m in MODELS}
+    # BASE-PM, TAGGING and MTCUE add parameters to BASE; TAGGING's tags on top of BASE-PM's
+    assert params["base"]["total"] < params["novotney_cue"]["total"] < params["mtcue"]["total"]
+    assert params["base_pm"]["total"] < params["tagging"]["total"]
+    tags = json.loads((study / "results" / "tags" / "en-de" / "manifest.json").read_text())
+    assert params["tagging"]["total"] - params["base_pm"]["total"] == tags["n_tags"] * ARCH["embed_dim"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["tagging", "novotney_cue", "mtcue"])
+def test_contextual_models_were_initialised_from_their_base(study, model):
+    report = json.loads((study / "results" / "checkpoints" / "en-de" / model / "init_report.json").read_text())
+    parent = TINY["models"][model]["init_from"]
+    assert report["pretrained_base"] == f"results/models/en-de/{parent}/checkpoint_best.pt"
+    assert report["missing_base_keys"] == [] and report["shape_mismatch"] == [] and report["unused_base_keys"] == []
     assert any(k.startswith("encoder.layers.") for k in report["loaded"])
     assert any(k.startswith("decoder.layers.") for k in report["loaded"])
-    assert report["new"] and all(".context_" in k or k.startswith("encoder.context_encoder") for k in report["new"])
+    assert report["new"] and all(".context_" in k or k.startswith("encoder.context_") for k in report["new"])
 
 
 @pytest.mark.slow
@@ -84,5 +115,5 @@ def test_rerun_does_nothing_and_mlflow_has_one_run_per_model(study):
     client = MlflowClient(f"sqlite:///{study / 'results' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("e2e")
     runs = client.search_runs([experiment.experiment_id])
-    assert sorted(r.data.tags["mtcue.model"] for r in runs) == ["base", "mtcue"]
+    assert sorted(r.data.tags["mtcue.model"] for r in runs) == sorted(MODELS)
     assert all("bleu" in r.data.metrics for r in runs)

@@ -16,9 +16,11 @@ import torch.nn.functional as F
 import mtcue.plugin  # noqa: F401  (registers task and model)
 from fairseq import utils
 from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.models.transformer import TransformerEncoder
 from fairseq.modules import MultiheadAttention
 from fairseq.sequence_generator import SequenceGenerator
-from mtcue.params import DataFreeTask, build_model, count_parameters
+from mtcue import config as cfg
+from mtcue.params import DataFreeTask, build_model, count_config
 from mtcue.plugin.context_dataset import ContextDataset
 from mtcue.plugin.context_store import ContextStore, ContextStoreError
 from mtcue.plugin.parallel_attention import ParallelCrossAttention, SourceAndContext
@@ -27,23 +29,45 @@ from mtcue.plugin.qk_norm_attention import QKNormAttention, default_qk_scale
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / "src" / "mtcue" / "plugin"
-TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "encoder_attention_heads": 2,
-        "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2, "dropout": 0.0}
-TINY_MTCUE = {**TINY, "context_layers": 2, "context_dropout": 0.0}
-CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS = 8, 3, 5
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
+        "dropout": 0.0}
+TINY_CONTEXTUAL = {
+    "mtcue": {**TINY, "context_layers": 2, "context_dropout": 0.0},
+    "novotney_cue": {**TINY, "context_layers": 2, "context_dropout": 0.0},
+    "tagging": {**TINY, "context_dropout": 0.0},
+}
+CONTEXTUAL = list(TINY_CONTEXTUAL)
+CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS, N_TAGS = 8, 3, 5, 7
 
 
 def tiny_task(vocab_size=40):
-    return DataFreeTask(vocab_size, CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS)
+    return DataFreeTask(vocab_size, CONTEXT_DIM, DOC_COLUMNS, N_COLUMNS, n_tags=N_TAGS)
 
 
-def tiny_mtcue(task=None, **arch):
+def tiny_model(model_type="mtcue", task=None, **arch):
+    """A tiny model of a contextual type; `task` becomes that type's context kind."""
     torch.manual_seed(0)
-    model = build_model("mtcue", {**TINY_MTCUE, **arch}, task or tiny_task())
+    model = build_model(model_type, {**TINY_CONTEXTUAL[model_type], **arch}, task or tiny_task())
     return model.eval()
 
 
+def tiny_mtcue(task=None, **arch):
+    return tiny_model("mtcue", task, **arch)
+
+
+def other_context(batch, task, where):
+    """The batch's context with the entries at `where` (an index or bool mask) changed."""
+    context = batch["context"].clone()
+    if task.context_kind == "tags":
+        context[where] = context[where] % (N_TAGS - 1) + 1   # another known tag
+    else:
+        context[where] += 1.0
+    return {**batch, "context": context}
+
+
 def tiny_batch(task, batch_size=3, length=6, seed=1):
+    """Context per the task's kind: vectors [B, S, dim] or tag ids [B, S] (0 where masked, as the collater does)."""
     g = torch.Generator().manual_seed(seed)
     tokens = torch.randint(task.source_dictionary.nspecial, len(task.source_dictionary), (batch_size, length),
                            generator=g)
@@ -51,10 +75,12 @@ def tiny_batch(task, batch_size=3, length=6, seed=1):
     mask = torch.zeros(batch_size, task.n_columns, dtype=torch.bool)
     mask[0, 1] = mask[0, 4] = True   # sample 0 misses two contexts
     mask[-1] = True                  # the last sample has no context at all
+    if task.context_kind == "tags":
+        context = torch.randint(1, task.n_tags, (batch_size, task.n_columns), generator=g).masked_fill(mask, 0)
+    else:
+        context = torch.randn(batch_size, task.n_columns, task.context_dim, generator=g)
     return {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
-            "prev_output_tokens": tokens.roll(1, dims=1),
-            "context": torch.randn(batch_size, task.n_columns, task.context_dim, generator=g),
-            "context_padding_mask": mask}
+            "prev_output_tokens": tokens.roll(1, dims=1), "context": context, "context_padding_mask": mask}
 
 
 # ---- QK-norm attention ------------------------------------------------------------------------
@@ -139,11 +165,11 @@ def test_positional_embeddings_reach_document_columns_only():
         encoder.set_doc_columns(DOC_COLUMNS + 1)
 
 
-def test_a_sample_without_context_gives_finite_outputs_and_gradients():
+@pytest.mark.parametrize("model_type", CONTEXTUAL)
+def test_a_sample_without_context_gives_finite_outputs_and_gradients(model_type):
     task = tiny_task()
-    model = tiny_mtcue(task).train()
+    model = tiny_model(model_type, task).train()
     batch = tiny_batch(task)
-    batch["context"].requires_grad_(True)
     logits, _ = model(**batch)
     logits.sum().backward()
     assert torch.isfinite(logits).all()
@@ -152,28 +178,28 @@ def test_a_sample_without_context_gives_finite_outputs_and_gradients():
 
 # ---- the whole model -------------------------------------------------------------------------
 
-def test_logits_depend_on_present_context_only():
+@pytest.mark.parametrize("model_type", CONTEXTUAL)
+def test_logits_depend_on_present_context_only(model_type):
+    """The issue's check that no model ignores its context: changing a context a sample has changes
+    that sample's output (and no other's); changing masked entries changes nothing."""
     task = tiny_task()
-    model = tiny_mtcue(task)
+    model = tiny_model(model_type, task)
     batch = tiny_batch(task)
     logits, _ = model(**batch)
 
-    present = {**batch, "context": batch["context"].clone()}
-    present["context"][1, 2] += 1.0                   # a context sample 1 has
-    changed, _ = model(**present)
+    changed, _ = model(**other_context(batch, task, (1, 2)))   # a context sample 1 has
     assert not torch.allclose(changed[1], logits[1], atol=1e-4)
-    torch.testing.assert_close(changed[0], logits[0])  # other samples are unaffected
+    torch.testing.assert_close(changed[0], logits[0])           # other samples are unaffected
 
-    padded = {**batch, "context": batch["context"].clone()}
-    padded["context"][batch["context_padding_mask"]] = 100.0  # only masked entries change
-    same, _ = model(**padded)
+    same, _ = model(**other_context(batch, task, batch["context_padding_mask"]))  # masked entries only
     torch.testing.assert_close(same, logits)
 
 
-def test_half_precision_model_takes_float32_context():
-    """Batches carry float32 context; under --fp16 the model's weights are half."""
+@pytest.mark.parametrize("model_type", CONTEXTUAL)
+def test_half_precision_model_takes_float32_context(model_type):
+    """Batches carry float32 context (or int64 tags); under --fp16 the model's weights are half."""
     task = tiny_task()
-    model = tiny_mtcue(task).half()
+    model = tiny_model(model_type, task).half()
     logits, _ = model(**tiny_batch(task))
     assert logits.dtype == torch.float16 and torch.isfinite(logits).all()
 
@@ -205,11 +231,12 @@ def test_reorder_encoder_out_reorders_the_context_too():
     torch.testing.assert_close(reordered["encoder_out"][0], out["encoder_out"][0][:, order])
 
 
-def test_beam_search_scores_equal_teacher_forced_scores():
+@pytest.mark.parametrize("model_type", CONTEXTUAL)
+def test_beam_search_scores_equal_teacher_forced_scores(model_type):
     """Incremental decoding (cached context attention, beam reordering) must give the scores of a
     plain forward pass over the chosen hypotheses."""
     task = tiny_task()
-    model = tiny_mtcue(task)
+    model = tiny_model(model_type, task)
     batch = tiny_batch(task)
     net_input = {k: v for k, v in batch.items() if k != "prev_output_tokens"}
     generator = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6)
@@ -223,6 +250,43 @@ def test_beam_search_scores_equal_teacher_forced_scores():
             logits, _ = model(prev_output_tokens=prev, **sample)
             lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
             torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+def test_baselines_prepend_their_context_states_to_the_source():
+    """TAGGING prepends one embedding per column, NOVOTNEY-CUE one vector: the mean of its context
+    encoder's states over the columns a sample has; a sample without context has it masked."""
+    task = tiny_task()
+    tagging = tiny_model("tagging", task)
+    batch = tiny_batch(task)
+    args = batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"]
+    out = tagging.encoder(*args)
+    source = TransformerEncoder.forward(tagging.encoder, batch["src_tokens"], batch["src_lengths"])
+    tags = tagging.encoder.context_tags(batch["context"]).transpose(0, 1)
+    torch.testing.assert_close(out["encoder_out"][0], torch.cat([tags, source["encoder_out"][0]]))
+    assert torch.equal(out["encoder_padding_mask"][0],
+                       torch.cat([batch["context_padding_mask"], source["encoder_padding_mask"][0]], dim=1))
+
+    task = tiny_task()
+    novotney = tiny_model("novotney_cue", task)
+    batch = tiny_batch(task)
+    out = novotney.encoder(batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"])
+    states, _ = novotney.encoder.context_encoder(batch["context"], batch["context_padding_mask"])
+    for b in range(2):
+        present = ~batch["context_padding_mask"][b]
+        torch.testing.assert_close(out["encoder_out"][0][0, b], states[present, b].mean(0))
+    assert out["encoder_padding_mask"][0][:, 0].tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize("model_type, kind", [("tagging", "vectors"), ("mtcue", "tags"), ("novotney_cue", None)])
+def test_a_model_given_the_wrong_context_store_says_so(model_type, kind):
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+    task = tiny_task()
+    task.context_kind = kind
+    args = Namespace(arch=model_type, share_all_embeddings=True, **TINY_CONTEXTUAL[model_type])
+    ARCH_CONFIG_REGISTRY[model_type](args)
+    with pytest.raises(ValueError, match=f"--arch {model_type} reads a"):
+        ARCH_MODEL_REGISTRY[model_type].build_model(args, task)
 
 
 # ---- data ----------------------------------------------------------------------------------------
@@ -268,6 +332,28 @@ def test_collater_attaches_each_samples_own_context(tmp_path):
     assert batch["net_input"]["context_padding_mask"][ids.index(0)].all()
 
 
+def test_collater_passes_tag_ids_for_a_tag_store(tmp_path):
+    directory = tmp_path / "tags"
+    directory.mkdir()
+    index = np.array([[-1, 3, 0], [2, -1, -1]], np.int32)
+    np.save(directory / "train.index.npy", index)
+    (directory / "manifest.json").write_text(json.dumps({
+        "kind": "tags", "n_tags": 4, "columns": ["doc0", "doc1", "genre"], "doc_columns": 2, "splits": {"train": 2}}))
+    store = ContextStore(directory)
+    assert store.vectors is None and store.n_tags == 4
+    dictionary = Dictionary()
+    src = [torch.tensor([dictionary.eos()])] * 2
+    pairs = LanguagePairDataset(src, [1, 1], dictionary, src, [1, 1], dictionary)
+    batch = ContextDataset(pairs, store.index("train"), store.vectors).collater([pairs[0], pairs[1]])
+    order = batch["id"].tolist()
+    assert batch["net_input"]["context"].dtype == torch.int64
+    assert batch["net_input"]["context"].tolist() == [[[0, 3, 0], [2, 0, 0]][i] for i in order]
+    assert batch["net_input"]["context_padding_mask"].tolist() == [(index[i] < 0).tolist() for i in order]
+    np.save(directory / "train.index.npy", np.array([[4, 0, 0], [0, 0, 0]], np.int32))
+    with pytest.raises(ContextStoreError, match=r"entries must lie in \[-1, 4\)"):
+        ContextStore(directory).index("train")
+
+
 def test_store_errors_name_the_file(tmp_path):
     with pytest.raises(ContextStoreError, match="manifest.json"):
         ContextStore(tmp_path)
@@ -298,25 +384,34 @@ def save_fairseq_checkpoint(model, path):
     return path
 
 
-def test_pretrained_base_loads_every_non_context_tensor(tmp_path):
+NEW_MODULES = {  # model type -> (new encoder modules, whether the decoder gets a context attention)
+    "mtcue": ({"context_encoder"}, True),
+    "novotney_cue": ({"context_encoder"}, False),
+    "tagging": ({"context_tags"}, False),
+}
+
+
+@pytest.mark.parametrize("model_type", CONTEXTUAL)
+def test_pretrained_base_loads_every_non_context_tensor(tmp_path, model_type):
     task = tiny_task()
     torch.manual_seed(1)
     base = build_model("base", TINY, task)
     ckpt = save_fairseq_checkpoint(base, tmp_path / "base.pt")
     report_path = tmp_path / "report.json"
-    model = tiny_mtcue(task, pretrained_base=str(ckpt), pretrained_report=str(report_path))
+    model = tiny_model(model_type, task, pretrained_base=str(ckpt), pretrained_report=str(report_path))
     own = model.state_dict()
     for key, tensor in base.state_dict().items():
         assert torch.equal(own[key], tensor), key
     report = json.loads(report_path.read_text())
+    encoder_modules, decoder_attention = NEW_MODULES[model_type]
     assert report["new"] and all(is_context_key(k) for k in report["new"])
-    assert {k.split(".")[1] for k in report["new"] if k.startswith("encoder.")} == {"context_encoder"}
-    assert any(".encoder_attn.context_attn." in k for k in report["new"])
+    assert {k.split(".")[1] for k in report["new"] if k.startswith("encoder.")} == encoder_modules
+    assert any(".encoder_attn.context_attn." in k for k in report["new"]) == decoder_attention
     assert not report["unused_base_keys"] and not report["shape_mismatch"]
     assert len(report["loaded"]) == len(base.state_dict())
-    # weights restored from an MTCue checkpoint (e.g. fairseq-generate) skip BASE altogether
+    # weights restored from the model's own checkpoint (e.g. fairseq-generate) skip BASE altogether
     task.building_from_checkpoint = True
-    tiny_mtcue(task, pretrained_base=str(tmp_path / "gone.pt"))
+    tiny_model(model_type, task, pretrained_base=str(tmp_path / "gone.pt"))
 
 
 @pytest.mark.parametrize("damage", ["missing", "shape"])
@@ -344,14 +439,20 @@ def test_user_dir_import_after_package_import_reuses_the_registration():
 
 
 def test_paper_config_parameter_counts():
-    """Reference notes: BASE 60.96M and MTCue 86.38M effective parameters (32,864 shared vocabulary,
-    384-d contexts, 6 document slots)."""
-    base = count_parameters("base", {}, 32864, 384, 6, 12)
-    mtcue = count_parameters("mtcue", {}, 32864, 384, 6, 12)
-    assert base["total"] == base["effective"] == 60_964_864
-    assert mtcue["total"] == mtcue["effective"] == 86_383_110
+    """Reference notes: BASE 60.96M, BASE-PM 94.57M, NOVOTNEY-CUE 80.28M (768-d DistilBERT vectors) and
+    MTCue 86.38M effective parameters (32,864 shared vocabulary, 6 document slots, 12 columns);
+    TAGGING is BASE-PM plus one 512-d vector per tag (the authors' 94.77M had 384-d random vectors
+    and a projection instead)."""
+    counts = count_config(cfg.load(REPO / "config" / "paper.yaml"), 32864, n_tags=1000)
+    assert {name: c["total"] for name, c in counts.items()} == {
+        "base": 60_964_864, "base_pm": 94_566_400, "tagging": 94_566_400 + 1000 * 512,
+        "novotney_cue": 80_275_968, "mtcue": 86_383_110}
+    assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
+    mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 512 + 6 * 512 + 6 * (3_152_384 + 1)
     assert mtcue["by_module"]["decoder.context_attn"] == 6 * 4 * (512 * 512 + 512)
+    # NOVOTNEY-CUE: the same encoder without QK-norm scales, over 768-d vectors; no decoder attention
+    assert counts["novotney_cue"]["by_module"]["encoder.context_encoder"] == 768 * 512 + 512 + 6 * 512 + 6 * 3_152_384
 
 
 # ---- end to end through fairseq's command lines ------------------------------------------------

@@ -4,7 +4,15 @@ import json
 import pytest
 import sacrebleu
 
-from mtcue.score import bleu, paired_bootstrap, phenomenon_accuracy, score_files
+from mtcue.score import (
+    bleu,
+    indistinguishable_from_best,
+    mean_from_stats,
+    mean_stats,
+    paired_bootstrap,
+    phenomenon_accuracy,
+    score_files,
+)
 from conftest import make_sample
 
 REFS = [
@@ -87,7 +95,7 @@ def test_paired_bootstrap_identical_systems_are_not_different():
     stats = bleu(HYPS, REFS)["segment_stats"]
     result = paired_bootstrap(stats, stats, n=200, seed=1)
     assert result["p_value"] == 1.0
-    assert result["bleu_a"] == result["bleu_b"] == pytest.approx(bleu(HYPS, REFS)["bleu"])
+    assert result["score_a"] == result["score_b"] == pytest.approx(bleu(HYPS, REFS)["bleu"])
 
 
 def test_paired_bootstrap_reference_beats_bad_system():
@@ -101,6 +109,64 @@ def test_paired_bootstrap_is_reproducible_with_seed():
     good = bleu(HYPS, REFS)["segment_stats"]
     bad = bleu(BAD, REFS)["segment_stats"]
     assert paired_bootstrap(good, bad, n=100, seed=7) == paired_bootstrap(good, bad, n=100, seed=7)
+
+
+def test_mean_stats_sum_to_total_and_count():
+    assert mean_stats([10.0, 20.0, 60.0]).tolist() == [[10.0, 1.0], [20.0, 1.0], [60.0, 1.0]]
+    assert mean_from_stats(mean_stats([10.0, 20.0, 60.0]).sum(0)) == 30.0
+
+
+def test_paired_bootstrap_of_segment_means_matches_the_exact_probability():
+    # Differences A - B per segment: +1, +1, -3. A resample of 3 segments has mean difference
+    # (3 - 4k)/3 with k the number of draws of the third segment, so A is strictly better iff
+    # k = 0: P(not better) = 1 - (2/3)^3 = 19/27.
+    a, b = mean_stats([1.0, 1.0, 0.0]), mean_stats([0.0, 0.0, 3.0])
+    result = paired_bootstrap(a, b, mean_from_stats, n=20000, seed=3)
+    assert result["p_value"] == pytest.approx(19 / 27, abs=0.01)
+    assert (result["score_a"], result["score_b"]) == (pytest.approx(2 / 3), pytest.approx(1.0))
+    # Lower is better (e.g. an error rate): A is strictly better iff k >= 1.
+    lower = paired_bootstrap(a, b, mean_from_stats, n=20000, seed=3, higher_is_better=False)
+    assert lower["p_value"] == pytest.approx(8 / 27, abs=0.01)
+
+
+def test_paired_bootstrap_of_segment_means_extremes():
+    b = mean_stats([50.0, 60.0, 70.0, 40.0])
+    assert paired_bootstrap(b, b, mean_from_stats, n=500)["p_value"] == 1.0
+    assert paired_bootstrap(mean_stats([51.0, 61.0, 71.0, 41.0]), b, mean_from_stats, n=500)["p_value"] == 0.0
+
+
+def test_paired_bootstrap_rejects_different_segment_counts():
+    with pytest.raises(ValueError, match="equally many"):
+        paired_bootstrap(mean_stats([1.0, 2.0]), mean_stats([1.0]), mean_from_stats)
+
+
+def test_indistinguishable_from_best_marks_a_three_system_column():
+    # 3 segments. "best" beats "loser" by 10 on every segment: p = 0. Against "near" the
+    # differences are +1, +1, -1: best is strictly better unless at least 2 of the 3 draws hit
+    # the third segment (mean difference (3 - 2k)/3 > 0 iff k <= 1):
+    # P(not better) = P(k >= 2) = 3 * (1/3)^2 * (2/3) + (1/3)^3 = 7/27 > 0.05, so tied.
+    systems = {
+        "near": mean_stats([60.0, 60.0, 61.0]),
+        "best": mean_stats([61.0, 61.0, 60.0]),
+        "loser": mean_stats([51.0, 51.0, 50.0]),
+    }
+    result = indistinguishable_from_best(systems, mean_from_stats, alpha=0.05, n=20000, seed=5)
+    assert result.best == "best"
+    assert result.tied == {"near"}
+    assert result.p_values["near"] == pytest.approx(7 / 27, abs=0.01)
+    assert result.p_values["loser"] == 0.0
+    # A single system is the best of its column with nothing tied.
+    alone = indistinguishable_from_best({"only": mean_stats([1.0])}, mean_from_stats)
+    assert (alone.best, alone.tied, alone.p_values) == ("only", frozenset(), {})
+
+
+def test_indistinguishable_from_best_on_bleu_segment_stats():
+    systems = {"bad": bleu(BAD, REFS)["segment_stats"], "good": bleu(HYPS, REFS)["segment_stats"],
+               "same": bleu(HYPS, REFS)["segment_stats"]}
+    result = indistinguishable_from_best(systems, n=200, seed=1)
+    assert result.best == "good"  # the first of two equal scores
+    assert result.tied == {"same"} and result.p_values["same"] == 1.0
+    assert result.p_values["bad"] < 0.05
 
 
 def _write_corpus(path, hyps_de, labels_de):

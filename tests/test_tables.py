@@ -1,39 +1,85 @@
+import hashlib
 import math
 
 import pandas as pd
 import pytest
 
+from mtcue.cli import main
+from mtcue.records import write_record
+from mtcue.score import bleu
 from mtcue.tables import (
+    context_footnotes,
     display_name,
+    models_table,
     quality_footnotes,
+    quality_marks,
     quality_table,
+    write_models_table,
     write_quality_table,
     write_table,
 )
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+COMET_MODEL = "Unbabel/wmt20-comet-da"
+REFS = [
+    "did you see the letter on the table",
+    "good evening sir how are you today",
+    "the cat sat on the mat with a hat",
+    "i do not know what you mean by that",
+    "we should leave before the rain starts",
+    "she gave him the keys to the old car",
+    "nobody told me about the party tonight",
+    "please close the door when you leave",
+]
+# GOOD and NEAR differ in one word of one segment: GOOD beats NEAR only in resamples that draw
+# that segment, P(not drawn) = (7/8)^8 = 0.34 > 0.05, so NEAR is indistinguishable from GOOD.
+GOOD = [*REFS[:7], "please shut the door when you leave"]
+NEAR = [*REFS[:6], "nobody told me about the dinner tonight", "please shut the door when you leave"]
+BAD = ["yes", "no way", "a dog ran", "hello there", "what", "maybe later", "okay then", "go"]
 
 
-def rec(model, direction, bleu, accuracy, split="test"):
+def rec(model, direction, hyps, accuracy, split="test"):
+    """A score record as `mtcue score` writes it, for hypotheses against REFS."""
     return {
-        "kind": "score", "model": model, "direction": direction, "split": split, "bleu": bleu, "study": "demo",
-        "bleu_signature": SIG, "phenomena": {"all": {"correct": 0, "incorrect": 0, "ignored": 0,
-                                                     "accuracy": accuracy}},
+        "kind": "score", "model": model, "direction": direction, "split": split, "study": "demo",
+        **bleu(hyps, REFS), "bleu_signature": SIG, "n_segments": len(hyps),
+        "phenomena": {"all": {"correct": 0, "incorrect": 0, "ignored": 0, "accuracy": accuracy}},
+        "hyp_sha256": hashlib.sha256("\n".join(hyps).encode()).hexdigest(),
+        "config_hash": "c0ffee", "git_commit": "abc",
+    }
+
+
+def comet_rec(score, segment_scores, unavailable=None):
+    """The COMET record of a score record's hypotheses (x100; None when unavailable)."""
+    return {
+        "kind": "comet", "model": score["model"], "direction": score["direction"], "split": score["split"],
+        "study": "demo", "comet_model": COMET_MODEL, "unavailable": unavailable, "segment_scores": segment_scores,
+        "comet": None if segment_scores is None else sum(segment_scores) / len(segment_scores),
+        "n_segments": score["n_segments"], "hyp_sha256": score["hyp_sha256"],
+        "config_hash": "c0ffee", "git_commit": "abc",
     }
 
 
 RECORDS = [
-    rec("mtcue", "de-en", 20.0, None),
-    rec("mtcue", "en-de", 30.5, 0.75),
-    rec("base", "en-de", 25.0, 0.5),
-    rec("base_pm", "en-de", 26.0, 0.25),
-    rec("base", "en-de", 99.0, 0.99, split="valid"),  # other split: left out
+    rec("mtcue", "de-en", GOOD, None),
+    rec("mtcue", "en-de", GOOD, 0.75),
+    rec("base", "en-de", BAD, 0.5),
+    rec("base_pm", "en-de", NEAR, 0.25),
+    rec("base", "en-de", REFS, 0.99, split="valid"),  # other split: left out
+]
+MTCUE_DE_EN, MTCUE_EN_DE, BASE_EN_DE, BASE_PM_EN_DE = RECORDS[:4]
+# COMET ranks en-de differently: BASE-PM best, MTCUE 0.5 behind on one segment only (tied, as
+# above), BASE 30 behind on every segment. MTCUE de-en has no COMET record.
+COMETS = [
+    comet_rec(BASE_PM_EN_DE, [80.0] * 8),
+    comet_rec(MTCUE_EN_DE, [80.0] * 7 + [79.5]),
+    comet_rec(BASE_EN_DE, [50.0] * 8),
 ]
 
 
 @pytest.fixture(scope="module")
 def table():
-    return quality_table(RECORDS)
+    return quality_table(RECORDS, COMETS)
 
 
 def test_display_names():
@@ -44,72 +90,259 @@ def test_display_names():
 def test_rows_and_columns_in_paper_order(table):
     assert list(table.index) == ["BASE", "BASE-PM", "MTCUE"]
     assert list(dict.fromkeys(table.columns.get_level_values(0))) == ["en-de", "de-en", "avg"]
-    assert list(table["en-de"].columns) == ["BLEU", "phenomena %", "paper BLEU"]
+    assert list(table["en-de"].columns) == ["BLEU", "COMET", "phenomena %", "paper BLEU", "paper COMET"]
 
 
-def test_values_and_paper_figures_in_the_right_cells(table):
-    assert table.loc["MTCUE", ("en-de", "BLEU")] == 30.5
-    assert table.loc["MTCUE", ("en-de", "phenomena %")] == 75.0
+def test_every_cell_comes_from_its_record_or_the_paper(table):
+    by_cell = {(display_name(r["model"]), r["direction"]): r for r in RECORDS if r["split"] == "test"}
+    comet = {(display_name(r["model"]), r["direction"]): r["comet"] for r in COMETS}
+    for (model, direction), r in by_cell.items():
+        assert table.loc[model, (direction, "BLEU")] == r["bleu"]
+        accuracy = r["phenomena"]["all"]["accuracy"]
+        expected = math.nan if accuracy is None else 100 * accuracy
+        assert table.loc[model, (direction, "phenomena %")] == pytest.approx(expected, nan_ok=True)
+    assert table.loc["MTCUE", ("en-de", "COMET")] == comet[("MTCUE", "en-de")] == pytest.approx(79.9375)
+    assert table.loc["BASE-PM", ("en-de", "COMET")] == 80.0
+    assert table.loc["BASE", ("en-de", "COMET")] == 50.0
+    assert table.loc["BASE", ("en-de", "BLEU")] == BASE_EN_DE["bleu"] < 10  # not the valid-split record
     assert table.loc["MTCUE", ("en-de", "paper BLEU")] == 36.02
+    assert table.loc["MTCUE", ("en-de", "paper COMET")] == 50.91
     assert table.loc["MTCUE", ("de-en", "paper BLEU")] == 40.95
-    assert table.loc["BASE", ("en-de", "BLEU")] == 25.0  # not the valid-split record
-    assert table.loc["BASE-PM", ("en-de", "paper BLEU")] == 34.36
-    assert table.loc["MTCUE", ("avg", "BLEU")] == pytest.approx(25.25)
-    assert table.loc["MTCUE", ("avg", "paper BLEU")] == pytest.approx((36.02 + 40.95) / 2)
+    assert table.loc["BASE-PM", ("en-de", "paper COMET")] == 46.77
+    assert table.loc["MTCUE", ("avg", "BLEU")] == pytest.approx((MTCUE_EN_DE["bleu"] + MTCUE_DE_EN["bleu"]) / 2)
+    assert table.loc["MTCUE", ("avg", "paper COMET")] == pytest.approx((50.91 + 61.58) / 2)
 
 
 def test_missing_values_stay_nan(table):
     assert math.isnan(table.loc["BASE", ("de-en", "BLEU")])  # no record
-    assert math.isnan(table.loc["MTCUE", ("de-en", "phenomena %")])  # accuracy None
+    assert math.isnan(table.loc["MTCUE", ("de-en", "COMET")])  # no COMET record
+    assert math.isnan(table.loc["MTCUE", ("avg", "COMET")])  # so no average
     assert math.isnan(table.loc["BASE", ("avg", "BLEU")])  # a direction missing
     assert table.loc["BASE", ("de-en", "paper BLEU")] == 39.53  # the paper's figure still shown
 
 
+def test_marks_best_tied_and_clear_loser():
+    marks = quality_marks(RECORDS, COMETS)
+    assert list(marks.columns) == [("en-de", "BLEU"), ("en-de", "COMET"), ("de-en", "BLEU"), ("de-en", "COMET")]
+    assert marks[("en-de", "BLEU")].to_dict() == {"BASE": "", "BASE-PM": "tied", "MTCUE": "best"}
+    assert marks[("en-de", "COMET")].to_dict() == {"BASE": "", "BASE-PM": "best", "MTCUE": "tied"}
+    assert marks[("de-en", "BLEU")].to_dict() == {"BASE": "", "BASE-PM": "", "MTCUE": "best"}  # alone
+    assert set(marks[("de-en", "COMET")]) == {""}  # no COMET scores at all
+
+
+def test_marks_follow_significance_not_the_shown_value():
+    # NEAR differs from GOOD on 4 segments: GOOD wins unless none of them is drawn,
+    # P = (1/2)^8 < 0.05: distinguishable, so BASE-PM loses its underline.
+    far = [*REFS[:4], *[h.replace("the", "a") for h in REFS[4:]]]
+    marks = quality_marks([rec("mtcue", "en-de", GOOD, None), rec("base_pm", "en-de", far, None)])
+    assert marks[("en-de", "BLEU")].to_dict() == {"BASE-PM": "", "MTCUE": "best"}
+
+
+def test_comet_unavailable_is_na_with_the_reason_in_a_footnote():
+    reason = "COMET model 'Unbabel/wmt20-comet-da' is unavailable: no network"
+    comets = [comet_rec(MTCUE_EN_DE, None, reason), comet_rec(BASE_EN_DE, None, reason)]
+    records = [MTCUE_EN_DE, BASE_EN_DE]
+    t = quality_table(records, comets)
+    assert t[("en-de", "COMET")].isna().all()
+    assert set(quality_marks(records, comets)[("en-de", "COMET")]) == {""}
+    notes = quality_footnotes(records, comets)
+    assert f"COMET n/a for all systems: `{COMET_MODEL}`: {reason}" in notes
+    assert not any(n.startswith("COMET: model") for n in notes)  # no COMET score to describe
+    assert "COMET n/a for all systems: no COMET record" in quality_footnotes(records)
+
+
+def test_comet_of_other_hypotheses_is_an_error_naming_both_hashes():
+    stale = {**comet_rec(MTCUE_EN_DE, [1.0] * 8), "hyp_sha256": "0" * 64}
+    with pytest.raises(ValueError) as err:
+        quality_table(RECORDS, [stale])
+    assert "0" * 64 in str(err.value) and MTCUE_EN_DE["hyp_sha256"] in str(err.value)
+    with pytest.raises(ValueError, match="has no score record"):
+        quality_table([MTCUE_EN_DE], [comet_rec(BASE_EN_DE, [1.0] * 8)])
+
+
 def test_unknown_model_goes_last_without_paper_figure():
-    t = quality_table([rec("mtcue", "en-de", 1.0, None), rec("my_variant", "en-de", 2.0, None)])
+    t = quality_table([rec("mtcue", "en-de", GOOD, None), rec("my_variant", "en-de", NEAR, None)])
     assert list(t.index) == ["MTCUE", "MY-VARIANT"]
     assert math.isnan(t.loc["MY-VARIANT", ("en-de", "paper BLEU")])
 
 
 def test_custom_paper_csv(tmp_path):
     csv = tmp_path / "paper.csv"
-    csv.write_text("model,direction,bleu,comet\nMTCUE,en-de,12.5,0\n")
-    t = quality_table([rec("mtcue", "en-de", 1.0, None)], paper_csv=str(csv))
-    assert t.loc["MTCUE", ("en-de", "paper BLEU")] == 12.5
+    csv.write_text("model,direction,bleu,comet\nMTCUE,en-de,12.5,7\n")
+    t = quality_table([MTCUE_EN_DE], paper_csv=str(csv))
+    assert (t.loc["MTCUE", ("en-de", "paper BLEU")], t.loc["MTCUE", ("en-de", "paper COMET")]) == (12.5, 7.0)
 
 
 def test_duplicate_and_empty_records_are_errors():
     with pytest.raises(ValueError, match="two test score records"):
-        quality_table([rec("base", "en-de", 1.0, None), rec("base", "en-de", 2.0, None)])
+        quality_table([rec("base", "en-de", GOOD, None), rec("base", "en-de", BAD, None)])
     with pytest.raises(ValueError, match="no test score records"):
-        quality_table([rec("base", "en-de", 1.0, None, split="valid")])
+        quality_table([rec("base", "en-de", GOOD, None, split="valid")])
 
 
 def test_write_table_csv_and_markdown(table, tmp_path):
     csv_path, md_path = tmp_path / "t" / "quality.csv", tmp_path / "t" / "quality.md"
-    write_table(table, csv_path, md_path, "Translation quality (demo)", quality_footnotes(RECORDS))
+    write_table(table, csv_path, md_path, "Translation quality (demo)", quality_footnotes(RECORDS, COMETS))
 
     back = pd.read_csv(csv_path, index_col="model")
-    assert back.loc["MTCUE", "en-de BLEU"] == 30.5
+    assert back.loc["MTCUE", "en-de BLEU"] == pytest.approx(MTCUE_EN_DE["bleu"])
     assert back.loc["MTCUE", "en-de paper BLEU"] == 36.02
     assert math.isnan(back.loc["BASE", "de-en BLEU"])
     assert "avg BLEU" in back.columns
 
     md = md_path.read_text()
-    lines = md.splitlines()
-    assert lines[0] == "# Translation quality (demo)"
-    assert lines[2].startswith("| model | en-de BLEU | en-de phenomena % | en-de paper BLEU | de-en BLEU |")
-    assert "| MTCUE | 30.50 | 75.00 | 36.02 | 20.00 | n/a | 40.95 | 25.25 | n/a | 38.48 |" in lines
-    assert "| BASE | 25.00 | 50.00 | 33.60 | n/a | n/a | 39.53 | n/a | n/a | 36.56 |" in lines
-    assert f"`{SIG}`" in md
+    assert md.splitlines()[0] == "# Translation quality (demo)"
+    assert f"`{SIG}`" in md and f"`{COMET_MODEL}`" in md
     assert "orientation only" in md
 
 
-def test_write_quality_table_titles_with_the_study(table, tmp_path):
-    write_quality_table(table, RECORDS, tmp_path / "q.csv", tmp_path / "q.md")
+def f2(x):
+    return f"{x:.2f}"
+
+
+def test_write_quality_table_marks_in_markdown_and_csv(tmp_path):
+    write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS)
     md = (tmp_path / "q.md").read_text()
-    assert md.startswith("# Translation quality, study demo (cf. MTCue paper, Table 4)\n")
-    assert "| MTCUE | 30.50 |" in md and "n/a" in md
+    lines = md.splitlines()
+    assert lines[0] == "# Translation quality, study demo (cf. MTCue paper, Table 4)"
+    assert lines[2].startswith("| model | en-de BLEU | en-de COMET | en-de phenomena % | en-de paper BLEU | "
+                               "en-de paper COMET | de-en BLEU |")
+    mtcue_avg = (MTCUE_EN_DE["bleu"] + MTCUE_DE_EN["bleu"]) / 2
+    assert (f"| MTCUE | **{f2(MTCUE_EN_DE['bleu'])}** | <u>79.94</u> | 75.00 | 36.02 | 50.91 "
+            f"| **{f2(MTCUE_DE_EN['bleu'])}** | n/a | n/a | 40.95 | 61.58 "
+            f"| {f2(mtcue_avg)} | n/a | n/a | 38.48 | 56.24 |") in lines
+    assert (f"| BASE-PM | <u>{f2(BASE_PM_EN_DE['bleu'])}</u> | **80.00** | 25.00 | 34.36 | 46.77 "
+            f"| n/a | n/a | n/a | 40.32 | 60.88 | n/a | n/a | n/a | 37.34 | 53.83 |") in lines
+    assert f"| BASE | {f2(BASE_EN_DE['bleu'])} | 50.00 | 50.00 | 33.60 | 45.90 |" in md
+    assert "p > 0.05; 1000 resamples, seed 12345" in md
+    assert "COMET n/a for MTCUE de-en: no COMET record" in md
+
+    back = pd.read_csv(tmp_path / "q.csv", index_col="model", keep_default_na=False)
+    assert list(back.columns[:7]) == ["en-de BLEU", "en-de BLEU mark", "en-de COMET", "en-de COMET mark",
+                                      "en-de phenomena %", "en-de paper BLEU", "en-de paper COMET"]
+    assert back["en-de BLEU mark"].to_dict() == {"BASE": "", "BASE-PM": "tied", "MTCUE": "best"}
+    assert back["en-de COMET mark"].to_dict() == {"BASE": "", "BASE-PM": "best", "MTCUE": "tied"}
+    assert not any(c.startswith("avg") and c.endswith("mark") for c in back.columns)
+    assert float(back.loc["MTCUE", "en-de BLEU"]) == pytest.approx(MTCUE_EN_DE["bleu"])
+
+
+ARCH = {"embed_dim": 128, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 256, "decoder_layers": 2,
+        "decoder_ffn_dim": 512, "context_layers": 3, "context_ffn_dim": 64}
+
+
+def train_rec(model, direction, total, wall_s, best_epoch, type_=None, context=None, init_from=None):
+    spec = {"model": model, "type": type_ or model, "init_from": init_from, "arch": ARCH, "training": {}, "seed": 1}
+    if context is not None:
+        spec["context"] = context
+    return {
+        "kind": "train", "model": model, "direction": direction, "study": "demo", "spec": spec,
+        "params": {"total": total, "trainable": total}, "device": "cpu",
+        "epochs": [{"epoch": i + 1, "train_loss": 1.0, "valid_loss": 1.0, "wall_s": w} for i, w in enumerate(wall_s)],
+        "best_epoch": best_epoch, "best_valid_loss": 1.0, "config_hash": "c0ffee", "git_commit": "abc",
+    }
+
+
+MINILM = {"encoder": "sentence-transformers/all-MiniLM-L6-v2", "pooling": "mean"}
+TRAIN = [
+    train_rec("mtcue", "en-de", 1_000_000, [10.0, 20.0], 2, context=MINILM, init_from="base"),
+    train_rec("mtcue", "de-en", 1_200_000, [30.0], 6, context=MINILM, init_from="base"),
+    train_rec("base", "en-de", 2_345_678, [4.0, 5.0, 9.0], 3),
+    train_rec("tagging", "en-de", 3_000_000, [7.0], 1, context={"tags_min_count": 2}),
+]
+
+
+def test_models_table_means_and_sds_by_hand():
+    df = models_table(TRAIN)
+    assert list(df.index) == ["BASE", "TAGGING", "MTCUE"]
+    m = df.loc["MTCUE"]
+    assert m["directions"] == 2
+    assert m["params (M)"] == pytest.approx(1.1)  # (1.0 + 1.2) / 2
+    assert m["paper params (M)"] == 105
+    # Per direction: en-de (10 + 20) / 2 = 15 s, de-en 30 s -> mean 22.5, sd |30 - 15| / sqrt(2).
+    assert m["s/epoch"] == pytest.approx(22.5)
+    assert m["s/epoch sd"] == pytest.approx(15 / math.sqrt(2))
+    assert (m["epochs to best"], m["epochs to best sd"]) == (4.0, pytest.approx(math.sqrt(8)))
+    assert [m[c] for c in ("d_model", "cxt layers", "src layers", "dec layers", "heads", "cxt FFN", "src FFN",
+                           "dec FFN")] == [128, 3, 2, 2, 4, 64, 256, 512]
+    assert (m["paper GPU h/epoch"], m["paper GPU h/epoch sd"]) == (0.81, 0.39)
+    assert (m["paper epochs to best"], m["paper epochs to best sd"]) == (9.38, 4.57)
+    assert m["device"] == "cpu"
+    b = df.loc["BASE"]
+    assert (b["s/epoch"], b["epochs to best"], b["params (M)"]) == (6.0, 3.0, pytest.approx(2.345678))
+    assert math.isnan(b["s/epoch sd"]) and math.isnan(b["epochs to best sd"])  # one direction
+    assert math.isnan(b["cxt layers"]) and math.isnan(b["paper GPU h/epoch"])
+    assert math.isnan(df.loc["TAGGING", "cxt FFN"]) and df.loc["TAGGING", "src FFN"] == 256  # no context encoder
+
+
+def test_models_table_rejects_architectures_that_differ_between_directions():
+    other = train_rec("base", "de-en", 1, [1.0], 1)
+    other["spec"] = {**other["spec"], "arch": {**ARCH, "heads": 8}}
+    with pytest.raises(ValueError, match="heads differs between directions"):
+        models_table([TRAIN[2], other])
+
+
+def test_write_models_table(tmp_path):
+    write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md")
+    md = (tmp_path / "m.md").read_text()
+    assert md.startswith("# Model details, study demo (cf. MTCue paper, Table 3)\n")
+    assert ("| MTCUE | 2 | 1.10 | 105 | 128 | 3 | 2 | 2 | 4 | 64 | 256 | 512 | 22.50 ± 10.61 | 4.00 ± 2.83 "
+            "| cpu | 0.81 ± 0.39 | 9.38 ± 4.57 |") in md
+    assert ("| BASE | 1 | 2.35 | 66 | 128 | n/a | 2 | 2 | 4 | n/a | 256 | 512 | 6.00 ± n/a | 3.00 ± n/a "
+            "| cpu | n/a | n/a |") in md
+    assert "MTCUE starts from BASE's best checkpoint" in md and "(fine-tuning) epochs" in md
+    back = pd.read_csv(tmp_path / "m.csv", index_col="model")
+    assert back.loc["MTCUE", "s/epoch sd"] == pytest.approx(15 / math.sqrt(2))
+
+
+def test_context_footnotes_only_where_the_encoder_differs_from_the_paper():
+    notes = context_footnotes(TRAIN)
+    assert notes == [
+        "MTCUE read sentence-transformers/all-MiniLM-L6-v2 vectors (mean pooling) in all directions; the paper "
+        "used all-MiniLM-L12-v2 (en→xx) and paraphrase-multilingual-MiniLM-L12-v2 (xx→en), mean pooling.",
+        "MTCUE embedded the non-English context of de-en with sentence-transformers/all-MiniLM-L6-v2, "
+        "which is not a multilingual encoder.",
+    ]
+    as_paper = [
+        train_rec("mtcue", "en-de", 1, [1.0], 1, context={"encoder": "sentence-transformers/all-MiniLM-L12-v2",
+                                                            "pooling": "mean"}),
+        train_rec("mtcue", "de-en", 1, [1.0], 1, context={
+            "encoder": "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2", "pooling": "mean"}),
+        train_rec("novotney_cue", "en-de", 1, [1.0], 1,
+                  context={"encoder": "distilbert-base-uncased", "pooling": "cls"}),
+        train_rec("novotney_cue", "en-pl", 1, [1.0], 1, context=MINILM),
+        train_rec("novotney_cue", "de-en", 1, [1.0], 1),  # an older record without `context`
+    ]
+    assert context_footnotes(as_paper) == [
+        "NOVOTNEY-CUE read sentence-transformers/all-MiniLM-L6-v2 vectors (mean pooling) in en-pl; "
+        "the paper used DistilBERT (CLS, 768-d).",
+        "NOVOTNEY-CUE: the training records of de-en do not name the context encoder.",
+    ]
+
+
+def test_quality_footnotes_name_the_encoders_of_the_models_in_the_table():
+    elsewhere = train_rec("novotney_cue", "en-fr", 1, [1.0], 1, context=MINILM)
+    notes = quality_footnotes(RECORDS, COMETS, [*TRAIN, elsewhere])
+    assert notes[-2:] == context_footnotes(TRAIN)  # the en-fr model is not in the table
+
+
+def test_cli_tables(tmp_path):
+    def write_all(records, folder):
+        return [str(write_record(tmp_path / folder / f"{i}.json", r)) for i, r in enumerate(records)]
+
+    scores, comets, train = write_all(RECORDS, "score"), write_all(COMETS, "comet"), write_all(TRAIN, "train")
+    out = tmp_path / "out"
+    assert main(["table", "--records", *scores, "--comet-records", *comets, "--train-records", *train,
+                 "--csv", str(out / "q.csv"), "--md", str(out / "q.md")]) == 0
+    assert "<u>79.94</u>" in (out / "q.md").read_text()
+    assert "not a multilingual encoder" in (out / "q.md").read_text()
+    assert main(["table", "--kind", "models", "--records", *train, "--csv", str(out / "m.csv"),
+                 "--md", str(out / "m.md")]) == 0
+    assert "22.50 ± 10.61" in (out / "m.md").read_text()
+    assert main(["table", "--kind", "phenomena", "--records", *scores, "--csv", str(out / "p.csv"),
+                 "--md", str(out / "p.md")]) == 0
+    # Without COMET and train records the quality table still builds, COMET n/a.
+    assert main(["table", "--records", *scores, "--csv", str(out / "q2.csv"), "--md", str(out / "q2.md")]) == 0
+    assert "COMET n/a for all systems: no COMET record" in (out / "q2.md").read_text()
 
 
 def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
@@ -119,10 +352,10 @@ def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
         return {"correct": c, "incorrect": i, "ignored": 1, "accuracy": c / (c + i) if c + i else None}
 
     records = [
-        {**rec("mtcue", "en-pl", 30.0, 0.8), "phenomena": {"formality": counts(9, 1), "speaker_gender": counts(3, 1),
+        {**rec("mtcue", "en-pl", GOOD, 0.8), "phenomena": {"formality": counts(9, 1), "speaker_gender": counts(3, 1),
                                                            "all": counts(12, 2)}},
-        {**rec("base", "en-pl", 25.0, 0.5), "phenomena": {"formality": counts(5, 5), "speaker_gender": counts(0, 0),
-                                                          "all": counts(5, 5)}},
+        {**rec("base", "en-pl", BAD, 0.5), "phenomena": {"formality": counts(5, 5), "speaker_gender": counts(0, 0),
+                                                         "all": counts(5, 5)}},
     ]
     df = phenomena_table(records)
     assert list(df.index) == ["BASE", "MTCUE"]

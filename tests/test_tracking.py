@@ -34,6 +34,15 @@ def score(model, direction, study, bleu=30.0):
     }
 
 
+def comet(model, direction, study, value=81.5, unavailable=None):
+    return {
+        "kind": "comet", "model": model, "direction": direction, "split": "test", "study": study,
+        "comet_model": "Unbabel/wmt20-comet-da", "comet": value, "unavailable": unavailable,
+        "segment_scores": None if value is None else [value] * 4, "n_segments": 4,
+        "hyp_sha256": "0" * 64, "config_hash": f"hash-{model}", "git_commit": "abc123",
+    }
+
+
 CELLS = [("en-de", "base"), ("en-de", "mtcue"), ("de-en", "base")]
 
 
@@ -131,6 +140,47 @@ def test_records_of_another_study_or_a_second_split_are_refused(uri):
     valid = {**score("base", "en-de", "demo"), "split": "valid"}
     with pytest.raises(ValueError, match="several score records for en-de/base"):
         sync(uri, "demo", [], [score("base", "en-de", "demo"), valid])
+
+
+def test_comet_joins_the_score_run_and_a_rerun_adds_no_point(uri):
+    study = "comet"
+    client = MlflowClient(uri)
+    records = [train("base", "en-de", study)], [score("base", "en-de", study)], [comet("base", "en-de", study)]
+    first = sync_records(uri, study, *records)
+    assert sync_records(uri, study, *records) == first
+    assert [r.info.run_id for r in runs_of(uri, study)] == [first["en-de/base"]]
+    assert [(m.step, m.value) for m in client.get_metric_history(first["en-de/base"], "comet")] == [(0, 81.5)]
+    run = client.get_run(first["en-de/base"])
+    assert run.data.params["comet_model"] == "Unbabel/wmt20-comet-da"
+    assert run.data.metrics["bleu"] == 30.0
+    assert "mtcue.comet_unavailable" not in run.data.tags
+
+
+def test_unavailable_comet_is_a_tag_and_switching_either_way_replaces_the_run(uri):
+    study = "comet-unavailable"
+    client = MlflowClient(uri)
+    missing = comet("base", "en-de", study, value=None, unavailable="COMET model 'x' is unavailable")
+    first = sync_records(uri, study, [], [score("base", "en-de", study)], [missing])
+    assert sync_records(uri, study, [], [score("base", "en-de", study)], [missing]) == first
+    run = client.get_run(first["en-de/base"])
+    assert "comet" not in run.data.metrics
+    assert run.data.tags["mtcue.comet_unavailable"] == "COMET model 'x' is unavailable"
+    # Neither a tag nor a metric can be taken back: the run is logged afresh.
+    scored = sync_records(uri, study, [], [score("base", "en-de", study)], [comet("base", "en-de", study)])
+    run = client.get_run(scored["en-de/base"])
+    assert scored != first and "mtcue.comet_unavailable" not in run.data.tags
+    assert run.data.metrics["comet"] == 81.5
+    again = sync_records(uri, study, [], [score("base", "en-de", study)], [missing])
+    assert again != scored and "comet" not in client.get_run(again["en-de/base"]).data.metrics
+    assert [r.info.run_id for r in runs_of(uri, study)] == [again["en-de/base"]]
+
+
+def test_comet_of_another_split_than_the_score_is_refused_before_logging(uri):
+    study = "split-mismatch"
+    valid = {**comet("base", "en-de", study), "split": "valid"}
+    with pytest.raises(ValueError, match="COMET record of split 'valid' but score record of split 'test'"):
+        sync_records(uri, study, [train("base", "de-en", study)], [score("base", "en-de", study)], [valid])
+    assert MlflowClient(uri).get_experiment_by_name(study) is None
 
 
 def test_environment_overrides_configured_uri(monkeypatch):

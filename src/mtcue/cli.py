@@ -24,7 +24,7 @@ def _spec(args: argparse.Namespace) -> dict:
         return json.loads(args.spec)
     if not (args.config and args.model):
         raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
-    return cfgmod.model_spec(cfgmod.load(args.config), args.model)
+    return cfgmod.model_spec(cfgmod.load(args.config), args.model, args.direction)
 
 
 def _provenance(record: dict, study: str) -> dict:
@@ -67,11 +67,21 @@ def cmd_binarise(a):
     binarise(a.prepared, a.direction, a.dest, a.workers)
 
 
+def _corpora(a) -> dict[str, str]:
+    """--corpus SPLIT=PATH options as {split: path}."""
+    return dict(item.split("=", 1) for item in a.corpus)
+
+
 def cmd_embed(a):
     from mtcue.embed import build_store
 
-    corpora = dict(item.split("=", 1) for item in a.corpus)
-    build_store(corpora, a.direction, a.columns.split(","), a.encoder, a.out, a.batch_size)
+    build_store(_corpora(a), a.direction, a.columns.split(","), a.encoder, a.out, a.batch_size, pooling=a.pooling)
+
+
+def cmd_tags(a):
+    from mtcue.tags import build_tag_store
+
+    build_tag_store(_corpora(a), a.direction, a.columns.split(","), a.min_docs, a.out)
 
 
 def cmd_train(a):
@@ -104,13 +114,33 @@ def cmd_score(a):
     log.info("%s %s %s: BLEU %.2f", a.direction, a.model, a.split, scores["bleu"])
 
 
+def cmd_comet(a):
+    from mtcue.comet import comet_files
+    from mtcue.records import write_record
+
+    # CometUnavailable is a RuntimeError: with --required, main() reports its reason and exits 1.
+    scores = comet_files(a.hyps, a.corpus, a.direction, a.comet_model, a.batch_size, a.required)
+    record = {"kind": "comet", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, **scores}
+    write_record(a.out, _provenance(record, a.study))
+    if scores["comet"] is None:
+        log.warning("%s %s %s: no COMET score: %s", a.direction, a.model, a.split, scores["unavailable"])
+    else:
+        log.info("%s %s %s: COMET %.2f", a.direction, a.model, a.split, scores["comet"])
+
+
 def cmd_table(a):
     from mtcue import tables
     from mtcue.records import load_records
 
+    if a.kind == "models":
+        tables.write_models_table(load_records(a.records, "train"), a.csv, a.md)
+        return
     records = load_records(a.records, "score")
     if a.kind == "quality":
-        tables.write_quality_table(tables.quality_table(records), records, a.csv, a.md)
+        tables.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
+                                   load_records(a.train_records, "train"),
+                                   bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
     else:
         tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md)
 
@@ -120,7 +150,8 @@ def cmd_track(a):
     from mtcue.tracking import resolve_uri, sync_records
 
     uri = resolve_uri(a.uri)
-    sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"))
+    sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
+                 load_records(a.comet_records, "comet"))
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.done:
         Path(a.done).write_text(uri + "\n")
@@ -129,7 +160,7 @@ def cmd_track(a):
 def cmd_count_params(a):
     from mtcue.params import count_config
 
-    print(json.dumps(count_config(cfgmod.load(a.config), a.vocab_size), indent=2))
+    print(json.dumps(count_config(cfgmod.load(a.config), a.vocab_size, a.n_tags), indent=2))
 
 
 def cmd_bench_store(a):
@@ -186,8 +217,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
     s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
     s.add_argument("--encoder", required=True)
+    s.add_argument("--pooling", choices=["mean", "cls"], default="mean")
     s.add_argument("--out", required=True)
     s.add_argument("--batch-size", type=int, default=256)
+
+    s = step("tags", cmd_tags, "TAGGING's tag store: a tag per context value, vocabulary from the training split")
+    s.add_argument("--direction", required=True)
+    s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH", help="train is required")
+    s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
+    s.add_argument("--min-docs", type=int, default=2, help="training documents a value needs for its own tag")
+    s.add_argument("--out", required=True)
 
     def model_args(s):
         s.add_argument("--spec", help="model spec as JSON (what Snakemake passes)")
@@ -214,33 +253,48 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--generation", default='{"beam": 5, "batch_size": 64, "max_len_a": 1.2, "max_len_b": 10}')
     s.add_argument("--out", required=True)
 
-    s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
-    s.add_argument("--hyps", required=True)
-    s.add_argument("--corpus", required=True)
-    s.add_argument("--direction", required=True)
-    s.add_argument("--model", required=True)
-    s.add_argument("--split", required=True)
-    s.add_argument("--study", required=True)
-    s.add_argument("--config-hash", required=True)
-    s.add_argument("--out", required=True)
+    def scoring_args(s):
+        for name in ("--hyps", "--corpus", "--direction", "--model", "--split", "--study", "--config-hash", "--out"):
+            s.add_argument(name, required=True)
 
-    s = step("table", cmd_table, "assemble a table from score records")
-    s.add_argument("--kind", choices=["quality", "phenomena"], default="quality",
-                   help="quality: BLEU and phenomena (paper Table 4); phenomena: per-phenomenon accuracy")
-    s.add_argument("--records", nargs="+", required=True)
+    s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
+    scoring_args(s)
+
+    s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
+    scoring_args(s)
+    s.add_argument("--comet-model", required=True,
+                   help="hub name (e.g. Unbabel/wmt20-comet-da) or local checkpoint (file or model directory)")
+    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--required", action="store_true",
+                   help="fail when the model is unavailable, instead of recording why")
+
+    s = step("table", cmd_table, "assemble a table from records")
+    s.add_argument("--kind", choices=["quality", "phenomena", "models"], default="quality",
+                   help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); "
+                        "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3)")
+    s.add_argument("--records", nargs="+", required=True, help="score records (train records for --kind models)")
+    s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
+    s.add_argument("--train-records", nargs="*", default=[],
+                   help="quality: train records, for footnotes on the context encoders")
+    s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
+    s.add_argument("--alpha", type=float, default=0.05,
+                   help="quality: systems with p > alpha against the best are marked indistinguishable from it")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 
-    s = step("track", cmd_track, "mirror training and score records into MLflow")
+    s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
     s.add_argument("--study", required=True)
     s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
     s.add_argument("--train-records", nargs="+", required=True)
     s.add_argument("--score-records", nargs="+", required=True)
+    s.add_argument("--comet-records", nargs="*", default=[])
     s.add_argument("--done", help="marker file written after a successful sync")
 
     s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
     s.add_argument("--config", required=True)
     s.add_argument("--vocab-size", type=int, default=32864)
+    s.add_argument("--n-tags", type=int, default=1000,
+                   help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")
 
     s = step("bench-store", cmd_bench_store, "embedding store vs on-the-fly embedding: size and speed")
     s.add_argument("--store", required=True)

@@ -14,7 +14,8 @@ import jsonschema
 import yaml
 
 ENGLISH = "en"
-CONTEXTUAL_TYPES = {"mtcue"}  # model types that read the context embedding store
+# Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
+CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors"}
 
 
 class ConfigError(ValueError):
@@ -58,6 +59,9 @@ def _check_semantics(cfg: dict) -> None:
         if src == tgt or ENGLISH not in (src, tgt):
             raise ConfigError(f"directions: '{direction}' must translate from or into English (en-xx or xx-en)")
     for name, model in cfg["models"].items():
+        for key in ("context_encoder", "context_pooling"):
+            if key in model and CONTEXT_KIND[model["type"]] != "vectors":
+                raise ConfigError(f"models.{name}.{key}: a '{model['type']}' model reads no context vectors")
         parent = model.get("init_from")
         if parent is not None and parent not in cfg["models"]:
             raise ConfigError(
@@ -116,8 +120,16 @@ def pairs(cfg: dict) -> list[str]:
     return sorted({pair_of(d) for d in cfg["directions"]})
 
 
-def encoder_for(cfg: dict, direction: str) -> str:
-    return cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"])
+def encoder_for(cfg: dict, direction: str, model: str | None = None) -> str:
+    """The sentence encoder of `model` (its own `context_encoder`, else the direction's)."""
+    own = cfg["models"][model].get("context_encoder") if model else None
+    return own or cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"])
+
+
+def store_name(context: dict) -> str:
+    """Folder name of a vector store under results/embed/{direction}/, from a spec's `context`:
+    one store per encoder and pooling, shared by every model that reads the same vectors."""
+    return f"{context['encoder'].strip('/').replace('/', '--')}.{context['pooling']}"
 
 
 def context_columns(cfg: dict) -> list[str]:
@@ -129,16 +141,17 @@ def context_columns(cfg: dict) -> list[str]:
 
 
 def is_contextual(spec: dict) -> bool:
-    return spec["type"] in CONTEXTUAL_TYPES
+    return CONTEXT_KIND[spec["type"]] is not None
 
 
-def model_spec(cfg: dict, model: str) -> dict:
-    """Everything that determines how `model` is trained: its type, sizes and training settings."""
+def model_spec(cfg: dict, model: str, direction: str) -> dict:
+    """Everything that determines how `model` is trained in `direction`: its type, sizes, training
+    settings and, for a contextual model, what its context is made of (a change retrains it)."""
     try:
         entry = cfg["models"][model]
     except KeyError:
         raise ConfigError(f"models: no model named '{model}' (known: {', '.join(sorted(cfg['models']))})") from None
-    return {
+    spec = {
         "model": model,
         "type": entry["type"],
         "init_from": entry.get("init_from"),
@@ -146,4 +159,11 @@ def model_spec(cfg: dict, model: str) -> dict:
         "training": {**cfg["training"], **entry["training"]},
         "seed": cfg["seed"],
     }
+    kind = CONTEXT_KIND[entry["type"]]
+    if kind == "vectors":
+        spec["context"] = {"columns": context_columns(cfg), "encoder": encoder_for(cfg, direction, model),
+                           "pooling": entry.get("context_pooling", "mean")}
+    elif kind == "tags":
+        spec["context"] = {"columns": context_columns(cfg), "tags_min_docs": cfg["context"]["tags_min_docs"]}
+    return spec
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import unicodedata
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -84,6 +86,22 @@ def atomic_path(path: str | Path) -> tuple[int, str]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+
+@contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder beside `path` that replaces `path` once the block completes; on an
+    error it is removed and an existing `path` stays as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> int:

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from mtcue.corpus import read_corpus
+from mtcue.corpus import atomic_directory, read_corpus
 from mtcue.prepare import langs_of
 
 log = logging.getLogger(__name__)
@@ -64,12 +61,20 @@ def resolve_encoder_path(name: str) -> str:
     return name
 
 
-def load_encoder(name: str, device: str | None = None) -> Encoder:
+def load_encoder(name: str, pooling: str = "mean", device: str | None = None) -> Encoder:
+    """`pooling` "mean": the model as sentence-transformers loads it (sentence encoders keep their own
+    pooling, plain transformers get mean pooling); "cls": the first token's final state."""
     from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     path = resolve_encoder_path(name)
     try:
-        model = SentenceTransformer(path, device=device)
+        if pooling == "cls":
+            transformer = Transformer(path)
+            cls = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
+            model = SentenceTransformer(modules=[transformer, cls], device=device)
+        else:
+            model = SentenceTransformer(path, device=device)
     except OSError as err:
         raise RuntimeError(
             f"context encoder '{name}' could not be loaded ({err}). It is not bundled: it downloads "
@@ -97,7 +102,8 @@ def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, batch_siz
 
 
 def build_store(corpora: dict[str, str | Path], direction: str, columns: Sequence[str], encoder_name: str,
-                out_dir: str | Path, batch_size: int = 256, encoder: Encoder | None = None) -> dict:
+                out_dir: str | Path, batch_size: int = 256, encoder: Encoder | None = None,
+                pooling: str = "mean") -> dict:
     """Embed the contexts of every split into a fresh store at `out_dir`; returns the manifest.
 
     The store is written to a temporary folder and moved into place only once complete.
@@ -107,11 +113,8 @@ def build_store(corpora: dict[str, str | Path], direction: str, columns: Sequenc
     texts, indices = build_index(samples, src, columns)
     if not texts:
         raise ValueError(f"{direction}: no context strings at all in {sorted(corpora.values())}")
-    encoder = encoder or load_encoder(encoder_name)
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
-    try:
+    encoder = encoder or load_encoder(encoder_name, pooling)
+    with atomic_directory(out_dir) as tmp:
         vectors = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
                                             shape=(len(texts), encoder.dim))  # type: ignore[attr-defined]
         embed_all(encoder, texts, vectors, batch_size)
@@ -120,17 +123,13 @@ def build_store(corpora: dict[str, str | Path], direction: str, columns: Sequenc
         for split, index in indices.items():
             np.save(tmp / f"{split}.index.npy", index)
         manifest = {
-            "model": encoder_name, "dim": int(encoder.dim), "dtype": "float32",  # type: ignore[attr-defined]
+            "kind": "vectors", "model": encoder_name, "pooling": pooling,
+            "dim": int(encoder.dim), "dtype": "float32",  # type: ignore[attr-defined]
             "n_vectors": len(texts), "columns": list(columns),
             "doc_columns": sum(c.startswith("doc") for c in columns), "normalize": False,
             "splits": {split: int(index.shape[0]) for split, index in indices.items()},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     log.info("store %s: %d unique vectors for %s samples", out_dir, len(texts), manifest["splits"])
     return manifest
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.config import is_contextual
+from mtcue.config import CONTEXT_KIND, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
-FAIRSEQ_ARCH = {"base": "transformer", "mtcue": "mtcue"}
+FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue"}
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -36,10 +36,12 @@ def arch_args(spec: dict) -> list[str]:
             "--encoder-layers", arch["encoder_layers"], "--encoder-ffn-embed-dim", arch["encoder_ffn_dim"],
             "--decoder-layers", arch["decoder_layers"], "--decoder-ffn-embed-dim", arch["decoder_ffn_dim"]]
     if is_contextual(spec):
+        args += ["--context-dropout", arch["context_dropout"]]
+    if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
-                 "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-dropout", arch["context_dropout"]]
-        if arch["qk_norm_scale_init"] is not None:
-            args += ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
+                 "--context-ffn-embed-dim", arch["context_ffn_dim"]]
+    if spec["type"] == "mtcue" and arch["qk_norm_scale_init"] is not None:
+        args += ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
     return [str(a) for a in args]
 
 

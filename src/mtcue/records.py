@@ -18,6 +18,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "model", "direction", "split", "bleu", "bleu_signature", "phenomena", "n_segments",
         "hyp_sha256", "config_hash", "git_commit", "study",
     ),
+    "comet": (
+        "model", "direction", "split", "comet_model", "comet", "unavailable", "n_segments",
+        "hyp_sha256", "config_hash", "git_commit", "study",
+    ),
     "train": (
         "model", "direction", "study", "params", "epochs", "best_epoch", "best_valid_loss",
         "config_hash", "git_commit",

@@ -1,4 +1,4 @@
-"""Scoring of detokenised hypotheses: BLEU, phenomenon accuracy, paired bootstrap.
+"""Scoring of detokenised hypotheses: BLEU, phenomenon accuracy, paired bootstrap (BLEU, COMET).
 
 Reads plain files only (hypotheses, cleaned corpus JSONL); knows nothing of fairseq.
 """
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,10 @@ from mtcue.corpus import marker_tokens, read_corpus
 # Per-segment statistics layout, as sacrebleu lays them out:
 # [hyp_len, ref_len, correct_1..correct_4, total_1..total_4].
 Stats = list[int]
+# Per-segment statistics of any metric (rows: segments) whose corpus score is a function of
+# their column sums: BLEU's Stats, or `mean_stats` of per-segment COMET scores.
+SegmentStats = Sequence[Sequence[float]] | np.ndarray
+CorpusScore = Callable[[np.ndarray], float]  # summed segment statistics -> corpus score
 ALL = "all"  # key of the micro-average over phenomena
 
 
@@ -26,8 +31,9 @@ def _metric() -> BLEU:
     return BLEU()
 
 
-def _bleu_from_stats(metric: BLEU, summed: Sequence[float]) -> float:
+def bleu_from_stats(summed: Sequence[float]) -> float:
     """Corpus BLEU from summed segment statistics, exactly as sacrebleu aggregates."""
+    metric = _metric()
     order = metric.max_ngram_order
     return BLEU.compute_bleu(
         correct=[int(c) for c in summed[2 : 2 + order]],
@@ -39,6 +45,18 @@ def _bleu_from_stats(metric: BLEU, summed: Sequence[float]) -> float:
         effective_order=metric.effective_order,
         max_ngram_order=order,
     ).score
+
+
+def mean_stats(segment_scores: Sequence[float]) -> np.ndarray:
+    """Statistics of a segment-averaged metric (COMET): [score, 1] per segment, so that a sum
+    over any resample holds the total score and the number of segments."""
+    scores = np.asarray(segment_scores, dtype=float)
+    return np.column_stack([scores, np.ones_like(scores)])
+
+
+def mean_from_stats(summed: Sequence[float]) -> float:
+    """Corpus score of a segment-averaged metric from summed `mean_stats`: the mean."""
+    return float(summed[0] / summed[1])
 
 
 def _segment_stats(metric: BLEU, hyp: str, ref: str) -> Stats:
@@ -59,7 +77,7 @@ def bleu(hyps: list[str], refs: list[str]) -> dict:
     summed = np.asarray(segments, dtype=np.int64).sum(0)
     # The signature is read after scoring: sacrebleu learns the number of references then.
     return {
-        "bleu": _bleu_from_stats(metric, summed),
+        "bleu": bleu_from_stats(summed),
         "bleu_signature": str(metric.get_signature()),
         "bleu_stats": [int(x) for x in summed],
         "segment_stats": segments,
@@ -67,32 +85,73 @@ def bleu(hyps: list[str], refs: list[str]) -> dict:
 
 
 def paired_bootstrap(
-    stats_a: Sequence[Stats], stats_b: Sequence[Stats], n: int = 1000, seed: int = 12345
+    stats_a: SegmentStats,
+    stats_b: SegmentStats,
+    corpus_score: CorpusScore = bleu_from_stats,
+    n: int = 1000,
+    seed: int = 12345,
+    higher_is_better: bool = True,
 ) -> dict:
-    """Paired bootstrap resampling (Koehn 2004) of BLEU for two systems on the same segments.
+    """Paired bootstrap resampling (Koehn 2004) of a corpus metric for two systems on the same
+    segments: BLEU by default, COMET with `mean_stats` and `mean_from_stats`.
 
-    p_value is the share of resamples in which system A does NOT score strictly higher than
+    p_value is the share of resamples in which system A does NOT score strictly better than
     system B: A is better than B at level alpha when p_value <= alpha. Identical systems tie
     in every resample and get p_value 1.0.
     """
-    a = np.asarray(stats_a, dtype=np.int64)
-    b = np.asarray(stats_b, dtype=np.int64)
+    a = np.asarray(stats_a, dtype=float)
+    b = np.asarray(stats_b, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
         raise ValueError(f"need equally many non-empty segment statistics, got {a.shape} and {b.shape}")
-    metric = _metric()
+    m = len(a)
     rng = np.random.default_rng(seed)
-    not_better = 0
-    for _ in range(n):
-        idx = rng.integers(0, len(a), size=len(a))
-        if _bleu_from_stats(metric, a[idx].sum(0)) <= _bleu_from_stats(metric, b[idx].sum(0)):
-            not_better += 1
+    # All resamples at once, as counts of each segment per resample: the summed statistics
+    # of every resample are then one matrix product (n x m x k stays out of memory).
+    idx = rng.integers(0, m, size=(n, m)) + m * np.arange(n)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=n * m).reshape(n, m).astype(float)
+    score_a = np.array([corpus_score(s) for s in counts @ a])
+    score_b = np.array([corpus_score(s) for s in counts @ b])
+    better = score_a > score_b if higher_is_better else score_a < score_b
     return {
-        "bleu_a": _bleu_from_stats(metric, a.sum(0)),
-        "bleu_b": _bleu_from_stats(metric, b.sum(0)),
-        "p_value": not_better / n,
+        "score_a": corpus_score(a.sum(0)),
+        "score_b": corpus_score(b.sum(0)),
+        "p_value": float(1 - better.mean()),
         "n": n,
         "seed": seed,
     }
+
+
+@dataclass(frozen=True)
+class BestAndTied:
+    """The best system of a column and those statistically indistinguishable from it."""
+
+    best: str
+    tied: frozenset[str]  # p_value(best vs system) > alpha
+    p_values: dict[str, float]  # best vs each other system
+
+
+def indistinguishable_from_best(
+    systems: Mapping[str, SegmentStats],
+    corpus_score: CorpusScore = bleu_from_stats,
+    alpha: float = 0.05,
+    n: int = 1000,
+    seed: int = 12345,
+    higher_is_better: bool = True,
+) -> BestAndTied:
+    """The system with the best corpus score, and the systems it does not significantly beat
+    (paired bootstrap of the best against each, p_value > alpha); ties on the corpus score
+    go to the first system given."""
+    if not systems:
+        raise ValueError("no systems to compare")
+    scores = {name: corpus_score(np.asarray(s, dtype=float).sum(0)) for name, s in systems.items()}
+    sign = 1 if higher_is_better else -1
+    best = max(scores, key=lambda name: sign * scores[name])
+    p_values = {
+        name: paired_bootstrap(systems[best], s, corpus_score, n, seed, higher_is_better)["p_value"]
+        for name, s in systems.items()
+        if name != best
+    }
+    return BestAndTied(best, frozenset(name for name, p in p_values.items() if p > alpha), p_values)
 
 
 def _judge(tokens: set[str], gold: str, markers: Mapping[str, Sequence[str]]) -> str:
@@ -133,12 +192,30 @@ def phenomenon_accuracy(hyps: list[str], labels: list[Mapping | None]) -> dict[s
     return result
 
 
-def _read_lines(path: Path) -> list[str]:
+def read_lines(path: Path) -> list[str]:
     # Split on "\n" only: str.splitlines would also break on U+2028 etc. inside subtitles.
     lines = path.read_text(encoding="utf-8").split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def read_hyps_and_corpus(hyp_path: str | Path, corpus_jsonl_path: str | Path) -> tuple[list[str], list[dict]]:
+    """A hypothesis file and the cleaned corpus it translates, line for line (else ValueError)."""
+    hyps = read_lines(Path(hyp_path))
+    samples = list(read_corpus(corpus_jsonl_path))
+    if len(hyps) != len(samples):
+        raise ValueError(
+            f"line count mismatch: {hyp_path} has {len(hyps)} hypotheses, "
+            f"{corpus_jsonl_path} has {len(samples)} samples"
+        )
+    return hyps, samples
+
+
+def hyp_provenance(hyp_path: str | Path, hyps: list[str]) -> dict:
+    """The record fields that tie scores to the exact hypothesis file."""
+    return {"n_segments": len(hyps), "hyp_path": str(hyp_path),
+            "hyp_sha256": hashlib.sha256(Path(hyp_path).read_bytes()).hexdigest()}
 
 
 def score_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: str) -> dict:
@@ -147,21 +224,12 @@ def score_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: 
     Returns the fields of a score record: bleu, bleu_signature, bleu_stats, segment_stats,
     phenomena, n_segments, hyp_path, hyp_sha256.
     """
-    hyp_path, corpus_jsonl_path = Path(hyp_path), Path(corpus_jsonl_path)
     tgt = direction.split("-")[1]
-    hyps = _read_lines(hyp_path)
-    samples = list(read_corpus(corpus_jsonl_path))
-    if len(hyps) != len(samples):
-        raise ValueError(
-            f"line count mismatch: {hyp_path} has {len(hyps)} hypotheses, "
-            f"{corpus_jsonl_path} has {len(samples)} samples"
-        )
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path)
     refs = [s["text"][tgt] for s in samples]
     labels = [(s.get("labels") or {}).get(tgt) for s in samples]
     return {
         **bleu(hyps, refs),
         "phenomena": phenomenon_accuracy(hyps, labels),
-        "n_segments": len(hyps),
-        "hyp_path": str(hyp_path),
-        "hyp_sha256": hashlib.sha256(hyp_path.read_bytes()).hexdigest(),
+        **hyp_provenance(hyp_path, hyps),
     }

@@ -59,10 +59,11 @@ def _flatten(obj: object, prefix: str = "") -> dict[str, str]:
 
 
 def _desired(
-    train: dict | None, score: dict | None
-) -> tuple[dict[str, str], dict[str, dict[int, float]], dict[str, str]]:
-    """(params, metrics as {key: {step: value}}, tags) that the run should hold."""
-    first = train or score
+    train: dict | None, score: dict | None, comet: dict | None
+) -> tuple[dict[str, str], dict[str, dict[int, float]], dict[str, str], set[str]]:
+    """(params, metrics as {key: {step: value}}, tags, absent) that the run should hold;
+    absent: metric and tag keys the run must not hold."""
+    first = train or score or comet
     params = {**_flatten((train or {}).get("spec", {})), "config_hash": first["config_hash"]}
     tags = {
         f"{TAG}pair": pair_of(first["direction"]),
@@ -82,9 +83,24 @@ def _desired(
         summary["bleu"] = score["bleu"]
         summary |= {f"acc_{p}": c["accuracy"] for p, c in score["phenomena"].items()}
         tags |= {f"{TAG}split": score["split"], f"{TAG}bleu_signature": score["bleu_signature"]}
+    absent: set[str] = set()
+    if comet:
+        if score and comet["split"] != score["split"]:
+            raise ValueError(f"COMET record of split {comet['split']!r} but score record of split "
+                             f"{score['split']!r} for {comet['direction']}/{comet['model']}")
+        params["comet_model"] = comet["comet_model"]
+        tags[f"{TAG}split"] = comet["split"]
+        # A run must not keep a COMET score once the model became unavailable, nor the reason
+        # once it has a score: tags and metrics cannot be taken back, so either makes it stale.
+        if comet["comet"] is None:
+            tags[f"{TAG}comet_unavailable"] = comet["unavailable"]
+            absent.add("comet")
+        else:
+            summary["comet"] = comet["comet"]
+            absent.add(f"{TAG}comet_unavailable")
     # Unknown values (no judged sample, no validation) are left out: MLflow has no null.
     metrics |= {key: {0: float(v)} for key, v in summary.items() if v is not None}
-    return params, metrics, tags
+    return params, metrics, tags, absent
 
 
 def _history(client: MlflowClient, run_id: str, keys: Iterable[str]) -> dict[str, list[Metric]]:
@@ -97,9 +113,11 @@ def _same(a: float | None, b: float) -> bool:
 
 
 def _is_stale(run: Run, history: dict[str, list[Metric]], params: dict[str, str],
-              metrics: dict[str, dict[int, float]]) -> bool:
-    """True when the run holds a param, or a metric point, that the records contradict."""
+              metrics: dict[str, dict[int, float]], absent: set[str]) -> bool:
+    """True when the run holds a param, a metric point, or a key that the records contradict."""
     if any(run.data.params.get(k, v) != v for k, v in params.items()):
+        return True
+    if any(k in run.data.metrics or k in run.data.tags for k in absent):
         return True
     for key, points in history.items():
         steps = [p.step for p in points]
@@ -155,34 +173,37 @@ def sync_records(
     study: str,
     train_records: Iterable[dict],
     score_records: Iterable[dict],
+    comet_records: Iterable[dict] = (),
 ) -> dict[str, str]:
     """Mirror the records of one study into MLflow; returns {"direction/model": run_id}.
 
-    Takes at most one train and one score record (the evaluation split) per (direction,
-    model). Params: the train record's flattened model spec plus config_hash. Metrics:
+    Takes at most one train, one score and one COMET record (the evaluation split) per
+    (direction, model). Params: the train record's flattened model spec plus config_hash. Metrics:
     train_loss, valid_loss, wall_s per epoch (step = epoch); at step 0 best_epoch,
     best_valid_loss, params_total, params_trainable, bleu and acc_{phenomenon} (a fraction,
-    "acc_all" pooled).
+    "acc_all" pooled). A COMET record of the same split adds param comet_model and metric
+    comet (x100), or, when its model was unavailable, tag mtcue.comet_unavailable (the reason).
     """
     groups: dict[tuple[str, str], list[dict | None]] = {}
-    for slot, records in enumerate((train_records, score_records)):
+    for slot, records in enumerate((train_records, score_records, comet_records)):
         for r in records:
             if r["study"] != study:
                 raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-            cell = groups.setdefault((r["direction"], r["model"]), [None, None])
+            cell = groups.setdefault((r["direction"], r["model"]), [None, None, None])
             if cell[slot] is not None:
                 raise ValueError(f"several {r['kind']} records for {r['direction']}/{r['model']} in study {study}")
             cell[slot] = r
+    # All cells are checked (e.g. COMET and score splits agree) before anything is logged.
+    desired = {key: _desired(*cell) for key, cell in sorted(groups.items())}
     ensure_store(tracking_uri)
     client = MlflowClient(tracking_uri)
     experiment_id = _experiment_id(client, study, tracking_uri)
     run_ids = {}
-    for (direction, model), (train, score) in sorted(groups.items()):
+    for (direction, model), (params, metrics, tags, absent) in desired.items():
         identity = {f"{TAG}direction": direction, f"{TAG}model": model, f"{TAG}study": study}
-        params, metrics, tags = _desired(train, score)
         run = _find_run(client, experiment_id, identity)
         history = _history(client, run.info.run_id, metrics) if run else {}
-        if run is not None and _is_stale(run, history, params, metrics):
+        if run is not None and _is_stale(run, history, params, metrics, absent):
             client.delete_run(run.info.run_id)
             run, history = None, {}
         if run is None:

@@ -2,6 +2,7 @@
 import json
 import os
 import sys
+from types import SimpleNamespace
 
 from mtcue import config as cfg
 
@@ -26,21 +27,28 @@ wildcard_constraints:
     tgt=r"[a-z]{2}",
     split="|".join(SPLITS),
     model="|".join(MODELS),
+    store=r"[^/]+",
 
 
-def spec(model):
+def model_spec(w):
+    return cfg.model_spec(config, w.model, w.direction)
+
+
+def spec(w):
     """The model spec as a JSON param: a changed spec reruns exactly that model and its dependants."""
-    return json.dumps(cfg.model_spec(config, model), sort_keys=True)
+    return json.dumps(model_spec(w), sort_keys=True)
 
 
-def cfg_hash(model):
+def cfg_hash(w):
     from mtcue.records import config_hash
 
-    return config_hash(cfg.model_spec(config, model))
+    return config_hash(model_spec(w))
 
 
-def is_contextual(model):
-    return cfg.is_contextual(config["models"][model])
+def vector_stores(direction):
+    """{store name: spec context} of the vector stores the models of `direction` read."""
+    contexts = [cfg.model_spec(config, m, direction).get("context") for m in MODELS]
+    return {cfg.store_name(c): c for c in contexts if c and "encoder" in c}
 
 
 def clean_corpus(w, split):
@@ -53,13 +61,20 @@ def init_checkpoint(w):
 
 
 def context_store(w):
-    return {"store": f"results/embed/{w.direction}"} if is_contextual(w.model) else {}
+    """The store a model reads: a vector store per encoder, or TAGGING's tag store; none for BASE."""
+    kind = cfg.CONTEXT_KIND[config["models"][w.model]["type"]]
+    if kind == "vectors":
+        return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
+    return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
 
 
 SCORE_RECORDS = expand(
     "results/records/score/{direction}/{model}.{split}.json",
     direction=DIRECTIONS, model=MODELS, split=EVAL_SPLIT,
 )
+# COMET is left out when evaluation.comet.model is null.
+COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if config["evaluation"]["comet"]["model"] else []
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=MODELS)
-TABLES = expand("results/tables/{table}.{ext}", table=["table4_quality", "phenomena"], ext=["csv", "md"])
+TABLES = expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"],
+                ext=["csv", "md"])
 MLFLOW_SYNC = f"results/mlflow/{STUDY}.synced"

@@ -1,4 +1,5 @@
-# Translation of the evaluation split with beam search, then scoring into a JSON record.
+# Translation of the evaluation split with beam search, then scoring into JSON records: BLEU and
+# phenomena (score), COMET (comet).
 
 
 rule translate:
@@ -10,7 +11,7 @@ rule translate:
     output:
         "results/hyps/{direction}/{model}.{split}.txt",
     params:
-        spec=lambda w: spec(w.model),
+        spec=spec,
         generation=json.dumps(config["generation"]),
         store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",
     threads: 1
@@ -33,7 +34,7 @@ rule score:
     output:
         "results/records/score/{direction}/{model}.{split}.json",
     params:
-        config_hash=lambda w: cfg_hash(w.model),
+        config_hash=cfg_hash,
         study=STUDY,
     log:
         "results/logs/score/{direction}.{model}.{split}.log",
@@ -41,3 +42,28 @@ rule score:
         "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
         "--config-hash {params.config_hash} --out {output} 2> {log}"
+
+
+rule comet:
+    input:
+        hyps="results/hyps/{direction}/{model}.{split}.txt",
+        corpus=lambda w: clean_corpus(w, w.split),
+    output:
+        "results/records/comet/{direction}/{model}.{split}.json",
+    params:
+        config_hash=cfg_hash,
+        study=STUDY,
+        comet=config["evaluation"]["comet"],
+        required="--required" if config["evaluation"]["comet"]["required"] else "",
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/comet/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/comet/{direction}.{model}.{split}.tsv"
+    shell:
+        "mtcue comet --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
+        "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
+        "--config-hash {params.config_hash} --comet-model {params.comet[model]:q} "
+        "--batch-size {params.comet[batch_size]} {params.required} --out {output} 2> {log}"

@@ -1,17 +1,35 @@
-# Tables are assembled from score records only; MLflow mirrors the records from one process
+# Tables are assembled from records only; MLflow mirrors the records from one process
 # (concurrent writers would race on a fresh sqlite store).
+
+
+rule table3_models:
+    input:
+        TRAIN_RECORDS,
+    output:
+        csv="results/tables/table3_models.csv",
+        md="results/tables/table3_models.md",
+    log:
+        "results/logs/table3_models.log",
+    shell:
+        "mtcue table --kind models --records {input} --csv {output.csv} --md {output.md} 2> {log}"
 
 
 rule table4_quality:
     input:
-        SCORE_RECORDS,
+        score=SCORE_RECORDS,
+        comet=COMET_RECORDS,
+        train=TRAIN_RECORDS,
     output:
         csv="results/tables/table4_quality.csv",
         md="results/tables/table4_quality.md",
+    params:
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table4_quality.log",
     shell:
-        "mtcue table --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table --records {input.score} --comet-records {input.comet} --train-records {input.train} "
+        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
+        "--csv {output.csv} --md {output.md} 2> {log}"
 
 
 rule phenomena:
@@ -30,6 +48,7 @@ rule mlflow_sync:
     input:
         train=TRAIN_RECORDS,
         score=SCORE_RECORDS,
+        comet=COMET_RECORDS,
     output:
         MLFLOW_SYNC,
     params:
@@ -39,14 +58,14 @@ rule mlflow_sync:
         f"results/logs/mlflow_sync/{STUDY}.log",
     shell:
         "mtcue track --study {params.study} --uri {params.uri} --train-records {input.train} "
-        "--score-records {input.score} --done {output} 2> {log}"
+        "--score-records {input.score} --comet-records {input.comet} --done {output} 2> {log}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding
 # (paper appendix A). `snakemake --cores 2 results/benchmarks/store/en-de.json`
 rule bench_store:
     input:
-        store="results/embed/{direction}",
+        store=lambda w: context_store(SimpleNamespace(direction=w.direction, model=MTCUE))["store"],
         corpus=lambda w: clean_corpus(w, "train"),
         record=f"results/records/train/{{direction}}/{MTCUE}.json",
     output:

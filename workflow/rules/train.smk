@@ -12,7 +12,7 @@ rule train:
         model="results/models/{direction}/{model}/checkpoint_best.pt",
         record="results/records/train/{direction}/{model}.json",
     params:
-        spec=lambda w: spec(w.model),
+        spec=spec,
         checkpoints="results/checkpoints/{direction}/{model}",
         init=lambda w, input: f"--init-checkpoint {input.init}" if "init" in input.keys() else "",
         store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",

@@ -7,14 +7,16 @@ from fairseq.data import BaseWrapperDataset
 
 
 class ContextDataset(BaseWrapperDataset):
-    """Adds `net_input["context"]` (float [B, S, dim]) and `net_input["context_padding_mask"]`
-    (bool [B, S], True = missing) to the wrapped dataset's batches.
+    """Adds `net_input["context"]` and `net_input["context_padding_mask"]` (bool [B, S], True =
+    missing) to the wrapped dataset's batches. `context` is float [B, S, dim] looked up in
+    `vectors`, or, for a tag store (`vectors` None), the int64 tag ids [B, S] themselves (0 where
+    missing: masked anyway).
 
     `index` is the store's [n_samples, n_columns] index for this split, `columns` the positions of
     the selected columns (None = all), `name` what error messages call the index.
     """
 
-    def __init__(self, dataset, index: np.ndarray, vectors: np.ndarray, columns: list[int] | None = None,
+    def __init__(self, dataset, index: np.ndarray, vectors: np.ndarray | None, columns: list[int] | None = None,
                  name: str = "context index"):
         super().__init__(dataset)
         if len(index) != len(dataset):
@@ -32,6 +34,10 @@ class ContextDataset(BaseWrapperDataset):
         if self.columns is not None:
             rows = rows[:, self.columns]
         missing = rows < 0
+        if self.vectors is None:
+            batch["net_input"]["context"] = torch.from_numpy(np.where(missing, 0, rows).astype(np.int64))
+            batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)
+            return batch
         context = np.zeros(rows.shape + (self.vectors.shape[1],), dtype=np.float32)
         context[~missing] = self.vectors[rows[~missing]]
         batch["net_input"]["context"] = torch.from_numpy(context)

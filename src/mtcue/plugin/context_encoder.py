@@ -1,5 +1,6 @@
 """MTCue's context encoder (paper section 2.2): context vectors -> linear projection -> + slot
-positions for document columns -> dropout -> self-attention layers with QK-norm."""
+positions for document columns -> dropout -> self-attention layers with QK-norm. NOVOTNEY-CUE
+uses the same encoder with standard scaled dot-product attention."""
 from __future__ import annotations
 
 import copy
@@ -20,17 +21,33 @@ class QKNormEncoderLayer(TransformerEncoderLayerBase):
                                dropout=cfg.attention_dropout)
 
 
+def add_context_encoder_args(parser) -> None:
+    # No defaults here: the architecture functions set them (fairseq's legacy convention).
+    parser.add_argument("--context-layers", type=int, help="context encoder layers (paper: 6)")
+    parser.add_argument("--context-attention-heads", type=int, help="context encoder attention heads")
+    parser.add_argument("--context-ffn-embed-dim", type=int, help="context encoder FFN dimension")
+
+
+def context_encoder_defaults(args) -> None:
+    """Paper sizes: 6 layers, heads and FFN as the source encoder's."""
+    args.context_layers = getattr(args, "context_layers", 6)
+    args.context_attention_heads = getattr(args, "context_attention_heads", args.encoder_attention_heads)
+    args.context_ffn_embed_dim = getattr(args, "context_ffn_embed_dim", args.encoder_ffn_embed_dim)
+
+
 class ContextEncoder(nn.Module):
     """Encodes [B, S, input_dim] context vectors into [S, B, d] states.
 
     Column j < doc_columns is document slot j (0 = the current sentence, 1.. = previous ones, most
     recent first) and gets the learned slot embedding POS(j); metadata and cue columns get none.
     Context dropout is element-wise dropout on the embedded sequence, as in the authors' code.
-    Layers follow the source encoder's pre/post-norm setting (cfg.encoder.normalize_before).
+    Layers follow the source encoder's pre/post-norm setting (cfg.encoder.normalize_before) and use
+    QK-norm attention with initial scale `qk_norm_scale_init`, or fairseq's standard attention when
+    that is None.
     """
 
     def __init__(self, cfg, input_dim: int, doc_positions: int, layers: int, attention_heads: int,
-                 ffn_embed_dim: int, context_dropout: float, qk_norm_scale_init: float):
+                 ffn_embed_dim: int, context_dropout: float, qk_norm_scale_init: float | None):
         super().__init__()
         embed_dim = cfg.encoder.embed_dim
         self.project = nn.Linear(input_dim, embed_dim)
@@ -46,8 +63,17 @@ class ContextEncoder(nn.Module):
         layer_cfg.encoder.attention_heads = attention_heads
         layer_cfg.encoder.ffn_embed_dim = ffn_embed_dim
         layer_cfg.qk_norm_scale_init = qk_norm_scale_init
-        self.layers = nn.ModuleList([QKNormEncoderLayer(layer_cfg) for _ in range(layers)])
+        layer = TransformerEncoderLayerBase if qk_norm_scale_init is None else QKNormEncoderLayer
+        self.layers = nn.ModuleList([layer(layer_cfg) for _ in range(layers)])
         self.layer_norm = LayerNorm(embed_dim) if cfg.encoder.normalize_before else None
+
+    @classmethod
+    def from_args(cls, cfg, args, qk_norm_scale_init: float | None) -> "ContextEncoder":
+        """Built from a model's fairseq args (context_* options) and its TransformerConfig."""
+        return cls(cfg, input_dim=args.context_input_dim, doc_positions=args.context_doc_positions,
+                   layers=args.context_layers, attention_heads=args.context_attention_heads,
+                   ffn_embed_dim=args.context_ffn_embed_dim, context_dropout=args.context_dropout,
+                   qk_norm_scale_init=qk_norm_scale_init)
 
     def set_doc_columns(self, k: int):
         """Declare how many leading input columns are document slots (the task may select fewer
@@ -69,8 +95,11 @@ class ContextEncoder(nn.Module):
     def forward(self, context: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         """context [B, S, input_dim], padding_mask bool [B, S] (True = missing) -> ([S, B, d], mask)."""
         x = self.dropout_module(self.forward_embedding(context)).transpose(0, 1)
+        # A sample without any context would softmax over nothing (NaN in standard attention): let
+        # it attend to its padding; its states stay masked for every consumer.
+        attend_mask = padding_mask & ~padding_mask.all(dim=1, keepdim=True)
         for layer in self.layers:
-            x = layer(x, encoder_padding_mask=padding_mask)
+            x = layer(x, encoder_padding_mask=attend_mask)
         if self.layer_norm is not None:
             x = self.layer_norm(x)
         return x, padding_mask

