@@ -16,6 +16,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY
 from fairseq.models.transformer import TransformerEncoder, TransformerModel
 from torch import Tensor
 
+from .context_encoder import add_context_encoder_args
 from .pretrained import load_pretrained_base
 
 
@@ -82,6 +83,11 @@ class ContextualModel(TransformerModel):
 
 class VectorContextModel(ContextualModel):
     """A model whose encoder owns a `context_encoder` (ContextEncoder) over sentence-embedding vectors."""
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        add_context_encoder_args(parser)
 
     @classmethod
     def set_context_sizes(cls, args, task):

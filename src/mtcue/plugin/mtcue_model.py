@@ -16,7 +16,7 @@ from fairseq.models.transformer import (
 )
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 
-from .context_encoder import ContextEncoder, add_context_encoder_args, context_encoder_defaults
+from .context_encoder import ContextEncoder, context_encoder_defaults
 from .contextual_model import VectorContextModel, contextual_defaults, require_context
 from .parallel_attention import ParallelCrossAttention, SourceAndContext
 from .qk_norm_attention import default_qk_scale
@@ -80,7 +80,6 @@ class MTCueModel(VectorContextModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        add_context_encoder_args(parser)
         parser.add_argument("--qk-norm-scale-init", type=float,
                             help="initial QK-norm scale g; default log2(L^2-L) with L the number of context "
                                  "columns (Henry et al., 2020); the authors' code used 8.41")

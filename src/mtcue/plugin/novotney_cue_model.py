@@ -9,7 +9,7 @@ from __future__ import annotations
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import base_architecture
 
-from .context_encoder import ContextEncoder, add_context_encoder_args, context_encoder_defaults
+from .context_encoder import ContextEncoder, context_encoder_defaults
 from .contextual_model import PrependedContextEncoder, VectorContextModel, contextual_defaults
 
 
@@ -28,11 +28,6 @@ class NovotneyCueEncoder(PrependedContextEncoder):
 
 @register_model("novotney_cue")
 class NovotneyCueModel(VectorContextModel):
-    @classmethod
-    def add_args(cls, parser):
-        super().add_args(parser)
-        add_context_encoder_args(parser)
-
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         return NovotneyCueEncoder(args, src_dict, embed_tokens)
