@@ -7,6 +7,8 @@ BASE-PM's (10 encoder layers, encoder FFN 4096), whose checkpoint initialises ev
 """
 from __future__ import annotations
 
+import math
+
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import base_architecture
 from fairseq.modules import FairseqDropout
@@ -18,13 +20,16 @@ from .contextual_model import ContextualModel, PrependedContextEncoder, contextu
 class TaggingEncoder(PrependedContextEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
+        # Tags are embedded as fairseq embeds tokens (std d^-0.5, scaled by sqrt(d)): unit-variance
+        # states beside the layer-normalised source states, with parameters on the scale that
+        # Adam's step suits. Unit-variance parameters barely moved from their random start.
         self.context_tags = nn.Embedding(args.context_tags, args.encoder_embed_dim)
-        # Unit-variance entries, like the layer-normalised source states they sit beside.
-        nn.init.normal_(self.context_tags.weight, mean=0.0, std=1.0)
+        nn.init.normal_(self.context_tags.weight, mean=0.0, std=args.encoder_embed_dim ** -0.5)
+        self.tag_scale = math.sqrt(args.encoder_embed_dim)
         self.context_dropout = FairseqDropout(args.context_dropout, module_name=self.__class__.__name__)
 
     def encode_context(self, context, padding_mask):
-        return self.context_dropout(self.context_tags(context)).transpose(0, 1), padding_mask
+        return self.context_dropout(self.tag_scale * self.context_tags(context)).transpose(0, 1), padding_mask
 
 
 @register_model("tagging")
