@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from mtcue import config, synth
-from mtcue.config import context_columns
 from mtcue.corpus import read_corpus
 from mtcue.synth.documents import sample_document
 from mtcue.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
@@ -26,10 +25,10 @@ from mtcue.synth.labels import line_labels
 from mtcue.synth.metadata import FIELDS, present_shares
 from mtcue.synth.polish import POLISH
 from mtcue.synth.russian import CYRILLIC, RUSSIAN
-from mtcue.tags import build_vocab, tag_index
 from mtcue.synth.situation import (ADDRESSEE_CUES, FEMININE, FORMAL, FORMALITY_CUES, GROUP,
                                    INFORMAL, MASCULINE, PHENOMENA, SPEAKER_CUES, Situation,
                                    alternatives)
+from mtcue.tags import build_vocab, tag_index
 
 REPO = Path(__file__).resolve().parents[1]
 VALUES = {"formality": {"formal", "informal"}, "speaker_gender": {"feminine", "masculine"},
@@ -345,7 +344,7 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     pair, train, test = corpus
     code = target_code(pair)
     cfg = config.load(REPO / "config" / "config.yaml")  # the demo's columns and threshold
-    columns, min_docs = context_columns(cfg), cfg["context"]["tags_min_docs"]
+    columns, min_docs = config.context_columns(cfg), cfg["context"]["tags_min_docs"]
     vocab = build_vocab(train, "en", columns, min_docs)
 
     def known_tags(samples):
