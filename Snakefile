@@ -1,19 +1,23 @@
 # MTCue reproducibility pipeline (Vincent, Flynn and Scarton, Findings of ACL 2023).
 #
 #   corpus -> clean -> SentencePiece -> binarise ─┐
-#                  └-> context embedding store ───┼-> train BASE -> train MTCue (from BASE)
+#                  └-> context stores ────────────┼-> train BASE -> train MTCue (from BASE)
 #                                                 └-> translate -> score -> tables, MLflow
 #
-# Each stage is one file in workflow/rules/; its logic is a small function in src/mtcue/,
-# called through the `mtcue <step>` command line. Formats between stages: docs/formats.md.
+# Each stage is one file in workflow/rules/ and one package in src/mtcue/; its logic is a small
+# function called through the `mtcue <step>` command line. Formats between stages: docs/formats.md.
 
-configfile: "config/config.yaml"
+# The study is exactly one config: the files given with --configfile (defaults from the schema
+# only), else the embedded default. Snakemake's `configfile:` directive would merge the default
+# under a user's file, silently adding the demo's settings to it.
+if not workflow.config_settings.configfiles:
+    workflow.configfile("config/config.yaml")
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/corpus.smk"
+include: "workflow/rules/data.smk"
 include: "workflow/rules/prepare.smk"
-include: "workflow/rules/embed.smk"
+include: "workflow/rules/context.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from mtcue.clean import clean_corpus, clean_line
-from mtcue.corpus import CorpusError, read_corpus
 from conftest import make_sample
+from mtcue.data.clean import clean_corpus, clean_line
+from mtcue.data.corpus import CorpusError, read_corpus
 
 
 @pytest.mark.parametrize("raw, lang, expected", [

@@ -1,8 +1,8 @@
 """The `mtcue` command line: steps fail fast with a message naming the file, never a traceback."""
 import json
 
-from mtcue.cli import main
 from conftest import REPO, make_sample
+from mtcue.cli import main
 
 
 def test_score_with_mismatched_files_names_both_and_writes_nothing(tmp_path, write_corpus, caplog):

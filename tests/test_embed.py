@@ -4,8 +4,13 @@ import json
 import numpy as np
 import pytest
 
-from mtcue.embed import build_store, context_strings, load_encoder, store_size_report
 from conftest import make_sample
+from mtcue.context.embed import (
+    build_store,
+    context_strings,
+    load_encoder,
+    store_size_report,
+)
 
 COLUMNS = ["doc0", "doc1", "doc2", "genre", "year", "cue1"]
 
@@ -90,7 +95,7 @@ def test_cls_pooling_takes_the_first_token_state():
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from mtcue.embed import resolve_encoder_path
+    from mtcue.context.embed import resolve_encoder_path
 
     texts = ["Formal conversation", "I am talking to a woman"]
     cls = load_encoder("all-MiniLM-L6-v2", pooling="cls", device="cpu")(texts)

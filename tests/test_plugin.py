@@ -1,4 +1,4 @@
-"""The fairseq plugin (src/mtcue/plugin) and parameter counting, on tiny CPU models."""
+"""The fairseq plugin (src/mtcue/models/plugin) and parameter counting, on tiny CPU models."""
 import json
 import math
 import os
@@ -12,23 +12,26 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
-import mtcue.plugin  # noqa: F401  (registers task and model)
 from fairseq import utils
 from fairseq.data import Dictionary, LanguagePairDataset
 from fairseq.models.transformer import TransformerEncoder
 from fairseq.modules import MultiheadAttention
 from fairseq.sequence_generator import SequenceGenerator
+
+import mtcue.models.plugin  # noqa: F401  (registers task and model)
 from mtcue import config as cfg
-from mtcue.params import DataFreeTask, build_model, count_config
-from mtcue.plugin.context_dataset import ContextDataset
-from mtcue.plugin.context_store import ContextStore, ContextStoreError
-from mtcue.plugin.parallel_attention import ParallelCrossAttention, SourceAndContext
-from mtcue.plugin.pretrained import PretrainedLoadError, is_context_key
-from mtcue.plugin.qk_norm_attention import QKNormAttention, default_qk_scale
+from mtcue.context.store import ContextStore, ContextStoreError
+from mtcue.models.params import DataFreeTask, build_model, count_config
+from mtcue.models.plugin.context_dataset import ContextDataset
+from mtcue.models.plugin.parallel_attention import (
+    ParallelCrossAttention,
+    SourceAndContext,
+)
+from mtcue.models.plugin.pretrained import PretrainedLoadError, is_context_key
+from mtcue.models.plugin.qk_norm_attention import QKNormAttention, default_qk_scale
 
 REPO = Path(__file__).resolve().parents[1]
-PLUGIN_DIR = REPO / "src" / "mtcue" / "plugin"
+PLUGIN_DIR = REPO / "src" / "mtcue" / "models" / "plugin"
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
         "dropout": 0.0}
@@ -434,7 +437,7 @@ def test_pretrained_base_that_does_not_fit_fails_naming_the_key(tmp_path, damage
 
 def test_user_dir_import_after_package_import_reuses_the_registration():
     utils.import_user_module(Namespace(user_dir=str(PLUGIN_DIR)))
-    assert sys.modules["plugin"] is sys.modules["mtcue.plugin"]
+    assert sys.modules["plugin"] is sys.modules["mtcue.models.plugin"]
     assert os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1"
 
 

@@ -7,7 +7,6 @@ import pytest
 from mtcue import records
 from mtcue.records import (
     RecordError,
-    atomic_write_text,
     config_hash,
     git_commit,
     load_records,
@@ -139,17 +138,3 @@ def test_load_records_from_directory_and_paths(tmp_path):
     assert len(load_records([tmp_path / "train" / "en-de" / "base.json"], "train")) == 1
     with pytest.raises(RecordError, match="expected a score record"):
         load_records([tmp_path / "train" / "en-de" / "base.json"], "score")
-
-
-def test_atomic_write_keeps_old_file_when_replace_fails(tmp_path, monkeypatch):
-    path = tmp_path / "out.txt"
-    path.write_text("old")
-
-    def fail(*_):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(records.os, "replace", fail)
-    with pytest.raises(OSError):
-        atomic_write_text(path, "new")
-    assert path.read_text() == "old"
-    assert os.listdir(tmp_path) == ["out.txt"]

@@ -4,7 +4,8 @@ import json
 import pytest
 import sacrebleu
 
-from mtcue.score import (
+from conftest import make_sample
+from mtcue.evaluation.score import (
     bleu,
     indistinguishable_from_best,
     mean_from_stats,
@@ -13,7 +14,6 @@ from mtcue.score import (
     phenomenon_accuracy,
     score_files,
 )
-from conftest import make_sample
 
 REFS = [
     "Did you see the letter?",

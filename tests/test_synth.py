@@ -13,22 +13,32 @@ from pathlib import Path
 
 import pytest
 
-from mtcue import config, synth
-from mtcue.corpus import read_corpus
-from mtcue.synth.documents import sample_document
-from mtcue.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
-from mtcue.synth.french import FRENCH
-from mtcue.synth.generator import TARGETS
-from mtcue.synth.german import GERMAN
-from mtcue.corpus import marker_tokens
-from mtcue.synth.labels import line_labels
-from mtcue.synth.metadata import FIELDS, present_shares
-from mtcue.synth.polish import POLISH
-from mtcue.synth.russian import CYRILLIC, RUSSIAN
-from mtcue.synth.situation import (ADDRESSEE_CUES, FEMININE, FORMAL, FORMALITY_CUES, GROUP,
-                                   INFORMAL, MASCULINE, PHENOMENA, SPEAKER_CUES, Situation,
-                                   alternatives)
-from mtcue.tags import build_vocab, tag_index
+from mtcue import config
+from mtcue.context.tags import build_vocab, tag_index
+from mtcue.data import synth
+from mtcue.data.corpus import marker_tokens, read_corpus
+from mtcue.data.synth.documents import sample_document
+from mtcue.data.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
+from mtcue.data.synth.french import FRENCH
+from mtcue.data.synth.generator import TARGETS
+from mtcue.data.synth.german import GERMAN
+from mtcue.data.synth.labels import line_labels
+from mtcue.data.synth.metadata import FIELDS, present_shares
+from mtcue.data.synth.polish import POLISH
+from mtcue.data.synth.russian import CYRILLIC, RUSSIAN
+from mtcue.data.synth.situation import (
+    ADDRESSEE_CUES,
+    FEMININE,
+    FORMAL,
+    FORMALITY_CUES,
+    GROUP,
+    INFORMAL,
+    MASCULINE,
+    PHENOMENA,
+    SPEAKER_CUES,
+    Situation,
+    alternatives,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 VALUES = {"formality": {"formal", "informal"}, "speaker_gender": {"feminine", "masculine"},
@@ -68,7 +78,7 @@ def test_same_arguments_give_byte_identical_jsonl(tmp_path):
     assert first.read_bytes() == second.read_bytes()
     # Another interpreter with another string-hash seed writes the same bytes.
     out = str(tmp_path / "c.jsonl")
-    code = f"from mtcue import synth; synth.write_split('en-pl', 'valid', 30, 7, {out!r})"
+    code = f"from mtcue.data import synth; synth.write_split('en-pl', 'valid', 30, 7, {out!r})"
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(REPO / "src")}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert (tmp_path / "c.jsonl").read_bytes() == first.read_bytes()

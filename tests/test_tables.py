@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from mtcue.cli import main
+from mtcue.evaluation.score import bleu
 from mtcue.records import write_record
-from mtcue.score import bleu
-from mtcue.tables import (
+from mtcue.reporting.tables import (
     context_footnotes,
     display_name,
     models_table,
@@ -346,7 +346,7 @@ def test_cli_tables(tmp_path):
 
 
 def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
-    from mtcue.tables import phenomena_table, write_phenomena_table
+    from mtcue.reporting.tables import phenomena_table, write_phenomena_table
 
     def counts(c, i):
         return {"correct": c, "incorrect": i, "ignored": 1, "accuracy": c / (c + i) if c + i else None}

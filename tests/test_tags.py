@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import make_sample
-from mtcue.plugin.context_store import ContextStore
-from mtcue.tags import UNKNOWN, build_tag_store, build_vocab
+from mtcue.context.store import ContextStore
+from mtcue.context.tags import UNKNOWN, build_tag_store, build_vocab
 
 COLUMNS = ["doc0", "doc1", "genre", "cue1"]
 

@@ -4,7 +4,7 @@ import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
-from mtcue.tracking import resolve_uri, sync_records
+from mtcue.reporting.tracking import resolve_uri, sync_records
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 

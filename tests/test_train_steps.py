@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from mtcue.train import parse_fairseq_log, prepare_checkpoint_dir
-from mtcue.translate import parse_generate_output
 from conftest import REPO
+from mtcue.models.train import parse_fairseq_log, prepare_checkpoint_dir
+from mtcue.models.translate import parse_generate_output
 
 
 def test_parse_fairseq_log_per_epoch():

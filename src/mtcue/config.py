@@ -116,6 +116,12 @@ def pair_of(direction: str) -> str:
     return f"{ENGLISH}-{tgt}" if src == ENGLISH else f"{ENGLISH}-{src}"
 
 
+def langs_of(direction: str) -> tuple[str, str]:
+    """`en-de` -> ("en", "de")."""
+    src, tgt = direction.split("-")
+    return src, tgt
+
+
 def pairs(cfg: dict) -> list[str]:
     return sorted({pair_of(d) for d in cfg["directions"]})
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
-import tempfile
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+
+from mtcue.io import atomic_write_text
 
 SCHEMA_VERSION = 1
 
@@ -57,22 +57,6 @@ def git_commit(repo_dir: str | Path) -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return f"{commit}-dirty" if dirty else commit
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write via a temp file in the same directory and os.replace, so readers (and Snakemake
-    after a crash) never see a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
 
 
 def _missing_key(record: dict) -> str | None:

@@ -9,7 +9,8 @@ from mtcue import config as cfg
 # Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
 
-config = cfg.validate(config, source="Snakemake config")
+CONFIG_FILES = [str(f) for f in workflow.configfiles] or ["config/config.yaml"]
+config = cfg.validate(config, source=" + ".join(CONFIG_FILES))
 
 STUDY = config["study"]
 DIRECTIONS = config["directions"]

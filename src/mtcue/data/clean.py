@@ -1,0 +1,80 @@
+"""Cleaning of subtitle text: Moses punctuation normalisation plus the paper's rules.
+
+Applied to every sentence and previous line of the corpus; a sample whose sentence in
+either language becomes empty is dropped, and the counts say how many and why.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from sacremoses import MosesDetokenizer, MosesPunctNormalizer
+
+from mtcue.data.corpus import read_corpus
+from mtcue.io import write_jsonl
+
+_LEADING_DASH = re.compile(r"^\s*[-–—]+\s*")
+_BRACKETED = re.compile(r"\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
+_SPEAKER = re.compile(r"^\s*[A-Z][A-Z .'-]{1,30}:\s+")
+_MUSIC = re.compile(r"[♪♫♬#]")
+_LETTER = re.compile(r"[^\W\d_]")
+_SPACES = re.compile(r"\s+")
+# OCR confuses capital I with lower-case l in English subtitles ("lt's", "l'm", "l ").
+_OCR_L = re.compile(r"\bl(?=(?:'m|'ll|'ve|'d|t's|t\b|n\b|f\b|s\b)|\s|$)")
+
+_moses: dict[str, tuple[MosesPunctNormalizer, MosesDetokenizer]] = {}
+
+
+def _unmatched_removed(text: str) -> str:
+    for opening, closing in ("()", "[]", "{}"):
+        if text.count(opening) != text.count(closing):
+            text = text.replace(opening, "").replace(closing, "")
+    if text.count('"') % 2:
+        text = text.replace('"', "")
+    return text
+
+
+def clean_line(text: str, lang: str) -> str:
+    """Return the cleaned line, or "" when nothing usable is left."""
+    if _MUSIC.search(text):
+        return ""
+    if lang not in _moses:
+        _moses[lang] = MosesPunctNormalizer(lang=lang), MosesDetokenizer(lang=lang)
+    normaliser, detokeniser = _moses[lang]
+    text = detokeniser.detokenize(normaliser.normalize(text).split())
+    text = _BRACKETED.sub(" ", text)
+    text = _SPEAKER.sub("", text)
+    text = _LEADING_DASH.sub("", text)
+    text = _unmatched_removed(text)
+    if lang == "en":
+        text = _OCR_L.sub("I", text)
+    text = _SPACES.sub(" ", text).strip()
+    return text if _LETTER.search(text) else ""
+
+
+def clean_samples(samples: Iterable[dict], max_chars: int, stats: Counter) -> Iterator[dict]:
+    for sample in samples:
+        stats["input"] += 1
+        text = {lang: clean_line(t, lang) for lang, t in sample["text"].items()}
+        if not all(text.values()):
+            stats["dropped_empty"] += 1
+            continue
+        if max(len(t) for t in text.values()) > max_chars:
+            stats["dropped_too_long"] += 1
+            continue
+        previous = {lang: [p for p in (clean_line(x, lang) for x in lines) if p]
+                    for lang, lines in sample["previous"].items()}
+        stats["kept"] += 1
+        yield {**sample, "text": text, "previous": previous}
+
+
+def clean_corpus(in_path: str | Path, out_path: str | Path, max_chars: int) -> dict:
+    """Clean one corpus file into a fresh output file; returns the counts."""
+    stats: Counter = Counter()
+    write_jsonl(out_path, clean_samples(read_corpus(in_path), max_chars, stats))
+    if stats["kept"] == 0:
+        Path(out_path).unlink()
+        raise ValueError(f"{in_path}: cleaning left no samples ({dict(stats)})")
+    return dict(stats)

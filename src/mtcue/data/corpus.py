@@ -1,0 +1,77 @@
+"""The corpus format (docs/formats.md, section 1): reading with validation."""
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+from typing import Iterator
+
+META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
+MAX_PREVIOUS = 5
+
+
+def _strip_punctuation(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
+        end -= 1
+    return word[start:end]
+
+
+def marker_tokens(text: str) -> set[str]:
+    """The tokens that `labels` markers are matched against: whitespace tokens with leading and
+    trailing Unicode punctuation stripped, case kept (the generator and scoring share this)."""
+    return {t for t in map(_strip_punctuation, text.split()) if t}
+
+
+class CorpusError(ValueError):
+    """A corpus file does not follow docs/formats.md; the message names file and line."""
+
+
+def _check(sample: object, langs: tuple[str, str] | None) -> str | None:
+    """Return what is wrong with one record, or None."""
+    if not isinstance(sample, dict):
+        return "expected a JSON object"
+    for key in ("id", "doc_id", "text", "previous", "meta"):
+        if key not in sample:
+            return f"missing field '{key}'"
+    text = sample["text"]
+    if not isinstance(text, dict) or len(text) != 2 or not all(isinstance(t, str) for t in text.values()):
+        return "'text' must map exactly two language codes to strings"
+    if langs is not None and set(text) != set(langs):
+        return f"'text' has languages {sorted(text)}, expected {sorted(langs)}"
+    previous = sample["previous"]
+    if not isinstance(previous, dict) or set(previous) != set(text):
+        return "'previous' must have one list per language of 'text'"
+    for lang, lines in previous.items():
+        if not isinstance(lines, list) or len(lines) > MAX_PREVIOUS or not all(isinstance(x, str) for x in lines):
+            return f"'previous.{lang}' must be a list of at most {MAX_PREVIOUS} strings"
+    meta = sample["meta"]
+    if not isinstance(meta, dict) or set(meta) != set(META_FIELDS):
+        return f"'meta' must have exactly the fields {', '.join(META_FIELDS)}"
+    if not all(v is None or isinstance(v, str) for v in meta.values()):
+        return "'meta' values must be strings or null"
+    cues = sample.get("cues", [])
+    if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+        return "'cues' must be a list of strings"
+    if not isinstance(sample.get("labels", {}), dict):
+        return "'labels' must be an object"
+    return None
+
+
+def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Iterator[dict]:
+    """Yield validated samples; a malformed line stops reading with file:line and the cause."""
+    path = Path(path)
+    if not path.exists():
+        raise CorpusError(f"{path}: corpus file not found (run the step that writes it first)")
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            try:
+                sample = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise CorpusError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+            problem = _check(sample, langs)
+            if problem:
+                raise CorpusError(f"{path}:{lineno}: {problem} (see docs/formats.md)")
+            yield sample

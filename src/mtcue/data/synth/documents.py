@@ -1,0 +1,226 @@
+"""Sampling of documents (episodes): who talks to whom, in which register, saying what.
+
+A document is a dialogue between two characters who speak in turn; in some documents the
+first of them addresses a group (a lecture, a team, friends at a party). The register is a
+property of the document. The context reveals it and the characters' genders through
+imperfect channels:
+  - metadata: genre and plot lean towards the register (metadata.py);
+  - previous lines: polite or slangy wordings; vocatives that name, title or call the
+    addressee ("Thanks, Mr Novak.", "Hey, Anna.", "I forgot, buddy."), so that the line
+    before names the current speaker and the one before that the addressee; and `self`
+    lines in which a speaker says what they are ("I'm not a little girl anymore."), so
+    that the line before shows the addressee and the one before that the speaker;
+  - cues: EAMT22-style sentences, given mostly where the two lines before name neither
+    the speaker nor the addressee (a scene's first line above all).
+Lines whose translation shows the register or the addressee (second person, imperatives)
+seldom carry a vocative, and `self` lines are never labelled, so a source sentence alone
+keeps its own label hidden.
+Time gaps cut the previous-line context (as the extraction of real subtitles does); a
+scene after a gap often opens with a greeting.
+"""
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from mtcue.data.synth.english import (
+    FIRST_NAMES,
+    FRAMES,
+    SLOT_VALUES,
+    SURNAMES,
+    VERB_OBJECTS,
+    Frame,
+)
+from mtcue.data.synth.metadata import sample_metadata
+from mtcue.data.synth.situation import (
+    FEMININE,
+    FORMAL,
+    GROUP,
+    INFORMAL,
+    MASCULINE,
+    Situation,
+    cue_sentences,
+    lean,
+)
+
+LINES_PER_DOCUMENT = (5, 15)
+GROUP_SHARE = 0.15          # documents whose first character addresses a group
+STYLE_AGREES = 0.88         # P(a line's English style matches the register)
+VOCATIVE_AGREES = 0.9       # P(a vocative's style matches the register)
+# P(a line without a vocative slot ends with one: "I was tired, Anna."), by kind; at most
+# TAIL_ADDRESSED for lines that speak of the listener (imperatives, "you"), whose
+# translation shows the register or the listener's gender, so that their English seldom
+# gives that away; high for the others, so that the next lines learn who is who.
+TAIL_VOCATIVE = {"address": 0.06, "speaker": 0.6, "neutral": 0.6, "styled": 0.4, "self": 0.25}
+TAIL_ADDRESSED = 0.06
+# P(a line has EAMT22-style cues) by how many of its speaker and (single) addressee the
+# previous lines leave unnamed: like an annotator who marks who speaks to whom where the
+# dialogue does not say it, so that most lines that show a gender get some clue to it.
+CUE_SHARE = {0: 0.05, 1: 0.45, 2: 0.75}
+NAMING_REACH = 2            # how many previous lines count as naming a character
+CUE_KEEP = 0.9              # P(each true cue is given, for a line with cues)
+# P(time gap before a line) by the length of the current context block: short exchanges
+# break off often, long ones go on. Tuned to the paper's Table 1, where previous lines
+# n-1 .. n-5 exist for about 62, 44, 34, 26 and 20% of the samples.
+GAP_AFTER = {1: 0.5, 2: 0.35}
+GAP_LATER = 0.1
+
+# Kinds of line (english.py) at the start of a block, in reply to it, and further on: an
+# exchange often opens with greetings that name both characters.
+OPENING_KINDS = {"greeting": 0.35, "styled": 0.12, "address": 0.33, "speaker": 0.12, "neutral": 0.05,
+                 "self": 0.06}
+REPLY_KINDS = {"greeting": 0.3, "styled": 0.12, "address": 0.33, "speaker": 0.17, "neutral": 0.04,
+               "self": 0.1}
+ONGOING_KINDS = {"address": 0.45, "speaker": 0.2, "neutral": 0.03, "greeting": 0.12, "styled": 0.17,
+                 "self": 0.09}
+GROUP_KIND_WEIGHT = 0.15    # added for lines said to a group
+
+
+def _speaks_of_the_listener(frame: Frame) -> bool:
+    """Second-person English ("you", "your", "yourself") or an address line (imperatives)."""
+    return frame.kind == "address" or any(
+        re.search(r"\b[Yy]ou|\{yourself\}", pattern) for pattern, _ in frame.english)
+
+
+ADDRESSED = frozenset(f for f, frame in FRAMES.items() if _speaks_of_the_listener(frame))
+
+
+def _wordings_by_kind_and_style() -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(kind, style) -> [(frame id, English pattern)] of wordings with that style or none."""
+    table: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for style in (FORMAL, INFORMAL):
+        for frame_id, frame in FRAMES.items():
+            for pattern, wording_style in frame.english:
+                if wording_style in (None, style):
+                    table.setdefault((frame.kind, style), []).append((frame_id, pattern))
+    return table
+
+
+WORDINGS = _wordings_by_kind_and_style()
+
+
+@dataclass(frozen=True)
+class Character:
+    gender: str
+    first_name: str
+    surname: str
+    title: str  # vocative key prefix: "mr", "mrs" or "ms"
+
+
+@dataclass(frozen=True)
+class Line:
+    frame: str
+    english: str                # the English pattern of the chosen wording
+    slots: dict[str, str]
+    situation: Situation
+    starts_block: bool          # no previous-line context reaches across this line
+    cues: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Document:
+    register: str
+    meta: dict[str, str | None]
+    lines: tuple[Line, ...]
+
+
+def _character(rng: random.Random) -> Character:
+    gender = rng.choice((FEMININE, MASCULINE))
+    title = "mr" if gender == MASCULINE else rng.choice(("mrs", "ms"))
+    return Character(gender, rng.choice(FIRST_NAMES[gender]), rng.choice(SURNAMES), title)
+
+
+def vocative_key(rng: random.Random, style: str, addressee: Character | None) -> str:
+    """How a speaker in `style` calls the addressee (None: a group)."""
+    if addressee is None:
+        return "ladies" if style == FORMAL else "guys"
+    if style == FORMAL:
+        word = "sir" if addressee.gender == MASCULINE else "madam"
+        kind = rng.choice((addressee.title, addressee.title, word))
+    elif addressee.gender == MASCULINE:
+        kind = rng.choice(("name", "man", "dude", "buddy"))
+    else:
+        kind = rng.choice(("name", "girl", "lady"))
+    if kind == "name":
+        return f"name:{addressee.first_name}"
+    return f"{kind}:{addressee.surname}" if kind in ("mr", "mrs", "ms") else kind
+
+
+def _slots(rng: random.Random, frame_id: str, register: str, situation: Situation,
+           addressee: Character | None) -> dict:
+    frame = FRAMES[frame_id]
+    slots: dict[str, str] = {}
+    for kind in frame.slots:
+        if kind == "self":
+            slots[kind] = situation.speaker
+        elif kind == "voc":
+            slots[kind] = vocative_key(rng, lean(rng, register, VOCATIVE_AGREES), addressee)
+        elif kind == "obj" and "verb" in slots:
+            slots[kind] = rng.choice(VERB_OBJECTS.get(slots["verb"], SLOT_VALUES["obj"]))
+        else:
+            slots[kind] = rng.choice(SLOT_VALUES[kind])
+    tail = TAIL_VOCATIVE.get(frame.kind, 0)
+    if frame_id in ADDRESSED:
+        tail = min(tail, TAIL_ADDRESSED)
+    if rng.random() < tail:
+        slots["tail"] = vocative_key(rng, lean(rng, register, VOCATIVE_AGREES), addressee)
+    return slots
+
+
+def _cues(rng: random.Random, situation: Situation, unnamed: int) -> tuple[str, ...]:
+    if rng.random() >= CUE_SHARE[unnamed]:
+        return ()
+    cues = cue_sentences(situation)
+    kept = [c for c in cues if rng.random() < CUE_KEEP]
+    return tuple(kept or [rng.choice(cues)])
+
+
+def _line(rng: random.Random, register: str, situation: Situation,
+          addressee: Character | None, block: int, unnamed: int) -> Line:
+    """The `block`-th line (from 1) of a context block; `unnamed`: how many of the speaker
+    and addressee the previous lines leave without a clue to their gender."""
+    weights = dict({1: OPENING_KINDS, 2: REPLY_KINDS}.get(block, ONGOING_KINDS))
+    if situation.plural:
+        weights["group"] = GROUP_KIND_WEIGHT
+    kind = rng.choices(list(weights), list(weights.values()))[0]
+    # The wording's style is drawn first, then a wording that has it or no style at all,
+    # so that frames with only polite (or only slangy) English keep their signal.
+    style = lean(rng, register, STYLE_AGREES)
+    frame_id, pattern = rng.choice(WORDINGS[kind, style])
+    slots = _slots(rng, frame_id, register, situation, addressee)
+    return Line(frame_id, pattern, slots, situation, block == 1, _cues(rng, situation, unnamed))
+
+
+def _named(line: Line, speaker: int, addressee: int | None) -> set[int]:
+    """The characters (0 first, 1 second) whose gender the English of `line` shows: the one
+    it calls by a name, title or gendered word, and the speaker of a `self` line."""
+    named = set()
+    if addressee is not None and ("voc" in line.slots or "tail" in line.slots):
+        named.add(addressee)
+    if "self" in line.slots:
+        named.add(speaker)
+    return named
+
+
+def sample_document(rng: random.Random, pair: str) -> Document:
+    register = rng.choice((FORMAL, INFORMAL))
+    first, second = _character(rng), _character(rng)
+    to_group = rng.random() < GROUP_SHARE
+    meta = sample_metadata(rng, pair, register)
+    lines: list[Line] = []
+    named: list[set[int]] = []  # per line, the characters whose gender its English shows
+    block = 0
+    for i in range(rng.randint(*LINES_PER_DOCUMENT)):
+        speaker, other = (first, second) if i % 2 == 0 else (second, first)
+        addressee = None if to_group and speaker is first else other
+        situation = Situation(register, speaker.gender,
+                              GROUP if addressee is None else addressee.gender)
+        opening = i == 0 or rng.random() < GAP_AFTER.get(block, GAP_LATER)
+        block = 1 if opening else block + 1
+        who, whom = i % 2, (None if addressee is None else 1 - i % 2)
+        seen = set().union(*named[max(i - block + 1, i - NAMING_REACH):i])
+        unnamed = (who not in seen) + (whom is not None and whom not in seen)
+        lines.append(_line(rng, register, situation, addressee, block, unnamed))
+        named.append(_named(lines[-1], who, whom))
+    return Document(register, meta, tuple(lines))

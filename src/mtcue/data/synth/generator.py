@@ -1,0 +1,76 @@
+"""Documents to corpus records (docs/formats.md, section 1), and the public entry points."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from mtcue.data.corpus import MAX_PREVIOUS
+from mtcue.data.synth.documents import Document, sample_document
+from mtcue.data.synth.english import ENGLISH
+from mtcue.data.synth.french import FRENCH
+from mtcue.data.synth.german import GERMAN
+from mtcue.data.synth.labels import line_labels
+from mtcue.data.synth.polish import POLISH
+from mtcue.data.synth.russian import RUSSIAN
+from mtcue.data.synth.template import Language
+from mtcue.io import write_jsonl
+
+# One target-language module per pair; English, documents and metadata are shared.
+TARGETS: dict[str, Language] = {"en-de": GERMAN, "en-fr": FRENCH, "en-pl": POLISH,
+                                 "en-ru": RUSSIAN}
+PAIRS = tuple(TARGETS)
+SPLITS = ("train", "valid", "test")
+
+
+def _target(pair: str) -> Language:
+    if pair not in TARGETS:
+        raise ValueError(f"unknown language pair {pair!r}: the synthetic corpus supports "
+                         f"{', '.join(PAIRS)}")
+    return TARGETS[pair]
+
+
+def _records(document: Document, target: Language, split_id: str, doc_id: str,
+             first: int) -> list[dict]:
+    """The samples of one document; `split_id` is "<pair>.<split>", `first` the first index."""
+    code = target.code
+    english, translated, records = [], [], []
+    block_start = 0
+    for i, line in enumerate(document.lines):
+        if line.starts_block:
+            block_start = i
+        english.append(ENGLISH.render_pattern(line.english, line.slots, line.situation))
+        translated.append(target.render(line.frame, line.slots, line.situation))
+        window = range(i - 1, max(block_start, i - MAX_PREVIOUS) - 1, -1)  # most recent first
+        labels = line_labels(target, line.frame, line.slots, line.situation)
+        records.append({
+            "id": f"{split_id}.{first + i:06d}",
+            "doc_id": doc_id,
+            "text": {"en": english[i], code: translated[i]},
+            "previous": {"en": [english[j] for j in window], code: [translated[j] for j in window]},
+            "meta": dict(document.meta),
+            "cues": list(line.cues),
+            "labels": {code: labels} if labels else {},
+        })
+    return records
+
+
+def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
+    """The samples of `n_docs` documents, in document order; the same arguments give the
+    same samples. Each document has its own random stream, so splits and seeds never share
+    documents and a smaller corpus is a prefix of a larger one."""
+    target = _target(pair)
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
+    if n_docs < 1:
+        raise ValueError(f"n_docs must be at least 1, got {n_docs}")
+    samples: list[dict] = []
+    for d in range(n_docs):
+        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        samples.extend(_records(document, target, f"{pair}.{split}", f"{pair}.{split}.d{d:04d}",
+                                len(samples)))
+    return samples
+
+
+def write_split(pair: str, split: str, n_docs: int, seed: int, path: str | Path) -> int:
+    """Write one split as JSON lines; the file appears only once complete. Returns the count."""
+    return write_jsonl(path, generate(pair, split, n_docs, seed))

@@ -1,0 +1,52 @@
+"""Steps of the evaluation stage: BLEU and phenomena, COMET."""
+from __future__ import annotations
+
+import logging
+
+from mtcue.cli import with_provenance
+
+log = logging.getLogger("mtcue")
+
+
+def cmd_score(a):
+    from mtcue.evaluation.score import score_files
+    from mtcue.records import write_record
+
+    scores = score_files(a.hyps, a.corpus, a.direction)
+    record = {"kind": "score", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, **scores}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s %s: BLEU %.2f", a.direction, a.model, a.split, scores["bleu"])
+
+
+def cmd_comet(a):
+    from mtcue.evaluation.comet import comet_files
+    from mtcue.records import write_record
+
+    # CometUnavailable is a RuntimeError: with --required, main() reports its reason and exits 1.
+    scores = comet_files(a.hyps, a.corpus, a.direction, a.comet_model, a.batch_size, a.required)
+    record = {"kind": "comet", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, **scores}
+    write_record(a.out, with_provenance(record, a.study))
+    if scores["comet"] is None:
+        log.warning("%s %s %s: no COMET score: %s", a.direction, a.model, a.split, scores["unavailable"])
+    else:
+        log.info("%s %s %s: COMET %.2f", a.direction, a.model, a.split, scores["comet"])
+
+
+def _scoring_args(s) -> None:
+    for name in ("--hyps", "--corpus", "--direction", "--model", "--split", "--study", "--config-hash", "--out"):
+        s.add_argument(name, required=True)
+
+
+def register(step) -> None:
+    s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
+    _scoring_args(s)
+
+    s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
+    _scoring_args(s)
+    s.add_argument("--comet-model", required=True,
+                   help="hub name (e.g. Unbabel/wmt20-comet-da) or local checkpoint (file or model directory)")
+    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--required", action="store_true",
+                   help="fail when the model is unavailable, instead of recording why")

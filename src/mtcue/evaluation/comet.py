@@ -1,0 +1,108 @@
+"""COMET scoring of detokenised hypotheses with unbabel-comet (reads plain files only).
+
+A model is a local checkpoint (`.../checkpoints/model.ckpt`, or the directory holding
+`checkpoints/model.ckpt` and `hparams.yaml`) or a name that unbabel-comet downloads from the
+Hugging Face hub (or, for its legacy short names such as wmt20-comet-da, from S3). Offline
+without a cache, a hub name fails within milliseconds when the host does not resolve; where
+the network silently drops connections instead, the hub client waits for the OS connect
+timeout, so set HF_HUB_OFFLINE=1 there (the hub client then only looks in its cache).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+from mtcue.evaluation.score import hyp_provenance, read_hyps_and_corpus
+
+CHECKPOINT = Path("checkpoints") / "model.ckpt"
+
+
+class CometUnavailable(RuntimeError):
+    """The COMET model cannot be obtained (no local checkpoint, no hub access)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def import_comet():
+    """Import unbabel-comet quietly: its torchmetrics 0.10 imports the deprecated pkg_resources
+    (a UserWarning on every run), and Lightning logs accelerator banners and tips at INFO on
+    every predict call, comet "Encoder model frozen." on every load."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+        import comet
+    for name in ("pytorch_lightning", "lightning_fabric", "comet"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return comet
+
+
+def _unavailable(model: str, why: str) -> CometUnavailable:
+    return CometUnavailable(
+        f"COMET model {model!r} is unavailable: {why}. It needs a one-time download from the "
+        "Hugging Face hub (Unbabel/wmt20-comet-da is ~2.3 GB, plus its encoder's tokenizer): run "
+        "this step once with network access, or point evaluation.comet.model at a local "
+        "checkpoint (.../checkpoints/model.ckpt or its model directory)"
+    )
+
+
+def load_model(model: str):
+    """The COMET model from a local checkpoint, else downloaded (or taken from the hub cache)."""
+    comet = import_comet()
+    path = Path(model).expanduser()
+    if path.is_dir():
+        path = path / CHECKPOINT
+    if not path.is_file():
+        if Path(model).is_absolute() or path.suffix == ".ckpt":
+            raise _unavailable(model, f"no checkpoint at {path}")
+        try:
+            path = Path(comet.download_model(model))
+        except Exception as err:  # comet turns every hub failure into KeyError("not supported")
+            raise _unavailable(model, "it is not in the local hub cache and the download failed") from err
+    try:
+        return comet.load_from_checkpoint(str(path))
+    except OSError as err:  # transformers: the encoder's tokenizer/config is neither cached nor reachable
+        raise _unavailable(model, f"loading its encoder failed ({err})") from err
+
+
+def comet_scores(sources: list[str], hyps: list[str], refs: list[str], model_name_or_path: str,
+                 batch_size: int = 16, gpus: int | None = None) -> dict:
+    """System score and per-segment scores, both x100 (as the paper reports COMET)."""
+    if not len(sources) == len(hyps) == len(refs):
+        raise ValueError(f"{len(sources)} sources, {len(hyps)} hypotheses, {len(refs)} references")
+    if not hyps:
+        raise ValueError("cannot score an empty test set")
+    model = load_model(model_name_or_path)
+    if gpus is None:
+        import torch
+
+        gpus = 1 if torch.cuda.is_available() else 0
+    samples = [{"src": s, "mt": h, "ref": r} for s, h, r in zip(sources, hyps, refs)]
+    with warnings.catch_warnings():
+        # pytorch-lightning 2.6 with torch >= 2.10 warns about pytree's LeafSpec once per batch.
+        warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)`", category=FutureWarning)
+        out = model.predict(samples, batch_size=batch_size, gpus=gpus, progress_bar=False)
+    return {"comet": 100 * out.system_score, "segment_scores": [100 * s for s in out.scores]}
+
+
+def comet_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: str, model: str,
+                batch_size: int = 16, required: bool = False) -> dict:
+    """COMET of a hypothesis file against the cleaned corpus of its direction: the fields of a
+    comet record. With required=False an unavailable model gives comet None and the reason."""
+    src, tgt = direction.split("-")
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path)
+    result = {"comet": None, "segment_scores": None, "unavailable": None}
+    try:
+        result |= comet_scores([s["text"][src] for s in samples], hyps, [s["text"][tgt] for s in samples],
+                               model, batch_size)
+    except CometUnavailable as err:
+        if required:
+            raise
+        result["unavailable"] = err.reason
+    return {
+        "comet_model": model,
+        **result,
+        **hyp_provenance(hyp_path, hyps),
+    }

@@ -1,0 +1,70 @@
+"""Small shared file helpers: files and folders appear only once complete (atomic replace)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+def atomic_path(path: str | Path) -> tuple[int, str]:
+    """A temporary file beside `path`, to be os.replace()d onto it once complete."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+
+
+@contextmanager
+def atomic_directory(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder beside `path` that replaces `path` once the block completes; on an
+    error it is removed and an existing `path` stays as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> int:
+    """Write plain text lines atomically. Returns the count."""
+    fd, tmp = atomic_path(path)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(line.replace("\n", " ") + "\n")
+                count += 1
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return count
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
+    """Write records as JSON lines; the file appears only once complete. Returns the count."""
+    return write_lines(path, (json.dumps(r, ensure_ascii=False) for r in records))
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write via a temp file in the same directory and os.replace, so readers (and Snakemake
+    after a crash) never see a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path

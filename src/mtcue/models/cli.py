@@ -1,0 +1,67 @@
+"""Steps of the models stage: training, translation, parameter counts."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mtcue import config as cfgmod
+from mtcue.cli import spec_from_args, with_provenance
+
+
+def cmd_train(a):
+    from mtcue.models.train import train
+    from mtcue.records import write_record
+
+    record = train(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint_dir), Path(a.out),
+                   Path(a.context_dir) if a.context_dir else None,
+                   Path(a.init_checkpoint) if a.init_checkpoint else None, a.threads)
+    write_record(a.record, {"kind": "train", **with_provenance(record, a.study)})
+
+
+def cmd_translate(a):
+    from mtcue.data.corpus import read_corpus
+    from mtcue.models.translate import translate
+
+    n = sum(1 for _ in read_corpus(a.corpus))
+    translate(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint), a.split, n, Path(a.out),
+              json.loads(a.generation), Path(a.context_dir) if a.context_dir else None, a.threads)
+
+
+def cmd_count_params(a):
+    from mtcue.models.params import count_config
+
+    print(json.dumps(count_config(cfgmod.load(a.config), a.vocab_size, a.n_tags), indent=2))
+
+
+def _model_args(s) -> None:
+    s.add_argument("--spec", help="model spec as JSON (what Snakemake passes)")
+    s.add_argument("--config", help="config file, with --model, instead of --spec")
+    s.add_argument("--model", help="model name in the config")
+    s.add_argument("--direction", required=True)
+    s.add_argument("--data-bin", required=True)
+    s.add_argument("--context-dir")
+    s.add_argument("--threads", type=int, default=1)
+
+
+def register(step) -> None:
+    s = step("train", cmd_train, "train (or resume) one model with fairseq-train")
+    _model_args(s)
+    s.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints (kept across failures)")
+    s.add_argument("--init-checkpoint", help="checkpoint of the model named by init_from")
+    s.add_argument("--out", required=True, help="where the best checkpoint is copied")
+    s.add_argument("--record", required=True, help="training record (JSON)")
+    s.add_argument("--study", required=True)
+
+    s = step("translate", cmd_translate, "beam-search translation of a split with fairseq-generate")
+    _model_args(s)
+    s.add_argument("--checkpoint", required=True)
+    s.add_argument("--split", required=True)
+    s.add_argument("--corpus", required=True, help="the cleaned corpus of the split (for the sample count)")
+    s.add_argument("--generation", default='{"beam": 5, "batch_size": 64, "max_len_a": 1.2, "max_len_b": 10}')
+    s.add_argument("--out", required=True)
+
+    s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
+    s.add_argument("--config", required=True)
+    s.add_argument("--vocab-size", type=int, default=32864)
+    s.add_argument("--n-tags", type=int, default=1000,
+                   help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")

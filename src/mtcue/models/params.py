@@ -1,0 +1,127 @@
+"""Parameter counts of the fairseq models, built without any data.
+
+`total` counts every parameter tensor once (tied embeddings once). `effective` leaves out
+tensors that never receive a gradient (registered but unused), found by one forward/backward
+pass on a dummy batch; this is how the reference notes count the authors' code, which registers
+unused modules.
+"""
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from mtcue.config import CONTEXT_KIND
+from mtcue.models.fairseq_args import FAIRSEQ_ARCH
+
+
+class DataFreeTask:
+    """What build_model reads from a task, without data: dictionaries and the context store's shape
+    (`context_kind` "vectors": `context_dim`-wide vectors; "tags": `n_tags` tag ids)."""
+
+    def __init__(self, vocab_size: int, context_dim: int = 384, doc_columns: int = 6, n_columns: int = 12,
+                 context_kind: str = "vectors", n_tags: int = 1000):
+        from fairseq.data import Dictionary
+
+        dictionary = Dictionary()
+        for i in range(vocab_size - len(dictionary)):
+            dictionary.add_symbol(f"w{i}")
+        self.source_dictionary = self.target_dictionary = dictionary
+        self.context_dim, self.doc_columns, self.n_columns = context_dim, doc_columns, n_columns
+        self.context_kind, self.n_tags = context_kind, n_tags
+
+
+def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
+    """The fairseq model of config type `model_type` with `arch_args` (fairseq argument names with
+    underscores, e.g. {"encoder_layers": 6}) over the architecture's defaults; shared embeddings by
+    default. A `task` of another context kind than the type reads is adjusted to it."""
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+    import mtcue.models.plugin  # noqa: F401  (registers the contextual models)
+
+    arch = FAIRSEQ_ARCH[model_type]
+    task.context_kind = CONTEXT_KIND[model_type] or task.context_kind
+    args = argparse.Namespace(arch=arch, **{"share_all_embeddings": True, **arch_args})
+    ARCH_CONFIG_REGISTRY[arch](args)
+    return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
+
+
+def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length: int = 5) -> dict:
+    """A net_input with every token and every context column present."""
+    vocab = len(task.source_dictionary)
+    tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
+    batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
+             "prev_output_tokens": tokens.flip(1)}
+    kind = CONTEXT_KIND[model_type]
+    if kind == "vectors":
+        batch["context"] = torch.randn(batch_size, task.n_columns, task.context_dim)
+    elif kind == "tags":
+        batch["context"] = torch.randint(0, task.n_tags, (batch_size, task.n_columns))
+    if kind:
+        batch["context_padding_mask"] = torch.zeros(batch_size, task.n_columns, dtype=torch.bool)
+    return batch
+
+
+def count_parameters(model_type: str, arch_args: dict, vocab_size: int, context_dim: int, doc_columns: int,
+                     n_columns: int, n_tags: int = 1000) -> dict:
+    """{"model", "total", "effective", "unused": [names], "by_module": {module: total}} for one model."""
+    task = DataFreeTask(vocab_size, context_dim, doc_columns, n_columns, n_tags=n_tags)
+    torch.manual_seed(0)
+    model = build_model(model_type, arch_args, task)
+    logits, _ = model(**dummy_batch(model_type, task))
+    logits.float().sum().backward()
+    named = list(model.named_parameters())  # tied tensors appear once, under their first name
+    by_module: dict[str, int] = {}
+    for name, p in named:
+        module = ".".join(name.split(".")[:2]) if name.startswith("encoder.context_") else (
+            "decoder.context_attn" if ".context_attn." in name else
+            "embeddings" if name.endswith("embed_tokens.weight") else name.split(".")[0])
+        by_module[module] = by_module.get(module, 0) + p.numel()
+    return {
+        "model": model_type,
+        "total": sum(p.numel() for _, p in named),
+        "effective": sum(p.numel() for _, p in named if p.grad is not None),
+        "unused": [name for name, p in named if p.grad is None],
+        "by_module": by_module,
+    }
+
+
+def parse_arch_args(argv: list[str]) -> tuple[str, dict]:
+    """(model type, arch_args) from a fairseq command line's --arch and model arguments, parsed the
+    way fairseq parses them (unset arguments stay unset, so architecture defaults apply)."""
+    from fairseq.models import ARCH_MODEL_REGISTRY
+
+    import mtcue.models.plugin  # noqa: F401
+
+    parser = argparse.ArgumentParser(argument_default=argparse.SUPPRESS, allow_abbrev=False)
+    parser.add_argument("--arch", required=True)
+    arch = parser.parse_known_args(argv)[0].arch
+    ARCH_MODEL_REGISTRY[arch].add_args(parser)
+    args = vars(parser.parse_known_args(argv)[0])
+    del args["arch"]
+    model_type = next(t for t, a in FAIRSEQ_ARCH.items() if a == arch)
+    return model_type, args
+
+
+# Widths of sentence encoders other than MiniLM's 384, for counting without data or downloads
+# (training takes the width from the context store's manifest).
+ENCODER_DIMS = {"distilbert-base-uncased": 768, "distilbert-base-cased": 768,
+                "distilbert-base-multilingual-cased": 768}
+
+
+def count_config(cfg: dict, vocab_size: int, n_tags: int = 1000) -> dict:
+    """count_parameters for every model of a pipeline config (in its first direction), from the
+    same fairseq arguments that training uses. `n_tags`: TAGGING's tag vocabulary size."""
+    from mtcue import config as cfgmod
+    from mtcue.models import fairseq_args as fa
+
+    columns = cfgmod.context_columns(cfg)
+    doc_columns = cfg["context"]["doc_slots"] + 1
+    counts = {}
+    for name in cfg["models"]:
+        spec = cfgmod.model_spec(cfg, name, cfg["directions"][0])
+        encoder = spec.get("context", {}).get("encoder", "")
+        model_type, arch_args = parse_arch_args(fa.arch_args(spec))
+        counts[name] = count_parameters(model_type, arch_args, vocab_size, ENCODER_DIMS.get(encoder.rsplit("/", 1)[-1], 384),
+                                        doc_columns, len(columns), n_tags)
+    return counts

@@ -1,0 +1,35 @@
+"""fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
+contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`).
+
+Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
+"""
+import importlib
+import os
+import sys
+import warnings
+
+# torch >= 2.6 defaults torch.load to weights_only=True, which cannot unpickle fairseq checkpoints
+# (they hold argparse/omegaconf objects). torch reads this variable at every torch.load call, so
+# setting it here, before fairseq loads any checkpoint, is enough; an explicit user setting wins.
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected")
+
+if __name__ == "mtcue.models.plugin":
+    from . import mtcue_model, novotney_cue_model, tagging_model, task  # noqa: F401  (register with fairseq)
+else:
+    # fairseq imports --user-dir as a top-level module named after the directory ("plugin").
+    # Registering the task and model from a second copy of these files would fail, so this name
+    # becomes an alias of the package imported under its real name.
+    # .../src/mtcue/models/plugin/__init__.py -> .../src
+    _src = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    if _src not in sys.path:
+        sys.path.append(_src)
+    _package = importlib.import_module("mtcue.models.plugin")
+    if os.path.realpath(_package.__file__) != os.path.realpath(__file__):
+        raise ImportError(f"--user-dir {os.path.dirname(__file__)} is not the installed mtcue.models.plugin "
+                          f"({os.path.dirname(_package.__file__)})")
+    sys.modules[__name__] = _package
+    # fairseq put src/mtcue/models on sys.path to import this directory; drop it again so that
+    # mtcue's modules (train, translate, params, ...) cannot shadow top-level packages of that name.
+    _here = os.path.realpath(os.path.dirname(os.path.dirname(__file__)))
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != _here]

@@ -1,0 +1,59 @@
+"""Task `contextual_translation`: translation whose batches carry context vectors from a store."""
+# No `from __future__ import annotations` here: fairseq builds argparse options from the real field types.
+from dataclasses import dataclass, field
+from typing import Optional
+
+from fairseq.tasks import register_task
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
+
+from mtcue.context.store import ContextStore
+
+from .context_dataset import ContextDataset
+
+
+@dataclass
+class ContextualTranslationConfig(TranslationConfig):
+    context_dir: Optional[str] = field(
+        default=None,
+        metadata={"help": "context embedding store of this direction (docs/formats.md section 2); "
+                          "split S is read from S.index.npy"},
+    )
+    context_columns: Optional[str] = field(
+        default=None,
+        metadata={"help": "comma-separated store columns to feed the model (default: all), e.g. for the "
+                          "no-metadata / no-document-context ablations"},
+    )
+
+
+@register_task("contextual_translation", dataclass=ContextualTranslationConfig)
+class ContextualTranslationTask(TranslationTask):
+    """Exposes to the model, all read from the store's manifest: `context_kind` ("vectors" or "tags"),
+    `context_dim` (vector width; None for tags), `n_tags` (tag vocabulary size; None for vectors),
+    `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots)."""
+
+    def __init__(self, cfg: ContextualTranslationConfig, src_dict, tgt_dict):
+        super().__init__(cfg, src_dict, tgt_dict)
+        if not cfg.context_dir:
+            raise ValueError("--task contextual_translation needs --context-dir (a context embedding store)")
+        self.store = ContextStore(cfg.context_dir)
+        names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
+        self.column_ids, self.doc_columns = self.store.select_columns(names)
+        self.context_kind, self.context_dim, self.n_tags = self.store.kind, self.store.dim, self.store.n_tags
+        self.n_columns = len(self.column_ids)
+        self.building_from_checkpoint = False
+
+    def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        # fairseq-generate passes the checkpoint's task config as task_cfg; the store given on this
+        # command line (self.cfg) is the one to read.
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        columns = None if self.column_ids == list(range(len(self.store.columns))) else self.column_ids
+        self.datasets[split] = ContextDataset(self.datasets[split], self.store.index(split), self.store.vectors,
+                                              columns, name=str(self.store.dir / f"{split}.index.npy"))
+
+    def build_model(self, cfg, from_checkpoint=False):
+        # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.
+        self.building_from_checkpoint = from_checkpoint
+        try:
+            return super().build_model(cfg, from_checkpoint)
+        finally:
+            self.building_from_checkpoint = False

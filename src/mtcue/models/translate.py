@@ -1,0 +1,49 @@
+"""Beam-search translation of a binarised split with fairseq-generate."""
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from mtcue.io import write_lines
+from mtcue.models import fairseq_args as fa
+
+log = logging.getLogger(__name__)
+_HYPOTHESIS = re.compile(r"^D-(\d+)\t[^\t]*\t(.*)$")
+
+
+def parse_generate_output(text: str, n_expected: int) -> list[str]:
+    """Detokenised hypotheses in corpus order from fairseq-generate's `D-<id>` lines."""
+    hyps: dict[int, str] = {}
+    for line in text.splitlines():
+        match = _HYPOTHESIS.match(line)
+        if match:
+            hyps[int(match.group(1))] = match.group(2)
+    missing = sorted(set(range(n_expected)) - set(hyps))
+    if missing or len(hyps) != n_expected:
+        raise RuntimeError(f"fairseq-generate returned {len(hyps)} hypotheses for {n_expected} samples "
+                           f"(missing ids, first ones: {missing[:10]})")
+    return [hyps[i] for i in range(n_expected)]
+
+
+def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, split: str, n_samples: int,
+              out_path: Path, generation: dict, context_dir: Path | None = None, threads: int = 1) -> int:
+    import torch
+
+    cmd = [sys.executable, "-m", "fairseq_cli.generate",
+           *fa.task_args(spec, direction, data_bin, context_dir),
+           "--path", str(checkpoint), "--gen-subset", split, "--beam", str(generation["beam"]),
+           "--batch-size", str(generation["batch_size"]), "--max-len-a", str(generation["max_len_a"]),
+           "--max-len-b", str(generation["max_len_b"]), "--remove-bpe", "sentencepiece",
+           "--num-workers", "0", "--seed", str(spec["seed"])]
+    cmd += [] if torch.cuda.is_available() else ["--cpu"]
+    log.info("running %s", " ".join(cmd))
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    result = subprocess.run(cmd, check=True, env=env, stdout=subprocess.PIPE, text=True)
+    hyps = parse_generate_output(result.stdout, n_samples)
+    write_lines(out_path, hyps)
+    log.info("wrote %d hypotheses to %s", len(hyps), out_path)
+    return len(hyps)

@@ -1,0 +1,59 @@
+"""Steps of the reporting stage: tables from records, the MLflow mirror."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+log = logging.getLogger("mtcue")
+
+
+def cmd_table(a):
+    from mtcue.records import load_records
+    from mtcue.reporting import tables
+
+    if a.kind == "models":
+        tables.write_models_table(load_records(a.records, "train"), a.csv, a.md)
+        return
+    records = load_records(a.records, "score")
+    if a.kind == "quality":
+        tables.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
+                                   load_records(a.train_records, "train"),
+                                   bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+    else:
+        tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md)
+
+
+def cmd_track(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.tracking import resolve_uri, sync_records
+
+    uri = resolve_uri(a.uri)
+    sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
+                 load_records(a.comet_records, "comet"))
+    log.info("synced records of study '%s' to %s", a.study, uri)
+    if a.done:
+        Path(a.done).write_text(uri + "\n")
+
+
+def register(step) -> None:
+    s = step("table", cmd_table, "assemble a table from records")
+    s.add_argument("--kind", choices=["quality", "phenomena", "models"], default="quality",
+                   help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); "
+                        "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3)")
+    s.add_argument("--records", nargs="+", required=True, help="score records (train records for --kind models)")
+    s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
+    s.add_argument("--train-records", nargs="*", default=[],
+                   help="quality: train records, for footnotes on the context encoders")
+    s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
+    s.add_argument("--alpha", type=float, default=0.05,
+                   help="quality: systems with p > alpha against the best are marked indistinguishable from it")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+
+    s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
+    s.add_argument("--study", required=True)
+    s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
+    s.add_argument("--train-records", nargs="+", required=True)
+    s.add_argument("--score-records", nargs="+", required=True)
+    s.add_argument("--comet-records", nargs="*", default=[])
+    s.add_argument("--done", help="marker file written after a successful sync")

@@ -1,0 +1,65 @@
+"""The study is exactly the config the user gives (--configfile), never merged with the demo's."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def dry_run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "-n", "-p", *args],
+                          cwd=cwd, capture_output=True, text=True)
+
+
+def train_specs(stdout: str) -> dict[str, dict]:
+    """{model: spec} of the first train command of each model in a dry run's printed commands."""
+    specs = {}
+    for match in re.finditer(r"mtcue train --spec '(\{.*?\})' ", stdout):
+        spec = json.loads(match.group(1))
+        specs.setdefault(spec["model"], spec)
+    return specs
+
+
+def test_paper_config_is_used_instead_of_the_demo_config():
+    run = dry_run("--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    specs = train_specs(run.stdout)
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    assert set(specs) == set(paper["models"])
+    # The contextual models use the paper's shared training block, not the demo's fine-tuning one.
+    assert specs["mtcue"]["training"]["lr"] == paper["training"]["lr"] == 0.0003
+    assert specs["mtcue"]["training"]["warmup_updates"] == 4000
+    assert specs["mtcue"]["arch"]["embed_dim"] == 512
+    assert "--docs 400 " not in run.stdout  # the demo's corpus size
+
+
+def test_a_one_model_config_trains_one_model(tmp_path):
+    config = {"study": "one", "directions": ["en-de"], "models": {"base": {"type": "base"}}}
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert set(train_specs(run.stdout)) == {"base"}
+    assert "tagging" not in run.stdout and "mtcue train --spec" in run.stdout
+
+
+def test_a_config_without_models_is_an_error(tmp_path):
+    path = tmp_path / "none.yaml"
+    path.write_text(yaml.safe_dump({"study": "none", "directions": ["en-de"], "models": {}}))
+    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    assert run.returncode != 0
+    out = run.stdout + run.stderr
+    assert f"{path}: invalid configuration" in out and "models: {} should be non-empty" in out
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml"])
+def test_shipped_configs_dry_run(name):
+    run = dry_run("--configfile", f"config/{name}")
+    assert run.returncode == 0, run.stderr[-2000:]
