@@ -1,7 +1,9 @@
 import pytest
+import yaml
 
 from conftest import REPO
 from mtcue import config as cfg
+from mtcue.models.fairseq_args import task_args
 
 
 def demo():
@@ -89,7 +91,7 @@ def test_a_context_encoder_on_a_model_without_vectors_is_refused():
 
 def test_derived_names():
     assert cfg.pair_of("de-en") == "en-de" and cfg.pair_of("en-pl") == "en-pl"
-    columns = cfg.context_columns(demo())
+    columns = cfg.store_columns(demo())
     assert columns[:6] == [f"doc{i}" for i in range(6)]
     assert columns[6:12] == ["genre", "pg_rating", "writers", "year", "country", "plot"]
     assert columns[12:] == ["cue1", "cue2", "cue3"]
@@ -102,3 +104,25 @@ def test_missing_file_and_bad_yaml(tmp_path):
     bad.write_text("study: [unclosed\n")
     with pytest.raises(cfg.ConfigError, match="bad.yaml: not valid YAML"):
         cfg.load(bad)
+
+
+def test_context_columns_select_groups_and_names_in_store_order():
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    raw["context"]["columns"] = ["metadata", "doc"]
+    raw["models"]["mtcue"]["context_columns"] = ["cue2", "doc0", "genre"]
+    c = cfg.validate(raw)
+    assert cfg.model_columns(c, "novotney_cue") == [f"doc{i}" for i in range(6)] + list(c["context"]["metadata"])
+    assert cfg.model_spec(c, "mtcue", "en-de")["context"]["columns"] == ["doc0", "genre", "cue2"]
+    args = task_args(cfg.model_spec(c, "mtcue", "en-de"), "en-de", "bin", "store")
+    assert args[args.index("--context-columns") + 1] == "doc0,genre,cue2"
+
+
+@pytest.mark.parametrize("selection, message", [
+    (["doc", "speaker"], r"\['speaker'\] are neither column groups nor store columns"),
+    (["doc0", "doc2"], "must run from doc0 without gaps"),
+])
+def test_context_columns_that_cannot_be_read_are_errors(selection, message):
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    raw["models"]["mtcue"]["context_columns"] = selection
+    with pytest.raises(cfg.ConfigError, match=r"models\.mtcue\.context_columns: .*" + message):
+        cfg.validate(raw)

@@ -354,11 +354,11 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     pair, train, test = corpus
     code = target_code(pair)
     cfg = config.load(REPO / "config" / "config.yaml")  # the demo's columns and threshold
-    columns, min_docs = config.context_columns(cfg), cfg["context"]["tags_min_docs"]
-    vocab = build_vocab(train, "en", columns, min_docs)
+    min_docs = cfg["context"]["tags_min_docs"]
+    vocab = build_vocab(train, "en", config.store_columns(cfg), min_docs)  # as the tags step builds it
 
-    def known_tags(samples):
-        index = tag_index(samples, "en", columns, vocab)
+    def known_tags(samples):  # the tags TAGGING reads
+        index = tag_index(samples, "en", config.model_columns(cfg, "tagging"), vocab)
         return {id(r): {int(t) for t in row if t > 0} for r, row in zip(samples, index)}
 
     tags = known_tags(train) | known_tags(test)

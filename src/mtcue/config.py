@@ -73,6 +73,17 @@ def _check_semantics(cfg: dict) -> None:
                 raise ConfigError(f"models.{name}.init_from: initialisation cycle through '{parent}'")
             seen.add(parent)
             parent = cfg["models"].get(parent, {}).get("init_from")
+    selections = {"context.columns": cfg["context"]["columns"]}
+    selections.update({f"models.{name}.context_columns": m["context_columns"]
+                       for name, m in cfg["models"].items() if "context_columns" in m})
+    known = [*column_groups(cfg), *store_columns(cfg)]
+    for key, selection in selections.items():
+        unknown = [item for item in selection if item not in known]
+        if unknown:
+            raise ConfigError(f"{key}: {unknown} are neither column groups nor store columns (known: {known})")
+        doc = [c for c in selected_columns(cfg, selection) if c.startswith("doc")]
+        if doc != column_groups(cfg)["doc"][:len(doc)]:
+            raise ConfigError(f"{key}: document slots must run from doc0 without gaps (slot positions), got {doc}")
     unknown = set(cfg["context"]["encoder_per_direction"]) - set(cfg["directions"])
     if unknown:
         raise ConfigError(f"context.encoder_per_direction: {sorted(unknown)} are not in `directions`")
@@ -138,12 +149,29 @@ def store_name(context: dict) -> str:
     return f"{context['encoder'].strip('/').replace('/', '--')}.{context['pooling']}"
 
 
-def context_columns(cfg: dict) -> list[str]:
-    """Column order of the embedding store: document slots, metadata, cues (docs/formats.md)."""
+def column_groups(cfg: dict) -> dict[str, list[str]]:
+    """The context store's columns by group, in store order (docs/formats.md, section 2):
+    document slots (doc0 = the source sentence, doc1.. = previous lines), metadata, cues."""
     ctx = cfg["context"]
-    docs = [f"doc{i}" for i in range(ctx["doc_slots"] + 1)]
-    cues = [f"cue{i}" for i in range(1, ctx["max_cues"] + 1)]
-    return docs + list(ctx["metadata"]) + cues
+    return {"doc": [f"doc{i}" for i in range(ctx["doc_slots"] + 1)], "metadata": list(ctx["metadata"]),
+            "cues": [f"cue{i}" for i in range(1, ctx["max_cues"] + 1)]}
+
+
+def store_columns(cfg: dict) -> list[str]:
+    """Every column of a context store: a store holds them all; each model selects its own."""
+    return [c for group in column_groups(cfg).values() for c in group]
+
+
+def selected_columns(cfg: dict, selection: list[str]) -> list[str]:
+    """Store columns named by `selection` (groups or column names), in store order."""
+    groups = column_groups(cfg)
+    names = {c for item in selection for c in groups.get(item, [item])}
+    return [c for c in store_columns(cfg) if c in names]
+
+
+def model_columns(cfg: dict, model: str) -> list[str]:
+    """The context columns `model` reads: its own `context_columns`, else the study's `context.columns`."""
+    return selected_columns(cfg, cfg["models"][model].get("context_columns", cfg["context"]["columns"]))
 
 
 def is_contextual(spec: dict) -> bool:
@@ -167,9 +195,9 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     }
     kind = CONTEXT_KIND[entry["type"]]
     if kind == "vectors":
-        spec["context"] = {"columns": context_columns(cfg), "encoder": encoder_for(cfg, direction, model),
+        spec["context"] = {"columns": model_columns(cfg, model), "encoder": encoder_for(cfg, direction, model),
                            "pooling": entry.get("context_pooling", "mean")}
     elif kind == "tags":
-        spec["context"] = {"columns": context_columns(cfg), "tags_min_docs": cfg["context"]["tags_min_docs"]}
+        spec["context"] = {"columns": model_columns(cfg, model), "tags_min_docs": cfg["context"]["tags_min_docs"]}
     return spec
 

@@ -19,7 +19,7 @@ rule embed:
     params:
         encoder=lambda w: vector_stores(w.direction)[w.store]["encoder"],
         pooling=lambda w: vector_stores(w.direction)[w.store]["pooling"],
-        columns=",".join(cfg.context_columns(config)),
+        columns=",".join(cfg.store_columns(config)),
         corpora=corpus_options,
         batch_size=config["context"]["batch_size"],
     threads: 1
@@ -41,7 +41,7 @@ rule tags:
     output:
         directory("results/tags/{direction}"),
     params:
-        columns=",".join(cfg.context_columns(config)),
+        columns=",".join(cfg.store_columns(config)),
         corpora=corpus_options,
         min_docs=config["context"]["tags_min_docs"],
     log:

@@ -22,7 +22,8 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
     if is_contextual(spec):
         if context_dir is None:
             raise ValueError(f"model '{spec['model']}' ({spec['type']}) needs a context embedding store")
-        args += ["--task", "contextual_translation", "--context-dir", str(context_dir)]
+        args += ["--task", "contextual_translation", "--context-dir", str(context_dir),
+                 "--context-columns", ",".join(spec["context"]["columns"])]
     else:
         args += ["--task", "translation"]
     return args

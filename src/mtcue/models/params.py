@@ -115,13 +115,12 @@ def count_config(cfg: dict, vocab_size: int, n_tags: int = 1000) -> dict:
     from mtcue import config as cfgmod
     from mtcue.models import fairseq_args as fa
 
-    columns = cfgmod.context_columns(cfg)
-    doc_columns = cfg["context"]["doc_slots"] + 1
     counts = {}
     for name in cfg["models"]:
         spec = cfgmod.model_spec(cfg, name, cfg["directions"][0])
         encoder = spec.get("context", {}).get("encoder", "")
+        columns = cfgmod.model_columns(cfg, name)
         model_type, arch_args = parse_arch_args(fa.arch_args(spec))
         counts[name] = count_parameters(model_type, arch_args, vocab_size, ENCODER_DIMS.get(encoder.rsplit("/", 1)[-1], 384),
-                                        doc_columns, len(columns), n_tags)
+                                        sum(c.startswith("doc") for c in columns), len(columns), n_tags)
     return counts
