@@ -126,3 +126,12 @@ def test_context_columns_that_cannot_be_read_are_errors(selection, message):
     raw["models"]["mtcue"]["context_columns"] = selection
     with pytest.raises(cfg.ConfigError, match=r"models\.mtcue\.context_columns: .*" + message):
         cfg.validate(raw)
+
+
+def test_experiments_name_known_models():
+    c = demo()
+    assert cfg.experiment_models(c)["quality"] == ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    raw["experiments"]["quality"]["models"] = ["base", "mtcue_big"]
+    with pytest.raises(cfg.ConfigError, match=r"experiments\.quality\.models: \['mtcue_big'\] are not models"):
+        cfg.validate(raw)

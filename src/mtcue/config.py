@@ -73,6 +73,11 @@ def _check_semantics(cfg: dict) -> None:
                 raise ConfigError(f"models.{name}.init_from: initialisation cycle through '{parent}'")
             seen.add(parent)
             parent = cfg["models"].get(parent, {}).get("init_from")
+    for key, names in experiment_models(cfg).items():
+        unknown = [n for n in names if n not in cfg["models"]]
+        if unknown:
+            raise ConfigError(f"experiments.{key}.models: {unknown} are not models of this config "
+                              f"(known: {', '.join(sorted(cfg['models']))})")
     selections = {"context.columns": cfg["context"]["columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
                        for name, m in cfg["models"].items() if "context_columns" in m})
@@ -172,6 +177,11 @@ def selected_columns(cfg: dict, selection: list[str]) -> list[str]:
 def model_columns(cfg: dict, model: str) -> list[str]:
     """The context columns `model` reads: its own `context_columns`, else the study's `context.columns`."""
     return selected_columns(cfg, cfg["models"][model].get("context_columns", cfg["context"]["columns"]))
+
+
+def experiment_models(cfg: dict) -> dict[str, list[str]]:
+    """{experiment: the models it names} (Tables 3-4 default to every model)."""
+    return {"quality": cfg["experiments"]["quality"]["models"] or list(cfg["models"])}
 
 
 def is_contextual(spec: dict) -> bool:

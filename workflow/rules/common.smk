@@ -16,6 +16,7 @@ STUDY = config["study"]
 DIRECTIONS = config["directions"]
 PAIRS = cfg.pairs(config)
 MODELS = list(config["models"])
+QUALITY_MODELS = cfg.experiment_models(config)["quality"]  # Tables 3 and 4
 SPLITS = ["train", "valid", "test"]
 EVAL_SPLIT = config["evaluation"]["split"]
 MTCUE = "mtcue"
@@ -71,11 +72,11 @@ def context_store(w):
 
 SCORE_RECORDS = expand(
     "results/records/score/{direction}/{model}.{split}.json",
-    direction=DIRECTIONS, model=MODELS, split=EVAL_SPLIT,
+    direction=DIRECTIONS, model=QUALITY_MODELS, split=EVAL_SPLIT,
 )
 # COMET is left out when evaluation.comet.model is null.
 COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if config["evaluation"]["comet"]["model"] else []
-TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=MODELS)
+TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
 TABLES = expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"],
                 ext=["csv", "md"])
 MLFLOW_SYNC = f"results/mlflow/{STUDY}.synced"
