@@ -1,4 +1,5 @@
-"""Small shared file helpers: files and folders appear only once complete (atomic replace)."""
+"""Small shared file helpers: files and folders appear only once complete (atomic replace),
+with the permissions the umask gives any other new file."""
 from __future__ import annotations
 
 import json
@@ -10,11 +11,26 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import: os.umask can only be read by setting it, which must not race with other
+# threads creating files.
+UMASK = _read_umask()
+
+
 def atomic_path(path: str | Path) -> tuple[int, str]:
-    """A temporary file beside `path`, to be os.replace()d onto it once complete."""
+    """A temporary file beside `path`, to be os.replace()d onto it once complete. mkstemp makes it
+    0600; it gets the mode open() would give (0666 less the umask), as the final file must on a
+    shared project directory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~UMASK)
+    return fd, tmp
 
 
 @contextmanager
@@ -24,6 +40,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    tmp.chmod(0o777 & ~UMASK)  # mkdtemp makes it 0700
     try:
         yield tmp
         if path.exists():
@@ -58,8 +75,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write via a temp file in the same directory and os.replace, so readers (and Snakemake
     after a crash) never see a half-written file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = atomic_path(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

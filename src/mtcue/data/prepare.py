@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,7 +12,7 @@ import sentencepiece as spm
 
 from mtcue.config import langs_of
 from mtcue.data.corpus import read_corpus
-from mtcue.io import write_lines
+from mtcue.io import atomic_directory, write_lines
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "valid", "test")
@@ -58,18 +57,10 @@ def binarise(prepared_prefix: str | Path, direction: str, dest_dir: str | Path, 
     `prepared_prefix` is the folder holding `{split}.{lang}` files from `encode_split`.
     """
     src, tgt = langs_of(direction)
-    dest_dir = Path(dest_dir)
-    dest_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest_dir.parent, prefix=f".{dest_dir.name}."))
     prefix = Path(prepared_prefix)
-    cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
-           *(arg for split in SPLITS for arg in (f"--{split}pref", str(prefix / split))),
-           "--destdir", str(tmp), "--joined-dictionary", "--workers", str(workers)]
-    log.info("running %s", " ".join(cmd))
-    try:
+    with atomic_directory(dest_dir) as tmp:
+        cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
+               *(arg for split in SPLITS for arg in (f"--{split}pref", str(prefix / split))),
+               "--destdir", str(tmp), "--joined-dictionary", "--workers", str(workers)]
+        log.info("running %s", " ".join(cmd))
         subprocess.run(cmd, check=True)
-        if dest_dir.exists():
-            shutil.rmtree(dest_dir)
-        os.replace(tmp, dest_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
