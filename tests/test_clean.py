@@ -43,3 +43,20 @@ def test_malformed_corpus_names_file_and_line(write_corpus, tmp_path):
     path.write_text(json.dumps(good) + "\n{not json\n")
     with pytest.raises(CorpusError, match=r"c\.jsonl:2: not valid JSON"):
         list(read_corpus(path))
+
+
+def test_corpus_that_is_not_utf8_names_file_line_and_byte(write_corpus, tmp_path):
+    path = write_corpus([make_sample(0), make_sample(1), make_sample(2)])
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace("Brief".encode(), b"Br\xfcef")   # Latin-1 "ü" in a UTF-8 file
+    path.write_bytes(b"\n".join(lines))
+    column = lines[1].index(b"\xfc") + 1
+    with pytest.raises(CorpusError, match=rf"c\.jsonl:2: not UTF-8 \(byte 0xfc at byte {column} of the line\)"):
+        clean_corpus(path, tmp_path / "out.jsonl", 400)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_corpus_with_a_byte_order_mark_and_crlf_is_read(write_corpus):
+    path = write_corpus([make_sample(0), make_sample(1)])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    assert [s["id"] for s in read_corpus(path)] == ["en-de.test.000000", "en-de.test.000001"]

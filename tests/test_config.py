@@ -135,3 +135,12 @@ def test_experiments_name_known_models():
     raw["experiments"]["quality"]["models"] = ["base", "mtcue_big"]
     with pytest.raises(cfg.ConfigError, match=r"experiments\.quality\.models: \['mtcue_big'\] are not models"):
         cfg.validate(raw)
+
+
+def test_config_with_a_byte_order_mark_loads_and_one_not_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"\xef\xbb\xbfstudy: x\ndirections: [en-de]\nmodels: {base: {type: base}}\n")
+    assert cfg.load(path)["study"] == "x"
+    path.write_bytes("study: x\n# für\ndirections: [en-de]\n".encode("latin-1"))
+    with pytest.raises(cfg.ConfigError, match=r"c\.yaml:2: not UTF-8 \(byte 0xfc at byte 4 of the line\)"):
+        cfg.load(path)

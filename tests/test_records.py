@@ -111,6 +111,9 @@ def test_read_record_rejects_other_kind_and_bad_json(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(RecordError, match="broken.json"):
         read_record(tmp_path / "broken.json")
+    (tmp_path / "latin1.json").write_bytes(b'{"kind": "train",\n "model": "b\xe4se"}')
+    with pytest.raises(RecordError, match=r"latin1\.json:2: not UTF-8"):
+        read_record(tmp_path / "latin1.json")
 
 
 def test_record_kind_is_required(tmp_path):

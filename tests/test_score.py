@@ -216,3 +216,15 @@ def test_score_files_line_count_mismatch_names_both_files(tmp_path):
         score_files(hyp_file, corpus, "en-de")
     assert str(hyp_file) in str(err.value) and "3 hypotheses" in str(err.value)
     assert str(corpus) in str(err.value) and "4 samples" in str(err.value)
+
+
+def test_hypotheses_with_a_byte_order_mark_or_not_utf8(tmp_path):
+    corpus = tmp_path / "test.jsonl"
+    refs = ["Hast du den Brief heute gesehen?", "Wir gehen morgen zusammen ins Kino."]
+    _write_corpus(corpus, refs, [None] * 2)
+    hyp_file = tmp_path / "hyp.de"
+    hyp_file.write_bytes(("\ufeff" + "\r\n".join(refs) + "\r\n").encode())   # as Windows Notepad saves it
+    assert score_files(hyp_file, corpus, "en-de")["bleu"] == pytest.approx(100.0)
+    hyp_file.write_bytes("\n".join(refs).encode("utf-16"))   # with its own byte order mark, FF FE
+    with pytest.raises(ValueError, match=r"hyp\.de:1: not UTF-8 \(byte 0xff at byte 1 of the line\)"):
+        score_files(hyp_file, corpus, "en-de")

@@ -13,6 +13,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mtcue.io import TextFileError, read_text
+
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors"}
@@ -114,9 +116,11 @@ def validate(raw: dict, source: str = "config") -> dict:
 def load(path: str | Path) -> dict:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(read_text(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except TextFileError as err:
+        raise ConfigError(str(err)) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(raw, dict):

@@ -2,6 +2,7 @@
 with the permissions the umask gives any other new file."""
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import shutil
@@ -9,6 +10,34 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
+
+
+class TextFileError(ValueError):
+    """A text file is not valid UTF-8; the message names the file and line."""
+
+
+def _decode(raw: bytes, path: str | Path, lineno: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = lineno + raw.count(b"\n", 0, err.start)
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise TextFileError(f"{path}:{line}: not UTF-8 (byte 0x{raw[err.start]:02x} at byte {column} of the line); "
+                            "convert the file to UTF-8, e.g. with iconv") from None
+
+
+def read_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, line with its "\n") of a UTF-8 file a user may have written: a leading byte
+    order mark is dropped; a line that is not UTF-8 stops reading with file and line. Lines end at
+    "\n" only (a subtitle may hold other line separators)."""
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, 1):
+            yield lineno, _decode(raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw, path, lineno)
+
+
+def read_text(path: str | Path) -> str:
+    """The whole of a UTF-8 file, as read_text_lines reads it."""
+    return _decode(Path(path).read_bytes().removeprefix(codecs.BOM_UTF8), path, 1)
 
 
 def _read_umask() -> int:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mtcue.io import atomic_write_text
+from mtcue.io import TextFileError, atomic_write_text, read_text
 
 SCHEMA_VERSION = 1
 
@@ -101,7 +101,9 @@ def _dumps(record: dict) -> str:
 def read_record(path: str | Path, kind: str | None = None) -> dict:
     """Read and validate a record; with kind, also require that kind."""
     try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        record = json.loads(read_text(path))
+    except TextFileError as e:
+        raise RecordError(str(e)) from None
     except (OSError, json.JSONDecodeError) as e:
         raise RecordError(f"{path}: cannot read record: {e}") from None
     if not isinstance(record, dict):

@@ -6,6 +6,8 @@ import unicodedata
 from pathlib import Path
 from typing import Iterator
 
+from mtcue.io import TextFileError, read_text_lines
+
 META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 MAX_PREVIOUS = 5
 
@@ -65,8 +67,8 @@ def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Itera
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"{path}: corpus file not found (run the step that writes it first)")
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
+    try:
+        for lineno, line in read_text_lines(path):
             try:
                 sample = json.loads(line)
             except json.JSONDecodeError as err:
@@ -75,3 +77,5 @@ def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Itera
             if problem:
                 raise CorpusError(f"{path}:{lineno}: {problem} (see docs/formats.md)")
             yield sample
+    except TextFileError as err:
+        raise CorpusError(str(err)) from None

@@ -14,6 +14,7 @@ import numpy as np
 from sacrebleu.metrics import BLEU
 
 from mtcue.data.corpus import marker_tokens, read_corpus
+from mtcue.io import read_text_lines
 
 # Per-segment statistics layout, as sacrebleu lays them out:
 # [hyp_len, ref_len, correct_1..correct_4, total_1..total_4].
@@ -193,10 +194,7 @@ def phenomenon_accuracy(hyps: list[str], labels: list[Mapping | None]) -> dict[s
 
 def read_lines(path: Path) -> list[str]:
     # Split on "\n" only: str.splitlines would also break on U+2028 etc. inside subtitles.
-    lines = path.read_text(encoding="utf-8").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
+    return [line.removesuffix("\n").removesuffix("\r") for _, line in read_text_lines(path)]
 
 
 def read_hyps_and_corpus(hyp_path: str | Path, corpus_jsonl_path: str | Path) -> tuple[list[str], list[dict]]:
