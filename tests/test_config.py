@@ -41,6 +41,12 @@ def test_semantic_errors():
     with pytest.raises(cfg.ConfigError, match="from or into English"):
         cfg.validate(raw)
     raw = demo()
+    raw["directions"] = ["en-de", "en-es", "xx-en"]
+    with pytest.raises(cfg.ConfigError, match=r"directions: \['en-es', 'xx-en'\] need language pairs that "
+                                              r"corpus.source 'synthetic' cannot provide \(it provides en-de, "
+                                              r"en-fr, en-pl, en-ru, in either direction\)"):
+        cfg.validate(raw)
+    raw = demo()
     raw["models"]["mtcue"]["init_from"] = "nope"
     with pytest.raises(cfg.ConfigError, match="models.mtcue.init_from"):
         cfg.validate(raw)
@@ -144,3 +150,10 @@ def test_config_with_a_byte_order_mark_loads_and_one_not_utf8_names_file_and_lin
     path.write_bytes("study: x\n# für\ndirections: [en-de]\n".encode("latin-1"))
     with pytest.raises(cfg.ConfigError, match=r"c\.yaml:2: not UTF-8 \(byte 0xfc at byte 4 of the line\)"):
         cfg.load(path)
+
+
+def test_every_corpus_source_says_which_pairs_it_provides():
+    from mtcue.data import synth
+
+    assert set(cfg.CORPUS_PAIRS) == set(cfg.schema()["properties"]["corpus"]["properties"]["source"]["enum"])
+    assert cfg.CORPUS_PAIRS["synthetic"] == synth.PAIRS

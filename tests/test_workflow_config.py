@@ -63,3 +63,11 @@ def test_a_config_without_models_is_an_error(tmp_path):
 def test_shipped_configs_dry_run(name):
     run = dry_run("--configfile", f"config/{name}")
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_direction_the_corpus_source_cannot_provide_fails_the_dry_run(tmp_path):
+    path = tmp_path / "es.yaml"
+    path.write_text(yaml.safe_dump({"study": "es", "directions": ["en-de", "en-es"], "models": {"base": {"type": "base"}}}))
+    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    assert run.returncode != 0
+    assert "directions: ['en-es'] need language pairs that corpus.source 'synthetic' cannot provide" in run.stdout + run.stderr

@@ -18,6 +18,9 @@ from mtcue.io import TextFileError, read_text
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors"}
+# The language pairs (English first) each `corpus.source` can provide; a new source adds its row
+# (the schema's enum lists the sources). The synthetic generator's are its target languages.
+CORPUS_PAIRS: dict[str, tuple[str, ...]] = {"synthetic": ("en-de", "en-fr", "en-pl", "en-ru")}
 
 
 class ConfigError(ValueError):
@@ -60,6 +63,11 @@ def _check_semantics(cfg: dict) -> None:
         src, tgt = direction.split("-")
         if src == tgt or ENGLISH not in (src, tgt):
             raise ConfigError(f"directions: '{direction}' must translate from or into English (en-xx or xx-en)")
+    source = cfg["corpus"]["source"]
+    unavailable = [d for d in cfg["directions"] if pair_of(d) not in CORPUS_PAIRS[source]]
+    if unavailable:
+        raise ConfigError(f"directions: {unavailable} need language pairs that corpus.source '{source}' cannot "
+                          f"provide (it provides {', '.join(CORPUS_PAIRS[source])}, in either direction)")
     for name, model in cfg["models"].items():
         for key in ("context_encoder", "context_pooling"):
             if key in model and CONTEXT_KIND[model["type"]] != "vectors":
