@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,11 @@ from mtcue.io import atomic_directory, write_lines
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "valid", "test")
+# Header of fairseq's mmap index (`{split}.{src}-{tgt}.{lang}.idx`, fairseq.data.indexed_dataset):
+# magic, version (u64, 1), dtype code (u8), number of sentences (u64). Read here so that counting
+# a split does not import fairseq (seconds).
+_IDX_MAGIC = b"MMIDIDX\x00\x00"
+_IDX_HEADER = struct.Struct("<9sQBQ")
 
 
 def train_spm(train_corpus: str | Path, direction: str, model_path: str | Path, vocab_size: int,
@@ -64,3 +70,19 @@ def binarise(prepared_prefix: str | Path, direction: str, dest_dir: str | Path, 
                "--destdir", str(tmp), "--joined-dictionary", "--workers", str(workers)]
         log.info("running %s", " ".join(cmd))
         subprocess.run(cmd, check=True)
+
+
+def binarised_size(data_bin: str | Path, direction: str, split: str) -> tuple[int, Path]:
+    """(number of sentences, index file) of one binarised split's source side."""
+    src, tgt = langs_of(direction)
+    idx = Path(data_bin) / f"{split}.{src}-{tgt}.{src}.idx"
+    try:
+        with idx.open("rb") as handle:
+            magic, version, _, size = _IDX_HEADER.unpack(handle.read(_IDX_HEADER.size))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{idx}: no binarised {split} split of {direction} (run the binarise step)") from None
+    except struct.error:
+        raise ValueError(f"{idx}: truncated fairseq index; rerun the binarise step") from None
+    if magic != _IDX_MAGIC or version != 1:
+        raise ValueError(f"{idx}: not a fairseq mmap index (version 1); rerun the binarise step")
+    return size, idx

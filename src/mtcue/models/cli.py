@@ -20,9 +20,10 @@ def cmd_train(a):
 
 def cmd_translate(a):
     from mtcue.data.corpus import read_corpus
-    from mtcue.models.translate import translate
+    from mtcue.models.translate import check_split_matches_corpus, translate
 
     n = sum(1 for _ in read_corpus(a.corpus))
+    check_split_matches_corpus(Path(a.data_bin), a.direction, a.split, Path(a.corpus), n)
     translate(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint), a.split, n, Path(a.out),
               json.loads(a.generation), Path(a.context_dir) if a.context_dir else None, a.threads)
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mtcue.data.prepare import binarised_size
 from mtcue.io import write_lines
 from mtcue.models import fairseq_args as fa
 
@@ -23,10 +24,20 @@ def parse_generate_output(text: str, n_expected: int) -> list[str]:
         if match:
             hyps[int(match.group(1))] = match.group(2)
     missing = sorted(set(range(n_expected)) - set(hyps))
-    if missing or len(hyps) != n_expected:
+    unexpected = sorted(set(hyps) - set(range(n_expected)))
+    if missing or unexpected:
         raise RuntimeError(f"fairseq-generate returned {len(hyps)} hypotheses for {n_expected} samples "
-                           f"(missing ids, first ones: {missing[:10]})")
+                           f"(missing ids: {missing[:10]}, unexpected ids: {unexpected[:10]}; first ten of each)")
     return [hyps[i] for i in range(n_expected)]
+
+
+def check_split_matches_corpus(data_bin: Path, direction: str, split: str, corpus: Path, n_samples: int) -> None:
+    """Refuse, before translating, a corpus that is not the binarised split's (e.g. another split)."""
+    n_binarised, idx = binarised_size(data_bin, direction, split)
+    if n_binarised != n_samples:
+        raise ValueError(f"the binarised {split} split ({idx}) has {n_binarised} sentences but the corpus "
+                         f"{corpus} has {n_samples}: give --corpus the cleaned corpus of the {split} split "
+                         f"(results/clean/{{pair}}/{split}.jsonl), or the --split of that corpus")
 
 
 def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, split: str, n_samples: int,
