@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from mtcue.io import atomic_path
 from mtcue.models import fairseq_args as fa
+from mtcue.models.checkpoints import check_checkpoint, recover_checkpoint_dir
 from mtcue.records import config_hash
 
 log = logging.getLogger(__name__)
@@ -41,14 +44,51 @@ def prepare_checkpoint_dir(ckpt_dir: Path, spec: dict) -> None:
     spec_path.write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
 
 
-def parse_fairseq_log(lines: list[str]) -> list[dict]:
-    """Per-epoch statistics from fairseq-train's `--log-format json` output.
+_LOADED = re.compile(r"Loaded checkpoint \S+ \(epoch (\d+) @ (\d+) updates\)")
+_FRESH = "No existing checkpoint found"
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| ")
 
-    Epoch wall time and updates are differences of fairseq's cumulative counters; a resumed
-    run appends to the same log, and the last entry of an epoch wins.
+
+def _utc(match: re.Match) -> str:
+    # fairseq stamps its log lines in local time, without a zone.
+    local = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").astimezone()
+    return local.astimezone(timezone.utc).isoformat()
+
+
+def parse_fairseq_log(lines: list[str]) -> dict:
+    """The history of the training that made the latest checkpoint, from fairseq-train's
+    `--log-format json` output appended by every launch in a checkpoint folder:
+    {"epochs": per-epoch statistics, "started": when it began, "finished": when its last epoch
+    ended} (UTC ISO times; None when unknown).
+
+    A launch that resumes from a checkpoint ("Loaded checkpoint ... (epoch N @ U updates)")
+    replaces what earlier launches logged for epoch N and later; one that finds no checkpoint
+    starts the history afresh. Epoch wall time and updates are differences of fairseq's
+    cumulative counters; its wall clock restarts when a launch resumes at an epoch boundary.
     """
     epochs: dict[int, dict] = {}
+    base_wall, base_updates = 0.0, 0
+    started = None
     for line in lines:
+        stamp = _TIME.match(line)
+        if stamp and started is None:
+            started = _utc(stamp)
+        if _FRESH in line:
+            if epochs and stamp:
+                started = _utc(stamp)
+            epochs, base_wall, base_updates = {}, 0.0, 0
+            continue
+        loaded = _LOADED.search(line)
+        if loaded:
+            resumed, updates = int(loaded.group(1)), int(loaded.group(2))
+            epochs = {e: entry for e, entry in epochs.items() if e < resumed}
+            previous = epochs.get(resumed - 1, {})
+            if previous.get("_updates_total", updates) < updates:
+                # Inside an epoch: fairseq restored its counters, so epoch `resumed` spans both launches.
+                base_wall, base_updates = previous["_wall_total"], previous["_updates_total"]
+            else:
+                base_wall, base_updates = 0.0, updates
+            continue
         for stage in ("train", "valid"):
             marker = f"| {stage} | "
             if marker in line:
@@ -56,22 +96,21 @@ def parse_fairseq_log(lines: list[str]) -> list[dict]:
                 entry = epochs.setdefault(int(stats["epoch"]), {"epoch": int(stats["epoch"])})
                 entry[f"{stage}_loss"] = float(stats[f"{stage}_loss"])
                 if stage == "train":
-                    entry.update(wall_total_s=float(stats["train_wall"]), updates_total=int(stats["train_num_updates"]),
-                                 sentences_per_update=float(stats["train_bsz"]))
-    out, wall, updates = [], 0.0, 0
-    for epoch in sorted(epochs):
-        entry = epochs[epoch]
-        if "wall_total_s" in entry:
-            entry["wall_s"], wall = entry["wall_total_s"] - wall, entry.pop("wall_total_s")
-            entry["updates"], updates = entry["updates_total"] - updates, entry.pop("updates_total")
-        out.append(entry)
-    return out
+                    wall, updates = float(stats["train_wall"]), int(stats["train_num_updates"])
+                    entry.update(sentences_per_update=float(stats["train_bsz"]), wall_s=wall - base_wall,
+                                 updates=updates - base_updates, _wall_total=wall, _updates_total=updates,
+                                 _finished=_utc(stamp) if stamp else None)
+                    base_wall, base_updates = wall, updates
+    return {"epochs": [{k: v for k, v in epochs[e].items() if not k.startswith("_")} for e in sorted(epochs)],
+            "started": started, "finished": epochs[max(epochs)].get("_finished") if epochs else None}
 
 
 def run_logged(cmd: list[str], env: dict, log_path: Path) -> list[str]:
     """Run `cmd`, streaming its output to our stderr (the rule's log) and appending it to `log_path`."""
     lines = []
-    with log_path.open("a", encoding="utf-8") as keep, subprocess.Popen(
+    # Line-buffered: a job killed by a time limit keeps every line fairseq wrote before the kill
+    # (a full buffer used to lose the last epochs of the history).
+    with log_path.open("a", encoding="utf-8", buffering=1) as keep, subprocess.Popen(
             cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
         for line in proc.stdout:
             sys.stderr.write(line)
@@ -107,6 +146,7 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
 
     use_cuda = torch.cuda.is_available()
     prepare_checkpoint_dir(ckpt_dir, spec)
+    recover_checkpoint_dir(ckpt_dir)
     cmd = [sys.executable, "-m", "fairseq_cli.train",
            *fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
            *fa.optimisation_args(spec, use_cuda),
@@ -115,24 +155,26 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
     if spec.get("init_from"):
         if init_checkpoint is None:
             raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
+        check_checkpoint(init_checkpoint, f"--init-checkpoint (the trained '{spec['init_from']}' model)")
         cmd += ["--pretrained-base", str(init_checkpoint), "--pretrained-report", str(ckpt_dir / "init_report.json")]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     log.info("running %s", " ".join(cmd))
     start = time.monotonic()
     run_logged(cmd, env, ckpt_dir / "train.log")
     best = ckpt_dir / "checkpoint_best.pt"
-    if not best.exists():
-        raise RuntimeError(f"fairseq-train finished without {best}; see the log above")
+    check_checkpoint(best, "the best checkpoint fairseq-train saved")
     fd, tmp = atomic_path(model_out)
     os.close(fd)
     shutil.copyfile(best, tmp)
     os.replace(tmp, model_out)
-    epochs = parse_fairseq_log((ckpt_dir / "train.log").read_text(encoding="utf-8").splitlines())
+    history = parse_fairseq_log((ckpt_dir / "train.log").read_text(encoding="utf-8").splitlines())
+    epochs = history["epochs"]
     valid = [e for e in epochs if "valid_loss" in e]
     best_epoch = min(valid, key=lambda e: e["valid_loss"]) if valid else None
     return {
         "model": spec["model"], "direction": direction, "spec": spec, "params": count_checkpoint_params(best),
-        "epochs": epochs, "best_epoch": best_epoch and best_epoch["epoch"],
+        "epochs": epochs, "started": history["started"], "finished": history["finished"], "model_path": str(model_out),
+        "best_epoch": best_epoch and best_epoch["epoch"],
         "best_valid_loss": best_epoch and best_epoch["valid_loss"], "config_hash": config_hash(spec),
         "device": "cuda" if use_cuda else "cpu", "threads": threads,
         "wall_s_this_run": round(time.monotonic() - start, 1),

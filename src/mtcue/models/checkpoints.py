@@ -1,0 +1,89 @@
+"""Checkpoint files are checked before use, so a damaged one is named instead of failing deep
+inside fairseq ("PytorchStreamReader failed reading zip archive") on every rerun.
+
+torch.save writes a zip archive whose members carry CRC-32 checksums: reading it through once
+finds a truncated or corrupted file without unpickling it (about a second per GB).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import zipfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+LAST, BEST = "checkpoint_last.pt", "checkpoint_best.pt"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file cannot be used; the message names it."""
+
+
+def checkpoint_problem(path: str | Path) -> str | None:
+    """What is wrong with a torch checkpoint file, or None when it reads through intact."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+        if head != b"PK\x03\x04":
+            return _legacy_problem(path)
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except zipfile.BadZipFile:
+        return f"truncated or corrupted ({path.stat().st_size} bytes; the end of the zip archive is missing)"
+    except (OSError, EOFError, zipfile.LargeZipFile) as err:
+        return f"unreadable ({err})"
+    return f"corrupted (checksum error in {bad})" if bad else None
+
+
+def _legacy_problem(path: Path) -> str | None:
+    # Not a zip archive: an empty file, something else, or torch's pre-1.6 format (loaded to tell).
+    if path.stat().st_size == 0:
+        return "empty (0 bytes)"
+    import torch
+
+    try:
+        torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # noqa: BLE001 - any failure to load means the file is unusable
+        return f"not a torch checkpoint ({type(err).__name__}: {str(err).splitlines()[0][:200]})"
+    return None
+
+
+def check_checkpoint(path: str | Path, what: str) -> None:
+    """Raise CheckpointError naming `path` (described as `what`) when it is missing or damaged."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: {what} does not exist")
+    problem = checkpoint_problem(path)
+    if problem:
+        raise CheckpointError(f"{path}: {what} is {problem}; rebuild it (or restore a copy) and rerun")
+
+
+def _move_aside(path: Path, problem: str) -> Path:
+    aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+    os.replace(path, aside)
+    log.warning("%s is %s: moved to %s", path, problem, aside)
+    return aside
+
+
+def recover_checkpoint_dir(ckpt_dir: Path) -> None:
+    """Before fairseq resumes in `ckpt_dir`, move damaged checkpoints aside (kept for inspection).
+
+    A damaged checkpoint_last.pt is replaced by a copy of an intact checkpoint_best.pt, so training
+    resumes from the best epoch (the epochs after it are trained again); with no intact best it
+    starts afresh. A damaged checkpoint_best.pt alone is moved aside: training resumes from the
+    last checkpoint, and the next validation that improves on the best loss saves a new best.
+    """
+    damaged = {name: problem for name in (LAST, BEST)
+               if (ckpt_dir / name).exists() and (problem := checkpoint_problem(ckpt_dir / name))}
+    for name, problem in damaged.items():
+        _move_aside(ckpt_dir / name, problem)
+    if LAST not in damaged:
+        return
+    if (ckpt_dir / BEST).exists():
+        shutil.copyfile(ckpt_dir / BEST, ckpt_dir / LAST)
+        log.warning("resuming from %s instead", ckpt_dir / BEST)
+    else:
+        log.warning("no intact checkpoint left in %s: training starts afresh", ckpt_dir)

@@ -1,0 +1,90 @@
+"""Damaged checkpoints are named and set aside, never a fairseq traceback (issue 13.3)."""
+import json
+import zipfile
+
+import pytest
+import torch
+
+from conftest import REPO
+from mtcue import config as cfg
+from mtcue.cli import main
+from mtcue.models.checkpoints import BEST, LAST, CheckpointError, check_checkpoint, checkpoint_problem, recover_checkpoint_dir
+
+
+def save(path, value=1.0):
+    torch.save({"model": {"w": torch.full((64, 64), value)}, "extra_state": {"epoch": value}}, path)
+    return path
+
+
+def test_intact_checkpoints_pass(tmp_path):
+    assert checkpoint_problem(save(tmp_path / "a.pt")) is None
+    legacy = tmp_path / "legacy.pt"
+    torch.save({"model": {}}, legacy, _use_new_zipfile_serialization=False)   # torch < 1.6 format
+    assert checkpoint_problem(legacy) is None
+
+
+def test_damaged_checkpoints_are_found(tmp_path):
+    path = save(tmp_path / "a.pt")
+    data = path.read_bytes()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 2])
+    assert "truncated or corrupted" in checkpoint_problem(tmp_path / "truncated.pt")
+    # One flipped bit inside the tensor data: the archive still opens, its checksum does not match.
+    with zipfile.ZipFile(path) as archive:
+        member = next(i for i in archive.infolist() if i.filename.endswith("/data/0"))
+    offset = member.header_offset + 30 + len(member.filename.encode()) + len(member.extra) + 100
+    flipped = bytearray(data)
+    flipped[offset] ^= 0x01
+    (tmp_path / "flipped.pt").write_bytes(bytes(flipped))
+    assert checkpoint_problem(tmp_path / "flipped.pt") == f"corrupted (checksum error in {member.filename})"
+    (tmp_path / "empty.pt").write_bytes(b"")
+    assert checkpoint_problem(tmp_path / "empty.pt") == "empty (0 bytes)"
+    (tmp_path / "text.pt").write_text("not a checkpoint")
+    assert checkpoint_problem(tmp_path / "text.pt").startswith("not a torch checkpoint")
+    with pytest.raises(CheckpointError, match=r"truncated\.pt: the init model is truncated or corrupted"):
+        check_checkpoint(tmp_path / "truncated.pt", "the init model")
+    with pytest.raises(CheckpointError, match=r"none\.pt: the init model does not exist"):
+        check_checkpoint(tmp_path / "none.pt", "the init model")
+
+
+def truncate(path):
+    path.write_bytes(path.read_bytes()[:1000])
+
+
+def test_a_damaged_last_checkpoint_falls_back_to_the_best(tmp_path, caplog):
+    save(tmp_path / BEST, 2.0)
+    truncate(save(tmp_path / LAST, 5.0))
+    recover_checkpoint_dir(tmp_path)
+    assert torch.load(tmp_path / LAST)["extra_state"]["epoch"] == 2.0          # a copy of the best
+    aside = [p.name for p in tmp_path.glob(f"{LAST}.damaged-*")]
+    assert len(aside) == 1 and f"{tmp_path / LAST} is truncated or corrupted" in caplog.text
+    assert f"resuming from {tmp_path / BEST} instead" in caplog.text
+
+
+def test_with_no_intact_checkpoint_training_starts_afresh(tmp_path, caplog):
+    truncate(save(tmp_path / BEST))
+    truncate(save(tmp_path / LAST))
+    recover_checkpoint_dir(tmp_path)
+    assert not (tmp_path / LAST).exists() and not (tmp_path / BEST).exists()
+    assert len(list(tmp_path.glob("*.damaged-*"))) == 2 and "training starts afresh" in caplog.text
+
+
+def test_a_damaged_best_checkpoint_alone_is_moved_aside(tmp_path):
+    truncate(save(tmp_path / BEST))
+    save(tmp_path / LAST, 5.0)
+    recover_checkpoint_dir(tmp_path)
+    assert not (tmp_path / BEST).exists() and torch.load(tmp_path / LAST)["extra_state"]["epoch"] == 5.0
+
+
+def test_a_damaged_init_checkpoint_stops_training_before_fairseq_starts(tmp_path, caplog):
+    spec = cfg.model_spec(cfg.load(REPO / "config" / "config.yaml"), "mtcue", "en-de")
+    init = tmp_path / "base" / "checkpoint_best.pt"
+    init.parent.mkdir()
+    truncate(save(init))
+    ckpt = tmp_path / "ck"
+    code = main(["train", "--spec", json.dumps(spec), "--direction", "en-de", "--data-bin", str(tmp_path / "bin"),
+                 "--context-dir", str(tmp_path / "store"), "--init-checkpoint", str(init),
+                 "--checkpoint-dir", str(ckpt), "--out", str(tmp_path / "out.pt"), "--record", str(tmp_path / "r.json"),
+                 "--study", "t"])
+    assert code == 1
+    assert f"{init}: --init-checkpoint (the trained 'base' model) is truncated or corrupted" in caplog.text
+    assert not (ckpt / "train.log").exists() and not (tmp_path / "r.json").exists()
