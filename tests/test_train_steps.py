@@ -93,6 +93,13 @@ def test_translating_a_split_with_another_splits_corpus_names_both_files(tmp_pat
     assert code == 1 and not (tmp_path / "hyps.txt").exists()
     assert (f"the binarised test split ({tmp_path / 'bin' / 'test.en-de.en.idx'}) has 3 sentences but the corpus "
             f"{corpus} has 2") in caplog.text
+    # With the matching corpus, a damaged model checkpoint is named before fairseq-generate starts.
+    corpus = write_corpus([make_sample(i) for i in range(3)], "test.jsonl")
+    (tmp_path / "model.pt").write_bytes(b"PK\x03\x04 cut short")
+    code = main(["translate", "--spec", spec, "--direction", "en-de", "--data-bin", str(tmp_path / "bin"),
+                 "--checkpoint", str(tmp_path / "model.pt"), "--split", "test", "--corpus", str(corpus),
+                 "--out", str(tmp_path / "hyps.txt")])
+    assert code == 1 and f"{tmp_path / 'model.pt'}: the model's checkpoint is truncated or corrupted" in caplog.text
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 from mtcue.data.prepare import binarised_size
 from mtcue.io import write_lines
 from mtcue.models import fairseq_args as fa
+from mtcue.models.checkpoints import check_checkpoint
 
 log = logging.getLogger(__name__)
 _HYPOTHESIS = re.compile(r"^D-(\d+)\t[^\t]*\t(.*)$")
@@ -44,6 +45,7 @@ def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, spli
               out_path: Path, generation: dict, context_dir: Path | None = None, threads: int = 1) -> int:
     import torch
 
+    check_checkpoint(checkpoint, "the model's checkpoint")
     cmd = [sys.executable, "-m", "fairseq_cli.generate",
            *fa.task_args(spec, direction, data_bin, context_dir),
            "--path", str(checkpoint), "--gen-subset", split, "--beam", str(generation["beam"]),
