@@ -26,4 +26,4 @@ include: "workflow/rules/report.smk"
 rule all:
     input:
         TABLES,
-        MLFLOW_SYNC,
+        MLFLOW_RUNS,

@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -117,3 +118,12 @@ def test_rerun_does_nothing_and_mlflow_has_one_run_per_model(study):
     runs = client.search_runs([experiment.experiment_id])
     assert sorted(r.data.tags["mtcue.model"] for r in runs) == sorted(MODELS)
     assert all("bleu" in r.data.metrics for r in runs)
+    # Each table row names the run of its cell; the run spans its training.
+    table = pd.read_csv(study / "results" / "tables" / "table4_quality.csv").set_index("model")
+    for run in runs:
+        model = run.data.tags["mtcue.model"]
+        assert table.loc[model.upper().replace("_", "-"), "en-de run_id"] == run.info.run_id
+        record = json.loads((study / "results" / "records" / "train" / "en-de" / f"{model}.json").read_text())
+        assert run.info.start_time == 1000 * datetime.fromisoformat(record["started"]).timestamp()
+        assert run.info.end_time == 1000 * datetime.fromisoformat(record["finished"]).timestamp()
+        assert run.data.tags["mtcue.model_path"] == f"results/models/en-de/{model}/checkpoint_best.pt"

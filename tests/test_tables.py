@@ -366,3 +366,26 @@ def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
     write_phenomena_table(df, records, tmp_path / "p.csv", tmp_path / "p.md")
     md = (tmp_path / "p.md").read_text()
     assert "| MTCUE | 85.71 | 14 | 90.00 | 10 | 75.00 | 4 |" in md
+
+
+def test_each_table_row_names_its_mlflow_runs(tmp_path):
+    import json
+
+    from mtcue.reporting.tables import RunIds
+
+    runs = {f"{r['direction']}/{r['model']}": f"run-{r['direction']}-{r['model']}" for r in RECORDS}
+    path = tmp_path / "demo.runs.json"
+    path.write_text(json.dumps({"tracking_uri": "sqlite:///results/mlflow.db", "experiment": "demo", "runs": runs}))
+    run_ids = RunIds.read(path)
+    write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS, run_ids=run_ids)
+    quality = pd.read_csv(tmp_path / "q.csv", index_col="model")
+    assert quality.loc["BASE-PM", "en-de run_id"] == "run-en-de-base_pm"
+    assert quality.loc["MTCUE", "de-en run_id"] == "run-de-en-mtcue"
+    assert pd.isna(quality.loc["BASE-PM", "de-en run_id"])          # no de-en record for BASE-PM
+    assert "avg run_id" not in quality.columns
+    assert ("MLflow: experiment `demo` at `sqlite:///results/mlflow.db`, one run per model and direction, named "
+            "`{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.") in (tmp_path / "q.md").read_text()
+    write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md", run_ids=RunIds(
+        "sqlite:///x.db", "demo", {"de-en/mtcue": "r2", "en-de/mtcue": "r1", "en-de/base": "r0"}))
+    models = pd.read_csv(tmp_path / "m.csv", index_col="model")
+    assert models.loc["MTCUE", "run_id"] == "en-de:r1 de-en:r2" and models.loc["BASE", "run_id"] == "en-de:r0"

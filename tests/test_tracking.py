@@ -1,4 +1,13 @@
+import json
 import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import pytest
 from mlflow.entities import ViewType
@@ -20,6 +29,8 @@ def train(model, direction, study, valid_losses=(4.5, 4.1, 4.0)):
         "best_epoch": 1 + valid_losses.index(min(valid_losses)), "best_valid_loss": min(valid_losses),
         "config_hash": f"hash-{model}",
         "git_commit": "abc123",
+        "started": "2026-11-22T09:00:00+00:00", "finished": "2026-11-22T09:01:30.500000+00:00",
+        "model_path": f"results/models/{direction}/{model}/checkpoint_best.pt",
     }
 
 
@@ -99,12 +110,16 @@ def test_params_tags_and_final_metrics(uri, synced_twice):
         "mtcue.pair": "en-de", "mtcue.direction": "en-de", "mtcue.model": "base",
         "mtcue.study": "demo", "mtcue.config_hash": "hash-base", "mtcue.git_commit": "abc123",
         "mtcue.split": "test", "mtcue.bleu_signature": SIG,
+        "mtcue.model_path": "results/models/en-de/base/checkpoint_best.pt",
+        "mtcue.spec": json.dumps(train("base", "en-de", "demo")["spec"], sort_keys=True),
     }
     assert run.data.metrics["bleu"] == 30.0
     assert run.data.metrics["acc_formality"] == 0.75
     assert "acc_gender" not in run.data.metrics  # accuracy None is not logged
     assert run.data.metrics["params_total"] == 1000
     assert run.info.status == "FINISHED"
+    # The run spans the training (times from the record, 90.5 s), not the sync.
+    assert run.info.start_time == 1795338000000 and run.info.end_time == 1795338090500
     assert MlflowClient(uri).get_run(synced_twice[0]["de-en/base"]).data.tags["mtcue.pair"] == "en-de"
 
 
@@ -188,3 +203,137 @@ def test_environment_overrides_configured_uri(monkeypatch):
     assert resolve_uri("sqlite:///a.db") == "sqlite:///a.db"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///b.db")
     assert resolve_uri("sqlite:///a.db") == "sqlite:///b.db"
+
+
+def test_the_experiment_opens_on_its_runs(uri, synced_twice):
+    # MLflow 3's UI shows an experiment without a kind as a GenAI one (traces overview).
+    assert MlflowClient(uri).get_experiment_by_name("demo").tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_runs_left_twice_by_an_unlocked_writer_are_replaced_by_one(uri):
+    study = "duplicated"
+    client = MlflowClient(uri)
+    first = sync(uri, study, [train("base", "en-de", study)], [])
+    experiment = client.get_experiment_by_name(study).experiment_id
+    identity = {"mtcue.direction": "en-de", "mtcue.model": "base", "mtcue.study": study}
+    client.create_run(experiment, tags=identity)
+    repaired = sync(uri, study, [train("base", "en-de", study)], [])
+    assert [r.info.run_id for r in runs_of(uri, study)] == [repaired["en-de/base"]] != [first["en-de/base"]]
+    assert len(client.get_metric_history(repaired["en-de/base"], "valid_loss")) == 3
+
+
+def test_a_sync_waits_for_the_lock_and_says_who_holds_it(tmp_path):
+    from filelock import FileLock
+
+    from mtcue.reporting.tracking import lock_path, store_lock
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    assert lock_path(uri) == tmp_path / "mlflow.db.lock"
+    with FileLock(lock_path(uri)), pytest.raises(RuntimeError, match=r"mlflow\.db\.lock for over 0 s"):
+        with store_lock(uri, wait_s=0.2):
+            pass
+
+
+DIRECTIONS = ["en-de", "en-fr", "en-pl", "en-ru", "de-en", "fr-en", "pl-en", "ru-en"]
+MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
+
+
+@pytest.fixture(scope="module")
+def record_files(tmp_path_factory):
+    """The records of a whole demo study (8 directions x 5 models), as files."""
+    from mtcue.records import write_record
+
+    root = tmp_path_factory.mktemp("records")
+    paths = {"train": [], "score": []}
+    for d in DIRECTIONS:
+        for m in MODELS:
+            for kind, record in (("train", train(m, d, "demo")), ("score", score(m, d, "demo"))):
+                paths[kind].append(write_record(root / kind / d / f"{m}.json", record))
+    return paths
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_concurrent_syncs_into_a_fresh_store_make_one_run_per_model(tmp_path, record_files, n):
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    cmd = [str(Path(sys.executable).parent / "mtcue"), "track", "--study", "demo", "--uri", uri,
+           "--train-records", *map(str, record_files["train"]), "--score-records", *map(str, record_files["score"])]
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(n)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * n, "\n".join(o[-2000:] for o in outputs)
+    client = MlflowClient(uri)
+    runs = runs_of(uri, "demo")
+    assert sorted((r.data.tags["mtcue.direction"], r.data.tags["mtcue.model"]) for r in runs) == \
+        sorted((d, m) for d in DIRECTIONS for m in MODELS)
+    assert runs_of(uri, "demo", ViewType.DELETED_ONLY) == []   # the later syncs found the runs and added nothing
+    for run in runs:
+        assert sorted(p.step for p in client.get_metric_history(run.info.run_id, "valid_loss")) == [1, 2, 3]
+        assert [p.step for p in client.get_metric_history(run.info.run_id, "bleu")] == [0]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def mlflow_server(tmp_path):
+    """A real `mlflow server` on localhost with a sqlite backend; yields its URI."""
+    port = _free_port()
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "mlflow"), "server", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path}/server.db",
+         "--artifacts-destination", str(tmp_path / "artifacts")],
+        cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()[-3000:]
+            time.sleep(0.5)
+        yield uri
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()
+
+
+def _snapshot(uri, study):
+    """Everything a sync writes: runs with their times, params, tags and every metric point."""
+    client = MlflowClient(uri)
+    out = {}
+    for run in runs_of(uri, study, ViewType.ALL):
+        history = {k: sorted((m.step, m.value, m.timestamp) for m in client.get_metric_history(run.info.run_id, k))
+                   for k in run.data.metrics}
+        out[run.info.run_id] = (run.info.lifecycle_stage, run.info.start_time, run.info.end_time, run.data.params,
+                                run.data.tags, history)
+    return out
+
+
+def test_sync_into_a_real_mlflow_server_and_a_second_sync_adds_nothing(mlflow_server, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    trains = [train(m, d, "demo") for d, m in CELLS]
+    scores = [score(m, d, "demo") for d, m in CELLS]
+    comets = [comet(m, d, "demo") for d, m in CELLS]
+    first = sync_records(mlflow_server, "demo", trains, scores, comets)
+    before = _snapshot(mlflow_server, "demo")
+    assert sorted(before) == sorted(first.values()) and len(before) == len(CELLS)
+    run = before[first["en-de/mtcue"]]
+    assert run[1:3] == (1795338000000, 1795338090500) and run[3]["arch.embed_dim"] == "128"
+    assert run[4]["mtcue.model_path"] == "results/models/en-de/mtcue/checkpoint_best.pt"
+    assert run[5]["valid_loss"] == [(1, 4.5, 1795338090500), (2, 4.1, 1795338090500), (3, 4.0, 1795338090500)]
+    assert run[5]["comet"] == [(0, 81.5, 1795338090500)]
+    assert sync_records(mlflow_server, "demo", trains, scores, comets) == first
+    assert _snapshot(mlflow_server, "demo") == before
+    # The server path locks per user and URI, in the user's cache folder.
+    locks = list((tmp_path / "cache" / "mtcue" / "mlflow-locks").glob("*.lock"))
+    assert len(locks) == 1

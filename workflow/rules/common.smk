@@ -79,4 +79,5 @@ COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if conf
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
 TABLES = expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"],
                 ext=["csv", "md"])
-MLFLOW_SYNC = f"results/mlflow/{STUDY}.synced"
+# Written by the MLflow sync: the run id of each (direction, model), which the tables name.
+MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"

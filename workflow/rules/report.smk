@@ -1,17 +1,20 @@
-# Tables are assembled from records only; MLflow mirrors the records from one process
-# (concurrent writers would race on a fresh sqlite store).
+# Tables are assembled from records only, plus the run ids the MLflow sync wrote (a plain JSON
+# file: MLflow chooses run ids itself). MLflow mirrors the records from one rule; concurrent syncs
+# (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
 
 
 rule table3_models:
     input:
-        TRAIN_RECORDS,
+        train=TRAIN_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table3_models.csv",
         md="results/tables/table3_models.md",
     log:
         "results/logs/table3_models.log",
     shell:
-        "mtcue table --kind models --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table --kind models --records {input.train} --run-ids {input.runs} --csv {output.csv} "
+        "--md {output.md} 2> {log}"
 
 
 rule table4_quality:
@@ -19,6 +22,7 @@ rule table4_quality:
         score=SCORE_RECORDS,
         comet=COMET_RECORDS,
         train=TRAIN_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table4_quality.csv",
         md="results/tables/table4_quality.md",
@@ -29,19 +33,21 @@ rule table4_quality:
     shell:
         "mtcue table --records {input.score} --comet-records {input.comet} --train-records {input.train} "
         "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
-        "--csv {output.csv} --md {output.md} 2> {log}"
+        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
 
 
 rule phenomena:
     input:
-        SCORE_RECORDS,
+        score=SCORE_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/phenomena.csv",
         md="results/tables/phenomena.md",
     log:
         "results/logs/phenomena.log",
     shell:
-        "mtcue table --kind phenomena --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table --kind phenomena --records {input.score} --run-ids {input.runs} --csv {output.csv} "
+        "--md {output.md} 2> {log}"
 
 
 rule mlflow_sync:
@@ -50,7 +56,7 @@ rule mlflow_sync:
         score=SCORE_RECORDS,
         comet=COMET_RECORDS,
     output:
-        MLFLOW_SYNC,
+        MLFLOW_RUNS,
     params:
         uri=config["mlflow"]["tracking_uri"],
         study=STUDY,
@@ -58,7 +64,7 @@ rule mlflow_sync:
         f"results/logs/mlflow_sync/{STUDY}.log",
     shell:
         "mtcue track --study {params.study} --uri {params.uri} --train-records {input.train} "
-        "--score-records {input.score} --comet-records {input.comet} --done {output} 2> {log}"
+        "--score-records {input.score} --comet-records {input.comet} --run-ids {output} 2> {log}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding

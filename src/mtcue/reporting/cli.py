@@ -1,8 +1,8 @@
 """Steps of the reporting stage: tables from records, the MLflow mirror."""
 from __future__ import annotations
 
+import json
 import logging
-from pathlib import Path
 
 log = logging.getLogger("mtcue")
 
@@ -11,28 +11,32 @@ def cmd_table(a):
     from mtcue.records import load_records
     from mtcue.reporting import tables
 
+    run_ids = tables.RunIds.read(a.run_ids) if a.run_ids else None
     if a.kind == "models":
-        tables.write_models_table(load_records(a.records, "train"), a.csv, a.md)
+        tables.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
     records = load_records(a.records, "score")
     if a.kind == "quality":
         tables.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
                                    load_records(a.train_records, "train"),
-                                   bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                                   bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
     else:
-        tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md)
+        tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md, run_ids)
 
 
 def cmd_track(a):
+    from mtcue.io import atomic_write_text
     from mtcue.records import load_records
     from mtcue.reporting.tracking import resolve_uri, sync_records
 
     uri = resolve_uri(a.uri)
-    sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
-                 load_records(a.comet_records, "comet"))
+    runs = sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
+                        load_records(a.comet_records, "comet"))
     log.info("synced records of study '%s' to %s", a.study, uri)
-    if a.done:
-        Path(a.done).write_text(uri + "\n")
+    if a.run_ids:
+        # The experiment is named after the study (tables.RunIds reads this).
+        atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs},
+                                                indent=1, sort_keys=True) + "\n")
 
 
 def register(step) -> None:
@@ -47,6 +51,7 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
     s.add_argument("--alpha", type=float, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
+    s.add_argument("--run-ids", help="the MLflow run ids `mtcue track --run-ids` wrote: the CSV names each cell's run")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 
@@ -56,4 +61,4 @@ def register(step) -> None:
     s.add_argument("--train-records", nargs="+", required=True)
     s.add_argument("--score-records", nargs="+", required=True)
     s.add_argument("--comet-records", nargs="*", default=[])
-    s.add_argument("--done", help="marker file written after a successful sync")
+    s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")

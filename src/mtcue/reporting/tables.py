@@ -10,6 +10,7 @@ marks and "mean ± sd" cells are edits of that frame.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,7 @@ from mtcue.evaluation.score import (
     mean_from_stats,
     mean_stats,
 )
-from mtcue.io import atomic_write_text
+from mtcue.io import atomic_write_text, read_text
 
 MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
 AVERAGE = "avg"
@@ -107,6 +108,44 @@ MULTILINGUAL_MARKERS = ("multilingual", "labse", "xlm")
 def display_name(model: str) -> str:
     """Config key to the paper's spelling: "base_pm" -> "BASE-PM", "mtcue" -> "MTCUE"."""
     return model.upper().replace("_", "-")
+
+
+@dataclass(frozen=True)
+class RunIds:
+    """The MLflow run of each (direction, model) of a study, as the sync wrote them
+    (results/mlflow/{study}.runs.json). MLflow chooses run ids itself, so only the sync knows
+    them; tables read this plain file and never MLflow."""
+
+    tracking_uri: str
+    experiment: str
+    runs: dict[str, str]  # "direction/model" -> run id
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunIds:
+        data = json.loads(read_text(path))
+        return cls(data["tracking_uri"], data["experiment"], data["runs"])
+
+    def of(self, name: str) -> dict[str, str]:
+        """{direction: run id} of a table row (a display name: model keys are lower case, without hyphens)."""
+        model = name.lower().replace("-", "_")
+        return {key.split("/")[0]: run for key, run in self.runs.items() if key.split("/")[1] == model}
+
+    def footnote(self) -> str:
+        return (f"MLflow: experiment `{self.experiment}` at `{self.tracking_uri}`, one run per model and "
+                "direction, named `{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.")
+
+
+def with_run_ids(df: pd.DataFrame, run_ids: RunIds) -> pd.DataFrame:
+    """`df` with a (direction, "run_id") column per direction group, or, when its rows span every
+    direction (Table 3), a "run_id" column listing `direction:id` for each."""
+    out = df.copy()
+    if isinstance(df.columns, pd.MultiIndex):
+        for direction in dict.fromkeys(g for g in df.columns.get_level_values(0) if g != AVERAGE):
+            out[(direction, "run_id")] = [run_ids.of(name).get(direction) for name in df.index]
+    else:
+        out["run_id"] = [" ".join(f"{d}:{run_ids.of(name)[d]}" for d in sorted(run_ids.of(name), key=_direction_key))
+                         for name in df.index]
+    return out
 
 
 def _model_key(name: str) -> tuple[int, str]:
@@ -338,14 +377,15 @@ def render_markdown(display: pd.DataFrame, title: str, footnotes: Sequence[str])
 
 def write_table(
     df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
-    display: pd.DataFrame | None = None,
+    display: pd.DataFrame | None = None, run_ids: RunIds | None = None,
 ) -> None:
     """CSV with the numbers (NaN as empty) and Markdown for people (`display`, by default
-    `to_display(df)`), both written atomically."""
-    flat = df.copy()
-    flat.columns = flat_columns(df.columns)
+    `to_display(df)`), both written atomically; with `run_ids`, the CSV names each cell's MLflow run."""
+    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids)
+    flat.columns = flat_columns(flat.columns)
+    notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
     atomic_write_text(csv_path, flat.to_csv())
-    atomic_write_text(md_path, render_markdown(to_display(df) if display is None else display, title, footnotes))
+    atomic_write_text(md_path, render_markdown(to_display(df) if display is None else display, title, notes))
 
 
 def _studies(records: Iterable[dict]) -> str:
@@ -361,6 +401,7 @@ def write_quality_table(
     split: str = "test",
     paper_csv: str | Path | Traversable = PAPER_QUALITY_CSV,
     bootstrap: Bootstrap = BOOTSTRAP,
+    run_ids: RunIds | None = None,
 ) -> None:
     """Table 4 from the records: numbers with a "<metric> mark" column (best / tied / empty)
     after each marked metric in the CSV; bold and underlined cells in the Markdown."""
@@ -374,7 +415,7 @@ def write_quality_table(
     order = [c for g, m in df.columns for c in ((g, m), (g, f"{m} mark")) if c in with_marks.columns]
     title = f"Translation quality, study {_studies(score_records)} (cf. MTCue paper, Table 4)"
     footnotes = quality_footnotes(score_records, comet_records, train_records, split, bootstrap)
-    write_table(with_marks[order], csv_path, md_path, title, footnotes, display)
+    write_table(with_marks[order], csv_path, md_path, title, footnotes, display, run_ids)
 
 
 ARCH_COLUMNS = (  # Table 3 label, spec["arch"] key
@@ -466,7 +507,7 @@ def _mean_sd_cell(mean: str, sd: str) -> str:
 
 
 def write_models_table(train_records: Sequence[dict], csv_path: str | Path, md_path: str | Path,
-                       paper_csv: str | Path | Traversable = PAPER_MODELS_CSV) -> None:
+                       paper_csv: str | Path | Traversable = PAPER_MODELS_CSV, run_ids: RunIds | None = None) -> None:
     """Table 3 from the training records: mean and sd in separate CSV columns, "mean ± sd" in Markdown."""
     df = models_table(train_records, paper_csv)
     display = to_display(df)
@@ -475,7 +516,7 @@ def write_models_table(train_records: Sequence[dict], csv_path: str | Path, md_p
     for label in MEAN_SD_COLUMNS:
         display[label] = [_mean_sd_cell(m, s) for m, s in zip(display[label], display.pop(f"{label} sd"))]
     title = f"Model details, study {_studies(train_records)} (cf. MTCue paper, Table 3)"
-    write_table(df, csv_path, md_path, title, models_footnotes(train_records), display)
+    write_table(df, csv_path, md_path, title, models_footnotes(train_records), display, run_ids)
 
 
 def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.DataFrame:
@@ -501,7 +542,7 @@ def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.Da
 
 
 def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_path: str | Path,
-                          md_path: str | Path) -> None:
+                          md_path: str | Path, run_ids: RunIds | None = None) -> None:
     studies = _studies(score_records)
     footnotes = [
         "Per phenomenon (formality of address, speaker/addressee gender, addressee number): "
@@ -513,4 +554,4 @@ def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_p
     for column in df.columns:
         if column[1].endswith(" judged"):
             display[column] = df[column].map(lambda v: NA if pd.isna(v) else str(int(v)))
-    write_table(df, csv_path, md_path, f"Context-determined phenomena, study {studies}", footnotes, display)
+    write_table(df, csv_path, md_path, f"Context-determined phenomena, study {studies}", footnotes, display, run_ids)

@@ -4,29 +4,50 @@ The only module that imports mlflow. One run per (study, direction, model), foun
 so a rerun updates that run. A run mirrors its records: points already logged are not logged
 again (MLflow appends a second history entry for a repeated (key, step), which the UI draws
 as a duplicate point); when the run disagrees with the records (other config hash, a
-changed value, a param with another value), it is deleted and logged afresh, since MLflow
-can neither overwrite a metric point nor change a param.
+changed value, a param with another value, another start time), it is deleted and logged
+afresh, since MLflow can neither overwrite a metric point nor change a param.
 
-Call sync from one process only: concurrent first use of a fresh sqlite store races.
+Concurrent syncs (two Snakemake invocations, a sync by hand while a study runs) take turns on
+an inter-process lock around store creation and the whole sync: without it a fresh sqlite
+store is corrupted by concurrent schema creation and two syncs both create a study's runs. A
+sqlite store's lock file lies beside the database, so it serialises every process that can
+open that database. A server (http://...) has no file to share: its lock is per user and
+URI in the user's cache folder, which serialises the syncs of that user on hosts sharing the
+home folder; writers the lock cannot see (other users, other machines) may still duplicate a
+run, and the next sync repairs that (several runs of one key, or a repeated metric point,
+are deleted and logged afresh from the records).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
+from filelock import FileLock, Timeout
 from mlflow.entities import Metric, Param, Run, RunTag
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from mtcue.config import pair_of
 
+log = logging.getLogger(__name__)
 TAG = "mtcue."
 # log_batch accepts at most 100 params or tags and 1000 metrics per call.
 PARAM_BATCH, TAG_BATCH, METRIC_BATCH = 100, 100, 1000
+# MLflow 3 UIs that go by the experiment's kind open one without it on the GenAI overview, not on
+# its runs. The UI of 3.17 goes by its GenAI / Model training switch instead (URL parameter
+# workflowType, remembered by the browser): the sync logs the link that opens on the runs.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+LOCK_WAIT_S = 1800  # a sync of a paper-scale study into a remote server takes minutes
 
 
 def resolve_uri(configured: str) -> str:
@@ -41,8 +62,39 @@ def _sqlite_path(tracking_uri: str) -> Path | None:
     return Path(db) if db and db != ":memory:" else None
 
 
+def lock_path(tracking_uri: str) -> Path:
+    """The lock file that serialises syncs into the store at `tracking_uri` (module docstring)."""
+    db = _sqlite_path(tracking_uri)
+    if db is not None:
+        return db.with_name(db.name + ".lock")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "mtcue" / "mlflow-locks" / f"{hashlib.sha256(tracking_uri.encode()).hexdigest()[:16]}.lock"
+
+
+@contextmanager
+def store_lock(tracking_uri: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the store's sync lock, waiting for another sync to finish."""
+    path = lock_path(tracking_uri)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log.info("waiting for another MLflow sync into %s to finish (lock %s)", tracking_uri, path)
+        try:
+            lock.acquire(timeout=wait_s)
+        except Timeout:
+            raise RuntimeError(f"another MLflow sync into {tracking_uri} has held {path} for over {wait_s:.0f} s; "
+                               "let it finish (a lock is released when its process ends) and rerun") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def ensure_store(tracking_uri: str) -> None:
-    """Create the store (and a sqlite file's parent directory) once, before any run is logged."""
+    """Create the store (and a sqlite file's parent directory) once, before any run is logged;
+    call it holding store_lock (concurrent creation of a sqlite store's tables corrupts it)."""
     db = _sqlite_path(tracking_uri)
     if db is not None:
         db.parent.mkdir(parents=True, exist_ok=True)
@@ -58,11 +110,24 @@ def _flatten(obj: object, prefix: str = "") -> dict[str, str]:
     return {prefix.removesuffix("."): obj if isinstance(obj, str) else json.dumps(obj)}
 
 
-def _desired(
-    train: dict | None, score: dict | None, comet: dict | None
-) -> tuple[dict[str, str], dict[str, dict[int, float]], dict[str, str], set[str]]:
-    """(params, metrics as {key: {step: value}}, tags, absent) that the run should hold;
-    absent: metric and tag keys the run must not hold."""
+@dataclass
+class _Wanted:
+    """What a run should hold: params, metrics as {key: {step: value}}, tags, the metric and tag
+    keys it must not hold, and its start and end (epoch ms; None: unknown, MLflow's default)."""
+
+    params: dict[str, str]
+    metrics: dict[str, dict[int, float]]
+    tags: dict[str, str]
+    absent: set[str] = field(default_factory=set)
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+
+def _ms(iso: str | None) -> int | None:
+    return None if iso is None else int(datetime.fromisoformat(iso).timestamp() * 1000)
+
+
+def _desired(train: dict | None, score: dict | None, comet: dict | None) -> _Wanted:
     first = train or score or comet
     params = {**_flatten((train or {}).get("spec", {})), "config_hash": first["config_hash"]}
     tags = {
@@ -70,8 +135,8 @@ def _desired(
         f"{TAG}config_hash": first["config_hash"],
         f"{TAG}git_commit": first["git_commit"],
     }
-    metrics: dict[str, dict[int, float]] = {}
-    summary: dict[str, float | None] = {}
+    wanted = _Wanted(params, {}, tags)
+    metrics, summary = wanted.metrics, {}
     if train:
         for e in train["epochs"]:
             for key in ("train_loss", "valid_loss", "wall_s"):
@@ -79,11 +144,15 @@ def _desired(
         summary |= {"best_epoch": train["best_epoch"], "best_valid_loss": train["best_valid_loss"],
                     "params_total": train["params"]["total"],
                     "params_trainable": train["params"]["trainable"]}
+        # The run spans the training, not the sync (records written before these fields lack them).
+        wanted.start_ms, wanted.end_ms = _ms(train.get("started")), _ms(train.get("finished"))
+        tags[f"{TAG}spec"] = json.dumps(train["spec"], sort_keys=True)
+        if "model_path" in train:
+            tags[f"{TAG}model_path"] = train["model_path"]
     if score:
         summary["bleu"] = score["bleu"]
         summary |= {f"acc_{p}": c["accuracy"] for p, c in score["phenomena"].items()}
         tags |= {f"{TAG}split": score["split"], f"{TAG}bleu_signature": score["bleu_signature"]}
-    absent: set[str] = set()
     if comet:
         if score and comet["split"] != score["split"]:
             raise ValueError(f"COMET record of split {comet['split']!r} but score record of split "
@@ -94,13 +163,13 @@ def _desired(
         # once it has a score: tags and metrics cannot be taken back, so either makes it stale.
         if comet["comet"] is None:
             tags[f"{TAG}comet_unavailable"] = comet["unavailable"]
-            absent.add("comet")
+            wanted.absent.add("comet")
         else:
             summary["comet"] = comet["comet"]
-            absent.add(f"{TAG}comet_unavailable")
+            wanted.absent.add(f"{TAG}comet_unavailable")
     # Unknown values (no judged sample, no validation) are left out: MLflow has no null.
     metrics |= {key: {0: float(v)} for key, v in summary.items() if v is not None}
-    return params, metrics, tags, absent
+    return wanted
 
 
 def _history(client: MlflowClient, run_id: str, keys: Iterable[str]) -> dict[str, list[Metric]]:
@@ -112,25 +181,31 @@ def _same(a: float | None, b: float) -> bool:
     return a == b or (a is not None and math.isnan(a) and math.isnan(b))
 
 
-def _is_stale(run: Run, history: dict[str, list[Metric]], params: dict[str, str],
-              metrics: dict[str, dict[int, float]], absent: set[str]) -> bool:
-    """True when the run holds a param, a metric point, or a key that the records contradict."""
-    if any(run.data.params.get(k, v) != v for k, v in params.items()):
+def _is_stale(run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> bool:
+    """True when the run holds a param, a metric point, a key or a start time that the records contradict."""
+    if any(run.data.params.get(k, v) != v for k, v in wanted.params.items()):
         return True
-    if any(k in run.data.metrics or k in run.data.tags for k in absent):
+    if any(k in run.data.metrics or k in run.data.tags for k in wanted.absent):
+        return True
+    if wanted.start_ms is not None and run.info.start_time != wanted.start_ms:
         return True
     for key, points in history.items():
         steps = [p.step for p in points]
-        if len(set(steps)) != len(steps) or not all(_same(metrics[key].get(p.step), p.value) for p in points):
+        if len(set(steps)) != len(steps) or not all(_same(wanted.metrics[key].get(p.step), p.value) for p in points):
             return True
     return False
 
 
 def _find_run(client: MlflowClient, experiment_id: str, identity: dict[str, str]) -> Run | None:
+    """The run of `identity`; several (left by writers the lock could not see) are all deleted."""
     clause = " and ".join(f"tags.`{k}` = '{v}'" for k, v in identity.items())
-    runs = client.search_runs([experiment_id], filter_string=clause, max_results=2)
+    runs = client.search_runs([experiment_id], filter_string=clause, max_results=100)
     if len(runs) > 1:
-        raise RuntimeError(f"several MLflow runs match {identity}: {[r.info.run_id for r in runs]}")
+        log.warning("several MLflow runs match %s: deleting %s and logging the records afresh",
+                    identity, [r.info.run_id for r in runs])
+        for r in runs:
+            client.delete_run(r.info.run_id)
+        return None
     return runs[0] if runs else None
 
 
@@ -140,32 +215,38 @@ def _experiment_id(client: MlflowClient, study: str, tracking_uri: str) -> str:
         # Keep a sqlite store's artifacts beside the database, not in the caller's cwd.
         db = _sqlite_path(tracking_uri)
         location = (db.parent.resolve() / "mlartifacts" / study).as_uri() if db else None
-        return client.create_experiment(study, artifact_location=location)
+        try:
+            return client.create_experiment(study, artifact_location=location, tags=EXPERIMENT_KIND)
+        except MlflowException:  # created meanwhile by a writer the lock does not see
+            experiment = client.get_experiment_by_name(study)
+            if experiment is None:
+                raise
     if experiment.lifecycle_stage == "deleted":
         client.restore_experiment(experiment.experiment_id)
+    for key, value in EXPERIMENT_KIND.items():
+        if experiment.tags.get(key) != value:
+            client.set_experiment_tag(experiment.experiment_id, key, value)
     return experiment.experiment_id
 
 
-def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]],
-                 params: dict[str, str], metrics: dict[str, dict[int, float]],
-                 tags: dict[str, str]) -> None:
-    """Log the params and metric points the run lacks, and (over)write all tags."""
+def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> None:
+    """Log the params, metric points and tag values the run lacks."""
     run_id = run.info.run_id
-    now = int(time.time() * 1000)
-    new_params = [Param(k, v) for k, v in params.items() if k not in run.data.params]
+    stamp = wanted.end_ms or int(time.time() * 1000)
+    new_params = [Param(k, v) for k, v in wanted.params.items() if k not in run.data.params]
     new_points = [
-        Metric(key, value, now, step)
-        for key, wanted in metrics.items()
-        for step, value in sorted(wanted.items())
+        Metric(key, value, stamp, step)
+        for key, points in wanted.metrics.items()
+        for step, value in sorted(points.items())
         if step not in {p.step for p in history.get(key, ())}
     ]
-    all_tags = [RunTag(k, v) for k, v in tags.items()]
+    new_tags = [RunTag(k, v) for k, v in wanted.tags.items() if run.data.tags.get(k) != v]
     for i in range(0, len(new_params), PARAM_BATCH):
         client.log_batch(run_id, params=new_params[i : i + PARAM_BATCH])
     for i in range(0, len(new_points), METRIC_BATCH):
         client.log_batch(run_id, metrics=new_points[i : i + METRIC_BATCH])
-    for i in range(0, len(all_tags), TAG_BATCH):
-        client.log_batch(run_id, tags=all_tags[i : i + TAG_BATCH])
+    for i in range(0, len(new_tags), TAG_BATCH):
+        client.log_batch(run_id, tags=new_tags[i : i + TAG_BATCH])
 
 
 def sync_records(
@@ -183,6 +264,10 @@ def sync_records(
     best_valid_loss, params_total, params_trainable, bleu and acc_{phenomenon} (a fraction,
     "acc_all" pooled). A COMET record of the same split adds param comet_model and metric
     comet (x100), or, when its model was unavailable, tag mtcue.comet_unavailable (the reason).
+    Tags: identity (mtcue.study, .direction, .model), mtcue.pair, .config_hash, .git_commit,
+    .split, .bleu_signature, .spec (the spec as JSON) and .model_path (the trained checkpoint).
+    The run starts and ends when its training did. The experiment is of kind
+    custom_model_development, so the UI opens it on its runs.
     """
     groups: dict[tuple[str, str], list[dict | None]] = {}
     for slot, records in enumerate((train_records, score_records, comet_records)):
@@ -195,20 +280,26 @@ def sync_records(
             cell[slot] = r
     # All cells are checked (e.g. COMET and score splits agree) before anything is logged.
     desired = {key: _desired(*cell) for key, cell in sorted(groups.items())}
-    ensure_store(tracking_uri)
-    client = MlflowClient(tracking_uri)
-    experiment_id = _experiment_id(client, study, tracking_uri)
-    run_ids = {}
-    for (direction, model), (params, metrics, tags, absent) in desired.items():
-        identity = {f"{TAG}direction": direction, f"{TAG}model": model, f"{TAG}study": study}
-        run = _find_run(client, experiment_id, identity)
-        history = _history(client, run.info.run_id, metrics) if run else {}
-        if run is not None and _is_stale(run, history, params, metrics, absent):
-            client.delete_run(run.info.run_id)
-            run, history = None, {}
-        if run is None:
-            run = client.create_run(experiment_id, run_name=f"{direction}/{model}", tags=identity)
-        _log_missing(client, run, history, params, metrics, tags)
-        client.set_terminated(run.info.run_id)
-        run_ids[f"{direction}/{model}"] = run.info.run_id
+    with store_lock(tracking_uri):
+        ensure_store(tracking_uri)
+        client = MlflowClient(tracking_uri)
+        experiment_id = _experiment_id(client, study, tracking_uri)
+        run_ids = {}
+        for (direction, model), wanted in desired.items():
+            identity = {f"{TAG}direction": direction, f"{TAG}model": model, f"{TAG}study": study}
+            run = _find_run(client, experiment_id, identity)
+            history = _history(client, run.info.run_id, wanted.metrics) if run else {}
+            if run is not None and _is_stale(run, history, wanted):
+                client.delete_run(run.info.run_id)
+                run, history = None, {}
+            if run is None:
+                run = client.create_run(experiment_id, start_time=wanted.start_ms, tags=identity,
+                                        run_name=f"{direction}/{model}")
+            _log_missing(client, run, history, wanted)
+            if run.info.status != "FINISHED" or (wanted.end_ms and run.info.end_time != wanted.end_ms):
+                client.set_terminated(run.info.run_id, end_time=wanted.end_ms)
+            run_ids[f"{direction}/{model}"] = run.info.run_id
+    # MLflow 3.17's UI picks its GenAI pages unless told otherwise (the experiment kind no longer decides).
+    log.info("in the MLflow UI of %s, the runs are at /#/experiments/%s?workflowType=machine_learning",
+             tracking_uri, experiment_id)
     return run_ids
