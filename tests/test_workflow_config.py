@@ -71,3 +71,12 @@ def test_a_direction_the_corpus_source_cannot_provide_fails_the_dry_run(tmp_path
     run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
     assert run.returncode != 0
     assert "directions: ['en-es'] need language pairs that corpus.source 'synthetic' cannot provide" in run.stdout + run.stderr
+
+
+def test_the_seed_varies_training_only(tmp_path):
+    run = dry_run("--config", "seed=2", "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml"))
+    assert run.returncode == 0, run.stderr[-2000:]
+    specs = [json.loads(m) for m in re.findall(r"mtcue train --spec '(\{.*?\})' ", run.stdout)]
+    assert len(specs) == 40 and {s["seed"] for s in specs} == {2}
+    generate = re.findall(r"mtcue generate .*?--seed (\d+) ", run.stdout)
+    assert len(generate) == 12 and set(generate) == {"1"}     # the same documents as seed 1's run

@@ -7,7 +7,7 @@ rule generate_corpus:
         "results/corpus/{pair}/{split}.jsonl",
     params:
         docs=lambda w: config["corpus"]["docs"][w.split],
-        seed=config["seed"],
+        seed=config["corpus"]["seed"],
     log:
         "results/logs/generate_corpus/{pair}.{split}.log",
     shell:
