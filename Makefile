@@ -1,10 +1,13 @@
-# Two entry points (README): `make demo` and `make test`. Both set up .venv first.
+# Two entry points (README): `make demo` and `make test`. Both set up .venv first; `make readme`
+# then puts the demo's results into README.md.
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 CORES ?= all
+# Records of the run the README shows, then of other runs (seeds) for the spread between them.
+RECORDS ?= results/records
 
-.PHONY: setup demo test
+.PHONY: setup demo test readme
 
 setup: $(STAMP)
 
@@ -21,3 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -ra
+
+# The README's results, rendered from the records of a finished `make demo` (never copied by hand).
+readme: $(STAMP)
+	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md

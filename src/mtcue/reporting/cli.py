@@ -39,6 +39,17 @@ def cmd_track(a):
                                                 indent=1, sort_keys=True) + "\n")
 
 
+def cmd_readme_results(a):
+    from mtcue.reporting import readme, tables
+
+    runs = [readme.Run.load(d) for d in a.records]
+    bootstrap = tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha)
+    current = readme.update_readme(a.readme, runs, bootstrap, check=a.check)
+    if a.check and not current:
+        raise ValueError(f"{a.readme}: its results are not those of {', '.join(a.records)}; run `make readme`")
+    log.info("%s: results %s from %s", a.readme, "current" if current else "rendered", ", ".join(a.records))
+
+
 def register(step) -> None:
     s = step("table", cmd_table, "assemble a table from records")
     s.add_argument("--kind", choices=["quality", "phenomena", "models"], default="quality",
@@ -62,3 +73,12 @@ def register(step) -> None:
     s.add_argument("--score-records", nargs="+", required=True)
     s.add_argument("--comet-records", nargs="*", default=[])
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")
+
+    s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
+    s.add_argument("--records", nargs="+", required=True,
+                   help="records folder of the run to show (results/records), then those of other runs "
+                        "(other seeds) for the spread between runs")
+    s.add_argument("--readme", default="README.md")
+    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--check", action="store_true", help="only check that the README holds these results")

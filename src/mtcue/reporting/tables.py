@@ -363,15 +363,18 @@ def to_display(df: pd.DataFrame) -> pd.DataFrame:
     return df.map(format_cell)
 
 
-def render_markdown(display: pd.DataFrame, title: str, footnotes: Sequence[str]) -> str:
-    """A GitHub Markdown table (no tabulate dependency), index first, numbers right-aligned."""
+def markdown_table(display: pd.DataFrame) -> list[str]:
+    """The lines of a GitHub Markdown table (no tabulate dependency), index first, numbers right-aligned."""
     def row(cells: Iterable[object]) -> str:
         return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
-    lines = [f"# {title}", "", row([display.index.name or "", *flat_columns(display.columns)]),
-             row(["---", *["---:"] * display.shape[1]])]
-    lines += [row([name, *values]) for name, values in zip(display.index, display.itertuples(index=False))]
-    lines += ["", *[f"- {note}" for note in footnotes]]
+    lines = [row([display.index.name or "", *flat_columns(display.columns)]), row(["---", *["---:"] * display.shape[1]])]
+    return lines + [row([name, *values]) for name, values in zip(display.index, display.itertuples(index=False))]
+
+
+def render_markdown(display: pd.DataFrame, title: str, footnotes: Sequence[str]) -> str:
+    """A titled Markdown table with its footnotes."""
+    lines = [f"# {title}", "", *markdown_table(display), "", *[f"- {note}" for note in footnotes]]
     return "\n".join(lines) + "\n"
 
 

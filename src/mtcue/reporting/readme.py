@@ -1,0 +1,207 @@
+"""The README's results, rendered from the records of a run of the study, never copied by hand.
+
+`mtcue readme-results --records results/records --readme README.md` (`make readme`) replaces
+what lies between BEGIN and END in the README with condensed Tables 3 and 4 and the phenomena,
+naming the run they come from (study, commit, seed). Records of further runs (other seeds, or
+the same seed on another machine) add a table of the spread between runs. The block's first line
+holds a checksum of the rest, so a hand edit shows (tests/test_readme.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mtcue.io import atomic_write_text, read_text
+from mtcue.records import load_records
+from mtcue.reporting.tables import (
+    AVERAGE,
+    BOOTSTRAP,
+    MARKUP,
+    NA,
+    Bootstrap,
+    display_name,
+    markdown_table,
+    models_table,
+    quality_marks,
+    quality_table,
+)
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+STAMP = "<!-- rendered from records by `make readme` (mtcue readme-results); do not edit: sha256 {} -->"
+_STAMP = re.compile(r"^<!-- rendered from records .* sha256 ([0-9a-f]{12}) -->\n")
+
+
+@dataclass(frozen=True)
+class Run:
+    """The records of one run of the study (a results/records folder)."""
+
+    where: str
+    scores: list[dict]
+    comets: list[dict]
+    trains: list[dict]
+
+    @classmethod
+    def load(cls, records_dir: str | Path) -> Run:
+        folder = Path(records_dir)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
+        run = cls(str(folder), *(load_records(folder, kind) for kind in ("score", "comet", "train")))
+        if not run.scores or not run.trains:
+            raise ValueError(f"{folder}: needs score and train records")
+        return run
+
+    @property
+    def split(self) -> str:
+        splits = sorted({r["split"] for r in self.scores})
+        if len(splits) > 1:
+            raise ValueError(f"{self.where}: score records of several splits {splits}")
+        return splits[0]
+
+    @property
+    def seed(self) -> str:
+        return ", ".join(sorted({str(r["spec"]["seed"]) for r in self.trains}))
+
+    def describe(self) -> str:
+        records = self.scores + self.comets + self.trains
+        commits = ", ".join(f"`{c[:12]}{'-dirty' if c.endswith('-dirty') else ''}`"
+                            for c in sorted({r["git_commit"] for r in records}))
+        created = sorted(r["created"][:10] for r in records if "created" in r)
+        dates = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
+        return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, commit {commits}, seed {self.seed}, "
+                f"records of {dates}")
+
+
+def _number(value: float, digits: int) -> str:
+    return NA if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def _metric(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    return df.xs(metric, axis=1, level="metric")
+
+
+def _labelled(df: pd.DataFrame) -> pd.DataFrame:
+    """Phenomenon accuracy per direction with labels (English marks none), averaged over those."""
+    out = _metric(df, "phenomena %").drop(columns=AVERAGE).dropna(axis=1, how="all")
+    out[AVERAGE] = out.mean(axis=1, skipna=False)
+    return out
+
+
+def bleu_section(run: Run, bootstrap: Bootstrap) -> list[str]:
+    df = quality_table(run.scores, run.comets, split=run.split)
+    marks = quality_marks(run.scores, run.comets, run.split, bootstrap=bootstrap)
+    bleu = _metric(df, "BLEU")
+    display = bleu.map(lambda v: _number(v, 2))
+    for direction in bleu.columns.drop(AVERAGE):
+        display[direction] = [MARKUP[m].format(text) for m, text in zip(marks[(direction, "BLEU")], display[direction])]
+    return [f"BLEU on the {run.split} split (**best**, <u>statistically indistinguishable from the best</u>: paired "
+            f"bootstrap, {bootstrap.n} resamples, p > {bootstrap.alpha}); with COMET and the paper's figures in "
+            "`results/tables/table4_quality.md`:", "", *markdown_table(display)]
+
+
+def phenomena_section(run: Run) -> list[str]:
+    accuracy = _labelled(quality_table(run.scores, run.comets, split=run.split))
+    return ["Accuracy on the context-determined phenomena (%, pooled; directions into English have no labels), "
+            "per phenomenon in `results/tables/phenomena.md`:", "",
+            *markdown_table(accuracy.map(lambda v: _number(v, 1)))]
+
+
+def _mean_sd(mean: float, sd: float) -> str:
+    return NA if pd.isna(mean) else f"{mean:.1f} ± {_number(sd, 1)}"
+
+
+def models_section(run: Run) -> list[str]:
+    df = models_table(run.trains)
+    fine_tuned = {display_name(r["model"]) for r in run.trains if r["spec"].get("init_from")}
+    layers = df[["cxt layers", "src layers", "dec layers"]].map(lambda v: "-" if pd.isna(v) else f"{v:.0f}")
+    display = pd.DataFrame({
+        "params": [f"{1000 * p:.0f}k" if p < 1 else f"{p:.1f}M" for p in df["params (M)"]],
+        "layers cxt/src/dec": layers.agg("/".join, axis=1),
+        "s/epoch": [_mean_sd(m, s) for m, s in zip(df["s/epoch"], df["s/epoch sd"])],
+        "epochs to best": [_mean_sd(m, s) + (" (fine-tuning)" if name in fine_tuned else "")
+                           for name, m, s in zip(df.index, df["epochs to best"], df["epochs to best sd"])],
+    }, index=df.index)
+    devices = ", ".join(sorted({r.get("device", "unknown") for r in run.trains}))
+    return [f"`results/tables/table3_models.md`, condensed (mean ± sd over directions; device {devices}):", "",
+            *markdown_table(display)]
+
+
+def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
+    """Per model: the range (max - min over runs) of each direction's value, mean and largest over
+    the directions where every run has a value."""
+    stacked = np.stack([v.to_numpy(dtype=float) for v in values])
+    ranges = pd.DataFrame(stacked.max(axis=0) - stacked.min(axis=0), index=values[0].index)  # NaN if a run lacks it
+    return ranges.mean(axis=1), ranges.max(axis=1)
+
+
+def spread_section(runs: Sequence[Run]) -> list[str]:
+    tables = [quality_table(r.scores, r.comets, split=r.split) for r in runs]
+    models = sorted(set.intersection(*(set(t.index) for t in tables)), key=list(tables[0].index).index)
+    bleu = [_metric(t, "BLEU").loc[models] for t in tables]
+    accuracy = [_labelled(t).loc[models] for t in tables]
+    display = pd.DataFrame(index=pd.Index(models, name="model"))
+    for label, values, digits in (("BLEU", bleu, 2), ("phenomena %", accuracy, 1)):
+        display[f"{label} {AVERAGE} per run"] = [" / ".join(_number(v.loc[m, AVERAGE], digits) for v in values)
+                                                for m in models]
+        mean, largest = _spread([v.drop(columns=AVERAGE) for v in values])
+        display[f"{label} spread mean / max"] = [f"{_number(mean[m], digits)} / {_number(largest[m], digits)}"
+                                                 for m in models]
+    listing = "; ".join(f"run {i + 1}: {r.describe()}" for i, r in enumerate(runs))
+    return [f"Spread between {len(runs)} runs ({listing}): each run's average over directions, and the range "
+            "(max - min over runs) of each direction's value, averaged over the directions where every run has "
+            "one, and the largest:", "", *markdown_table(display)]
+
+
+def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
+    """The results block (stamp line, then Markdown) for the first run, with the spread over all."""
+    first = runs[0]
+    body = [f"From one run of the study: {first.describe()}.", "", *bleu_section(first, bootstrap), "",
+            *phenomena_section(first), "", *models_section(first)]
+    if len(runs) > 1:
+        body += ["", *spread_section(runs)]
+    text = "\n".join(body) + "\n"
+    return STAMP.format(_checksum(text)) + "\n" + text
+
+
+def _checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _bounds(readme: str, where: str) -> tuple[int, int]:
+    if readme.count(BEGIN) != 1 or readme.count(END) != 1 or readme.index(BEGIN) > readme.index(END):
+        raise ValueError(f"{where}: needs one {BEGIN} line and, after it, one {END} line around the results")
+    return readme.index(BEGIN) + len(BEGIN) + 1, readme.index(END)
+
+
+def block_of(readme: str, where: str = "README") -> str:
+    start, end = _bounds(readme, where)
+    return readme[start:end]
+
+
+def hand_edit(block: str) -> str | None:
+    """Why the block was not written by `render` as it stands, or None."""
+    stamp = _STAMP.match(block)
+    if stamp is None:
+        return "it was not rendered from records (no stamp line)"
+    if stamp.group(1) != _checksum(block[stamp.end():]):
+        return "it was edited after it was rendered (checksum mismatch)"
+    return None
+
+
+def update_readme(readme_path: str | Path, runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP,
+                  check: bool = False) -> bool:
+    """Write the rendered block into the README; with `check`, only report whether it is current.
+    Returns True when the README already held this block."""
+    readme = read_text(readme_path)
+    start, end = _bounds(readme, str(readme_path))
+    block = render(runs, bootstrap)
+    current = readme[start:end] == block
+    if not check and not current:
+        atomic_write_text(readme_path, readme[:start] + block + readme[end:])
+    return current
+

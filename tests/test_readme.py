@@ -1,0 +1,105 @@
+"""The README's results are rendered from records and say which run they come from (issue 13.9)."""
+import hashlib
+
+import pytest
+
+from conftest import REPO
+from mtcue.cli import main
+from mtcue.evaluation.score import bleu
+from mtcue.records import write_record
+from mtcue.reporting.readme import BEGIN, END, Run, block_of, hand_edit, render, update_readme
+
+SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+REFS = ["did you see the letter on the table", "good evening sir how are you today",
+        "the cat sat on the mat with a hat", "we should leave before the rain starts"]
+WORSE = ["did you see a letter on the table", "good evening sir how are you",
+         "the cat sat on a mat with the hat", "we must leave before the rain"]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+ARCH = {"embed_dim": 64, "heads": 4, "encoder_layers": 2, "decoder_layers": 2, "encoder_ffn_dim": 128,
+        "decoder_ffn_dim": 128}
+
+
+def score(model, direction, hyps, accuracy):
+    return {"kind": "score", "model": model, "direction": direction, "split": "test", "study": "demo",
+            **bleu(hyps, REFS), "bleu_signature": SIG, "n_segments": len(hyps),
+            "phenomena": {"all": {"correct": 1, "incorrect": 1, "ignored": 0, "accuracy": accuracy}},
+            "hyp_sha256": hashlib.sha256("\n".join(hyps).encode()).hexdigest(), "config_hash": "h",
+            "git_commit": COMMIT}
+
+
+def train(model, direction, seed, walls, best, total, init_from=None):
+    arch = {**ARCH, "context_layers": 2} if model == "mtcue" else ARCH
+    return {"kind": "train", "model": model, "direction": direction, "study": "demo",
+            "spec": {"model": model, "type": model, "init_from": init_from, "arch": arch, "seed": seed},
+            "params": {"total": total, "trainable": total}, "best_epoch": best, "best_valid_loss": 3.0,
+            "epochs": [{"epoch": i + 1, "train_loss": 4.0, "valid_loss": 3.0, "wall_s": w} for i, w in enumerate(walls)],
+            "config_hash": "h", "git_commit": COMMIT + "-dirty", "device": "cpu"}
+
+
+def write_run(folder, seed=1, mtcue_hyps=REFS):
+    """base and mtcue in en-de and de-en; English marks no phenomenon (accuracy None in de-en)."""
+    cells = {("base", "en-de"): (WORSE, 0.5), ("mtcue", "en-de"): (mtcue_hyps, 0.75),
+             ("base", "de-en"): (WORSE, None), ("mtcue", "de-en"): (REFS, None)}
+    for (model, direction), (hyps, accuracy) in cells.items():
+        write_record(folder / "score" / direction / f"{model}.test.json", score(model, direction, hyps, accuracy))
+    for direction, walls in (("en-de", (2.0, 4.0)), ("de-en", (3.0, 3.0))):
+        write_record(folder / "train" / direction / "base.json", train("base", direction, seed, walls, 2, 229_000))
+        write_record(folder / "train" / direction / "mtcue.json",
+                     train("mtcue", direction, seed, (5.0,), 1 if direction == "en-de" else 3, 354_000, "base"))
+    return folder
+
+
+def test_the_block_names_its_run_and_holds_the_records_numbers(tmp_path):
+    text = render([Run.load(write_run(tmp_path / "records"))])
+    lines = text.splitlines()
+    assert lines[1].startswith("From one run of the study: study `demo`, commit `0123456789ab`, `0123456789ab-dirty`, "
+                               "seed 1, records of ")
+    worse, same = bleu(WORSE, REFS)["bleu"], 100.0
+    # MTCUE translates every sentence exactly: best in both directions; BASE is worse in every segment, so
+    # every bootstrap resample favours MTCUE (p = 0): not marked as indistinguishable.
+    assert f"| BASE | {worse:.2f} | {worse:.2f} | {worse:.2f} |" in lines
+    assert f"| MTCUE | **{same:.2f}** | **{same:.2f}** | {same:.2f} |" in lines
+    # Phenomena: en-de only (de-en has no labels), 100 x accuracy.
+    assert "| BASE | 50.0 | 50.0 |" in lines and "| MTCUE | 75.0 | 75.0 |" in lines
+    # Table 3: BASE s/epoch = mean over directions of each direction's mean (3.0, 3.0), sd 0; epochs to best 2 ± 0;
+    # MTCUE best epochs 1 and 3: 2.0 ± 1.4 (sample sd sqrt(2)).
+    assert "| BASE | 229k | -/2/2 | 3.0 ± 0.0 | 2.0 ± 0.0 |" in lines
+    assert "| MTCUE | 354k | 2/2/2 | 5.0 ± 0.0 | 2.0 ± 1.4 (fine-tuning) |" in lines
+
+
+def test_the_spread_between_runs_of_two_seeds(tmp_path):
+    first = Run.load(write_run(tmp_path / "seed1"))
+    second = Run.load(write_run(tmp_path / "seed2", seed=2, mtcue_hyps=WORSE))   # MTCUE en-de as bad as BASE
+    lines = render([first, second]).splitlines()
+    spread = lines[lines.index(next(l for l in lines if l.startswith("Spread between 2 runs"))):]
+    assert "seed 1" in spread[0] and "seed 2" in spread[0]
+    worse = bleu(WORSE, REFS)["bleu"]
+    # MTCUE: en-de 100 vs worse, de-en 100 vs 100: ranges (100 - worse, 0), mean (100 - worse) / 2, max 100 - worse.
+    assert (f"| MTCUE | 100.00 / {(100 + worse) / 2:.2f} | {(100 - worse) / 2:.2f} / {100 - worse:.2f} "
+            f"| 75.0 / 75.0 | 0.0 / 0.0 |") in spread
+    assert f"| BASE | {worse:.2f} / {worse:.2f} | 0.00 / 0.00 | 50.0 / 50.0 | 0.0 / 0.0 |" in spread
+
+
+def test_the_readme_is_updated_between_its_markers_and_a_hand_edit_shows(tmp_path, caplog):
+    records = write_run(tmp_path / "records")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nBefore.\n{BEGIN}\nhand-copied 96.23\n{END}\nAfter.\n")
+    args = ["readme-results", "--records", str(records), "--readme", str(readme)]
+    assert main([*args, "--check"]) == 1 and "its results are not those of" in caplog.text
+    assert main(args) == 0
+    text = readme.read_text()
+    assert text.startswith(f"# Title\n\nBefore.\n{BEGIN}\n<!-- rendered from records") and text.endswith(f"{END}\nAfter.\n")
+    assert "96.23" not in text and hand_edit(block_of(text)) is None
+    assert main([*args, "--check"]) == 0
+    edited = text.replace("| MTCUE | **100.00**", "| MTCUE | **99.00**")
+    assert hand_edit(block_of(edited)) == "it was edited after it was rendered (checksum mismatch)"
+    readme.write_text("no markers\n")
+    assert main(args) == 1 and f"{readme}: needs one {BEGIN} line" in caplog.text
+
+
+def test_the_repository_readme_holds_rendered_results():
+    block = block_of((REPO / "README.md").read_text(encoding="utf-8"), "README.md")
+    problem = hand_edit(block)
+    if problem == "it was not rendered from records (no stamp line)":
+        pytest.skip("README.md's results are not yet rendered from a run's records: run `make readme` after `make demo`")
+    assert problem is None, f"README.md's results block: {problem}; rerun `make readme` instead of editing it"
