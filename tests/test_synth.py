@@ -7,7 +7,6 @@ import random
 import re
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -109,13 +108,6 @@ def test_splits_share_no_documents():
     for a, b in (("train", "valid"), ("train", "test"), ("valid", "test")):
         assert not doc_ids[a] & doc_ids[b]
         assert not contents[a] & contents[b]
-
-
-def test_generation_is_fast():
-    start = time.perf_counter()
-    samples = synth.generate("en-pl", "train", 2000, 3)
-    assert time.perf_counter() - start < 10
-    assert len(samples) > 15000
 
 
 # --- format ----------------------------------------------------------------------------
