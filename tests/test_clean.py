@@ -60,3 +60,17 @@ def test_corpus_with_a_byte_order_mark_and_crlf_is_read(write_corpus):
     path = write_corpus([make_sample(0), make_sample(1)])
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
     assert [s["id"] for s in read_corpus(path)] == ["en-de.test.000000", "en-de.test.000001"]
+
+
+def test_context_stops_at_a_previous_line_that_cleans_to_nothing(write_corpus, tmp_path):
+    # Slot j must stay "j lines back": a music line two back ends the context there, so the line
+    # three back does not slide into slot 2 (the extraction resets its context the same way).
+    sample = make_sample(0, previous_en=["- Hello.", "♪ la la ♪", "Older line."],
+                         previous_de=["Hallo.", "♪ la la ♪", "Ältere Zeile."])
+    other = make_sample(1, previous_en=["[door slams]", "Hi."], previous_de=["Grüß dich.", "Hallo."])
+    out = tmp_path / "clean.jsonl"
+    clean_corpus(write_corpus([sample, other]), out, max_chars=400)
+    first, second = read_corpus(out)
+    assert first["previous"] == {"en": ["Hello."], "de": ["Hallo."]}
+    # The sides are cut independently: here only the English line two back is bracket-only.
+    assert second["previous"] == {"en": [], "de": ["Grüß dich.", "Hallo."]}

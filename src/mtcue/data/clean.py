@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -36,6 +37,8 @@ def _unmatched_removed(text: str) -> str:
     return text
 
 
+# A line comes back as the previous line of up to five later samples: clean it once.
+@lru_cache(maxsize=1 << 16)
 def clean_line(text: str, lang: str) -> str:
     """Return the cleaned line, or "" when nothing usable is left."""
     if _MUSIC.search(text):
@@ -54,6 +57,19 @@ def clean_line(text: str, lang: str) -> str:
     return text if _LETTER.search(text) else ""
 
 
+def _context_until_empty(lines: list[str], lang: str) -> list[str]:
+    """The cleaned previous lines, most recent first, up to the first that cleans to nothing: the
+    context stops there (as the extraction resets it at a dropped line), so slot j still means
+    "j lines back" instead of older lines sliding closer."""
+    kept = []
+    for line in lines:
+        cleaned = clean_line(line, lang)
+        if not cleaned:
+            break
+        kept.append(cleaned)
+    return kept
+
+
 def clean_samples(samples: Iterable[dict], max_chars: int, stats: Counter) -> Iterator[dict]:
     for sample in samples:
         stats["input"] += 1
@@ -64,8 +80,7 @@ def clean_samples(samples: Iterable[dict], max_chars: int, stats: Counter) -> It
         if max(len(t) for t in text.values()) > max_chars:
             stats["dropped_too_long"] += 1
             continue
-        previous = {lang: [p for p in (clean_line(x, lang) for x in lines) if p]
-                    for lang, lines in sample["previous"].items()}
+        previous = {lang: _context_until_empty(lines, lang) for lang, lines in sample["previous"].items()}
         stats["kept"] += 1
         yield {**sample, "text": text, "previous": previous}
 
