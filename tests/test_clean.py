@@ -74,3 +74,16 @@ def test_context_stops_at_a_previous_line_that_cleans_to_nothing(write_corpus, t
     assert first["previous"] == {"en": ["Hello."], "de": ["Hallo."]}
     # The sides are cut independently: here only the English line two back is bracket-only.
     assert second["previous"] == {"en": [], "de": ["Grüß dich.", "Hallo."]}
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr", "pl", "ru"])
+def test_punctuation_normaliser_matches_sacremoses(lang):
+    from sacremoses import MosesPunctNormalizer
+
+    from mtcue.data.clean import _PunctNormalizer
+
+    lines = ["- Wo warst du ?", "Er sagte ( leise ) nichts .", '" Hallo " , sagte er .', "It costs 1,000.50 $ !",
+             "C'est « vrai » , non ?", "Привет ,  мир …", "Co ?!  Naprawdę ?", "A  –  B ‘ quoted ’ „ x “"]
+    stock = MosesPunctNormalizer(lang=lang)
+    ours = _PunctNormalizer(lang)
+    assert [ours.normalize(line) for line in lines] == [stock.normalize(line) for line in lines]

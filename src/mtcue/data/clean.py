@@ -25,6 +25,22 @@ _SPACES = re.compile(r"\s+")
 # OCR confuses capital I with lower-case l in English subtitles ("lt's", "l'm", "l ").
 _OCR_L = re.compile(r"\bl(?=(?:'m|'ll|'ve|'d|t's|t\b|n\b|f\b|s\b)|\s|$)")
 
+
+
+class _PunctNormalizer(MosesPunctNormalizer):
+    """sacremoses' punctuation normaliser, its substitutions applied through patterns compiled once
+    (sacremoses hands each pattern string to re.sub for every line: twice the time, same output)."""
+
+    def __init__(self, lang: str):
+        super().__init__(lang=lang)
+        self._compiled = [(re.compile(pattern).sub, repl) for pattern, repl in self.substitutions]
+
+    def normalize(self, text: str) -> str:
+        for substitute, repl in self._compiled:
+            text = substitute(repl, text)
+        return text.strip()
+
+
 _moses: dict[str, tuple[MosesPunctNormalizer, MosesDetokenizer]] = {}
 
 
@@ -44,7 +60,7 @@ def clean_line(text: str, lang: str) -> str:
     if _MUSIC.search(text):
         return ""
     if lang not in _moses:
-        _moses[lang] = MosesPunctNormalizer(lang=lang), MosesDetokenizer(lang=lang)
+        _moses[lang] = _PunctNormalizer(lang=lang), MosesDetokenizer(lang=lang)
     normaliser, detokeniser = _moses[lang]
     text = detokeniser.detokenize(normaliser.normalize(text).split())
     text = _BRACKETED.sub(" ", text)

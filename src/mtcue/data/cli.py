@@ -23,6 +23,21 @@ def cmd_clean(a):
         Path(a.stats).write_text(json.dumps(stats, indent=2) + "\n")
 
 
+def cmd_extract_opensubtitles(a):
+    from mtcue.data.opensubtitles import Rules, extract
+
+    report = extract(a.mirror, a.pair, a.out, a.films, a.stats, Rules(min_overlap=a.min_overlap, max_gap_s=a.max_gap))
+    log.info("extracted %d pairs of %s from %d films; dropped links: %s; skipped link groups: %s",
+             report["pairs"], a.pair, report["films"], report["dropped"], report["skipped_link_groups"])
+
+
+def cmd_opus_synth(a):
+    from mtcue.data.opus_synth import generate_mirror
+
+    written = generate_mirror(a.out, a.pair, a.links, a.seed)
+    log.info("wrote an OPUS-format copy of %d links in %d films to %s", written["links"], written["films"], a.out)
+
+
 def cmd_spm_train(a):
     from mtcue.data.prepare import train_spm
 
@@ -55,6 +70,22 @@ def register(step) -> None:
     s.add_argument("--output", required=True)
     s.add_argument("--max-chars", type=int, default=400)
     s.add_argument("--stats", help="write the counts as JSON here")
+
+    s = step("extract-opensubtitles", cmd_extract_opensubtitles,
+             "extract every aligned pair of one language pair from an OPUS OpenSubtitles v2018 copy (streaming)")
+    s.add_argument("--mirror", required=True, help="OPUS copy: xml/{l1}-{l2}.xml.gz and xml/{lang}.zip or xml/{lang}/")
+    s.add_argument("--pair", required=True, help="language pair, English first (en-de)")
+    s.add_argument("--out", required=True, help="corpus-format JSONL, metadata empty")
+    s.add_argument("--films", help="write the films' OPUS folder names (IMDb ids) here, one per line")
+    s.add_argument("--stats", help="write the counts (kept, dropped and why, context resets) as JSON here")
+    s.add_argument("--min-overlap", type=float, default=0.9, help="keep links with at least this overlap")
+    s.add_argument("--max-gap", type=float, default=7.0, help="reset the context after a longer pause (seconds)")
+
+    s = step("opus-synth", cmd_opus_synth, "write a generated OPUS-format OpenSubtitles copy (extraction benchmark)")
+    s.add_argument("--out", required=True, help="folder to write xml/{lang}.zip and xml/{l1}-{l2}.xml.gz into")
+    s.add_argument("--pair", default="en-de")
+    s.add_argument("--links", type=int, required=True, help="number of alignment links")
+    s.add_argument("--seed", type=int, default=1)
 
     s = step("spm-train", cmd_spm_train, "train a joint SentencePiece model for a direction")
     s.add_argument("--corpus", required=True, help="cleaned training corpus (JSONL)")

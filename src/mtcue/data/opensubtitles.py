@@ -1,0 +1,462 @@
+"""OpenSubtitles v2018 (OPUS) into the corpus format (docs/formats.md, section 1), streaming.
+
+An OPUS copy in OPUS's own layout (a "mirror") holds the documents of each language, zipped
+(`xml/{lang}.zip`, members `OpenSubtitles/xml/{lang}/{year}/{imdb}/{file}.xml`) or unpacked
+(`xml/{lang}/{year}/{imdb}/{file}.xml.gz` or `.xml`), and the sentence alignments of each pair,
+`xml/{l1}-{l2}.xml.gz` (languages in alphabetical order). The alignment file is read one link
+group at a time (one pair of documents: one film), and only those two documents are in memory,
+so memory does not grow with the corpus.
+
+The rules are the paper's (appendix A, after Voita et al. 2019):
+- a link is kept when both sides are present and its overlap is >= `min_overlap` (0.9); the
+  sentences of a multi-sentence link are concatenated in document order;
+- each side is cleaned (mtcue.data.clean: Moses normalisation and detokenisation, brackets,
+  speakers, music lines, OCR fixes); a link whose side cleans to nothing is dropped;
+- the running document context is reset at every dropped link (no omitted pairs), when the link
+  ids are not consecutive, and when more than `max_gap_s` seconds pass between two kept links
+  (or the gap cannot be measured); up to 5 previous lines are kept, most recent first;
+- the IMDb id is the English document's folder name.
+Timing comes from the first document of each link group (the public code's choice), falling back
+to the other side: a subtitle block's <time> start and end markers, split evenly over the
+sentences of the block.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+import re
+import zipfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import ftfy
+from lxml import etree
+
+from mtcue.data.clean import clean_line
+from mtcue.data.corpus import META_FIELDS, MAX_PREVIOUS
+from mtcue.io import atomic_write_text, write_jsonl
+
+log = logging.getLogger("mtcue")
+
+ENGLISH = "en"
+ZIP_PREFIX = "OpenSubtitles/xml/"
+# de/2008/1014051/6733127.xml.gz: language, year, IMDb id (the folder name), OPUS file id.
+DOC_PATH = re.compile(r"^([a-z]{2,3})/(\d{4})/(\d+)/(\d+)\.xml(?:\.gz)?$")
+TIME = re.compile(r"^\s*(\d+):(\d{1,2}):(\d{1,2})(?:[,.:](\d+))?\s*$")
+LINK_ID = re.compile(r"^[A-Za-z]*(\d+)$")
+NAMED_LOG_LIMIT = 10  # files named in the log per kind of problem; the counts cover all
+
+
+class OpusError(ValueError):
+    """The OPUS copy cannot be read; the message names the file and what to do."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    min_overlap: float = 0.9
+    max_gap_s: float = 7.0
+    max_previous: int = MAX_PREVIOUS
+
+
+def imdb_id(folder: str) -> str:
+    """An OPUS folder name as an IMDb id: "111161" -> "tt0111161" (7 digits at least)."""
+    return f"tt{int(folder):07d}"
+
+
+def alignment_name(pair: str) -> str:
+    """OPUS names an alignment file by its languages in alphabetical order: en-de -> de-en."""
+    return "-".join(sorted(pair.split("-")))
+
+
+# ---- the mirror ------------------------------------------------------------------------
+
+class Mirror:
+    """Read access to an OPUS OpenSubtitles copy, zipped or unpacked (see the module doc)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self._zips: dict[str, zipfile.ZipFile | None] = {}
+
+    def alignment(self, pair: str) -> Path:
+        name = alignment_name(pair)
+        for candidate in (self.root / "xml" / f"{name}.xml.gz", self.root / "xml" / f"{name}.xml"):
+            if candidate.exists():
+                return candidate
+        raise OpusError(f"{self.root}: no alignment file xml/{name}.xml.gz (or .xml); corpus.mirror must be an "
+                        "OPUS OpenSubtitles v2018 copy in OPUS's layout (xml/{l1}-{l2}.xml.gz, xml/{lang}.zip or "
+                        "xml/{lang}/{year}/{imdb}/{file}.xml.gz)")
+
+    def check_language(self, lang: str) -> None:
+        if not ((self.root / "xml" / f"{lang}.zip").exists() or (self.root / "xml" / lang).is_dir()):
+            raise OpusError(f"{self.root}: neither xml/{lang}.zip nor xml/{lang}/ holds the '{lang}' documents")
+
+    def _zip(self, lang: str) -> zipfile.ZipFile | None:
+        if lang not in self._zips:
+            path = self.root / "xml" / f"{lang}.zip"
+            try:
+                self._zips[lang] = zipfile.ZipFile(path) if path.exists() else None
+            except zipfile.BadZipFile as err:
+                raise OpusError(f"{path}: not a readable zip archive ({err}); download it again") from None
+        return self._zips[lang]
+
+    def read_document(self, doc_path: str) -> tuple[bytes, str]:
+        """The XML bytes of a document named as in an alignment file (`de/2008/1/2.xml.gz`), and where
+        they came from. Raises FileNotFoundError when absent, OSError/BadZipFile/EOFError when damaged."""
+        bare = doc_path.removesuffix(".gz")
+        for candidate in (self.root / "xml" / f"{bare}.gz", self.root / "xml" / bare):
+            if candidate.exists():
+                data = candidate.read_bytes()
+                return (gzip.decompress(data) if candidate.suffix == ".gz" else data), str(candidate)
+        archive = self._zip(doc_path.split("/", 1)[0])
+        if archive is not None:
+            for member in (ZIP_PREFIX + bare, ZIP_PREFIX + bare + ".gz"):
+                try:
+                    data = archive.read(member)
+                except KeyError:
+                    continue
+                where = f"{archive.filename}:{member}"
+                return (gzip.decompress(data) if member.endswith(".gz") else data), where
+        raise FileNotFoundError(doc_path)
+
+    def close(self) -> None:
+        for archive in self._zips.values():
+            if archive is not None:
+                archive.close()
+
+
+# ---- documents -------------------------------------------------------------------------
+
+def parse_time(value: str | None) -> float | None:
+    """"00:01:24,000" -> 84.0 seconds; None when unparseable."""
+    match = TIME.match(value or "")
+    if not match:
+        return None
+    h, m, s, frac = match.groups()
+    return int(h) * 3600 + int(m) * 60 + int(s) + (float(f"0.{frac}") if frac else 0.0)
+
+
+@dataclass
+class Sentence:
+    index: int          # position in the document
+    text: str           # tokens joined by spaces (tokenised variant) or the raw text
+    start: float | None = None
+    end: float | None = None
+
+
+def _spread(sentences: list[Sentence], start: float | None, end: float) -> None:
+    """A subtitle block's time span split evenly over its sentences."""
+    start = end if start is None else min(start, end)
+    step = (end - start) / len(sentences)
+    for k, sentence in enumerate(sentences):
+        sentence.start, sentence.end = start + k * step, start + (k + 1) * step
+
+
+def _time_of(marker: etree._Element, stats: Counter) -> float | None:
+    value = parse_time(marker.get("value"))
+    if value is None:
+        stats["time_unparseable"] += 1
+    return value
+
+
+def _block_marks(s: etree._Element, stats: Counter) -> tuple[float | None, float | None]:
+    """The time of the last <time> before the sentence's first word (a block starts) and of the
+    first <time> after its last word (a block ends); markers between words are inside a block."""
+    kids = list(s)
+    before = after = None
+    if not (s.text and s.text.strip()):
+        for child in kids:
+            if child.tag != "time":
+                break
+            value = _time_of(child, stats)
+            before = before if value is None else value
+            if child.tail and child.tail.strip():
+                break
+    for child in reversed(kids):
+        if child.tag != "time" or (child.tail and child.tail.strip()):
+            break
+        value = _time_of(child, stats)
+        after = after if value is None else value
+    return before, after
+
+
+def parse_document(data: bytes, stats: Counter) -> dict[str, Sentence]:
+    """Sentences by id, with their times. A <time> before a sentence's first word starts a block,
+    one after its last word ends it; the block's span is split evenly over its sentences."""
+    sentences: dict[str, Sentence] = {}
+    block: list[Sentence] = []
+    block_start: float | None = None
+    for _, s in etree.iterparse(io.BytesIO(data), events=("end",), tag="s", resolve_entities=False,
+                                huge_tree=True):
+        before, after = _block_marks(s, stats)
+        text = " ".join("".join(s.itertext()).split())
+        sid = s.get("id")
+        s.clear(keep_tail=False)
+        while s.getprevious() is not None:
+            del s.getparent()[0]
+        if sid is None or sid in sentences:
+            stats["sentence_id_missing_or_repeated"] += 1
+            continue
+        sentence = Sentence(len(sentences), text)
+        sentences[sid] = sentence
+        if before is not None:
+            if block:  # a block that never ended: it ends where the next one starts
+                _spread(block, block_start, before)
+            block, block_start = [], before
+        block.append(sentence)
+        if after is not None:
+            _spread(block, block_start, after)
+            block, block_start = [], after
+    if block and block_start is not None:
+        for sentence in block:
+            sentence.start = sentence.end = block_start
+    return sentences
+
+
+def _decoded(data: bytes, where: str, stats: Counter, named: Counter) -> bytes:
+    """Bytes that are valid UTF-8: bytes that are not become U+FFFD (those sentences are dropped)."""
+    try:
+        data.decode("utf-8")
+        return data
+    except UnicodeDecodeError as err:
+        stats["documents_with_invalid_utf8"] += 1
+        _name_once(named, "invalid_utf8", f"{where}: not valid UTF-8 (byte {err.start}); its damaged sentences "
+                                          "are dropped")
+        return data.decode("utf-8", "replace").encode("utf-8")
+
+
+def _name_once(named: Counter, kind: str, message: str) -> None:
+    named[kind] += 1
+    if named[kind] <= NAMED_LOG_LIMIT:
+        log.warning("%s", message)
+
+
+# ---- extraction ------------------------------------------------------------------------
+
+@dataclass
+class _Side:
+    lang: str
+    path: str
+    sentences: dict[str, Sentence]
+    cleaned: dict[str, str]
+
+    def text(self, ids: list[str], stats: Counter) -> str | None:
+        """The cleaned text of a link side, or None with the reason counted."""
+        if any(i not in self.sentences for i in ids):
+            stats["dropped:unknown_sentence_id"] += 1
+            return None
+        ordered = sorted(ids, key=lambda i: self.sentences[i].index)
+        if ordered != ids:
+            stats["repaired:unordered_ids"] += 1
+        raw = " ".join(self.sentences[i].text for i in ordered)
+        if not raw:
+            stats["dropped:empty_sentence"] += 1
+            return None
+        if "\ufffd" in raw:  # bytes that were not UTF-8, or text OPUS itself could not decode
+            stats["dropped:damaged_encoding"] += 1
+            return None
+        key = " ".join(ordered)
+        if key not in self.cleaned:
+            fixed = raw if raw.isascii() else ftfy.fix_encoding(raw)
+            if fixed != raw:
+                stats["repaired:mojibake"] += 1
+            self.cleaned[key] = clean_line(fixed, self.lang)
+        if not self.cleaned[key]:
+            stats["dropped:empty_after_cleaning"] += 1
+            return None
+        return self.cleaned[key]
+
+    def span(self, ids: list[str]) -> tuple[float | None, float | None]:
+        starts = [self.sentences[i].start for i in ids]
+        ends = [self.sentences[i].end for i in ids]
+        if None in starts or None in ends:
+            return None, None
+        return min(starts), max(ends)
+
+
+class Extractor:
+    """Streams the pairs of one language pair; `stats` counts every link's fate."""
+
+    def __init__(self, mirror: Mirror, pair: str, rules: Rules = Rules()):
+        self.mirror, self.pair, self.rules = mirror, pair, rules
+        self.langs = tuple(alignment_name(pair).split("-"))  # fromDoc, toDoc languages
+        if ENGLISH not in self.langs:
+            raise OpusError(f"pair {pair}: one side must be English")
+        self.stats: Counter = Counter()
+        self.films: set[str] = set()
+        self._named: Counter = Counter()
+        self._count = 0
+
+    def _side(self, lang: str, path: str | None) -> _Side | None:
+        if path is None or not DOC_PATH.match(path) or not path.startswith(f"{lang}/"):
+            self.stats["skipped_link_groups:bad_document_path"] += 1
+            _name_once(self._named, "path", f"link group with document path {path!r}: not "
+                                            f"{lang}/YEAR/IMDB/FILE.xml.gz; skipped")
+            return None
+        try:
+            data, where = self.mirror.read_document(path)
+        except FileNotFoundError:
+            self.stats["skipped_link_groups:document_missing"] += 1
+            _name_once(self._named, "missing", f"{self.mirror.root}: document {path} is not in the copy; its link "
+                                               "group is skipped")
+            return None
+        except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
+            self.stats["skipped_link_groups:document_unreadable"] += 1
+            _name_once(self._named, "unreadable", f"{self.mirror.root}: document {path} cannot be read "
+                                                  f"({type(err).__name__}: {err}); its link group is skipped")
+            return None
+        try:
+            sentences = parse_document(_decoded(data, where, self.stats, self._named), self.stats)
+        except etree.XMLSyntaxError as err:
+            self.stats["skipped_link_groups:document_not_xml"] += 1
+            _name_once(self._named, "xml", f"{where}: not well-formed XML ({err}); its link group is skipped")
+            return None
+        return _Side(lang, path, sentences, {})
+
+    def _group(self, group: etree._Element) -> Iterator[dict]:
+        links = [link for link in group if link.tag == "link"]
+        self.stats["link_groups"] += 1
+        self.stats["links"] += len(links)
+        sides = []
+        for lang, attr in zip(self.langs, ("fromDoc", "toDoc")):
+            side = self._side(lang, group.get(attr))
+            if side is None:
+                self.stats["links_in_skipped_groups"] += len(links)
+                return
+            sides.append(side)
+        by_lang = dict(zip(self.langs, sides))
+        english, other = by_lang[ENGLISH], by_lang[next(lang for lang in self.langs if lang != ENGLISH)]
+        folders = {lang: DOC_PATH.match(side.path).group(3) for lang, side in by_lang.items()}
+        if len(set(folders.values())) > 1:
+            self.stats["repaired:imdb_differs_between_sides"] += 1
+        film = folders[ENGLISH]
+        self.films.add(film)
+        doc_id = f"{english.path.removesuffix('.xml.gz')}|{other.path.removesuffix('.xml.gz')}"
+        context: list[dict[str, str]] = []
+        last_end: float | None = None
+        last_number: int | None = None
+        for link in links:
+            texts, span = self._link(link, sides)
+            number = _link_number(link.get("id"))
+            if texts is None:
+                context, last_end, last_number = [], None, None
+                continue
+            start, end = span
+            if context:
+                if last_number is not None and number is not None and number != last_number + 1:
+                    self.stats["context_resets:link_ids_not_consecutive"] += 1
+                    context = []
+                elif start is None or last_end is None:
+                    self.stats["context_resets:no_time"] += 1
+                    context = []
+                elif start - last_end > self.rules.max_gap_s:
+                    self.stats["context_resets:gap"] += 1
+                    context = []
+            last_end, last_number = end, number
+            yield self._sample(texts, context, doc_id, film)
+            context = [texts, *context][: self.rules.max_previous]
+
+    def _link(self, link: etree._Element, sides: list[_Side]):
+        """({lang: cleaned text}, (start, end)) of a kept link, or (None, None) with the reason counted."""
+        left, sep, right = (link.get("xtargets") or "").partition(";")
+        ids = [left.split(), right.split()]
+        if not sep or not all(ids):
+            self.stats["dropped:one_sided"] += 1
+            return None, None
+        overlap = link.get("overlap")
+        if overlap is None:
+            self.stats["dropped:no_overlap"] += 1
+            return None, None
+        try:
+            value = float(overlap)
+        except ValueError:
+            self.stats["dropped:overlap_not_a_number"] += 1
+            return None, None
+        if not value >= self.rules.min_overlap:
+            self.stats["dropped:overlap_below_threshold"] += 1
+            return None, None
+        texts = {}
+        for side, side_ids in zip(sides, ids):
+            text = side.text(side_ids, self.stats)
+            if text is None:
+                return None, None
+            texts[side.lang] = text
+        span = sides[0].span(ids[0])
+        if span[0] is None:
+            span = sides[1].span(ids[1])
+        return texts, span
+
+    def _sample(self, texts: dict[str, str], context: list[dict[str, str]], doc_id: str, film: str) -> dict:
+        self.stats["pairs"] += 1
+        sample = {
+            "id": f"{self.pair}.{self._count:09d}",
+            "doc_id": doc_id,
+            "imdb_id": imdb_id(film),
+            "text": {lang: texts[lang] for lang in self.pair.split("-")},
+            "previous": {lang: [line[lang] for line in context] for lang in self.pair.split("-")},
+            "meta": dict.fromkeys(META_FIELDS),
+        }
+        self._count += 1
+        return sample
+
+    def samples(self) -> Iterator[dict]:
+        for lang in self.langs:
+            self.mirror.check_language(lang)
+        path = self.mirror.alignment(self.pair)
+        opener = gzip.open if path.suffix == ".gz" else open
+        try:
+            with opener(path, "rb") as handle:
+                for _, group in etree.iterparse(handle, events=("end",), tag="linkGrp", resolve_entities=False,
+                                                huge_tree=True):
+                    yield from self._group(group)
+                    group.clear(keep_tail=False)
+                    while group.getprevious() is not None:
+                        del group.getparent()[0]
+        except (EOFError, OSError, zipfile.BadZipFile) as err:
+            raise OpusError(f"{path}: damaged after {self.stats['link_groups']} link groups ({type(err).__name__}: "
+                            f"{err}); download it again") from None
+        except etree.XMLSyntaxError as err:
+            raise OpusError(f"{path}: not well-formed XML after {self.stats['link_groups']} link groups ({err}); "
+                            "download it again") from None
+
+    def report(self) -> dict:
+        """The counts, grouped: what was kept, what was dropped and why, what was repaired."""
+        report: dict = {"pair": self.pair, "pairs": self.stats["pairs"], "films": len(self.films),
+                        "link_groups": self.stats["link_groups"], "links": self.stats["links"],
+                        "links_in_skipped_groups": self.stats["links_in_skipped_groups"]}
+        for group in ("dropped", "skipped_link_groups", "context_resets", "repaired"):
+            report[group] = {k.split(":", 1)[1]: v for k, v in sorted(self.stats.items())
+                             if k.startswith(group + ":")}
+        report["documents_with_invalid_utf8"] = self.stats["documents_with_invalid_utf8"]
+        report["time_values_unparseable"] = self.stats["time_unparseable"]
+        report["sentence_ids_missing_or_repeated"] = self.stats["sentence_id_missing_or_repeated"]
+        return report
+
+
+def _link_number(link_id: str | None) -> int | None:
+    match = LINK_ID.match(link_id or "")
+    return int(match.group(1)) if match else None
+
+
+def extract(mirror_dir: str | Path, pair: str, out: str | Path, films_out: str | Path | None = None,
+            stats_out: str | Path | None = None, rules: Rules = Rules()) -> dict:
+    """Write every extracted pair of `pair` (corpus format, metadata empty) to `out`, the films'
+    OPUS folder names to `films_out`, the counts to `stats_out`; returns the counts."""
+    mirror = Mirror(mirror_dir)
+    extractor = Extractor(mirror, pair, rules)
+    try:
+        write_jsonl(out, extractor.samples())
+    finally:
+        mirror.close()
+    report = extractor.report()
+    if report["pairs"] == 0:
+        Path(out).unlink()
+        raise OpusError(f"{mirror_dir}: no pair of {pair} survived extraction ({json.dumps(report)})")
+    if films_out:
+        atomic_write_text(films_out, "".join(f"{f}\n" for f in sorted(extractor.films, key=int)))
+    if stats_out:
+        atomic_write_text(stats_out, json.dumps(report, indent=2) + "\n")
+    return report
