@@ -44,8 +44,8 @@ log = logging.getLogger("mtcue")
 
 ENGLISH = "en"
 ZIP_PREFIX = "OpenSubtitles/xml/"
-# de/2008/1014051/6733127.xml.gz: language, year, IMDb id (the folder name), OPUS file id.
-DOC_PATH = re.compile(r"^([a-z]{2,3})/(\d{4})/(\d+)/(\d+)\.xml(?:\.gz)?$")
+# de/2008/1014051/6733127.xml.gz: language, year (0 when unknown), IMDb id (the folder name), OPUS file id.
+DOC_PATH = re.compile(r"^([a-z]{2,3})/(\d+)/(\d+)/(\d+)\.xml(?:\.gz)?$")
 TIME = re.compile(r"^\s*(\d+):(\d{1,2}):(\d{1,2})(?:[,.:](\d+))?\s*$")
 LINK_ID = re.compile(r"^[A-Za-z]*(\d+)$")
 NAMED_LOG_LIMIT = 10  # files named in the log per kind of problem; the counts cover all
