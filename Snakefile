@@ -15,6 +15,7 @@ if not workflow.config_settings.configfiles:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/prepare.smk"
 include: "workflow/rules/context.smk"
@@ -27,3 +28,4 @@ rule all:
     input:
         TABLES,
         MLFLOW_RUNS,
+        EVAL_SETS,

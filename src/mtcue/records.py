@@ -26,6 +26,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "model", "direction", "study", "params", "epochs", "best_epoch", "best_valid_loss",
         "config_hash", "git_commit",
     ),
+    "data": ("pair", "split", "source", "samples", "previous", "meta", "any_context", "config_hash", "git_commit",
+             "study"),
 }
 # Nested keys that downstream readers (tracking, tables) rely on.
 TRAIN_PARAMS_KEYS = ("total", "trainable")

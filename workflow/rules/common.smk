@@ -5,6 +5,7 @@ import sys
 from types import SimpleNamespace
 
 from mtcue import config as cfg
+from mtcue.data import sources
 
 # Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
@@ -13,6 +14,7 @@ CONFIG_FILES = [str(f) for f in workflow.configfiles] or ["config/config.yaml"]
 config = cfg.validate(config, source=" + ".join(CONFIG_FILES))
 
 STUDY = config["study"]
+OPENSUBTITLES = config["corpus"]["source"] == "opensubtitles"  # the paper's data path (data.smk, download.smk)
 DIRECTIONS = config["directions"]
 PAIRS = cfg.pairs(config)
 MODELS = list(config["models"])
@@ -77,7 +79,9 @@ SCORE_RECORDS = expand(
 # COMET is left out when evaluation.comet.model is null.
 COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if config["evaluation"]["comet"]["model"] else []
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
-TABLES = expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"],
+TABLES = expand("results/tables/{table}.{ext}", table=["table1_data", "table3_models", "table4_quality", "phenomena"],
                 ext=["csv", "md"])
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
+# The real evaluation sets of the configured pairs (the paper's data path only).
+EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []

@@ -81,3 +81,15 @@ rule bench_store:
     shell:
         "mtcue bench-store --store {input.store} --corpus {input.corpus} --direction {wildcards.direction} "
         "--batch-size 560 --batches 10 --train-record {input.record} > {output} 2> {log}"
+
+
+rule table1_data:
+    input:
+        expand("results/records/data/{pair}.json", pair=PAIRS),
+    output:
+        csv="results/tables/table1_data.csv",
+        md="results/tables/table1_data.md",
+    log:
+        "results/logs/table1_data.log",
+    shell:
+        "mtcue table --kind data --records {input} --csv {output.csv} --md {output.md} 2> {log}"

@@ -5,6 +5,8 @@ import json
 import logging
 from pathlib import Path
 
+from mtcue.cli import with_provenance
+
 log = logging.getLogger("mtcue")
 
 
@@ -36,6 +38,59 @@ def cmd_opus_synth(a):
 
     written = generate_mirror(a.out, a.pair, a.links, a.seed)
     log.info("wrote an OPUS-format copy of %d links in %d films to %s", written["links"], written["films"], a.out)
+
+
+def cmd_omdb(a):
+    from mtcue.data.omdb import Settings, fetch_all
+
+    summary = fetch_all(a.ids, a.cache, a.out, Settings(a.api_url, a.min_interval, a.timeout), a.summary)
+    log.info("OMDb metadata of %d films: %d found, %d not found, %d without a key; %d requests",
+             summary["films"], summary["found"], summary["not_found"], summary["no_key"], summary["requests"])
+
+
+def cmd_download(a):
+    from mtcue.data.download import Policy, download
+
+    result = download(a.source, a.out, Policy(a.retries, a.backoff, a.timeout))
+    log.info("%s: %d bytes%s", a.out, result["bytes"], f", MD5 {result['md5']} verified" if result["md5"] else "")
+
+
+def cmd_split_corpus(a):
+    from mtcue.data.splits import make_splits, write_report
+
+    report = make_splits(a.corpus, a.heldout, a.out_dir, a.metadata, a.valid_pairs, a.test_pairs, a.seed)
+    write_report(report, a.report)
+    log.info("split %s: %s (%s)", a.corpus, report["pairs"], report["sampled_from"])
+
+
+def cmd_evalset(a):
+    from mtcue.data import evalsets
+    from mtcue.data.omdb import load_metadata
+
+    if a.name == "iwslt22":
+        sources = {Path(p).parent for p in a.inputs}
+        if len(sources) != 1:
+            raise ValueError(f"iwslt22: give the five files of one folder, got {a.inputs}")
+        n = evalsets.iwslt22(sources.pop(), a.pair, a.out)
+    elif a.name == "eamt22":
+        n = evalsets.eamt22(a.inputs[0], a.split, a.out)
+    elif a.name == "contrapro":
+        n = evalsets.contrapro(a.inputs[0], a.inputs[1], a.out, load_metadata(a.metadata) if a.metadata else None)
+    else:
+        n = evalsets.lopes(*a.inputs, a.out)
+    log.info("%s %s: %s", a.name, a.pair, n)
+
+
+def cmd_corpus_stats(a):
+    from mtcue.data.stats import corpus_stats
+    from mtcue.records import write_record
+
+    record = {"kind": "data", "split": "train", "source": a.source, "config_hash": a.config_hash,
+              **corpus_stats(a.corpus, a.pair)}
+    if a.omdb_summary:
+        record["metadata"] = json.loads(Path(a.omdb_summary).read_text())
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s: %d samples, %d with context", a.pair, record["samples"], record["any_context"])
 
 
 def cmd_spm_train(a):
@@ -86,6 +141,52 @@ def register(step) -> None:
     s.add_argument("--pair", default="en-de")
     s.add_argument("--links", type=int, required=True, help="number of alignment links")
     s.add_argument("--seed", type=int, default=1)
+
+    s = step("omdb", cmd_omdb, "film metadata from OMDb (key from the OMDB_API_KEY environment variable only)")
+    s.add_argument("--ids", nargs="+", required=True, help="files of OPUS folder names (111161) or IMDb ids")
+    s.add_argument("--cache", required=True, help="folder of cached answers (kept between runs)")
+    s.add_argument("--out", required=True, help="JSONL: imdb_id, status (found, not_found, no_key), meta")
+    s.add_argument("--summary", help="write the counts as JSON here")
+    s.add_argument("--api-url", default="http://www.omdbapi.com/", help="OMDb or a mirror of its API")
+    s.add_argument("--min-interval", type=float, default=0.2, help="seconds between two requests")
+    s.add_argument("--timeout", type=float, default=30.0)
+
+    s = step("download", cmd_download, "fetch a URL (resumable, verified, retried) or copy a mirror file")
+    s.add_argument("--source", required=True, help="URL, or a local path (a mirror)")
+    s.add_argument("--out", required=True)
+    s.add_argument("--retries", type=int, default=5)
+    s.add_argument("--backoff", type=float, default=2.0, help="first pause between attempts (seconds), doubling")
+    s.add_argument("--timeout", type=float, default=60.0)
+
+    s = step("split-corpus", cmd_split_corpus,
+             "train/valid/test from extracted pairs: held-out films out of train, sampled valid and test, metadata")
+    s.add_argument("--corpus", required=True, help="output of extract-opensubtitles")
+    s.add_argument("--heldout", nargs="*", default=[], help="held-out film lists (block lists, contrapro.json, ...)")
+    s.add_argument("--metadata", help="output of mtcue omdb")
+    s.add_argument("--out-dir", required=True, help="writes {train,valid,test}.jsonl here")
+    s.add_argument("--valid-pairs", type=int, default=10_000)
+    s.add_argument("--test-pairs", type=int, default=10_000)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--report", required=True, help="counts as JSON")
+
+    s = step("evalset", cmd_evalset, "convert a downloaded evaluation set to what evaluation reads (docs/formats.md)")
+    s.add_argument("--name", required=True, choices=["iwslt22", "eamt22", "contrapro", "lopes"])
+    s.add_argument("--pair", required=True)
+    s.add_argument("--inputs", nargs="+", required=True,
+                   help="iwslt22: its five files; eamt22: {split}.json; contrapro: contrapro.json and the Moses "
+                        "de-en.txt.zip; lopes: current.src, current.trg, c5.context.src, c5.context.trg")
+    s.add_argument("--split", default="test", help="eamt22: valid (the official dev.json) or test")
+    s.add_argument("--metadata", help="contrapro: OMDb metadata (mtcue omdb) for its films")
+    s.add_argument("--out", required=True)
+
+    s = step("corpus-stats", cmd_corpus_stats, "Table 1's counts of one corpus file, as a data record")
+    s.add_argument("--corpus", required=True)
+    s.add_argument("--pair", required=True)
+    s.add_argument("--source", required=True, choices=["synthetic", "opensubtitles"])
+    s.add_argument("--omdb-summary", help="mtcue omdb's summary (whether a key was set, films found)")
+    s.add_argument("--config-hash", required=True)
+    s.add_argument("--study", required=True)
+    s.add_argument("--out", required=True)
 
     s = step("spm-train", cmd_spm_train, "train a joint SentencePiece model for a direction")
     s.add_argument("--corpus", required=True, help="cleaned training corpus (JSONL)")

@@ -15,6 +15,11 @@ def cmd_table(a):
     if a.kind == "models":
         tables.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
+    if a.kind == "data":
+        from mtcue.reporting.table1 import write_data_table
+
+        write_data_table(load_records(a.records, "data"), a.csv, a.md)
+        return
     records = load_records(a.records, "score")
     if a.kind == "quality":
         tables.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
@@ -52,10 +57,12 @@ def cmd_readme_results(a):
 
 def register(step) -> None:
     s = step("table", cmd_table, "assemble a table from records")
-    s.add_argument("--kind", choices=["quality", "phenomena", "models"], default="quality",
+    s.add_argument("--kind", choices=["quality", "phenomena", "models", "data"], default="quality",
                    help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); "
-                        "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3)")
-    s.add_argument("--records", nargs="+", required=True, help="score records (train records for --kind models)")
+                        "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3); "
+                        "data: pairs and context shares (paper Table 1, from data records)")
+    s.add_argument("--records", nargs="+", required=True,
+                   help="score records (train records for --kind models, data records for --kind data)")
     s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
     s.add_argument("--train-records", nargs="*", default=[],
                    help="quality: train records, for footnotes on the context encoders")

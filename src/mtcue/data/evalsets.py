@@ -1,0 +1,203 @@
+"""The paper's evaluation sets, converted to what the evaluation steps read (docs/formats.md, section 5).
+
+- IWSLT22 formality (EN-DE, EN-RU): the official files, checked and kept in their layout
+  (`formality-control.test.en-XX.{en,formal.XX,informal.XX,formal.annotated.XX,informal.annotated.XX}`).
+- EAMT22 (EN-PL): the official JSON as corpus-format lines with the attribute values, the attribute
+  each row tests and its context as cue sentences.
+- ContraPro (EN-DE) and Lopes et al. (EN-FR) contrastive pronoun sets: corpus-format lines with the
+  reference, the contrastive variants and the previous lines most recent first (the sets list them
+  oldest first). ContraPro's documents come from OpenSubtitles2018 de-en in Moses format, as its own
+  conversion script reads them; Lopes et al. ship their extracted sentences.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+from mtcue.data.corpus import META_FIELDS, MAX_PREVIOUS
+from mtcue.io import atomic_directory, write_jsonl
+
+IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
+FORMALITY_TAG = re.compile(r"\[/?F\]")
+EAMT22_SLOTS = (("speaker_gender", "sp:", ("feminine", "masculine")),
+                ("interlocutor_gender", "il:", ("feminine", "masculine", "mixed")),
+                ("interlocutor_number", "", ("singular", "plural")),
+                ("formality", "", ("formal", "informal")))
+DOC_KEY = re.compile(r"(\d+)/(\d+)/(\d+)\.xml")
+
+
+def iwslt22_files(pair: str) -> list[str]:
+    tgt = pair.split("-")[1]
+    return [f"formality-control.test.{pair}.{s.format(t=tgt)}" for s in IWSLT22_SUFFIXES]
+
+
+def _lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    return text.removesuffix("\n").split("\n") if text else []
+
+
+def iwslt22(source_dir: str | Path, pair: str, out_dir: str | Path) -> int:
+    """Check the five official files of `pair` and copy them to `out_dir`; returns the number of sources.
+    Every file has one line per source; an annotated reference is its plain reference with
+    [F]...[/F] around the formality-bearing words."""
+    source_dir = Path(source_dir)
+    names = iwslt22_files(pair)
+    missing = [n for n in names if not (source_dir / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{source_dir}: missing {', '.join(missing)} (IWSLT22 formality test files)")
+    lines = {name: _lines(source_dir / name) for name in names}
+    counts = {len(v) for v in lines.values()}
+    if len(counts) != 1 or not counts.pop():
+        raise ValueError(f"{source_dir}: the IWSLT22 files of {pair} differ in length or are empty: "
+                         + ", ".join(f"{n} {len(v)}" for n, v in lines.items()))
+    for register in ("formal", "informal"):
+        plain, annotated = names[1 + (register == "informal")], names[3 + (register == "informal")]
+        for lineno, (ref, ann) in enumerate(zip(lines[plain], lines[annotated]), 1):
+            if ann.count("[F]") != ann.count("[/F]") or FORMALITY_TAG.sub("", ann) != ref:
+                raise ValueError(f"{source_dir / annotated}:{lineno}: not {plain} line {lineno} with balanced "
+                                 "[F]...[/F] marks")
+    with atomic_directory(out_dir) as tmp:
+        for name in names:
+            shutil.copyfile(source_dir / name, tmp / name)
+    return len(lines[names[0]])
+
+
+def _sample(sample_id: str, doc_id: str, text: dict[str, str], previous: dict[str, list[str]], **extra) -> dict:
+    return {"id": sample_id, "doc_id": doc_id, "text": text, "previous": previous,
+            "meta": dict.fromkeys(META_FIELDS), "cues": [], **extra}
+
+
+def _eamt22_attributes(csv: str, where: str) -> dict[str, str | None]:
+    slots = csv.split(",")
+    if len(slots) != len(EAMT22_SLOTS):
+        raise ValueError(f"{where}: context_csv {csv!r} does not have {len(EAMT22_SLOTS)} slots")
+    attributes = {}
+    for value, (name, prefix, allowed) in zip(slots, EAMT22_SLOTS):
+        tag = value.strip("<>").removeprefix(prefix) if value else None
+        if tag is not None and (value != f"<{prefix}{tag}>" or tag not in allowed):
+            raise ValueError(f"{where}: {value!r} is not a value of {name} ({', '.join(allowed)})")
+        attributes[name] = tag
+    return attributes
+
+
+def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
+    """EAMT22 rows (english, polish, context_csv, marking, context_text, ...) as corpus-format lines."""
+    rows = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    samples = []
+    for i, row in enumerate(rows):
+        where = f"{json_path}: entry {i}"
+        attributes = _eamt22_attributes(row["context_csv"], where)
+        tested = [name for name, prefix, _ in EAMT22_SLOTS if row["marking"] == f"<{prefix}{attributes[name]}>"]
+        if not tested:
+            raise ValueError(f"{where}: marking {row['marking']!r} is none of its attributes {attributes}")
+        cues = [s for s in re.split(r"(?<=\.)\s+", row["context_text"].strip()) if s]
+        samples.append({**_sample(f"eamt22.{split}.{i:06d}", f"eamt22.{split}", {"en": row["english"], "pl": row["polish"]},
+                                  {"en": [], "pl": []}),
+                        "cues": cues, "attributes": attributes,
+                        "target": {"attribute": tested[0], "value": attributes[tested[0]]},
+                        "formality_text": row.get("formality_text", "")})
+    return write_jsonl(out, samples)
+
+
+def _previous(lines: list[str]) -> list[str]:
+    """Context lines given oldest first -> most recent first, up to the first empty one."""
+    previous = []
+    for line in reversed(lines):
+        if not line.strip():
+            break
+        previous.append(line.strip())
+    return previous[:MAX_PREVIOUS]
+
+
+def lopes(current_src: str | Path, current_trg: str | Path, context_src: str | Path, context_trg: str | Path,
+          out: str | Path, n_context: int = 5) -> int:
+    """Lopes et al.'s extracted EN-FR set: two current lines per example (the reference, then the
+    contrastive translation) and `n_context` context lines per current line, oldest first."""
+    src, trg = _lines(Path(current_src)), _lines(Path(current_trg))
+    csrc, ctrg = _lines(Path(context_src)), _lines(Path(context_trg))
+    if len(src) != len(trg) or len(src) % 2 or len(csrc) != len(ctrg) or len(csrc) != n_context * len(src):
+        raise ValueError(f"{current_src}: {len(src)} source, {len(trg)} target lines and {len(csrc)}/{len(ctrg)} "
+                         f"context lines; expected pairs of lines and {n_context} context lines per line")
+    samples = []
+    for k in range(0, len(src), 2):
+        if src[k] != src[k + 1]:
+            raise ValueError(f"{current_src}:{k + 2}: the contrastive example's source differs from line {k + 1}")
+        block = slice(k * n_context, (k + 1) * n_context)
+        samples.append(_sample(f"lopes.{k // 2:06d}", f"lopes.{k // 2:06d}", {"en": src[k], "fr": trg[k]},
+                               {"en": _previous(csrc[block]), "fr": _previous(ctrg[block])},
+                               contrastive=[trg[k + 1]]))
+    return write_jsonl(out, samples)
+
+
+def _moses_members(archive: zipfile.ZipFile, pair: str) -> dict[str, str]:
+    l1, l2 = sorted(pair.split("-"))
+    members = {}
+    for suffix in ("ids", l1, l2):
+        found = [n for n in archive.namelist() if n.endswith(f".{l1}-{l2}.{suffix}")]
+        if len(found) != 1:
+            raise ValueError(f"{archive.filename}: expected one member *.{l1}-{l2}.{suffix}, found {found}")
+        members[suffix] = found[0]
+    return members
+
+
+def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
+              metadata: dict[str, dict] | None = None, max_mismatch: float = 0.01) -> dict:
+    """ContraPro as corpus-format lines. Its "document id" names a document of OpenSubtitles2018
+    de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
+    json2text_and_context.pl reads them from the Moses files and their .ids."""
+    examples = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    needed: dict[str, set[int]] = defaultdict(set)
+    for ex in examples:
+        seg = int(ex["segment id"])
+        needed[ex["document id"].rsplit(".", 1)[0]].update(range(max(1, seg - MAX_PREVIOUS), seg + 1))
+    found: dict[tuple[str, int], tuple[str, str]] = {}
+    counters: dict[str, int] = defaultdict(int)
+    with zipfile.ZipFile(moses_zip) as archive:
+        members = _moses_members(archive, "en-de")
+        with archive.open(members["ids"]) as ids, archive.open(members["en"]) as en, archive.open(members["de"]) as de:
+            for ids_line, en_line, de_line in zip(*(io.TextIOWrapper(h, encoding="utf-8") for h in (ids, en, de))):
+                match = DOC_KEY.search(ids_line)
+                if not match:
+                    continue
+                doc = "_".join(match.groups())
+                if doc in needed:
+                    counters[doc] += 1
+                    if counters[doc] in needed[doc]:
+                        found[(doc, counters[doc])] = (en_line.strip(), de_line.strip())
+    samples, mismatches, missing = [], 0, []
+    for i, ex in enumerate(examples):
+        doc, seg = ex["document id"].rsplit(".", 1)[0], int(ex["segment id"])
+        if (doc, seg) not in found:
+            missing.append(ex["document id"])
+            continue
+        en, de = found[(doc, seg)]
+        expected = ex.get("source", ex.get("src segment"))
+        mismatches += expected is not None and " ".join(expected.split()) != " ".join(en.split())
+        context = []
+        for j in range(1, MAX_PREVIOUS + 1):  # most recent first, up to the document's start or an empty line
+            line = found.get((doc, seg - j))
+            if line is None or not all(line):
+                break
+            context.append(line)
+        film = f"tt{int(doc.split('_')[1]):07d}"
+        sample = _sample(f"contrapro.{i:06d}", doc, {"en": en, "de": de},
+                         {"en": [c[0] for c in context], "de": [c[1] for c in context]},
+                         imdb_id=film, contrastive=[e["contrastive"] for e in ex["errors"]],
+                         phenomenon={"src_pronoun": ex.get("src pronoun"), "ref_pronoun": ex.get("ref pronoun"),
+                                     "ante_distance": ex.get("ante distance")})
+        if metadata and film in metadata:
+            sample["meta"] = metadata[film]
+        samples.append(sample)
+    if missing:
+        raise ValueError(f"{moses_zip}: {len(missing)} ContraPro examples name documents or lines it lacks "
+                         f"(first: {missing[0]}); is it OpenSubtitles v2018 de-en?")
+    if mismatches > max_mismatch * len(examples):
+        raise ValueError(f"{moses_zip}: {mismatches} of {len(examples)} ContraPro sources differ from the "
+                         "document line they name; the documents do not match the test set")
+    write_jsonl(out, samples)
+    return {"examples": len(samples), "source_mismatches": mismatches}

@@ -1,0 +1,152 @@
+"""Evaluation sets in their official formats, converted to what evaluation reads."""
+import json
+import zipfile
+
+import pytest
+
+from mtcue.data.corpus import read_corpus
+from mtcue.data.evalsets import contrapro, eamt22, iwslt22, iwslt22_files, lopes
+
+IWSLT = {  # the first lines of the official EN-DE test files
+    "en": ["Do you play Splat on Wii or Wii Sports on Nintendo?",
+           "Speaking of cable tv. What do you think of comedy central?"],
+    "formal.de": ["Spielen Sie Splat auf der Wii oder Wii Sports auf Nintendo?",
+                  "Apropos Kabelfernsehen. Was halten Sie von Comedy Central?"],
+    "informal.de": ["Spielst du Splat auf der Wii oder Wii Sports auf Nintendo?",
+                    "Apropos Kabelfernsehen. Was hältst du von Comedy Central?"],
+    "formal.annotated.de": ["[F]Spielen Sie[/F] Splat auf der Wii oder Wii Sports auf Nintendo?",
+                            "Apropos Kabelfernsehen. Was [F]halten Sie[/F] von Comedy Central?"],
+    "informal.annotated.de": ["[F]Spielst du[/F] Splat auf der Wii oder Wii Sports auf Nintendo?",
+                              "Apropos Kabelfernsehen. Was [F]hältst du[/F] von Comedy Central?"],
+}
+
+
+def write_iwslt(folder, lines=IWSLT):
+    folder.mkdir(parents=True, exist_ok=True)
+    for suffix, content in lines.items():
+        (folder / f"formality-control.test.en-de.{suffix}").write_text("\n".join(content) + "\n")
+    return folder
+
+
+def test_iwslt22_keeps_the_official_files(tmp_path):
+    n = iwslt22(write_iwslt(tmp_path / "src"), "en-de", tmp_path / "eval" / "iwslt22" / "en-de")
+    out = tmp_path / "eval" / "iwslt22" / "en-de"
+    assert n == 2 and sorted(p.name for p in out.iterdir()) == sorted(iwslt22_files("en-de"))
+    for name in iwslt22_files("en-de"):
+        assert (out / name).read_bytes() == (tmp_path / "src" / name).read_bytes()
+
+
+def test_iwslt22_rejects_an_annotation_that_is_not_its_reference(tmp_path):
+    bad = {**IWSLT, "formal.annotated.de": [IWSLT["formal.annotated.de"][0], "Apropos. Was [F]halten Sie von?"]}
+    with pytest.raises(ValueError, match=r"formal\.annotated\.de:2: not formality-control\.test\.en-de\.formal\.de"):
+        iwslt22(write_iwslt(tmp_path / "src", bad), "en-de", tmp_path / "out")
+    short = {**IWSLT, "en": IWSLT["en"][:1]}
+    with pytest.raises(ValueError, match="differ in length"):
+        iwslt22(write_iwslt(tmp_path / "short", short), "en-de", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+EAMT = [  # entries of the official data/test.json
+    {"english": "I just didn't want you to think you had to marry me.",
+     "polish": "Bo nie chciałam, żebyś myślał, że cię zmuszam do ślubu.",
+     "context_csv": "<sp:feminine>,<il:masculine>,<singular>,<informal>", "marking": "<singular>",
+     "context_text": "I am a woman. I am having an informal chat with a man.",
+     "context_text_excluding_formality": "I am a woman. I am talking to a man.",
+     "formality_text": "Informal chit-chat"},
+    {"english": "No wonder you two look so...", "polish": "Ale z innej strony, wyglądają państwo jak...",
+     "context_csv": ",<il:mixed>,<plural>,<formal>", "marking": "<il:mixed>",
+     "context_text": "I am having a formal conversation with a group of people.",
+     "context_text_excluding_formality": "I am talking to a group of people.", "formality_text": "Formal conversation"},
+]
+
+
+def test_eamt22_rows_become_corpus_lines_with_attributes(tmp_path):
+    (tmp_path / "test.json").write_text(json.dumps(EAMT, ensure_ascii=False, indent=4))
+    assert eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl") == 2
+    first, second = read_corpus(tmp_path / "test.jsonl", ("en", "pl"))
+    assert first["text"] == {"en": EAMT[0]["english"], "pl": EAMT[0]["polish"]}
+    assert first["cues"] == ["I am a woman.", "I am having an informal chat with a man."]
+    assert first["attributes"] == {"speaker_gender": "feminine", "interlocutor_gender": "masculine",
+                                   "interlocutor_number": "singular", "formality": "informal"}
+    assert first["target"] == {"attribute": "interlocutor_number", "value": "singular"}
+    assert second["attributes"]["speaker_gender"] is None
+    assert second["target"] == {"attribute": "interlocutor_gender", "value": "mixed"}
+    assert first["previous"] == {"en": [], "pl": []} and first["id"] == "eamt22.test.000000"
+
+
+def test_eamt22_rejects_an_unknown_attribute_value(tmp_path):
+    (tmp_path / "test.json").write_text(json.dumps([{**EAMT[0], "context_csv": "<sp:other>,,,"}]))
+    with pytest.raises(ValueError, match=r"test\.json: entry 0: '<sp:other>' is not a value of speaker_gender"):
+        eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
+
+
+def test_lopes_contexts_become_most_recent_first(tmp_path):
+    files = {
+        "src": ["It was so unfair.", "It was so unfair.", "Where is it?", "Where is it?"],
+        "trg": ["C'était si injuste.", "C'était si injustes.", "Où est-elle ?", "Où est-il ?"],
+        # five context lines per current line, oldest first; the second example starts a document
+        "csrc": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "The car."] * 2,
+        "ctrg": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "La voiture."] * 2,
+    }
+    paths = []
+    for name, lines in files.items():
+        paths.append(tmp_path / name)
+        paths[-1].write_text("\n".join(lines) + "\n")
+    assert lopes(*paths, tmp_path / "lopes.jsonl") == 2
+    first, second = read_corpus(tmp_path / "lopes.jsonl", ("en", "fr"))
+    assert first["text"] == {"en": "It was so unfair.", "fr": "C'était si injuste."}
+    assert first["contrastive"] == ["C'était si injustes."]
+    assert first["previous"] == {"en": ["E.", "D.", "C.", "B.", "A."], "fr": ["E.", "D.", "C.", "B.", "A."]}
+    assert second["previous"] == {"en": ["The car."], "fr": ["La voiture."]}
+
+
+def moses_zip(path, docs):
+    """OpenSubtitles2018 de-en in Moses format: parallel .de/.en lines and .ids naming each line's documents."""
+    ids, de, en = [], [], []
+    for doc, pairs in docs:
+        year, imdb, fid = doc.split("_")
+        for k, (d, e) in enumerate(pairs, 1):
+            ids.append(f"de/{year}/{imdb}/{fid}.xml.gz\ten/{year}/{imdb}/9{fid}.xml.gz\t{k}\t{k}")
+            de.append(d)
+            en.append(e)
+    with zipfile.ZipFile(path, "w") as archive:
+        for suffix, lines in (("ids", ids), ("de", de), ("en", en)):
+            archive.writestr(f"OpenSubtitles.de-en.{suffix}", "\n".join(lines) + "\n")
+        archive.writestr("README", "OPUS")
+    return path
+
+
+def test_contrapro_reads_its_documents_from_the_moses_files(tmp_path):
+    doc_a = [(f"Satz {k}.", f"Sentence {k}.") for k in range(1, 9)]
+    doc_b = [("Wo ist sie?", "Where is it?"), ("", ""), ("Sie ist hier.", "It is here.")]
+    zip_path = moses_zip(tmp_path / "de-en.txt.zip", [("1999_160127_3198548", doc_a[:4]), ("2001_42_7", doc_b),
+                                                        ("1999_160127_3198548", doc_a[4:])])  # interleaved
+    examples = [{"document id": "1999_160127_3198548.de", "segment id": 7, "source": "Sentence 7.",
+                 "ref pronoun": "sie", "src pronoun": "it", "ante distance": 2,
+                 "errors": [{"contrastive": "Satz er.", "replacement": "er"}, {"contrastive": "Satz es."}]},
+                {"document id": "2001_42_7.de", "segment id": 3, "source": "It is here.", "ref pronoun": "sie",
+                 "errors": [{"contrastive": "Er ist hier."}]}]
+    (tmp_path / "contrapro.json").write_text(json.dumps(examples))
+    meta = {"genre": "Drama", "pg_rating": None, "writers": None, "year": "Released in 1999", "country": None,
+            "plot": None}
+    report = contrapro(tmp_path / "contrapro.json", zip_path, tmp_path / "contrapro.jsonl", {"tt0160127": meta})
+    assert report == {"examples": 2, "source_mismatches": 0}
+    first, second = read_corpus(tmp_path / "contrapro.jsonl", ("en", "de"))
+    assert first["text"] == {"en": "Sentence 7.", "de": "Satz 7."}
+    assert first["previous"]["en"] == ["Sentence 6.", "Sentence 5.", "Sentence 4.", "Sentence 3.", "Sentence 2."]
+    assert first["contrastive"] == ["Satz er.", "Satz es."] and first["meta"] == meta
+    assert first["phenomenon"] == {"src_pronoun": "it", "ref_pronoun": "sie", "ante_distance": 2}
+    assert first["imdb_id"] == "tt0160127" and first["doc_id"] == "1999_160127_3198548"
+    assert second["previous"] == {"en": [], "de": []}  # the line before is empty: no context
+
+
+def test_contrapro_with_documents_that_do_not_match_is_an_error(tmp_path):
+    zip_path = moses_zip(tmp_path / "de-en.txt.zip", [("1999_1_2", [("Eins.", "One."), ("Zwei.", "Two.")])])
+    (tmp_path / "contrapro.json").write_text(json.dumps(
+        [{"document id": "1999_1_2.de", "segment id": 2, "source": "Something else.", "errors": []}]))
+    with pytest.raises(ValueError, match="1 of 1 ContraPro sources differ"):
+        contrapro(tmp_path / "contrapro.json", zip_path, tmp_path / "out.jsonl")
+    (tmp_path / "contrapro.json").write_text(json.dumps(
+        [{"document id": "1999_1_2.de", "segment id": 5, "source": "x", "errors": []}]))
+    with pytest.raises(ValueError, match="name documents or lines it lacks"):
+        contrapro(tmp_path / "contrapro.json", zip_path, tmp_path / "out.jsonl")
