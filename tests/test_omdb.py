@@ -34,7 +34,8 @@ class FakeOmdb(QuietHandler):
         elif len(srv.requests) > srv.limit:
             self._send(401, {"Response": "False", "Error": "Request limit reached!"})
         else:
-            self._send(200, FILMS.get(query.get("i"), {"Response": "False", "Error": "Incorrect IMDb ID."}))
+            films = getattr(srv, "films", FILMS)
+            self._send(200, films.get(query.get("i"), {"Response": "False", "Error": "Incorrect IMDb ID."}))
 
     def _send(self, status, answer):
         body = json.dumps(answer).encode()
