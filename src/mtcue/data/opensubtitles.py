@@ -23,7 +23,6 @@ sentences of the block.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import logging
 import re
@@ -155,8 +154,8 @@ def _spread(sentences: list[Sentence], start: float | None, end: float) -> None:
         sentence.start, sentence.end = start + k * step, start + (k + 1) * step
 
 
-def _time_of(marker: etree._Element, stats: Counter) -> float | None:
-    value = parse_time(marker.get("value"))
+def _marker_time(child: etree._Element, stats: Counter) -> float | None:
+    value = parse_time(child.get("value"))
     if value is None:
         stats["time_unparseable"] += 1
     return value
@@ -165,22 +164,28 @@ def _time_of(marker: etree._Element, stats: Counter) -> float | None:
 def _block_marks(s: etree._Element, stats: Counter) -> tuple[float | None, float | None]:
     """The time of the last <time> before the sentence's first word (a block starts) and of the
     first <time> after its last word (a block ends); markers between words are inside a block."""
-    kids = list(s)
     before = after = None
+    n = len(s)
+    i = 0
     if not (s.text and s.text.strip()):
-        for child in kids:
-            if child.tag != "time":
-                break
-            value = _time_of(child, stats)
+        while i < n and s[i].tag == "time":
+            value = _marker_time(s[i], stats)
             before = before if value is None else value
-            if child.tail and child.tail.strip():
+            tail = s[i].tail
+            i += 1
+            if tail and tail.strip():
                 break
-    for child in reversed(kids):
-        if child.tag != "time" or (child.tail and child.tail.strip()):
-            break
-        value = _time_of(child, stats)
+    j = n - 1
+    while j >= i and s[j].tag == "time" and not (s[j].tail and s[j].tail.strip()):
+        value = _marker_time(s[j], stats)
         after = after if value is None else value
+        j -= 1
     return before, after
+
+
+# One document is one film (a few thousand sentences at most): it is parsed whole; the corpus streams.
+_PARSER = etree.XMLParser(resolve_entities=False, huge_tree=True, no_network=True)
+_TEXT = etree.XPath("string()")
 
 
 def parse_document(data: bytes, stats: Counter) -> dict[str, Sentence]:
@@ -189,18 +194,13 @@ def parse_document(data: bytes, stats: Counter) -> dict[str, Sentence]:
     sentences: dict[str, Sentence] = {}
     block: list[Sentence] = []
     block_start: float | None = None
-    for _, s in etree.iterparse(io.BytesIO(data), events=("end",), tag="s", resolve_entities=False,
-                                huge_tree=True):
-        before, after = _block_marks(s, stats)
-        text = " ".join("".join(s.itertext()).split())
+    for s in etree.fromstring(data, _PARSER).iter("s"):
         sid = s.get("id")
-        s.clear(keep_tail=False)
-        while s.getprevious() is not None:
-            del s.getparent()[0]
         if sid is None or sid in sentences:
             stats["sentence_id_missing_or_repeated"] += 1
             continue
-        sentence = Sentence(len(sentences), text)
+        before, after = _block_marks(s, stats)
+        sentence = Sentence(len(sentences), " ".join(_TEXT(s).split()))
         sentences[sid] = sentence
         if before is not None:
             if block:  # a block that never ended: it ends where the next one starts
