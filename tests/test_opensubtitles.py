@@ -26,20 +26,7 @@ DE = """<?xml version="1.0" encoding="utf-8"?>
     <w id="1.5">?</w>
     <time id="T1E" value="00:00:02,400" />
   </s>
-  <s id="2">
-    <time id="T2S" value="00:00:02,600" />
-    <w id="2.1">-</w>
-    <w id="2.2">Zu</w>
-    <w id="2.3">Hause</w>
-    <w id="2.4">.</w>
-    <time id="T2E" value="00:00:03,900" />
-  </s>
-  <s id="3">
-    <time id="T3S" value="00:00:05,000" />
-    <w id="3.1">Wirklich</w>
-    <w id="3.2">?</w>
-    <time id="T3E" value="00:00:06,000" />
-  </s>
+{early}
   <s id="4">
     <time id="T4S" value="00:00:06,500" />
     <w id="4.1">Ja</w>
@@ -50,23 +37,6 @@ DE = """<?xml version="1.0" encoding="utf-8"?>
     <w id="5.3">.</w>
     <time id="T4E" value="00:00:07,500" />
   </s>
-  <s id="6">
-    <time id="T5S" value="00:00:20,000" />
-    <w id="6.1">JOHN</w>
-    <w id="6.2">:</w>
-    <w id="6.3">Setz</w>
-    <w id="6.4">dich</w>
-    <w id="6.5">.</w>
-    <time id="T5E" value="00:00:21,000" />
-  </s>
-  <s id="7">
-    <time id="T6S" value="00:00:21,500" />
-    <w id="7.1">♪</w>
-    <w id="7.2">la</w>
-    <w id="7.3">la</w>
-    <w id="7.4">♪</w>
-    <time id="T6E" value="00:00:22,000" />
-  </s>
 {rest}
   <meta>
     <conversion>
@@ -75,7 +45,9 @@ DE = """<?xml version="1.0" encoding="utf-8"?>
   </meta>
 </document>
 """
-DE_REST = [("8", "Schon gut ."), ("9", "Wer ist da ?"), ("10", "Geh weg ."), ("11", "Gut ."), ("12", "Warte ."),
+# (id, tokens, start, end) of the other German lines, written by opus_synth.sentence_xml as above
+DE_EARLY = [("2", "- Zu Hause .", 2.6, 3.9), ("3", "Wirklich ?", 5.0, 6.0)]
+DE_REST = [("6", "JOHN : Setz dich ."), ("7", "♪ la la ♪"), ("8", "Schon gut ."), ("9", "Wer ist da ?"), ("10", "Geh weg ."), ("11", "Gut ."), ("12", "Warte ."),
            ("13", "Halt ."), ("14", "Was ?"), ("15", "Jetzt ."), ("16", "")]
 EN = [("1", "- Where were you ?"), ("2", "- At home ."), ("3", "Really ?"), ("4", "Yes ."), ("5", "JOHN : Sit down ."),
       ("6", "♪ la la ♪"), ("7", "lt 's fine ."), ("8", "[ door slams ] Who 's there ?"), ("9", "Nobody ."),
@@ -103,13 +75,15 @@ LINKS = """<linkGrp targType="s" fromDoc="de/2009/1234567/222.xml.gz" toDoc="en/
 """
 
 
-def _timed(sid: str, text: str, start: float) -> Sent:
-    return Sent(sid, text.split(), [(f"T{sid}S", clock(start))], [(f"T{sid}E", clock(start + 0.5))])
+def _timed(sid: str, text: str, start: float, end: float | None = None) -> Sent:
+    end = start + 0.5 if end is None else end
+    return Sent(sid, text.split(), [(f"T{sid}S", clock(start))], [(f"T{sid}E", clock(end))])
 
 
 def de_document() -> bytes:
+    early = "".join(sentence_xml(_timed(*line)) for line in DE_EARLY)
     rest = "".join(sentence_xml(_timed(sid, text, 21.5 + int(sid) - 7)) for sid, text in DE_REST)
-    return DE.replace("{rest}\n", rest).encode()
+    return DE.replace("{early}\n", early).replace("{rest}\n", rest).encode()
 
 
 def en_document() -> bytes:
@@ -153,7 +127,7 @@ def test_every_rule_on_one_film(film_mirror, tmp_path):
         ("At home.", "Zu Hause.", ["Where were you?"]),                        # overlap exactly 0.9: kept
         ("Really?", "Wirklich?", ["At home.", "Where were you?"]),
         ("Yes.", "Ja, wirklich.", ["Really?", "At home.", "Where were you?"]),  # "5 4": document order
-        ("Sit down.", "Setz dich.", []),                                        # 12.5 s pause: reset
+        ("Sit down.", "Setz dich.", []),                                        # 13 s pause: reset
         ("It's fine.", "Schon gut.", []),                                       # after the music line: reset
         ("Who's there?", "Wer ist da?", ["It's fine."]),
         ("Fine.", "Gut.", []),                                                  # after one-sided, low overlap
