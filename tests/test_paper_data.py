@@ -128,3 +128,25 @@ def test_the_paper_config_lists_the_whole_data_path():
     assert (jobs["eval_iwslt22"], jobs["eval_eamt22"], jobs["eval_contrapro"], jobs["eval_lopes"]) == ("2", "2", "1", "1")
     assert jobs["clean"] == "12" and jobs["table1_data"] == "1" and "generate_corpus" not in jobs
     assert "object.pouta.csc.fi/OPUS-OpenSubtitles/v2018/xml/en-ru.xml.gz" in run.stdout
+
+
+def test_sources_name_the_files_a_mirror_holds(tmp_path):
+    from mtcue.config import validate
+    from mtcue.data import sources
+
+    cfg = validate({"study": "s", "directions": ["en-de", "fr-en"], "models": {"base": {"type": "base"}},
+                    "corpus": {"source": "opensubtitles", "mirror": str(tmp_path)}})
+    (tmp_path / "xml" / "de").mkdir(parents=True)          # unpacked German, zipped English
+    (tmp_path / "xml" / "en.zip").write_bytes(b"")
+    (tmp_path / "xml" / "de-en.xml").write_bytes(b"")     # unpacked alignment
+    assert sources.opus_inputs(cfg, "en-de") == [f"{tmp_path}/xml/de-en.xml", f"{tmp_path}/xml/de",
+                                                 f"{tmp_path}/xml/en.zip"]
+    assert sources.opus_inputs(cfg, "en-fr")[0] == f"{tmp_path}/xml/en-fr.xml.gz"  # absent: the name to fetch
+    assert sources.opus_urls(cfg, ["en-de"]) == []                                  # a mirror: nothing to download
+    assert sources.local(CONTRAPRO) == "results/download/raw.githubusercontent.com/ZurichNLP/ContraPro/master/contrapro.json"
+    assert sources.local("/data/my-list.txt") == "/data/my-list.txt"
+    downloaded = validate({**cfg, "corpus": {"source": "opensubtitles"}, "download": {"mirror": "/m"}})
+    assert sources.opus_dir(downloaded) == "results/download/object.pouta.csc.fi/OPUS-OpenSubtitles/v2018"
+    assert sources.mirrored(downloaded, CONTRAPRO) == "/m/raw.githubusercontent.com/ZurichNLP/ContraPro/master/contrapro.json"
+    assert sources.evalset_targets(downloaded, ["en-de", "en-fr"]) == [
+        "results/eval/iwslt22/en-de", "results/eval/contrapro/en-de/test.jsonl", "results/eval/lopes/en-fr/test.jsonl"]
