@@ -1,4 +1,4 @@
-"""The paper's evaluation sets, converted to what the evaluation steps read (docs/formats.md, section 5).
+"""The paper's evaluation sets, converted to what the evaluation steps read (docs/formats.md, section 6).
 
 - IWSLT22 formality (EN-DE, EN-RU): the official files, checked and kept in their layout
   (`formality-control.test.en-XX.{en,formal.XX,informal.XX,formal.annotated.XX,informal.annotated.XX}`).
@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mtcue.data.corpus import META_FIELDS, MAX_PREVIOUS
-from mtcue.io import atomic_directory, write_jsonl
+from mtcue.io import atomic_directory, read_text, write_jsonl
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
 FORMALITY_TAG = re.compile(r"\[/?F\]")
@@ -37,7 +37,7 @@ def iwslt22_files(pair: str) -> list[str]:
 
 
 def _lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    text = read_text(path)
     return text.removesuffix("\n").split("\n") if text else []
 
 
@@ -87,7 +87,7 @@ def _eamt22_attributes(csv: str, where: str) -> dict[str, str | None]:
 
 def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
     """EAMT22 rows (english, polish, context_csv, marking, context_text, ...) as corpus-format lines."""
-    rows = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    rows = json.loads(read_text(json_path))
     samples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
@@ -150,7 +150,7 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
     """ContraPro as corpus-format lines. Its "document id" names a document of OpenSubtitles2018
     de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
     json2text_and_context.pl reads them from the Moses files and their .ids."""
-    examples = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    examples = json.loads(read_text(json_path))
     needed: dict[str, set[int]] = defaultdict(set)
     for ex in examples:
         seg = int(ex["segment id"])

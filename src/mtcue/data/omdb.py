@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from mtcue.data.corpus import META_FIELDS
-from mtcue.io import atomic_write_text, write_jsonl
+from mtcue.io import atomic_write_text, read_text, write_jsonl
 
 log = logging.getLogger("mtcue")
 
@@ -76,7 +76,7 @@ def read_ids(paths: Iterable[str | Path]) -> list[str]:
     """IMDb ids ("tt0111161") from files of OPUS folder names ("111161") or IMDb ids, deduplicated."""
     ids = set()
     for path in paths:
-        for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, line in enumerate(read_text(path).splitlines(), 1):
             line = line.strip()
             if not line:
                 continue

@@ -74,7 +74,7 @@ def evalset_pairs(cfg: dict) -> dict[str, list[str]]:
 
 
 def evalset_targets(cfg: dict, pairs: list[str]) -> list[str]:
-    """The converted evaluation sets of the configured pairs (docs/formats.md, section 5)."""
+    """The converted evaluation sets of the configured pairs (docs/formats.md, section 6)."""
     targets = []
     for name, set_pairs in evalset_pairs(cfg).items():
         for pair in (p for p in set_pairs if p in pairs):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mtcue.data.corpus import META_FIELDS
 from mtcue.data.omdb import load_metadata
-from mtcue.io import atomic_path, atomic_write_text
+from mtcue.io import atomic_path, atomic_write_text, read_text
 
 SPLITS = ("train", "valid", "test")
 # de/2008/1014051/6733127.xml (block lists) and 1919_10113_4183310.fr (Lopes et al., ContraPro).
@@ -35,7 +35,7 @@ def heldout_films(path: str | Path) -> set[str]:
     """IMDb ids named by one held-out list: OPUS document paths or document names, one per line, or
     ContraPro's JSON (its "document id"s)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if text.lstrip().startswith("["):
         try:
             names = [example["document id"] for example in json.loads(text)]
