@@ -22,10 +22,16 @@ include: "workflow/rules/context.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/figures.smk"
+
+
+# `snakemake --report results/report.html`: this page, then every table and figure captioned.
+report: "workflow/report/workflow.rst"
 
 
 rule all:
     input:
         TABLES,
+        FIGURES,
         MLFLOW_RUNS,
         EVAL_SETS,

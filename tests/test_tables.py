@@ -203,17 +203,27 @@ def f2(x):
 def test_write_quality_table_marks_in_markdown_and_csv(tmp_path):
     write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS)
     md = (tmp_path / "q.md").read_text()
-    lines = md.splitlines()
-    assert lines[0] == "# Translation quality, study demo (cf. MTCue paper, Table 4)"
-    assert lines[2].startswith("| model | en-de BLEU | en-de COMET | en-de phenomena % | en-de paper BLEU | "
-                               "en-de paper COMET | de-en BLEU |")
+    blocks = md_blocks(md)
+    assert md.splitlines()[0] == "# Translation quality, study demo (cf. MTCue paper, Table 4)"
+    assert list(blocks) == ["BLEU", "COMET (x100)", "Context-determined phenomena (accuracy %)"]
     mtcue_avg = (MTCUE_EN_DE["bleu"] + MTCUE_DE_EN["bleu"]) / 2
-    assert (f"| MTCUE | **{f2(MTCUE_EN_DE['bleu'])}** | <u>79.94</u> | 75.00 | 36.02 | 50.91 "
-            f"| **{f2(MTCUE_DE_EN['bleu'])}** | n/a | n/a | 40.95 | 61.58 "
-            f"| {f2(mtcue_avg)} | n/a | n/a | 38.48 | 56.24 |") in lines
-    assert (f"| BASE-PM | <u>{f2(BASE_PM_EN_DE['bleu'])}</u> | **80.00** | 25.00 | 34.36 | 46.77 "
-            f"| n/a | n/a | n/a | 40.32 | 60.88 | n/a | n/a | n/a | 37.34 | 53.83 |") in lines
-    assert f"| BASE | {f2(BASE_EN_DE['bleu'])} | 50.00 | 50.00 | 33.60 | 45.90 |" in md
+    assert blocks["BLEU"] == [
+        "| model | en-de | de-en | avg |", "| --- | ---: | ---: | ---: |",
+        f"| BASE | {f2(BASE_EN_DE['bleu'])} | n/a | n/a |",
+        f"| BASE-PM | <u>{f2(BASE_PM_EN_DE['bleu'])}</u> | n/a | n/a |",
+        f"| MTCUE | **{f2(MTCUE_EN_DE['bleu'])}** | **{f2(MTCUE_DE_EN['bleu'])}** | {f2(mtcue_avg)} |",
+        # The paper's Table 4, same directions, its average over them: (33.60 + 39.53) / 2 = 36.565.
+        "*MTCue paper, Table 4:*", "| model | en-de | de-en | avg |", "| --- | ---: | ---: | ---: |",
+        "| BASE | 33.60 | 39.53 | 36.56 |", "| BASE-PM | 34.36 | 40.32 | 37.34 |", "| MTCUE | 36.02 | 40.95 | 38.48 |",
+    ]
+    assert blocks["COMET (x100)"][2:5] == ["| BASE | 50.00 | n/a | n/a |", "| BASE-PM | **80.00** | n/a | n/a |",
+                                           "| MTCUE | <u>79.94</u> | n/a | n/a |"]
+    assert "| MTCUE | 50.91 | 61.58 | 56.24 |" in blocks["COMET (x100)"]
+    # de-en has no phenomenon labels: left out, and the average is over en-de alone; no paper rows.
+    assert blocks["Context-determined phenomena (accuracy %)"] == [
+        "| model | en-de | avg |", "| --- | ---: | ---: |", "| BASE | 50.00 | 50.00 |", "| BASE-PM | 25.00 | 25.00 |",
+        "| MTCUE | 75.00 | 75.00 |", "de-en: the test set has no labels for these phenomena (English marks none).",
+    ]
     assert "p > 0.05; 1000 resamples, seed 12345" in md
     assert "COMET n/a for MTCUE de-en: no COMET record" in md
 
@@ -224,6 +234,14 @@ def test_write_quality_table_marks_in_markdown_and_csv(tmp_path):
     assert back["en-de COMET mark"].to_dict() == {"BASE": "", "BASE-PM": "best", "MTCUE": "tied"}
     assert not any(c.startswith("avg") and c.endswith("mark") for c in back.columns)
     assert float(back.loc["MTCUE", "en-de BLEU"]) == pytest.approx(MTCUE_EN_DE["bleu"])
+    assert float(back.loc["MTCUE", "avg phenomena %"]) == 75.0
+
+    # The HTML rendering beside the Markdown has the same cells, the paper's rows in their own section.
+    tables = html_tables((tmp_path / "q.html").read_text())
+    assert len(tables) == 3
+    assert tables[0][0] == ["model", "en-de", "de-en", "avg"]
+    assert tables[0][3] == ["MTCUE", f2(MTCUE_EN_DE["bleu"]), f2(MTCUE_DE_EN["bleu"]), f2(mtcue_avg)]
+    assert tables[0][4] == ["MTCue paper, Table 4"] and tables[0][7] == ["MTCUE", "36.02", "40.95", "38.48"]
 
 
 ARCH = {"embed_dim": 128, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 256, "decoder_layers": 2,
@@ -285,13 +303,24 @@ def test_write_models_table(tmp_path):
     write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md")
     md = (tmp_path / "m.md").read_text()
     assert md.startswith("# Model details, study demo (cf. MTCue paper, Table 3)\n")
-    assert ("| MTCUE | 2 | 1.10 | 105 | 128 | 3 | 2 | 2 | 4 | 64 | 256 | 512 | 22.50 ± 10.61 | 4.00 ± 2.83 "
-            "| cpu | 0.81 ± 0.39 | 9.38 ± 4.57 |") in md
-    assert ("| BASE | 1 | 2.35 | 66 | 128 | n/a | 2 | 2 | 4 | n/a | 256 | 512 | 6.00 ± n/a | 3.00 ± n/a "
-            "| cpu | n/a | n/a |") in md
+    header = ("| model | params (M) | d_model | layers cxt/src/dec | heads | FFN cxt/src/dec | time per epoch "
+              "| epochs to best | directions |")
+    # Ours: as in test_models_table_means_and_sds_by_hand; the paper's: its Table 3 as printed.
+    assert md_blocks(md)[""] == [
+        header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| BASE | 2.35 | 128 | -/2/2 | 4 | -/256/512 | 6.00 s | 3.00 | 1 |",
+        "| TAGGING | 3.00 | 128 | -/2/2 | 4 | -/256/512 | 7.00 s | 1.00 | 1 |",
+        "| MTCUE | 1.10 | 128 | 3/2/2 | 4 | 64/256/512 | 22.50 ± 10.61 s | 4.00 ± 2.83 | 2 |",
+        "*MTCue paper, Table 3 (A100 80GB GPU hours per epoch; 8 directions):*",
+        header, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| BASE | 66 | 512 | -/6/6 | 8 | -/2048/2048 | n/a | n/a | 8 |",
+        "| TAGGING | 107 | 512 | -/10/6 | 8 | -/4096/2048 | 0.74 ± 0.35 GPU h | 6.13 ± 4.09 | 8 |",
+        "| MTCUE | 105 | 512 | 6/6/6 | 8 | 2048/2048/2048 | 0.81 ± 0.39 GPU h | 9.38 ± 4.57 | 8 |",
+    ]
     assert "MTCUE starts from BASE's best checkpoint" in md and "(fine-tuning) epochs" in md
     back = pd.read_csv(tmp_path / "m.csv", index_col="model")
     assert back.loc["MTCUE", "s/epoch sd"] == pytest.approx(15 / math.sqrt(2))
+    assert back.loc["MTCUE", "paper GPU h/epoch"] == 0.81 and math.isnan(back.loc["BASE", "cxt layers"])
 
 
 def test_context_footnotes_only_where_the_encoder_differs_from_the_paper():
@@ -364,8 +393,14 @@ def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
     assert df.loc["BASE", ("en-pl", "formality %")] == pytest.approx(50.0)
     assert math.isnan(df.loc["BASE", ("en-pl", "speaker_gender %")])
     write_phenomena_table(df, records, tmp_path / "p.csv", tmp_path / "p.md")
-    md = (tmp_path / "p.md").read_text()
-    assert "| MTCUE | 85.71 | 14 | 90.00 | 10 | 75.00 | 4 |" in md
+    blocks = md_blocks((tmp_path / "p.md").read_text())
+    # One block per phenomenon, pooled first: accuracy (judged); 12 / 14 = 85.71%.
+    assert list(blocks) == ["all phenomena, pooled", "formality", "speaker gender"]
+    assert blocks["all phenomena, pooled"] == ["| model | en-pl |", "| --- | ---: |", "| BASE | 50.00 (10) |",
+                                               "| MTCUE | 85.71 (14) |"]
+    assert blocks["speaker gender"][2:] == ["| BASE | n/a (0) |", "| MTCUE | 75.00 (4) |"]
+    back = pd.read_csv(tmp_path / "p.csv", index_col="model")
+    assert back.loc["MTCUE", "en-pl formality judged"] == 10
 
 
 def test_each_table_row_names_its_mlflow_runs(tmp_path):
@@ -389,3 +424,48 @@ def test_each_table_row_names_its_mlflow_runs(tmp_path):
         "sqlite:///x.db", "demo", {"de-en/mtcue": "r2", "en-de/mtcue": "r1", "en-de/base": "r0"}))
     models = pd.read_csv(tmp_path / "m.csv", index_col="model")
     assert models.loc["MTCUE", "run_id"] == "en-de:r1 de-en:r2" and models.loc["BASE", "run_id"] == "en-de:r0"
+
+
+def md_blocks(md: str) -> dict[str, list[str]]:
+    """{"## heading" text ("" before the first): its non-empty lines} of a table's Markdown, up to the footnotes."""
+    blocks: dict[str, list[str]] = {}
+    heading = ""
+    for line in md.splitlines()[1:]:
+        if line.startswith("- "):
+            break
+        if line.startswith("## "):
+            heading = line[3:]
+        elif line:
+            blocks.setdefault(heading, []).append(line)
+    return blocks
+
+
+def html_tables(page: str) -> list[list[list[str]]]:
+    """The text of each cell, row by row, of each <table> of a page (parsed by the standard library)."""
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tables, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr":
+                self.tables[-1].append([])
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th"):
+                self.tables[-1][-1].append(self.cell)
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    parser = Cells()
+    parser.feed(page)
+    return parser.tables

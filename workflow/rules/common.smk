@@ -79,8 +79,17 @@ SCORE_RECORDS = expand(
 # COMET is left out when evaluation.comet.model is null.
 COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if config["evaluation"]["comet"]["model"] else []
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
-TABLES = expand("results/tables/{table}.{ext}", table=["table1_data", "table3_models", "table4_quality", "phenomena"],
-                ext=["csv", "md"])
+TABLES = [
+    *expand("results/tables/table1_data.{ext}", ext=["csv", "md"]),
+    *expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"], ext=["csv", "md", "html"]),
+]
+# Figures where there is something to draw: phenomena are labelled only from English, a gain
+# needs a second model.
+FIGURES = [
+    "results/figures/training_curves.svg",
+    *(["results/figures/phenomena_accuracy.svg"] if any(d.startswith("en-") for d in DIRECTIONS) else []),
+    *(["results/figures/bleu_gain.svg"] if len(QUALITY_MODELS) > 1 else []),
+]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
 # The real evaluation sets of the configured pairs (the paper's data path only).

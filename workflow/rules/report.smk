@@ -1,6 +1,8 @@
 # Tables are assembled from records only, plus the run ids the MLflow sync wrote (a plain JSON
 # file: MLflow chooses run ids itself). MLflow mirrors the records from one rule; concurrent syncs
 # (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
+# Each table writes its numbers (CSV), Markdown and an HTML rendering of the Markdown, a result
+# of the HTML report captioned by workflow/report/<table>.rst (README, "Tables, figures and the report").
 
 
 rule table3_models:
@@ -10,6 +12,7 @@ rule table3_models:
     output:
         csv="results/tables/table3_models.csv",
         md="results/tables/table3_models.md",
+        html=report("results/tables/table3_models.html", caption="../report/table3_models.rst", category="Tables"),
     log:
         "results/logs/table3_models.log",
     shell:
@@ -26,6 +29,7 @@ rule table4_quality:
     output:
         csv="results/tables/table4_quality.csv",
         md="results/tables/table4_quality.md",
+        html=report("results/tables/table4_quality.html", caption="../report/table4_quality.rst", category="Tables"),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:
@@ -43,6 +47,7 @@ rule phenomena:
     output:
         csv="results/tables/phenomena.csv",
         md="results/tables/phenomena.md",
+        html=report("results/tables/phenomena.html", caption="../report/phenomena.rst", category="Tables"),
     log:
         "results/logs/phenomena.log",
     shell:

@@ -1,4 +1,4 @@
-"""Steps of the reporting stage: tables from records, the MLflow mirror."""
+"""Steps of the reporting stage: tables and figures from records, the MLflow mirror."""
 from __future__ import annotations
 
 import json
@@ -27,6 +27,14 @@ def cmd_table(a):
                                    bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
     else:
         tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md, run_ids)
+
+
+def cmd_figure(a):
+    from mtcue.records import load_records
+    from mtcue.reporting import figures
+
+    records = load_records(a.records, figures.RECORD_KIND[a.kind])
+    figures.save_svg(figures.FIGURES[a.kind](records), a.out)
 
 
 def cmd_track(a):
@@ -72,6 +80,14 @@ def register(step) -> None:
     s.add_argument("--run-ids", help="the MLflow run ids `mtcue track --run-ids` wrote: the CSV names each cell's run")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+
+    s = step("figure", cmd_figure, "draw a figure (SVG) from records")
+    s.add_argument("--kind", required=True, choices=["training_curves", "phenomena_accuracy", "bleu_gain"],
+                   help="training_curves: loss per epoch (train records); phenomena_accuracy: accuracy per "
+                        "phenomenon, model and direction (score records); bleu_gain: BLEU over BASE, this run "
+                        "beside the paper (score records)")
+    s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--out", required=True, help="the SVG file")
 
     s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
     s.add_argument("--study", required=True)

@@ -19,6 +19,7 @@ import pandas as pd
 
 from mtcue.io import atomic_write_text, read_text
 from mtcue.records import load_records
+from mtcue.reporting.layout import markdown_table
 from mtcue.reporting.tables import (
     AVERAGE,
     BOOTSTRAP,
@@ -26,7 +27,6 @@ from mtcue.reporting.tables import (
     NA,
     Bootstrap,
     display_name,
-    markdown_table,
     models_table,
     quality_marks,
     quality_table,

@@ -1,0 +1,176 @@
+"""Targets and reruns, by dry runs: each table and figure is a target by rule name and by path and
+runs only what it needs; on a finished study (stubbed: tests/stub_study.py), a changed setting
+reruns exactly what depends on it."""
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+ARCH = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,
+        "decoder_ffn_dim": 64}
+CONFIG = {
+    "study": "targets",
+    "directions": ["en-de", "de-en"],
+    "models": {
+        "base": {"type": "base", "arch": ARCH},
+        "base_pm": {"type": "base", "arch": {**ARCH, "encoder_layers": 2}},
+        "tagging": {"type": "tagging", "init_from": "base_pm", "arch": {**ARCH, "encoder_layers": 2}},
+        "mtcue": {"type": "mtcue", "init_from": "base", "arch": {**ARCH, "context_layers": 1, "context_ffn_dim": 64}},
+    },
+    "evaluation": {"comet": {"model": "/absent/comet"}, "bootstrap": {"samples": 100}},
+    "generation": {"beam": 2},
+}
+UPSTREAM = {"generate_corpus", "clean", "spm_train", "spm_encode", "binarise", "embed", "tags"}
+PER_MODEL = {"train", "translate", "score", "comet"}
+
+
+def run(workdir: Path, config: dict, *args: str) -> str:
+    path = workdir / f"config-{abs(hash(yaml.safe_dump(config)))}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+                           "--configfile", str(path), "-n", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def job_counts(stdout: str) -> dict[str, int]:
+    """{rule: jobs} from a dry run's "Job stats" table; empty when nothing is to be done."""
+    if "Nothing to be done" in stdout:
+        return {}
+    table = stdout.split("Job stats:")[1].split("\ntotal")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+def pending(workdir: Path, config: dict) -> dict[str, str]:
+    """{output file: rule} of the outputs a run of the whole study with `config` would update."""
+    stdout = run(workdir, config, "--detailed-summary")
+    rows = csv.DictReader(stdout[stdout.index("output_file\t"):].splitlines(), delimiter="\t")
+    return {r["output_file"]: r["rule"] for r in rows if r["plan"] == "update pending"}
+
+
+def models_of(outputs: dict[str, str]) -> set[tuple[str, str, str]]:
+    """(rule, direction, model) of the per-model outputs among `outputs`
+    (results/models/en-de/mtcue/checkpoint_best.pt, results/hyps/en-de/mtcue.test.txt, ...)."""
+    found = set()
+    for path, rule in outputs.items():
+        if rule in PER_MODEL:
+            m = re.search(r"/([a-z]{2}-[a-z]{2})/(\w+)[./]", path)
+            found.add((rule, m.group(1), m.group(2)))
+    return found
+
+
+def report_targets(outputs: dict[str, str]) -> set[str]:
+    return {rule for path, rule in outputs.items() if path.startswith(("results/tables/", "results/figures/"))}
+
+
+# ---- targets, on an empty study -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory):
+    return tmp_path_factory.mktemp("empty")
+
+
+@pytest.fixture(scope="module")
+def every_output(empty):
+    return pending(empty, CONFIG)
+
+
+def test_every_table_and_figure_of_the_study_is_a_target(every_output):
+    assert report_targets(every_output) >= {"table3_models", "table4_quality", "phenomena", "training_curves",
+                                            "phenomena_accuracy", "bleu_gain"}
+    for table in ("table3_models", "table4_quality", "phenomena"):
+        assert {f"results/tables/{table}.{ext}" for ext in ("csv", "md", "html")} <= set(every_output)
+
+
+# What a target must not run, beyond the other tables and figures and the MLflow sync.
+NOT_NEEDED = {
+    "table3_models": {"translate", "score", "comet"},
+    "training_curves": {"translate", "score", "comet"},
+    "phenomena": {"comet"},
+    "phenomena_accuracy": {"comet"},
+    "bleu_gain": {"comet"},
+}
+
+
+@pytest.mark.parametrize("target", ["table3_models", "table4_quality", "phenomena", "training_curves",
+                                    "phenomena_accuracy", "bleu_gain"])
+def test_a_target_by_name_runs_only_what_it_needs(empty, target):
+    jobs = job_counts(run(empty, CONFIG, target))
+    others = {"table3_models", "table4_quality", "phenomena", "training_curves", "phenomena_accuracy", "bleu_gain",
+              "mlflow_sync", "all"} - {target}
+    assert jobs[target] == 1 and not others & set(jobs), jobs
+    assert not NOT_NEEDED.get(target, set()) & set(jobs), jobs
+    trained = 4 * len(CONFIG["directions"])  # every model of the quality experiment
+    assert jobs["train"] == trained
+
+
+def test_a_target_by_path_runs_what_its_rule_name_runs(empty):
+    by_path = job_counts(run(empty, CONFIG, "results/tables/table4_quality.md"))
+    assert by_path == job_counts(run(empty, CONFIG, "table4_quality"))
+    assert by_path["comet"] == by_path["score"] == by_path["translate"] == 8
+
+
+# ---- reruns, on a finished study ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("finished")
+    config = workdir / "stub.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "stub_study.py"), str(REPO / "Snakefile"),
+                           str(config), str(workdir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert pending(workdir, CONFIG) == {}
+    return workdir
+
+
+def changed(**sections) -> dict:
+    """CONFIG with `sections` replaced (a model by its name under "models")."""
+    config = yaml.safe_load(yaml.safe_dump(CONFIG))
+    for key, value in sections.items():
+        if key in config["models"]:
+            config["models"][key] = value
+        else:
+            config[key] = value
+    return config
+
+
+def test_a_changed_model_reruns_that_model_and_what_depends_on_it(finished):
+    mtcue = CONFIG["models"]["mtcue"]
+    out = pending(finished, changed(mtcue={**mtcue, "arch": {**mtcue["arch"], "context_layers": 2}}))
+    assert models_of(out) == {(rule, d, "mtcue") for rule in PER_MODEL for d in CONFIG["directions"]}
+    assert not UPSTREAM & set(out.values())
+    # The tables and figures read the records of every model, and MLflow mirrors them.
+    assert report_targets(out) == {"table3_models", "table4_quality", "phenomena", "training_curves",
+                                   "phenomena_accuracy", "bleu_gain"}
+    assert "mlflow_sync" in out.values()
+
+
+def test_a_changed_parent_reruns_the_models_initialised_from_it(finished):
+    base = CONFIG["models"]["base"]
+    out = pending(finished, changed(base={**base, "training": {"lr": 0.001}}))
+    assert {(rule, m) for rule, _, m in models_of(out)} == {(rule, m) for rule in PER_MODEL for m in ("base", "mtcue")}
+    assert not UPSTREAM & set(out.values())
+
+
+def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
+    out = pending(finished, changed(generation={"beam": 3}))
+    models = list(CONFIG["models"])
+    assert models_of(out) == {(rule, d, m) for rule in ("translate", "score", "comet")
+                              for d in CONFIG["directions"] for m in models}
+    assert not (UPSTREAM | {"train"}) & set(out.values())
+    # What reads only the training records stays.
+    assert report_targets(out) == {"table4_quality", "phenomena", "phenomena_accuracy", "bleu_gain"}
+
+
+def test_a_changed_bootstrap_setting_rebuilds_only_the_table(finished):
+    out = pending(finished, changed(evaluation={**CONFIG["evaluation"], "bootstrap": {"samples": 200}}))
+    assert set(out.values()) == {"table4_quality"}
+    assert set(out) == {f"results/tables/table4_quality.{ext}" for ext in ("csv", "md", "html")}
