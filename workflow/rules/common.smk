@@ -72,12 +72,23 @@ def context_store(w):
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
 
 
-SCORE_RECORDS = expand(
-    "results/records/score/{direction}/{model}.{split}.json",
-    direction=DIRECTIONS, model=QUALITY_MODELS, split=EVAL_SPLIT,
-)
+def split_corpora(w):
+    """The cleaned train, valid and test corpora of a direction's pair (a context store reads all three)."""
+    return expand("results/clean/{pair}/{split}.jsonl", pair=cfg.pair_of(w.direction), split=SPLITS)
+
+
+def corpus_options(w, input):
+    return " ".join(f"--corpus {s}={p}" for s, p in zip(SPLITS, input))
+
+
+def evaluation_records(kind):
+    return expand(f"results/records/{kind}/{{direction}}/{{model}}.{{split}}.json",
+                  direction=DIRECTIONS, model=QUALITY_MODELS, split=EVAL_SPLIT)
+
+
+SCORE_RECORDS = evaluation_records("score")
 # COMET is left out when evaluation.comet.model is null.
-COMET_RECORDS = [p.replace("/score/", "/comet/") for p in SCORE_RECORDS] if config["evaluation"]["comet"]["model"] else []
+COMET_RECORDS = evaluation_records("comet") if config["evaluation"]["comet"]["model"] else []
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
 TABLES = [
     *expand("results/tables/table1_data.{ext}", ext=["csv", "md"]),

@@ -3,14 +3,6 @@
 # store, whose vocabulary comes from the training split.
 
 
-def split_corpora(w):
-    return expand("results/clean/{pair}/{split}.jsonl", pair=cfg.pair_of(w.direction), split=SPLITS)
-
-
-def corpus_options(w, input):
-    return " ".join(f"--corpus {s}={p}" for s, p in zip(SPLITS, input))
-
-
 rule embed:
     input:
         split_corpora,
