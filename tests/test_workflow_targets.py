@@ -46,7 +46,7 @@ def job_counts(stdout: str) -> dict[str, int]:
     if "Nothing to be done" in stdout:
         return {}
     table = stdout.split("Job stats:")[1].split("\ntotal")[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
 def pending(workdir: Path, config: dict) -> dict[str, str]:
@@ -185,7 +185,7 @@ EXPLAINED_LINTS = (
 def test_lint_reports_only_what_the_readme_explains():
     done = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(REPO), "--lint"],
                           capture_output=True, text=True)
-    found = re.findall(r"^    \* (.+)$", done.stdout + done.stderr, re.M)
+    found = re.findall(r"^    \* (.+)$", done.stdout + done.stderr, re.MULTILINE)
     assert found, done.stdout + done.stderr  # the lint ran
     unexplained = sorted({lint for lint in found if not lint.startswith(EXPLAINED_LINTS)})
     assert not unexplained, unexplained
