@@ -38,6 +38,8 @@ rule tags:
         min_docs=config["context"]["tags_min_docs"],
     log:
         "results/logs/tags/{direction}.log",
+    benchmark:
+        "results/benchmarks/tags/{direction}.tsv",
     shell:
         "mtcue tags --direction {wildcards.direction} {params.corpora} --columns {params.columns} "
         "--min-docs {params.min_docs} --out {output} 2> {log}"

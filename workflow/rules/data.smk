@@ -75,6 +75,8 @@ else:
             seed=config["corpus"]["seed"],
         log:
             "results/logs/generate_corpus/{pair}.{split}.log",
+        benchmark:
+            "results/benchmarks/generate_corpus/{pair}.{split}.tsv"
         shell:
             "mtcue generate --pair {wildcards.pair} --split {wildcards.split} --docs {params.docs} "
             "--seed {params.seed} --out {output} 2> {log}"
@@ -90,6 +92,8 @@ rule clean:
         max_chars=config["clean"]["max_chars"],
     log:
         "results/logs/clean/{pair}.{split}.log",
+    benchmark:
+        "results/benchmarks/clean/{pair}.{split}.tsv",
     shell:
         "mtcue clean --input {input} --output {output.corpus} --stats {output.stats} "
         "--max-chars {params.max_chars} 2> {log}"

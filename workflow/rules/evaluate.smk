@@ -38,6 +38,8 @@ rule score:
         study=STUDY,
     log:
         "results/logs/score/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/score/{direction}.{model}.{split}.tsv",
     shell:
         "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "

@@ -28,6 +28,8 @@ rule spm_encode:
         "results/prepared/{src}-{tgt}/{split}.{tgt}",
     log:
         "results/logs/spm_encode/{src}-{tgt}.{split}.log",
+    benchmark:
+        "results/benchmarks/spm_encode/{src}-{tgt}.{split}.tsv",
     shell:
         "mtcue spm-encode --model-file {input.model} --corpus {input.corpus} "
         "--direction {wildcards.src}-{wildcards.tgt} --out-prefix results/prepared/{wildcards.src}-{wildcards.tgt}/{wildcards.split} 2> {log}"
@@ -41,6 +43,8 @@ rule binarise:
         directory("results/bin/{direction}"),
     log:
         "results/logs/binarise/{direction}.log",
+    benchmark:
+        "results/benchmarks/binarise/{direction}.tsv",
     shell:
         "mtcue binarise --prepared results/prepared/{wildcards.direction} --direction {wildcards.direction} "
         "--dest {output} 2> {log}"

@@ -15,6 +15,8 @@ rule table3_models:
         html=report("results/tables/table3_models.html", caption="../report/table3_models.rst", category="Tables"),
     log:
         "results/logs/table3_models.log",
+    benchmark:
+        "results/benchmarks/tables/table3_models.tsv",
     shell:
         "mtcue table --kind models --records {input.train} --run-ids {input.runs} --csv {output.csv} "
         "--md {output.md} 2> {log}"
@@ -34,6 +36,8 @@ rule table4_quality:
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table4_quality.log",
+    benchmark:
+        "results/benchmarks/tables/table4_quality.tsv",
     shell:
         "mtcue table --records {input.score} --comet-records {input.comet} --train-records {input.train} "
         "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
@@ -50,6 +54,8 @@ rule phenomena:
         html=report("results/tables/phenomena.html", caption="../report/phenomena.rst", category="Tables"),
     log:
         "results/logs/phenomena.log",
+    benchmark:
+        "results/benchmarks/tables/phenomena.tsv",
     shell:
         "mtcue table --kind phenomena --records {input.score} --run-ids {input.runs} --csv {output.csv} "
         "--md {output.md} 2> {log}"
@@ -67,6 +73,8 @@ rule mlflow_sync:
         study=STUDY,
     log:
         f"results/logs/mlflow_sync/{STUDY}.log",
+    benchmark:
+        f"results/benchmarks/mlflow_sync/{STUDY}.tsv",
     shell:
         "mtcue track --study {params.study} --uri {params.uri} --train-records {input.train} "
         "--score-records {input.score} --comet-records {input.comet} --run-ids {output} 2> {log}"
@@ -83,6 +91,8 @@ rule bench_store:
         "results/benchmarks/store/{direction}.json",
     log:
         "results/logs/bench_store/{direction}.log",
+    benchmark:
+        "results/benchmarks/bench_store/{direction}.tsv",
     shell:
         "mtcue bench-store --store {input.store} --corpus {input.corpus} --direction {wildcards.direction} "
         "--batch-size 560 --batches 10 --train-record {input.record} > {output} 2> {log}"
