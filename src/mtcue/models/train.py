@@ -1,4 +1,4 @@
-"""Training with fairseq-train: resumable checkpoints, explicit staleness, a training record.
+"""Training with fairseq-train (in-process, mtcue.models.fairseq_run): resumable checkpoints, explicit staleness, a training record.
 
 Checkpoints live in a folder Snakemake does not own (`results/checkpoints/...`), so a job
 killed by a wall-time limit resumes from `checkpoint_last.pt` when rerun. A checkpoint
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mtcue.io import atomic_path
 from mtcue.models import fairseq_args as fa
+from mtcue.models import fairseq_run
 from mtcue.models.checkpoints import check_checkpoint, recover_checkpoint_dir
 from mtcue.records import config_hash
 
@@ -147,20 +148,23 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
     use_cuda = torch.cuda.is_available()
     prepare_checkpoint_dir(ckpt_dir, spec)
     recover_checkpoint_dir(ckpt_dir)
-    cmd = [sys.executable, "-m", "fairseq_cli.train",
-           *fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
-           *fa.optimisation_args(spec, use_cuda),
-           "--save-dir", str(ckpt_dir), "--no-epoch-checkpoints", "--best-checkpoint-metric", "loss",
-           "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
+    args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
+            *fa.optimisation_args(spec, use_cuda),
+            "--save-dir", str(ckpt_dir), "--no-epoch-checkpoints", "--best-checkpoint-metric", "loss",
+            "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
     if spec.get("init_from"):
         if init_checkpoint is None:
             raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
         check_checkpoint(init_checkpoint, f"--init-checkpoint (the trained '{spec['init_from']}' model)")
-        cmd += ["--pretrained-base", str(init_checkpoint), "--pretrained-report", str(ckpt_dir / "init_report.json")]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    log.info("running %s", " ".join(cmd))
+        args += ["--pretrained-base", str(init_checkpoint), "--pretrained-report", str(ckpt_dir / "init_report.json")]
+    log.info("fairseq-train %s", " ".join(args))
     start = time.monotonic()
-    run_logged(cmd, env, ckpt_dir / "train.log")
+    cfg = fairseq_run.training_config(args)
+    if fairseq_run.train_command(cfg):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        run_logged([sys.executable, "-m", "fairseq_cli.train", *args], env, ckpt_dir / "train.log")
+    else:
+        fairseq_run.train(cfg, ckpt_dir / "train.log", threads)
     best = ckpt_dir / "checkpoint_best.pt"
     check_checkpoint(best, "the best checkpoint fairseq-train saved")
     fd, tmp = atomic_path(model_out)

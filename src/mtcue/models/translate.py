@@ -1,16 +1,14 @@
-"""Beam-search translation of a binarised split with fairseq-generate."""
+"""Beam-search translation of a binarised split with fairseq-generate (in-process, mtcue.models.fairseq_run)."""
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from mtcue.data.prepare import binarised_size
 from mtcue.io import write_lines
 from mtcue.models import fairseq_args as fa
+from mtcue.models import fairseq_run
 from mtcue.models.checkpoints import check_checkpoint
 
 log = logging.getLogger(__name__)
@@ -46,17 +44,14 @@ def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, spli
     import torch
 
     check_checkpoint(checkpoint, "the model's checkpoint")
-    cmd = [sys.executable, "-m", "fairseq_cli.generate",
-           *fa.task_args(spec, direction, data_bin, context_dir),
-           "--path", str(checkpoint), "--gen-subset", split, "--beam", str(generation["beam"]),
-           "--batch-size", str(generation["batch_size"]), "--max-len-a", str(generation["max_len_a"]),
-           "--max-len-b", str(generation["max_len_b"]), "--remove-bpe", "sentencepiece",
-           "--num-workers", "0", "--seed", str(spec["seed"])]
-    cmd += [] if torch.cuda.is_available() else ["--cpu"]
-    log.info("running %s", " ".join(cmd))
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    result = subprocess.run(cmd, check=True, env=env, stdout=subprocess.PIPE, text=True)
-    hyps = parse_generate_output(result.stdout, n_samples)
+    args = [*fa.task_args(spec, direction, data_bin, context_dir),
+            "--path", str(checkpoint), "--gen-subset", split, "--beam", str(generation["beam"]),
+            "--batch-size", str(generation["batch_size"]), "--max-len-a", str(generation["max_len_a"]),
+            "--max-len-b", str(generation["max_len_b"]), "--remove-bpe", "sentencepiece",
+            "--num-workers", "0", "--seed", str(spec["seed"])]
+    args += [] if torch.cuda.is_available() else ["--cpu"]
+    log.info("fairseq-generate %s", " ".join(args))
+    hyps = parse_generate_output(fairseq_run.generate(args, threads), n_samples)
     write_lines(out_path, hyps)
     log.info("wrote %d hypotheses to %s", len(hyps), out_path)
     return len(hyps)
