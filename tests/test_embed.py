@@ -6,7 +6,7 @@ import pytest
 
 from conftest import make_sample
 from mtcue.context.embed import (
-    build_store,
+    build_stores,
     context_strings,
     load_encoder,
     store_size_report,
@@ -46,7 +46,8 @@ def test_into_english_the_document_context_is_in_the_source_language_and_metadat
 
 def test_store_maps_every_sample_to_its_own_vector_without_duplicates(write_corpus, tmp_path):
     paths = corpus(write_corpus)
-    manifest = build_store(paths, "en-de", COLUMNS, "fake", tmp_path / "store", encoder=fake_encoder)
+    manifest = build_stores({"en-de": paths}, {"en-de": tmp_path / "store"}, COLUMNS, "fake",
+                            encoder=fake_encoder)["en-de"]
     store = tmp_path / "store"
     vectors = np.load(store / "vectors.npy", mmap_mode="r")
     strings = ["Hello.", "Comedy", "Released in 2009", "Hi there.", "Formal", "Bye.", "Drama"]
@@ -71,12 +72,63 @@ def test_failed_embedding_leaves_no_store(write_corpus, tmp_path):
         raise RuntimeError("encoder crashed")
     broken.dim = 16
     with pytest.raises(RuntimeError):
-        build_store(corpus(write_corpus), "en-de", COLUMNS, "x", tmp_path / "store", encoder=broken)
+        build_stores({"en-de": corpus(write_corpus)}, {"en-de": tmp_path / "store"}, COLUMNS, "x", encoder=broken)
     assert not (tmp_path / "store").exists() and not list(tmp_path.glob(".store.*"))
 
 
+def counting(encoder):
+    """`encoder`, counting how often each string is embedded."""
+    calls = {}
+
+    def encode(texts):
+        for t in texts:
+            calls[t] = calls.get(t, 0) + 1
+        return encoder(texts)
+    encode.dim, encode.calls = encoder.dim, calls
+    return encode
+
+
+def two_directions(write_corpus):
+    """en-de and de-en of one pair: the metadata and cues are shared, the documents are not."""
+    meta = {"genre": "Comedy", "year": "Released in 2009"}
+    train = [make_sample(0, en="Hello.", de="Hallo.", meta=meta, cues=["Formal"]),
+             make_sample(1, en="Hi.", de="Hi.", previous_en=["Hello."], previous_de=["Hallo."], meta=meta)]
+    test = [make_sample(2, en="Bye.", de="Tschüss.", previous_en=["Hi."], previous_de=["Hi."], meta=meta)]
+    return {"train": write_corpus(train, "train.jsonl"), "test": write_corpus(test, "test.jsonl")}
+
+
+def test_directions_sharing_strings_embed_each_once_into_stores_as_built_alone(write_corpus, tmp_path):
+    paths = two_directions(write_corpus)
+    both = counting(fake_encoder)
+    build_stores({"en-de": paths, "de-en": paths}, {"en-de": tmp_path / "both-en", "de-en": tmp_path / "both-de"},
+                 COLUMNS, "fake", encoder=both)
+    # en-de: Hello. Comedy Released.. Formal Hi. Bye. (6); de-en adds Hallo. Tschüss. ("Hi." is shared)
+    assert sorted(both.calls) == sorted(["Hello.", "Comedy", "Released in 2009", "Formal", "Hi.", "Bye.",
+                                         "Hallo.", "Tschüss."])
+    assert set(both.calls.values()) == {1}
+    for direction, out in (("en-de", "both-en"), ("de-en", "both-de")):
+        alone = counting(fake_encoder)
+        build_stores({direction: paths}, {direction: tmp_path / f"alone-{direction}"}, COLUMNS, "fake",
+                     encoder=alone)
+        for name in ("manifest.json", "train.index.npy", "test.index.npy", "vectors.npy"):
+            assert (tmp_path / out / name).read_bytes() == (tmp_path / f"alone-{direction}" / name).read_bytes()
+    assert len(alone.calls) == 6  # de-en alone: Hallo. Hi. Tschüss. Comedy Released.. Formal
+
+
+def test_shared_embedding_with_the_bundled_encoder_gives_the_vectors_embedded_alone(write_corpus, tmp_path):
+    """Batches differ (a later direction embeds only its new strings): the vectors agree to float noise."""
+    paths, encode = two_directions(write_corpus), load_encoder("all-MiniLM-L6-v2", device="cpu")
+    build_stores({"en-de": paths, "de-en": paths}, {"en-de": tmp_path / "en", "de-en": tmp_path / "de"},
+                 COLUMNS, "all-MiniLM-L6-v2", encoder=encode)
+    build_stores({"de-en": paths}, {"de-en": tmp_path / "alone"}, COLUMNS, "all-MiniLM-L6-v2", encoder=encode)
+    np.testing.assert_array_equal(np.load(tmp_path / "de" / "train.index.npy"),
+                                  np.load(tmp_path / "alone" / "train.index.npy"))
+    np.testing.assert_allclose(np.load(tmp_path / "de" / "vectors.npy"), np.load(tmp_path / "alone" / "vectors.npy"),
+                               rtol=0, atol=1e-5)
+
+
 def test_size_report_against_dense_matrix(write_corpus, tmp_path):
-    build_store(corpus(write_corpus), "en-de", COLUMNS, "fake", tmp_path / "s", encoder=fake_encoder)
+    build_stores({"en-de": corpus(write_corpus)}, {"en-de": tmp_path / "s"}, COLUMNS, "fake", encoder=fake_encoder)
     report = store_size_report(tmp_path / "s")
     assert report["dense_bytes"] == 4 * len(COLUMNS) * 16 * 4
     assert 0 < report["store_bytes"]

@@ -55,6 +55,15 @@ def vector_stores(direction):
     return {cfg.store_name(c): c for c in contexts if c and "encoder" in c}
 
 
+def study_vector_stores():
+    """{store name: (spec context, the directions whose models read it)}."""
+    stores = {}
+    for direction in DIRECTIONS:
+        for name, context in vector_stores(direction).items():
+            stores.setdefault(name, (context, []))[1].append(direction)
+    return stores
+
+
 def clean_corpus(w, split):
     return f"results/clean/{cfg.pair_of(w.direction)}/{split}.jsonl"
 

@@ -3,28 +3,38 @@
 # store, whose vocabulary comes from the training split.
 
 
-rule embed:
-    input:
-        split_corpora,
-    output:
-        directory("results/embed/{direction}/{store}"),
-    params:
-        encoder=lambda w: vector_stores(w.direction)[w.store]["encoder"],
-        pooling=lambda w: vector_stores(w.direction)[w.store]["pooling"],
-        columns=",".join(cfg.store_columns(config)),
-        corpora=corpus_options,
-        batch_size=config["context"]["batch_size"],
-    threads: 1
-    # Embed early, beside the BASE trainings, so the MTCue trainings can then run side by side.
-    priority: 10
-    log:
-        "results/logs/embed/{direction}.{store}.log",
-    benchmark:
-        "results/benchmarks/embed/{direction}.{store}.tsv"
-    shell:
-        "OMP_NUM_THREADS={threads} mtcue embed --direction {wildcards.direction} {params.corpora} "
-        "--columns {params.columns} --encoder {params.encoder} --pooling {params.pooling} "
-        "--batch-size {params.batch_size} --out {output} 2> {log}"
+# One embedding job per sentence encoder (and pooling) writes the store of every direction that
+# reads it: a string several directions share (metadata, cues, English documents) is embedded once.
+# The rule is generated per store, as its outputs (the directions reading it) depend on the config.
+for _store, (_context, _directions) in study_vector_stores().items():
+
+    rule:
+        name:
+            f"embed_{_store}"
+        input:
+            sorted({c for d in _directions for c in split_corpora(SimpleNamespace(direction=d))}),
+        output:
+            [directory(f"results/embed/{d}/{_store}") for d in _directions],
+        params:
+            encoder=_context["encoder"],
+            pooling=_context["pooling"],
+            columns=",".join(cfg.store_columns(config)),
+            stores=" ".join(f"--store {d}=results/embed/{d}/{_store}" for d in _directions),
+            corpora=" ".join(f"--corpus {p}:{s}=results/clean/{p}/{s}.jsonl"
+                             for p in sorted({cfg.pair_of(d) for d in _directions}) for s in SPLITS),
+            batch_size=config["context"]["batch_size"],
+        threads: 1
+        resources:
+            gpu=1,
+        # Embed early, beside the BASE trainings, so the contextual trainings can then run side by side.
+        priority: 10
+        log:
+            f"results/logs/embed/{_store}.log",
+        benchmark:
+            f"results/benchmarks/embed/{_store}.tsv"
+        shell:
+            "OMP_NUM_THREADS={threads} mtcue embed {params.stores} {params.corpora} --columns {params.columns} "
+            "--encoder {params.encoder} --pooling {params.pooling} --batch-size {params.batch_size} 2> {log}"
 
 
 rule tags:

@@ -7,10 +7,27 @@ from mtcue.cli import corpora_from_args
 
 
 def cmd_embed(a):
-    from mtcue.context.embed import build_store
+    from mtcue.config import pair_of
+    from mtcue.context.embed import build_stores
 
-    build_store(corpora_from_args(a), a.direction, a.columns.split(","), a.encoder, a.out, a.batch_size,
-                pooling=a.pooling)
+    stores = dict(_pair_option("--store", item, "DIRECTION=DIR", "=") for item in a.store)
+    corpora: dict[str, dict[str, str]] = {}
+    for item in a.corpus:
+        pair, split_path = _pair_option("--corpus", item, "PAIR:SPLIT=PATH", ":")
+        split, path = _pair_option("--corpus", split_path, "PAIR:SPLIT=PATH", "=")
+        corpora.setdefault(pair, {})[split] = path
+    missing = sorted({pair_of(d) for d in stores} - set(corpora))
+    if missing:
+        raise ValueError(f"no --corpus PAIR:SPLIT=PATH for the pair(s) {missing}")
+    build_stores({d: corpora[pair_of(d)] for d in stores}, stores, a.columns.split(","), a.encoder, a.batch_size,
+                 pooling=a.pooling)
+
+
+def _pair_option(option: str, value: str, form: str, sep: str) -> tuple[str, str]:
+    key, found, rest = value.partition(sep)
+    if not (key and found and rest):
+        raise ValueError(f"{option} {value!r}: expected {form}")
+    return key, rest
 
 
 def cmd_tags(a):
@@ -27,13 +44,15 @@ def cmd_bench_store(a):
 
 
 def register(step) -> None:
-    s = step("embed", cmd_embed, "embed every unique context string once into a store")
-    s.add_argument("--direction", required=True)
-    s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
+    s = step("embed", cmd_embed, "embed every unique context string once, with one encoder, into the store "
+                                 "of each direction (a string several directions read is embedded once)")
+    s.add_argument("--store", action="append", required=True, metavar="DIRECTION=DIR",
+                   help="a direction and the store folder to write for it (repeat for several directions)")
+    s.add_argument("--corpus", action="append", required=True, metavar="PAIR:SPLIT=PATH",
+                   help="cleaned corpus of a split of a pair (en-de serves en-de and de-en)")
     s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
     s.add_argument("--encoder", required=True)
     s.add_argument("--pooling", choices=["mean", "cls"], default="mean")
-    s.add_argument("--out", required=True)
     s.add_argument("--batch-size", type=int, default=256)
 
     s = step("tags", cmd_tags, "TAGGING's tag store: a tag per context value, vocabulary from the training split")

