@@ -1,4 +1,5 @@
 """COMET scoring through unbabel-comet with a tiny, real checkpoint built from the local MiniLM."""
+import json
 import math
 import sys
 from pathlib import Path
@@ -7,7 +8,8 @@ import pytest
 
 from conftest import make_sample
 from mtcue.cli import main
-from mtcue.evaluation.comet import CometUnavailable, comet_files, import_comet
+from mtcue.evaluation import comet as comet_module
+from mtcue.evaluation.comet import CometUnavailable, availability, comet_files, import_comet
 from mtcue.records import read_record
 
 MINILM = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
@@ -119,3 +121,35 @@ def test_cli_records_an_unavailable_model_and_fails_on_it_when_required(files, t
     assert not out.exists()
     [error] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert error.getMessage() == f"comet failed: {record['unavailable']}"
+
+
+def test_availability_decided_once_spares_the_comet_steps_and_gives_the_same_records(comet_dir, files, monkeypatch):
+    hyps, corpus = files
+    missing, local = availability(UNKNOWN), availability(str(comet_dir))
+    assert missing == {"comet_model": UNKNOWN, "checkpoint": None,
+                       "unavailable": comet_files(hyps, corpus, "en-de", UNKNOWN)["unavailable"]}
+    assert local == {"comet_model": str(comet_dir), "checkpoint": str(comet_dir / "checkpoints" / "model.ckpt"),
+                     "unavailable": None}
+    assert comet_files(hyps, corpus, "en-de", str(comet_dir), known=local) == \
+        comet_files(hyps, corpus, "en-de", str(comet_dir))
+    with pytest.raises(ValueError, match="availability given is that of COMET model"):
+        comet_files(hyps, corpus, "en-de", UNKNOWN, known=local)
+
+    def no_second_look(*args):
+        raise AssertionError("the model was looked for again")
+    monkeypatch.setattr(comet_module, "resolve_model", no_second_look)
+    assert comet_files(hyps, corpus, "en-de", UNKNOWN, known=missing)["unavailable"] == missing["unavailable"]
+    with pytest.raises(CometUnavailable, match="no-such-comet-model"):
+        comet_files(hyps, corpus, "en-de", UNKNOWN, required=True, known=missing)
+
+
+def test_cli_decides_availability_once_and_fails_on_it_when_required(files, tmp_path):
+    hyps, corpus = files
+    known = tmp_path / "comet" / "model.json"
+    assert main(["comet-model", "--comet-model", UNKNOWN, "--out", str(known)]) == 0
+    assert json.loads(known.read_text()) == availability(UNKNOWN)
+    out = tmp_path / "record.json"
+    assert cli(hyps, corpus, out, UNKNOWN, "--availability", str(known)) == 0
+    assert read_record(out, "comet")["unavailable"] == availability(UNKNOWN)["unavailable"]
+    assert main(["comet-model", "--comet-model", UNKNOWN, "--required", "--out", str(tmp_path / "again.json")]) == 1
+    assert not (tmp_path / "again.json").exists()

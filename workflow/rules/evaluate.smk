@@ -46,10 +46,30 @@ rule score:
         "--config-hash {params.config_hash} --out {output} 2> {log}"
 
 
+# Whether the COMET model can be had is decided once, not by every COMET job (offline, each job
+# used to spend ~12 s finding out); a missing model stops here when it is required. It runs
+# where Snakemake runs (a cluster's login node usually has the network access a download needs).
+# To look again (e.g. once online): snakemake --forcerun comet_model
+rule comet_model:
+    output:
+        "results/comet/model.json",
+    params:
+        comet=config["evaluation"]["comet"],
+        required="--required" if config["evaluation"]["comet"]["required"] else "",
+    localrule: True
+    log:
+        "results/logs/comet_model.log",
+    benchmark:
+        "results/benchmarks/comet_model.tsv"
+    shell:
+        "mtcue comet-model --comet-model {params.comet[model]:q} {params.required} --out {output} 2> {log}"
+
+
 rule comet:
     input:
         hyps="results/hyps/{direction}/{model}.{split}.txt",
         corpus=lambda w: clean_corpus(w, w.split),
+        availability=rules.comet_model.output[0],
     output:
         "results/records/comet/{direction}/{model}.{split}.json",
     params:
@@ -68,4 +88,5 @@ rule comet:
         "mtcue comet --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
         "--config-hash {params.config_hash} --comet-model {params.comet[model]:q} "
-        "--batch-size {params.comet[batch_size]} {params.required} --out {output} 2> {log}"
+        "--batch-size {params.comet[batch_size]} {params.required} --availability {input.availability} "
+        "--out {output} 2> {log}"

@@ -1,7 +1,9 @@
 """Steps of the evaluation stage: BLEU and phenomena, COMET."""
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 from mtcue.cli import with_provenance
 
@@ -23,8 +25,9 @@ def cmd_comet(a):
     from mtcue.evaluation.comet import comet_files
     from mtcue.records import write_record
 
+    known = json.loads(Path(a.availability).read_text()) if a.availability else None
     # CometUnavailable is a RuntimeError: with --required, main() reports its reason and exits 1.
-    scores = comet_files(a.hyps, a.corpus, a.direction, a.comet_model, a.batch_size, a.required)
+    scores = comet_files(a.hyps, a.corpus, a.direction, a.comet_model, a.batch_size, a.required, known)
     record = {"kind": "comet", "model": a.model, "direction": a.direction, "split": a.split,
               "config_hash": a.config_hash, **scores}
     write_record(a.out, with_provenance(record, a.study))
@@ -32,6 +35,17 @@ def cmd_comet(a):
         log.warning("%s %s %s: no COMET score: %s", a.direction, a.model, a.split, scores["unavailable"])
     else:
         log.info("%s %s %s: COMET %.2f", a.direction, a.model, a.split, scores["comet"])
+
+
+def cmd_comet_model(a):
+    from mtcue.evaluation.comet import CometUnavailable, availability
+    from mtcue.io import atomic_write_text
+
+    known = availability(a.comet_model)
+    if known["unavailable"] and a.required:
+        raise CometUnavailable(known["unavailable"])
+    atomic_write_text(a.out, json.dumps(known, indent=2) + "\n")
+    log.info("COMET model %s: %s", a.comet_model, known["unavailable"] or f"checkpoint {known['checkpoint']}")
 
 
 def _scoring_args(s) -> None:
@@ -50,3 +64,10 @@ def register(step) -> None:
     s.add_argument("--batch-size", type=int, default=16)
     s.add_argument("--required", action="store_true",
                    help="fail when the model is unavailable, instead of recording why")
+    s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")
+
+    s = step("comet-model", cmd_comet_model, "decide once whether the COMET model can be had (download it if "
+                                             "needed); the comet steps read the answer")
+    s.add_argument("--comet-model", required=True, help="hub name or local checkpoint (file or model directory)")
+    s.add_argument("--required", action="store_true", help="fail when the model is unavailable")
+    s.add_argument("--out", required=True, help="JSON: comet_model, checkpoint, unavailable")

@@ -48,21 +48,36 @@ def _unavailable(model: str, why: str) -> CometUnavailable:
     )
 
 
-def load_model(model: str):
-    """The COMET model from a local checkpoint, else downloaded (or taken from the hub cache)."""
-    comet = import_comet()
+def resolve_model(model: str) -> Path:
+    """The checkpoint file of `model`: a local checkpoint (file or model directory), else downloaded
+    (or taken from the hub cache). Raises CometUnavailable."""
     path = Path(model).expanduser()
     if path.is_dir():
         path = path / CHECKPOINT
-    if not path.is_file():
-        if Path(model).is_absolute() or path.suffix == ".ckpt":
-            raise _unavailable(model, f"no checkpoint at {path}")
-        try:
-            path = Path(comet.download_model(model))
-        except Exception as err:  # comet turns every hub failure into KeyError("not supported")
-            raise _unavailable(model, "it is not in the local hub cache and the download failed") from err
+    if path.is_file():
+        return path
+    if Path(model).is_absolute() or path.suffix == ".ckpt":
+        raise _unavailable(model, f"no checkpoint at {path}")
     try:
-        return comet.load_from_checkpoint(str(path))
+        return Path(import_comet().download_model(model))
+    except Exception as err:  # comet turns every hub failure into KeyError("not supported")
+        raise _unavailable(model, "it is not in the local hub cache and the download failed") from err
+
+
+def availability(model: str) -> dict:
+    """Whether `model` can be had, decided once per study (rule comet_model) rather than by every
+    COMET job: {"comet_model", "checkpoint" (its file, or None), "unavailable" (None, or why)}."""
+    try:
+        return {"comet_model": model, "checkpoint": str(resolve_model(model)), "unavailable": None}
+    except CometUnavailable as err:
+        return {"comet_model": model, "checkpoint": None, "unavailable": err.reason}
+
+
+def load_model(model: str):
+    """The COMET model from a local checkpoint, else downloaded (or taken from the hub cache)."""
+    path = resolve_model(model)
+    try:
+        return import_comet().load_from_checkpoint(str(path))
     except OSError as err:  # transformers: the encoder's tokenizer/config is neither cached nor reachable
         raise _unavailable(model, f"loading its encoder failed ({err})") from err
 
@@ -88,15 +103,20 @@ def comet_scores(sources: list[str], hyps: list[str], refs: list[str], model_nam
 
 
 def comet_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: str, model: str,
-                batch_size: int = 16, required: bool = False) -> dict:
+                batch_size: int = 16, required: bool = False, known: dict | None = None) -> dict:
     """COMET of a hypothesis file against the cleaned corpus of its direction: the fields of a
-    comet record. With required=False an unavailable model gives comet None and the reason."""
+    comet record. With required=False an unavailable model gives comet None and the reason.
+    `known`: the model's `availability`, already decided (then an unavailable model costs nothing)."""
     src, tgt = direction.split("-")
     hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path)
     result = {"comet": None, "segment_scores": None, "unavailable": None}
+    if known is not None and known["comet_model"] != model:
+        raise ValueError(f"the availability given is that of COMET model {known['comet_model']!r}, not {model!r}")
     try:
+        if known is not None and known["unavailable"]:
+            raise CometUnavailable(known["unavailable"])
         result |= comet_scores([s["text"][src] for s in samples], hyps, [s["text"][tgt] for s in samples],
-                               model, batch_size)
+                               known["checkpoint"] if known else model, batch_size)
     except CometUnavailable as err:
         if required:
             raise
