@@ -27,7 +27,7 @@ CONFIG = {
     "evaluation": {"comet": {"model": "/absent/comet"}, "bootstrap": {"samples": 100}},
     "generation": {"beam": 2},
 }
-UPSTREAM = {"generate_corpus", "clean", "spm_train", "spm_encode", "binarise", "embed", "tags"}
+UPSTREAM = {"generate_corpus", "clean", "spm_train", "spm_encode", "binarise", "tags", "comet_model"}
 PER_MODEL = {"train", "translate", "score", "comet"}
 REPORT_TARGETS = ("table3_models", "table4_quality", "phenomena", "training_curves", "phenomena_accuracy", "bleu_gain")
 
@@ -65,6 +65,11 @@ def models_of(outputs: dict[str, str]) -> set[tuple[str, str, str]]:
             m = re.search(r"/([a-z]{2}-[a-z]{2})/(\w+)[./]", path)
             found.add((rule, m.group(1), m.group(2)))
     return found
+
+
+def upstream(outputs: dict[str, str], also: frozenset = frozenset()) -> set[str]:
+    """The rules of data preparation and context stores (one embed_<store> rule per encoder) among `outputs`."""
+    return {r for r in outputs.values() if r in UPSTREAM | also or r.startswith("embed_")}
 
 
 def report_targets(outputs: dict[str, str]) -> set[str]:
@@ -143,7 +148,7 @@ def test_a_changed_model_reruns_that_model_and_what_depends_on_it(finished):
     mtcue = CONFIG["models"]["mtcue"]
     out = pending(finished, changed(mtcue={**mtcue, "arch": {**mtcue["arch"], "context_layers": 2}}))
     assert models_of(out) == {(rule, d, "mtcue") for rule in PER_MODEL for d in CONFIG["directions"]}
-    assert not UPSTREAM & set(out.values())
+    assert not upstream(out)
     # The tables and figures read the records of every model, and MLflow mirrors them.
     assert report_targets(out) == set(REPORT_TARGETS)
     assert "mlflow_sync" in out.values()
@@ -153,7 +158,7 @@ def test_a_changed_parent_reruns_the_models_initialised_from_it(finished):
     base = CONFIG["models"]["base"]
     out = pending(finished, changed(base={**base, "training": {"lr": 0.001}}))
     assert {(rule, m) for rule, _, m in models_of(out)} == {(rule, m) for rule in PER_MODEL for m in ("base", "mtcue")}
-    assert not UPSTREAM & set(out.values())
+    assert not upstream(out)
 
 
 def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
@@ -161,7 +166,7 @@ def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
     models = list(CONFIG["models"])
     assert models_of(out) == {(rule, d, m) for rule in ("translate", "score", "comet")
                               for d in CONFIG["directions"] for m in models}
-    assert not (UPSTREAM | {"train"}) & set(out.values())
+    assert not upstream(out, also=frozenset({"train"}))
     # What reads only the training records stays; the tables follow their new MLflow runs.
     assert report_targets(out) == set(REPORT_TARGETS) - {"training_curves"}
     assert "mlflow_sync" in out.values()
@@ -189,3 +194,20 @@ def test_lint_reports_only_what_the_readme_explains():
     assert found, done.stdout + done.stderr  # the lint ran
     unexplained = sorted({lint for lint in found if not lint.startswith(EXPLAINED_LINTS)})
     assert not unexplained, unexplained
+
+
+def test_every_rule_has_a_log_and_a_benchmark(tmp_path):
+    """Each job's time is measured (results/benchmarks/, the README's breakdown) and its errors kept."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
+
+    # The paper's data path adds the download, extraction, OMDb and evaluation-set rules.
+    configs = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml"]
+    for configfile in configs:
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            workflow = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[configfile]),
+                                    snakefile=REPO / "Snakefile", workdir=tmp_path)._workflow
+            rules = {r.name: r for r in workflow.rules if r.name != "all"}
+            assert len(rules) > 20
+            assert not [n for n, r in rules.items() if not r.log], configfile
+            assert not [n for n, r in rules.items() if not r.benchmark], configfile

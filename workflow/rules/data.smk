@@ -40,6 +40,8 @@ if OPENSUBTITLES:
         localrule: True
         log:
             "results/logs/omdb.log",
+        benchmark:
+            "results/benchmarks/omdb.tsv"
         shell:
             "mtcue omdb --ids {input} --cache {params.cache} --out {output.metadata} --summary {output.summary} "
             "--api-url {params.omdb[api_url]:q} --min-interval {params.omdb[min_interval_s]} "
@@ -113,6 +115,8 @@ rule corpus_stats:
         omdb=lambda w, input: f"--omdb-summary {input.omdb}" if OPENSUBTITLES else "",
     log:
         "results/logs/corpus_stats/{pair}.log",
+    benchmark:
+        "results/benchmarks/corpus_stats/{pair}.tsv"
     shell:
         "mtcue corpus-stats --corpus {input.corpus} --pair {wildcards.pair} --source {params.source} "
         "{params.omdb} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
@@ -127,6 +131,8 @@ if OPENSUBTITLES:
             directory("results/eval/iwslt22/{pair}"),
         log:
             "results/logs/eval_iwslt22/{pair}.log",
+        benchmark:
+            "results/benchmarks/eval_iwslt22/{pair}.tsv"
         shell:
             "mtcue evalset --name iwslt22 --pair {wildcards.pair} --inputs {input:q} --out {output} 2> {log}"
 
@@ -137,6 +143,8 @@ if OPENSUBTITLES:
             "results/eval/eamt22/en-pl/{split}.jsonl",
         log:
             "results/logs/eval_eamt22/{split}.log",
+        benchmark:
+            "results/benchmarks/eval_eamt22/{split}.tsv"
         shell:
             "mtcue evalset --name eamt22 --pair en-pl --split {wildcards.split} --inputs {input:q} --out {output} "
             "2> {log}"
@@ -150,6 +158,8 @@ if OPENSUBTITLES:
             "results/eval/contrapro/en-de/test.jsonl",
         log:
             "results/logs/eval_contrapro.log",
+        benchmark:
+            "results/benchmarks/eval_contrapro.tsv"
         shell:
             "mtcue evalset --name contrapro --pair en-de --inputs {input.json:q} {input.documents:q} "
             "--metadata {input.metadata} --out {output} 2> {log}"
@@ -161,5 +171,7 @@ if OPENSUBTITLES:
             "results/eval/lopes/en-fr/test.jsonl",
         log:
             "results/logs/eval_lopes.log",
+        benchmark:
+            "results/benchmarks/eval_lopes.tsv"
         shell:
             "mtcue evalset --name lopes --pair en-fr --inputs {input:q} --out {output} 2> {log}"

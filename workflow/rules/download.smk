@@ -20,6 +20,8 @@ if DOWNLOADS:
         localrule: True
         log:
             "results/logs/download/{path}.log",
+        benchmark:
+            "results/benchmarks/download/{path}.tsv"
         shell:
             "mtcue download --source {params.source:q} --out {output:q} --retries {params.policy[retries]} "
             "--backoff {params.policy[backoff_s]} --timeout {params.policy[timeout_s]} 2> {log:q}"

@@ -9,6 +9,8 @@ rule training_curves:
         report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures"),
     log:
         "results/logs/figures/training_curves.log",
+    benchmark:
+        "results/benchmarks/figures/training_curves.tsv"
     shell:
         "mtcue figure --kind training_curves --records {input} --out {output} 2> {log}"
 
@@ -20,6 +22,8 @@ rule phenomena_accuracy:
         report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures"),
     log:
         "results/logs/figures/phenomena_accuracy.log",
+    benchmark:
+        "results/benchmarks/figures/phenomena_accuracy.tsv"
     shell:
         "mtcue figure --kind phenomena_accuracy --records {input} --out {output} 2> {log}"
 
@@ -31,5 +35,7 @@ rule bleu_gain:
         report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures"),
     log:
         "results/logs/figures/bleu_gain.log",
+    benchmark:
+        "results/benchmarks/figures/bleu_gain.tsv"
     shell:
         "mtcue figure --kind bleu_gain --records {input} --out {output} 2> {log}"

@@ -106,5 +106,7 @@ rule table1_data:
         md="results/tables/table1_data.md",
     log:
         "results/logs/table1_data.log",
+    benchmark:
+        "results/benchmarks/table1_data.tsv"
     shell:
         "mtcue table --kind data --records {input} --csv {output.csv} --md {output.md} 2> {log}"
