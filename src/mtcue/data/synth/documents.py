@@ -2,16 +2,16 @@
 
 A document is a dialogue between two characters who speak in turn; in some documents the
 first of them addresses a group (a lecture, a team, friends at a party). The register is a
-property of the document. The context reveals it and the characters' genders through
-imperfect channels:
+property of the document. The main context (metadata, previous lines) reveals it and the
+characters' genders through imperfect channels:
   - metadata: genre and plot lean towards the register (metadata.py);
   - previous lines: polite or slangy wordings; vocatives that name, title or call the
     addressee ("Thanks, Mr Novak.", "Hey, Anna.", "I forgot, buddy."), so that the line
     before names the current speaker and the one before that the addressee; and `self`
     lines in which a speaker says what they are ("I'm not a little girl anymore."), so
     that the line before shows the addressee and the one before that the speaker;
-  - cues: EAMT22-style sentences, given mostly where the two lines before name neither
-    the speaker nor the addressee (a scene's first line above all).
+The EAMT22-style attribute sentences (`cues`) are exact, not a channel: the generator knows
+every line's situation, so every line is annotated (generator.py).
 Lines whose translation shows the register or the addressee (second person, imperatives)
 seldom carry a vocative, and `self` lines are never labelled, so a source sentence alone
 keeps its own label hidden.
@@ -40,7 +40,6 @@ from mtcue.data.synth.situation import (
     INFORMAL,
     MASCULINE,
     Situation,
-    cue_sentences,
     lean,
 )
 
@@ -54,12 +53,6 @@ VOCATIVE_AGREES = 0.9       # P(a vocative's style matches the register)
 # gives that away; high for the others, so that the next lines learn who is who.
 TAIL_VOCATIVE = {"address": 0.06, "speaker": 0.6, "neutral": 0.6, "styled": 0.4, "self": 0.25}
 TAIL_ADDRESSED = 0.06
-# P(a line has EAMT22-style cues) by how many of its speaker and (single) addressee the
-# previous lines leave unnamed: like an annotator who marks who speaks to whom where the
-# dialogue does not say it, so that most lines that show a gender get some clue to it.
-CUE_SHARE = {0: 0.05, 1: 0.45, 2: 0.75}
-NAMING_REACH = 2            # how many previous lines count as naming a character
-CUE_KEEP = 0.9              # P(each true cue is given, for a line with cues)
 # P(time gap before a line) by the length of the current context block: short exchanges
 # break off often, long ones go on. Tuned to the paper's Table 1, where previous lines
 # n-1 .. n-5 exist for about 62, 44, 34, 26 and 20% of the samples.
@@ -115,7 +108,6 @@ class Line:
     slots: dict[str, str]
     situation: Situation
     starts_block: bool          # no previous-line context reaches across this line
-    cues: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -168,18 +160,9 @@ def _slots(rng: random.Random, frame_id: str, register: str, situation: Situatio
     return slots
 
 
-def _cues(rng: random.Random, situation: Situation, unnamed: int) -> tuple[str, ...]:
-    if rng.random() >= CUE_SHARE[unnamed]:
-        return ()
-    cues = cue_sentences(situation)
-    kept = [c for c in cues if rng.random() < CUE_KEEP]
-    return tuple(kept or [rng.choice(cues)])
-
-
 def _line(rng: random.Random, register: str, situation: Situation,
-          addressee: Character | None, block: int, unnamed: int) -> Line:
-    """The `block`-th line (from 1) of a context block; `unnamed`: how many of the speaker
-    and addressee the previous lines leave without a clue to their gender."""
+          addressee: Character | None, block: int) -> Line:
+    """The `block`-th line (from 1) of a context block."""
     weights = dict({1: OPENING_KINDS, 2: REPLY_KINDS}.get(block, ONGOING_KINDS))
     if situation.plural:
         weights["group"] = GROUP_KIND_WEIGHT
@@ -189,18 +172,7 @@ def _line(rng: random.Random, register: str, situation: Situation,
     style = lean(rng, register, STYLE_AGREES)
     frame_id, pattern = rng.choice(WORDINGS[kind, style])
     slots = _slots(rng, frame_id, register, situation, addressee)
-    return Line(frame_id, pattern, slots, situation, block == 1, _cues(rng, situation, unnamed))
-
-
-def _named(line: Line, speaker: int, addressee: int | None) -> set[int]:
-    """The characters (0 first, 1 second) whose gender the English of `line` shows: the one
-    it calls by a name, title or gendered word, and the speaker of a `self` line."""
-    named = set()
-    if addressee is not None and ("voc" in line.slots or "tail" in line.slots):
-        named.add(addressee)
-    if "self" in line.slots:
-        named.add(speaker)
-    return named
+    return Line(frame_id, pattern, slots, situation, block == 1)
 
 
 def sample_document(rng: random.Random, pair: str) -> Document:
@@ -209,7 +181,6 @@ def sample_document(rng: random.Random, pair: str) -> Document:
     to_group = rng.random() < GROUP_SHARE
     meta = sample_metadata(rng, pair, register)
     lines: list[Line] = []
-    named: list[set[int]] = []  # per line, the characters whose gender its English shows
     block = 0
     for i in range(rng.randint(*LINES_PER_DOCUMENT)):
         speaker, other = (first, second) if i % 2 == 0 else (second, first)
@@ -218,9 +189,5 @@ def sample_document(rng: random.Random, pair: str) -> Document:
                               GROUP if addressee is None else addressee.gender)
         opening = i == 0 or rng.random() < GAP_AFTER.get(block, GAP_LATER)
         block = 1 if opening else block + 1
-        who, whom = i % 2, (None if addressee is None else 1 - i % 2)
-        seen = set().union(*named[max(i - block + 1, i - NAMING_REACH):i])
-        unnamed = (who not in seen) + (whom is not None and whom not in seen)
-        lines.append(_line(rng, register, situation, addressee, block, unnamed))
-        named.append(_named(lines[-1], who, whom))
+        lines.append(_line(rng, register, situation, addressee, block))
     return Document(register, meta, tuple(lines))

@@ -12,6 +12,7 @@ from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import RUSSIAN
+from mtcue.data.synth.situation import cue_sentences
 from mtcue.data.synth.template import Language
 from mtcue.io import write_jsonl
 
@@ -48,7 +49,8 @@ def _records(document: Document, target: Language, split_id: str, doc_id: str,
             "text": {"en": english[i], code: translated[i]},
             "previous": {"en": [english[j] for j in window], code: [translated[j] for j in window]},
             "meta": dict(document.meta),
-            "cues": list(line.cues),
+            # EAMT22 annotation: the attribute sentences of the line's (known) situation.
+            "cues": cue_sentences(line.situation),
             "labels": {code: labels} if labels else {},
         })
     return records
