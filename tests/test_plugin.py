@@ -390,7 +390,7 @@ def save_fairseq_checkpoint(model, path):
 NEW_MODULES = {  # model type -> (new encoder modules, whether the decoder gets a context attention)
     "mtcue": ({"context_encoder"}, True),
     "novotney_cue": ({"context_encoder"}, False),
-    "tagging": ({"context_tags"}, False),
+    "tagging": ({"context_tags", "context_known_tags"}, False),
 }
 
 

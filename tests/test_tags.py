@@ -72,3 +72,70 @@ def test_a_store_without_training_split_is_refused(tmp_path):
     with pytest.raises(ValueError, match="training split"):
         build_tag_store({"test": tmp_path / "x.jsonl"}, "en-de", COLUMNS, 2, tmp_path / "tags")
     assert not (tmp_path / "tags").exists()
+
+
+# ---- a TAGGING model reads a tag it never trained on as the unknown tag -------------------------
+
+def tagging_for(store_dir, columns, **arch):
+    """A tiny TAGGING model built for training on `columns` of a tag store (as fairseq-train builds it)."""
+    import torch
+
+    from mtcue.models.params import DataFreeTask, build_model
+
+    store = ContextStore(store_dir)
+    task = DataFreeTask(40, n_tags=store.n_tags, context_kind="tags")
+    task.store, task.column_ids = store, [store.columns.index(c) for c in columns]
+    task.building_from_checkpoint = False
+    torch.manual_seed(0)
+    arch = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+            "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 1, "decoder_layers": 1,
+            "context_dropout": 0.0, **arch}
+    return build_model("tagging", arch, task).eval()
+
+
+def tag_states(model, tags):
+    import torch
+
+    context = torch.tensor([tags])
+    states, _ = model.encoder.encode_context(context, torch.zeros_like(context, dtype=torch.bool))
+    return states[:, 0]
+
+
+def test_a_tag_outside_the_models_training_columns_reads_as_unknown(store):
+    """The main TAGGING trains on document and metadata columns: the attribute sentences ("Formal") have tags
+    in the store's vocabulary but untrained embeddings, so the model reads them as its unknown tag, as the
+    paper's TAGGING reads any unseen value. A model trained on the cue columns knows them."""
+    import torch
+
+    directory, manifest = store
+    vocab = json.loads((directory / manifest["vocab"]).read_text())
+    tag = {value: i for i, value in enumerate(vocab)}
+    main = tagging_for(directory, ["doc0", "doc1", "genre"])
+    assert main.encoder.context_known_tags.tolist() == [True, True, False, True, False]  # <unk>, Hello., Genre: Comedy
+    formal, unknown, hello = tag_states(main, [tag["Formal"], 0, tag["Hello."]])
+    torch.testing.assert_close(formal, unknown)
+    assert not torch.allclose(hello, unknown)
+    cued = tagging_for(directory, ["doc0", "cue1"])
+    assert cued.encoder.context_known_tags[tag["Formal"]] and cued.encoder.context_known_tags[tag["Informal"]]
+    formal, unknown = tag_states(cued, [tag["Formal"], 0])
+    assert not torch.allclose(formal, unknown)
+
+
+def test_a_fine_tuned_tagging_keeps_its_parents_tags_and_old_checkpoints_trust_all(store, tmp_path):
+    import torch
+
+    directory, manifest = store
+    parent = tagging_for(directory, ["doc0", "genre"])
+    torch.save({"args": None, "cfg": None, "model": parent.state_dict(), "last_optimizer_state": None,
+                "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "Adam",
+                                       "lr_scheduler_state": {}, "num_updates": 0}],
+                "extra_state": {"train_iterator": {"epoch": 1}}}, tmp_path / "parent.pt")
+    child = tagging_for(directory, ["cue1"], pretrained_base=str(tmp_path / "parent.pt"))
+    expected = parent.encoder.context_known_tags | torch.tensor([True, False, True, False, True])  # + Formal, Informal
+    assert torch.equal(child.encoder.context_known_tags, expected)
+    torch.testing.assert_close(child.encoder.context_tags.weight, parent.encoder.context_tags.weight)
+    # A checkpoint written before the model kept its trained tags loads with every tag trusted.
+    old = {k: v for k, v in parent.state_dict().items() if k != "encoder.context_known_tags"}
+    parent.upgrade_state_dict(old)
+    parent.load_state_dict(old)
+    assert parent.encoder.context_known_tags.all()

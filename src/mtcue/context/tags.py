@@ -24,6 +24,7 @@ from mtcue.io import atomic_directory
 
 log = logging.getLogger(__name__)
 UNKNOWN = "<unk>"
+UNKNOWN_TAG = 0  # the id of UNKNOWN
 VOCAB_FILE = "tags.json"
 
 
@@ -44,6 +45,12 @@ def tag_index(samples: Iterable[dict], src: str, columns: Sequence[str], vocab: 
     ids = {value: i for i, value in enumerate(vocab) if i}
     rows = [[-1 if v is None else ids.get(v, 0) for v in context_strings(s, src, columns)] for s in samples]
     return np.asarray(rows, dtype=np.int32).reshape(len(rows), len(columns))
+
+
+def tags_in(index: np.ndarray, columns: Sequence[int]) -> np.ndarray:
+    """The tag ids that occur in `columns` (positions) of a store index: what a model trained on those
+    columns learns. A model reads the store's other tags as UNKNOWN_TAG (tagging_model)."""
+    return np.unique(np.asarray(index)[:, list(columns)]).clip(min=UNKNOWN_TAG)
 
 
 def build_tag_store(corpora: dict[str, str | Path], direction: str, columns: Sequence[str], min_docs: int,
