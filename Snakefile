@@ -23,6 +23,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/fewshot.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -35,3 +36,4 @@ rule all:
         FIGURES,
         MLFLOW_RUNS,
         EVAL_SETS,
+        FIGURE4,

@@ -157,3 +157,62 @@ def test_every_corpus_source_says_which_pairs_it_provides():
 
     assert set(cfg.CORPUS_PAIRS) == set(cfg.schema()["properties"]["corpus"]["properties"]["source"]["enum"])
     assert cfg.CORPUS_PAIRS["synthetic"] == synth.PAIRS
+
+
+def test_fewshot_variants_are_models_derived_from_the_experiment():
+    from mtcue.models.fairseq_args import arch_args
+
+    c = demo()
+    fewshot = cfg.fewshot_models(c)
+    assert list(fewshot) == [f"{m}_fewshot_{s}" for m in ("mtcue", "tagging") for s in ("1", "5", "30", "full")]
+    assert set(fewshot) <= set(cfg.all_models(c)) and not set(fewshot) & set(c["models"])
+    spec = cfg.model_spec(c, "mtcue_fewshot_5", "en-pl")
+    assert spec["type"] == "mtcue" and spec["init_from"] == "mtcue"
+    assert spec["fewshot"] == {"parent": "mtcue", "setting": "5", "samples": 5}
+    assert spec["context"]["columns"] == ["doc0", "cue1", "cue2", "cue3"]
+    assert spec["training"]["max_epoch"] == c["experiments"]["fewshot"]["training"]["max_epoch"]
+    assert spec["training"]["lr"] == c["models"]["mtcue"]["training"]["lr"]  # the parent's fine-tuning settings
+    args = arch_args(spec)
+    assert args[args.index("--context-doc-positions") + 1] == "6"  # the parent's six document slots
+    assert "--context-doc-positions" not in arch_args(cfg.model_spec(c, "tagging_fewshot_5", "en-pl"))
+    assert cfg.fewshot_setting(c, "tagging", "zero_shot") == "tagging"  # zero-shot: the parent, not fine-tuned
+    points = cfg.fewshot_points(c)
+    assert {(p["model"], p["setting"], p["record"]) for p in points} >= {
+        ("mtcue", "zero_shot", "mtcue"), ("mtcue", "full", "mtcue_fewshot_full"), ("base", "baseline", "base")}
+
+
+def test_the_paper_config_runs_the_papers_eight_settings():
+    import csv
+
+    paper = cfg.load(REPO / "config" / "paper.yaml")
+    settings = paper["experiments"]["fewshot"]["settings"]
+    with (REPO / "src" / "mtcue" / "paper_figures" / "mtcue_eamt22_fewshot_points.csv").open() as f:
+        figure = list(csv.DictReader(f))
+    assert [s.replace("_", "-").upper() for s in settings] == [r["setting"].upper() for r in figure]
+    assert [str(v) for v in settings.values()] == [r["supervised_samples_per_combination"] for r in figure]
+    assert len(cfg.fewshot_models(paper)) == 14  # 7 fine-tuned settings x (MTCUE, TAGGING)
+
+
+def test_eamt22_context_keeps_only_columns_a_model_reads():
+    raw = demo()
+    raw["models"]["mtcue"]["context_columns"] = ["metadata"]
+    c = cfg.validate(raw)
+    assert cfg.eamt22_columns(c, "mtcue") == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
+    assert cfg.eamt22_columns(c, "tagging") == ["doc0", "cue1", "cue2", "cue3"]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda f: f.update(models=["base"]), "'base' reads no context"),
+    (lambda f: f.update(directions=["en-xx"]), r"experiments.fewshot.directions: \['en-xx'\] are not in"),
+    (lambda f: f.update(baseline="mtcue"), "'mtcue' is not a non-contextual model"),
+    (lambda f: f.update(settings={"1": -1}), "experiments.fewshot.settings.1"),
+])
+def test_wrong_fewshot_sections_are_errors(mutate, message):
+    raw = demo()
+    mutate(raw["experiments"]["fewshot"])
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.validate(raw)
+    raw = demo()
+    raw["models"]["mtcue_fewshot_1"] = raw["models"]["base"]
+    with pytest.raises(cfg.ConfigError, match=r"\['mtcue_fewshot_1'\] are the names of few-shot variants"):
+        cfg.validate(raw)

@@ -90,7 +90,9 @@ def _check_semantics(cfg: dict) -> None:
         if unknown:
             raise ConfigError(f"experiments.{key}.models: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
-    selections = {"context.columns": cfg["context"]["columns"]}
+    _check_fewshot(cfg)
+    selections = {"context.columns": cfg["context"]["columns"],
+                  "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
                        for name, m in cfg["models"].items() if "context_columns" in m})
     known = [*column_groups(cfg), *store_columns(cfg)]
@@ -104,6 +106,23 @@ def _check_semantics(cfg: dict) -> None:
     unknown = set(cfg["context"]["encoder_per_direction"]) - set(cfg["directions"])
     if unknown:
         raise ConfigError(f"context.encoder_per_direction: {sorted(unknown)} are not in `directions`")
+
+
+def _check_fewshot(cfg: dict) -> None:
+    fewshot = cfg["experiments"]["fewshot"]
+    unknown = sorted(set(fewshot["directions"]) - set(cfg["directions"]))
+    if unknown:
+        raise ConfigError(f"experiments.fewshot.directions: {unknown} are not in `directions`")
+    for name in fewshot["models"]:
+        if not is_contextual(cfg["models"][name]):
+            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context; the few-shot settings "
+                              "fine-tune contextual models (the paper: MTCUE and TAGGING)")
+    baseline = fewshot["baseline"]
+    if baseline is not None and (baseline not in cfg["models"] or is_contextual(cfg["models"][baseline])):
+        raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
+    clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
+    if clash:
+        raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")
 
 
 def validate(raw: dict, source: str = "config") -> dict:
@@ -158,7 +177,7 @@ def pairs(cfg: dict) -> list[str]:
 
 def encoder_for(cfg: dict, direction: str, model: str | None = None) -> str:
     """The sentence encoder of `model` (its own `context_encoder`, else the direction's)."""
-    own = cfg["models"][model].get("context_encoder") if model else None
+    own = model_entry(cfg, model).get("context_encoder") if model else None
     return own or cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"])
 
 
@@ -190,12 +209,89 @@ def selected_columns(cfg: dict, selection: list[str]) -> list[str]:
 
 def model_columns(cfg: dict, model: str) -> list[str]:
     """The context columns `model` reads: its own `context_columns`, else the study's `context.columns`."""
-    return selected_columns(cfg, cfg["models"][model].get("context_columns", cfg["context"]["columns"]))
+    return selected_columns(cfg, model_entry(cfg, model).get("context_columns", cfg["context"]["columns"]))
 
 
 def experiment_models(cfg: dict) -> dict[str, list[str]]:
-    """{experiment: the models it names} (Tables 3-4 default to every model)."""
-    return {"quality": cfg["experiments"]["quality"]["models"] or list(cfg["models"])}
+    """{experiment: the configured models it names} (Tables 3-4 default to every model)."""
+    fewshot = cfg["experiments"]["fewshot"]
+    return {"quality": cfg["experiments"]["quality"]["models"] or list(cfg["models"]),
+            "fewshot": fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else [])}
+
+
+def fewshot_name(parent: str, setting: str) -> str:
+    """The model name of `parent` fine-tuned in a few-shot setting (wildcard, file names, MLflow tag)."""
+    return f"{parent}_fewshot_{setting}"
+
+
+def fewshot_setting(cfg: dict, parent: str, setting: str) -> str:
+    """The model that stands for `parent` in `setting`: the parent itself in the zero-shot setting (0)."""
+    return parent if cfg["experiments"]["fewshot"]["settings"][setting] == 0 else fewshot_name(parent, setting)
+
+
+def eamt22_columns(cfg: dict, model: str) -> list[str]:
+    """The context `model` is given in the EAMT22 evaluation: the attribute sentences, plus the columns of
+    experiments.fewshot.context_columns that it already reads (a model is never shown a column kind it has
+    no place for, e.g. document slots without positions)."""
+    cues = column_groups(cfg)["cues"]
+    own = set(model_columns(cfg, model))
+    return [c for c in selected_columns(cfg, cfg["experiments"]["fewshot"]["context_columns"])
+            if c in cues or c in own]
+
+
+def fewshot_models(cfg: dict) -> dict[str, dict]:
+    """The few-shot variants, derived here only: {name: model entry}. Each fine-tunes its parent for the
+    experiment's budget on the EAMT22 context; `fewshot` says which setting it is."""
+    fewshot = cfg["experiments"]["fewshot"]
+    out = {}
+    for parent in fewshot["models"]:
+        entry = cfg["models"][parent]
+        arch = dict(entry["arch"])
+        if CONTEXT_KIND[entry["type"]] == "vectors":
+            # Keep the parent's document positions although fewer document columns are read.
+            arch["context_doc_positions"] = sum(c.startswith("doc") for c in model_columns(cfg, parent))
+        for setting, samples in fewshot["settings"].items():
+            if samples == 0:
+                continue
+            out[fewshot_name(parent, setting)] = {
+                **{k: v for k, v in entry.items() if k in ("context_encoder", "context_pooling")},
+                "type": entry["type"], "init_from": parent, "arch": arch,
+                "training": {**entry["training"], **fewshot["training"]},
+                "context_columns": eamt22_columns(cfg, parent),
+                "fewshot": {"parent": parent, "setting": setting, "samples": samples},
+            }
+    return out
+
+
+def fewshot_points(cfg: dict) -> list[dict]:
+    """The points of Figure 4: per few-shot direction, each parent in each setting (`record`: the model
+    whose EAMT22 record it is) and the non-contextual baseline (setting "baseline")."""
+    fewshot = cfg["experiments"]["fewshot"]
+    points = []
+    for direction in fewshot["directions"]:
+        for parent in fewshot["models"]:
+            points += [{"direction": direction, "model": parent, "setting": setting, "per_combination": samples,
+                        "record": fewshot_setting(cfg, parent, setting)}
+                       for setting, samples in fewshot["settings"].items()]
+        if fewshot["baseline"]:
+            points.append({"direction": direction, "model": fewshot["baseline"], "setting": "baseline",
+                           "per_combination": 0, "record": fewshot["baseline"]})
+    return points
+
+
+def all_models(cfg: dict) -> dict[str, dict]:
+    """Every model the study can train: the configured ones and the few-shot variants."""
+    return {**cfg["models"], **fewshot_models(cfg)}
+
+
+def model_entry(cfg: dict, model: str) -> dict:
+    """The entry of a configured model or of a few-shot variant."""
+    if model in cfg["models"]:
+        return cfg["models"][model]
+    models = all_models(cfg)
+    if model not in models:
+        raise ConfigError(f"models: no model named '{model}' (known: {', '.join(sorted(models))})")
+    return models[model]
 
 
 def is_contextual(spec: dict) -> bool:
@@ -205,10 +301,7 @@ def is_contextual(spec: dict) -> bool:
 def model_spec(cfg: dict, model: str, direction: str) -> dict:
     """Everything that determines how `model` is trained in `direction`: its type, sizes, training
     settings and, for a contextual model, what its context is made of (a change retrains it)."""
-    try:
-        entry = cfg["models"][model]
-    except KeyError:
-        raise ConfigError(f"models: no model named '{model}' (known: {', '.join(sorted(cfg['models']))})") from None
+    entry = model_entry(cfg, model)
     spec = {
         "model": model,
         "type": entry["type"],
@@ -217,6 +310,8 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
         "training": {**cfg["training"], **entry["training"]},
         "seed": cfg["seed"],
     }
+    if "fewshot" in entry:
+        spec["fewshot"] = entry["fewshot"]
     kind = CONTEXT_KIND[entry["type"]]
     if kind == "vectors":
         spec["context"] = {"columns": model_columns(cfg, model), "encoder": encoder_for(cfg, direction, model),

@@ -22,6 +22,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "model", "direction", "split", "comet_model", "comet", "unavailable", "n_segments",
         "hyp_sha256", "config_hash", "git_commit", "study",
     ),
+    "eamt22": (
+        "model", "direction", "split", "detector", "attributes", "accuracy_mean", "bleu", "bleu_signature",
+        "supervised_samples", "n_segments", "hyp_sha256", "config_hash", "git_commit", "study",
+    ),
     "train": (
         "model", "direction", "study", "params", "epochs", "best_epoch", "best_valid_loss",
         "config_hash", "git_commit",

@@ -17,7 +17,7 @@ STUDY = config["study"]
 OPENSUBTITLES = config["corpus"]["source"] == "opensubtitles"  # the paper's data path (data.smk, download.smk)
 DIRECTIONS = config["directions"]
 PAIRS = cfg.pairs(config)
-MODELS = list(config["models"])
+MODELS = list(cfg.all_models(config))  # the configured models and the few-shot variants
 QUALITY_MODELS = cfg.experiment_models(config)["quality"]  # Tables 3 and 4
 SPLITS = ["train", "valid", "test"]
 EVAL_SPLIT = config["evaluation"]["split"]
@@ -69,13 +69,17 @@ def clean_corpus(w, split):
 
 
 def init_checkpoint(w):
-    parent = config["models"][w.model].get("init_from")
+    parent = cfg.model_entry(config, w.model).get("init_from")
     return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"} if parent else {}
 
 
 def context_store(w):
-    """The store a model reads: a vector store per encoder, or TAGGING's tag store; none for BASE."""
-    kind = cfg.CONTEXT_KIND[config["models"][w.model]["type"]]
+    """The store a model trains on: a vector store per encoder, or TAGGING's tag store (a few-shot
+    variant: its setting's masked copy, fewshot.smk); none for BASE."""
+    entry = cfg.model_entry(config, w.model)
+    if "fewshot" in entry:
+        return {"store": f"results/fewshot/{w.direction}/{w.model}"}
+    kind = cfg.CONTEXT_KIND[entry["type"]]
     if kind == "vectors":
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}

@@ -36,6 +36,13 @@ def cmd_tags(a):
     build_tag_store(corpora_from_args(a), a.direction, a.columns.split(","), a.min_docs, a.out)
 
 
+def cmd_mask_store(a):
+    from mtcue.context.masked import ALL, build_masked_store
+
+    per_combination = a.per_combination if a.per_combination == ALL else int(a.per_combination)
+    build_masked_store(a.store, corpora_from_args(a), per_combination, a.seed, a.out)
+
+
 def cmd_bench_store(a):
     from mtcue.context.bench import benchmark_store
 
@@ -60,6 +67,14 @@ def register(step) -> None:
     s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH", help="train is required")
     s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
     s.add_argument("--min-docs", type=int, default=2, help="training documents a value needs for its own tag")
+    s.add_argument("--out", required=True)
+
+    s = step("mask-store", cmd_mask_store, "a few-shot store: attribute sentences kept for N lines per "
+             "combination of the train and valid splits, cleared elsewhere")
+    s.add_argument("--store", required=True, help="the full context store (vectors or tags)")
+    s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH", help="train and valid")
+    s.add_argument("--per-combination", required=True, help="lines per attribute combination, or 'all'")
+    s.add_argument("--seed", type=int, required=True)
     s.add_argument("--out", required=True)
 
     s = step("bench-store", cmd_bench_store, "embedding store vs on-the-fly embedding: size and speed")

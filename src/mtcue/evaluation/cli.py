@@ -48,6 +48,26 @@ def cmd_comet_model(a):
     log.info("COMET model %s: %s", a.comet_model, known["unavailable"] or f"checkpoint {known['checkpoint']}")
 
 
+def cmd_score_eamt22(a):
+    from mtcue.evaluation.eamt22 import score_eamt22
+    from mtcue.records import write_record
+
+    scores = score_eamt22(a.hyps, a.corpus, a.direction, a.detector)
+    spec = json.loads(a.spec) if a.spec else {}
+    # The x-axis of Figure 4: annotated training lines, from the few-shot store's manifest (0: zero-shot).
+    supervised = 0
+    if a.fewshot_store:
+        supervised = json.loads((Path(a.fewshot_store) / "manifest.json").read_text())["masked"]["supervised"]["train"]
+    record = {"kind": "eamt22", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, "fewshot": spec.get("fewshot"),
+              "context_columns": spec.get("context", {}).get("columns", []), "supervised_samples": supervised,
+              **scores}
+    write_record(a.out, with_provenance(record, a.study))
+    mean = scores["accuracy_mean"]
+    log.info("%s %s EAMT22: mean accuracy %s, BLEU %.2f", a.direction, a.model,
+             "n/a" if mean is None else f"{100 * mean:.1f}", scores["bleu"])
+
+
 def _scoring_args(s) -> None:
     for name in ("--hyps", "--corpus", "--direction", "--model", "--split", "--study", "--config-hash", "--out"):
         s.add_argument(name, required=True)
@@ -56,6 +76,14 @@ def _scoring_args(s) -> None:
 def register(step) -> None:
     s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
     _scoring_args(s)
+
+    s = step("score-eamt22", cmd_score_eamt22,
+             "EAMT22 attribute accuracy (per attribute and mean) and BLEU of a hypothesis file into a record")
+    _scoring_args(s)
+    s.add_argument("--detector", choices=["labels", "polish"], default="labels",
+                   help="labels: the corpus's marker words; polish: Morfeusz-2 rules over Polish output")
+    s.add_argument("--spec", help="the model spec it was translated with (JSON): few-shot setting, context columns")
+    s.add_argument("--fewshot-store", help="a few-shot model's training store (its manifest counts the annotated lines)")
 
     s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
     _scoring_args(s)

@@ -154,17 +154,23 @@ def indistinguishable_from_best(
     return BestAndTied(best, frozenset(name for name, p in p_values.items() if p > alpha), p_values)
 
 
-def _judge(tokens: set[str], gold: str, markers: Mapping[str, Sequence[str]]) -> str:
-    has_gold = any(m in tokens for m in markers.get(gold, ()))
-    has_other = any(m in tokens for value, ms in markers.items() if value != gold for m in ms)
-    if has_gold and not has_other:
+def outcome(shows_gold: bool, shows_other: bool) -> str:
+    """The EAMT22 rule: correct when the hypothesis shows the requested value and no other, incorrect
+    when it shows another and not the requested one, ignored otherwise."""
+    if shows_gold and not shows_other:
         return "correct"
-    if has_other and not has_gold:
+    if shows_other and not shows_gold:
         return "incorrect"
     return "ignored"
 
 
-def _with_accuracy(counts: dict[str, int]) -> dict:
+def judge_markers(tokens: set[str], gold: str, markers: Mapping[str, Sequence[str]]) -> str:
+    """`outcome` of a hypothesis (its marker tokens) against the marker words of each value."""
+    return outcome(any(m in tokens for m in markers.get(gold, ())),
+                   any(m in tokens for value, ms in markers.items() if value != gold for m in ms))
+
+
+def with_accuracy(counts: dict[str, int]) -> dict:
     judged = counts["correct"] + counts["incorrect"]
     return {**counts, "accuracy": counts["correct"] / judged if judged else None}
 
@@ -181,14 +187,14 @@ def phenomenon_accuracy(hyps: list[str], labels: list[Mapping | None]) -> dict[s
     for hyp, sample_labels in zip(hyps, labels):
         tokens = marker_tokens(hyp)
         for phenomenon, label in (sample_labels or {}).items():
-            outcome = _judge(tokens, label["gold"], label["markers"])
+            judged = judge_markers(tokens, label["gold"], label["markers"])
             c = counts.setdefault(phenomenon, {"correct": 0, "incorrect": 0, "ignored": 0})
-            c[outcome] += 1
+            c[judged] += 1
     if ALL in counts:
         raise ValueError(f"a phenomenon may not be called {ALL!r}")
-    result = {p: _with_accuracy(c) for p, c in sorted(counts.items())}
+    result = {p: with_accuracy(c) for p, c in sorted(counts.items())}
     total = {k: sum(c[k] for c in counts.values()) for k in ("correct", "incorrect", "ignored")}
-    result[ALL] = _with_accuracy(total)
+    result[ALL] = with_accuracy(total)
     return result
 
 

@@ -41,6 +41,8 @@ def arch_args(spec: dict) -> list[str]:
     if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
                  "--context-ffn-embed-dim", arch["context_ffn_dim"]]
+        if "context_doc_positions" in arch:  # few-shot variants (config.fewshot_models)
+            args += ["--context-doc-positions", arch["context_doc_positions"]]
     if spec["type"] == "mtcue" and arch["qk_norm_scale_init"] is not None:
         args += ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
     return [str(a) for a in args]

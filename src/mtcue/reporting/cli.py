@@ -37,6 +37,15 @@ def cmd_figure(a):
     figures.save_svg(figures.FIGURES[a.kind](records), a.out)
 
 
+def cmd_figure4(a):
+    import json
+
+    from mtcue.records import load_records
+    from mtcue.reporting.figure4 import write_figure4
+
+    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png)
+
+
 def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import load_records
@@ -88,6 +97,13 @@ def register(step) -> None:
                         "beside the paper (score records)")
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--out", required=True, help="the SVG file")
+
+    s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
+    s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point")
+    s.add_argument("--points", required=True,
+                   help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--png", required=True)
 
     s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
     s.add_argument("--study", required=True)

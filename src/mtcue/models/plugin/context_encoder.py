@@ -26,6 +26,9 @@ def add_context_encoder_args(parser) -> None:
     parser.add_argument("--context-layers", type=int, help="context encoder layers (paper: 6)")
     parser.add_argument("--context-attention-heads", type=int, help="context encoder attention heads")
     parser.add_argument("--context-ffn-embed-dim", type=int, help="context encoder FFN dimension")
+    parser.add_argument("--context-doc-positions", type=int,
+                        help="document slot positions (default: the document columns the data selects); a model "
+                             "fine-tuned on fewer document columns than its parent read keeps the parent's")
 
 
 def context_encoder_defaults(args) -> None:

@@ -1,4 +1,5 @@
-"""Initialise MTCue from a trained BASE checkpoint by exact state-dict key match, with a report.
+"""Initialise MTCue from a trained BASE checkpoint by exact state-dict key match, with a report
+(also a few-shot variant from its trained parent of the same architecture: then every tensor loads).
 
 The authors' code loaded BASE non-strictly and silently dropped the whole decoder; here every
 tensor outside the context modules must load, or building the model fails.
@@ -64,7 +65,7 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
     with torch.no_grad():
         for key in loaded:
             own[key].copy_(base[key])  # state_dict() tensors share storage with the parameters
-    logger.info("initialised from BASE %s: %d tensors (%d parameters) loaded; %d tensors (%d parameters) newly "
+    logger.info("initialised from %s: %d tensors (%d parameters) loaded; %d tensors (%d parameters) newly "
                 "initialised, all in context modules: %s", path, len(loaded), report["loaded_params"], len(new),
                 report["new_params"], sorted({_module_of(k) for k in new}))
     return report

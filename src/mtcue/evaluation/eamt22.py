@@ -1,0 +1,103 @@
+"""EAMT22 control of attributes about the dialogue participants (Vincent et al., 2022b; MTCue paper
+section 3.2): each test line asks, through its attribute sentences ("I am a woman", "I'm talking to a
+group of people", "Formal"), for one value of each attribute; per attribute, a hypothesis is correct
+when it shows the requested value, incorrect when it shows another, and ignored otherwise. Accuracy =
+correct / (correct + incorrect); the summary is the mean over the attributes. BLEU as in score.py.
+
+How a hypothesis shows a value (the detector):
+- `labels`: the marker words of the corpus's gold labels (the synthetic corpus renders every line once per
+  value, docs/formats.md section 1); only the attributes the line's reference shows are judged;
+- `polish`: Morfeusz-2 rules over Polish (mtcue.evaluation.polish), for output without labels; every
+  requested attribute is judged.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from mtcue.data.corpus import marker_tokens
+from mtcue.data.synth.situation import ADDRESSEE_CUES, FEMININE, FORMALITY_CUES, GROUP, MASCULINE, SPEAKER_CUES
+from mtcue.evaluation.score import (
+    bleu,
+    hyp_provenance,
+    judge_markers,
+    outcome,
+    read_hyps_and_corpus,
+    with_accuracy,
+)
+
+ATTRIBUTES = ("speaker_gender", "addressee_gender", "addressee_number", "formality")
+DETECTORS = ("labels", "polish")
+# What each attribute sentence requests (EAMT22: a group of addressees is of mixed gender).
+REQUESTS: dict[str, dict[str, str]] = {
+    **{sentence: {"speaker_gender": g} for g, sentence in SPEAKER_CUES.items()},
+    **{ADDRESSEE_CUES[g]: {"addressee_gender": g, "addressee_number": "singular"} for g in (FEMININE, MASCULINE)},
+    ADDRESSEE_CUES[GROUP]: {"addressee_gender": "mixed", "addressee_number": "plural"},
+    **{sentence: {"formality": f} for f, sentence in FORMALITY_CUES.items()},
+}
+
+
+def requested(cues: list[str], where: str = "") -> dict[str, str]:
+    """{attribute: value} that a line's attribute sentences ask for."""
+    out: dict[str, str] = {}
+    for sentence in cues:
+        if sentence not in REQUESTS:
+            raise ValueError(f"{where}: {sentence!r} is not an EAMT22 attribute sentence "
+                             f"(known: {sorted(REQUESTS)})")
+        out.update(REQUESTS[sentence])
+    return out
+
+
+def judge_by_labels(hyp: str, request: Mapping[str, str], labels: Mapping[str, dict], where: str = "") -> dict:
+    """{attribute: outcome} for the attributes the line's gold labels mark."""
+    tokens = marker_tokens(hyp)
+    out = {}
+    for attribute, label in labels.items():
+        if attribute not in ATTRIBUTES:
+            continue
+        if request.get(attribute, label["gold"]) != label["gold"]:
+            raise ValueError(f"{where}: the attribute sentences ask for {attribute}={request[attribute]} but the "
+                             f"gold label is {label['gold']}")
+        out[attribute] = judge_markers(tokens, label["gold"], label["markers"])
+    return out
+
+
+def judge_by_detector(found: Mapping[str, set[str]], request: Mapping[str, str]) -> dict:
+    """{attribute: outcome} for every requested attribute, from the values a detector found."""
+    return {attribute: outcome(value in found.get(attribute, ()), bool(found.get(attribute, set()) - {value}))
+            for attribute, value in request.items()}
+
+
+def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels") -> dict:
+    """Per-attribute counts and accuracy, their mean (`accuracy_mean`, None when nothing was judged) and
+    BLEU of a hypothesis file against the cleaned test corpus of `direction`."""
+    tgt = direction.split("-")[1]
+    if detector not in DETECTORS:
+        raise ValueError(f"unknown detector {detector!r} (known: {', '.join(DETECTORS)})")
+    if detector == "polish" and tgt != "pl":
+        raise ValueError(f"the 'polish' detector reads Polish output; {direction} translates into {tgt}")
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path)
+    if detector == "polish":
+        from mtcue.evaluation.polish import detect
+    counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
+    annotated = 0
+    for i, (hyp, sample) in enumerate(zip(hyps, samples)):
+        where = f"{corpus_path}, line {i + 1}"
+        request = requested(sample.get("cues") or [], where)
+        annotated += bool(request)
+        if detector == "labels":
+            judged = judge_by_labels(hyp, request, (sample.get("labels") or {}).get(tgt, {}), where)
+        else:
+            judged = judge_by_detector(detect(hyp), request)
+        for attribute, result in judged.items():
+            counts[attribute][result] += 1
+    if not annotated:
+        raise ValueError(f"{corpus_path}: no line carries EAMT22 attribute sentences (`cues`)")
+    attributes = {a: with_accuracy(c) for a, c in counts.items()}
+    judged_accuracies = [c["accuracy"] for c in attributes.values() if c["accuracy"] is not None]
+    scores = bleu(hyps, [s["text"][tgt] for s in samples])
+    return {
+        "detector": detector, "attributes": attributes, "annotated_lines": annotated,
+        "accuracy_mean": sum(judged_accuracies) / len(judged_accuracies) if judged_accuracies else None,
+        "bleu": scores["bleu"], "bleu_signature": scores["bleu_signature"], "bleu_stats": scores["bleu_stats"],
+        **hyp_provenance(hyp_path, hyps),
+    }

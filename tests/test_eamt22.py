@@ -1,0 +1,167 @@
+"""EAMT22 attribute accuracy (per attribute, mean) and BLEU; the offline Polish detector; Figure 4."""
+import json
+
+import pandas as pd
+import pytest
+import sacrebleu
+
+from conftest import make_sample
+from mtcue.cli import main
+from mtcue.data.synth.generator import generate
+from mtcue.evaluation.eamt22 import requested, score_eamt22
+from mtcue.evaluation.polish import detect
+from mtcue.records import read_record
+from mtcue.reporting.figure4 import figure4_frame, write_figure4
+
+FORMALITY = {"formal": ["pani"], "informal": ["twój"]}
+SPEAKER = {"feminine": ["chciałam"], "masculine": ["chciałem"]}
+
+
+def line(i, pl, cues, labels):
+    s = make_sample(i, en="x", cues=cues)
+    s["text"] = {"en": "x", "pl": pl}
+    s["previous"] = {"en": [], "pl": []}
+    s["labels"] = {"pl": labels}
+    return s
+
+
+TEST = [
+    # asks formal + feminine speaker; shows both -> correct, correct
+    line(0, "chciałam pani", ["I am a woman", "I'm talking to a woman", "Formal"],
+         {"formality": {"gold": "formal", "markers": FORMALITY}, "speaker_gender": {"gold": "feminine", "markers": SPEAKER}}),
+    # asks informal; the hypothesis shows the formal form only -> incorrect
+    line(1, "twój", ["I am a man", "I'm talking to a man", "Informal"],
+         {"formality": {"gold": "informal", "markers": FORMALITY}}),
+    # shows both forms -> ignored; speaker masculine asked, shows masculine -> correct
+    line(2, "chciałem twój", ["I am a man", "I'm talking to a man", "Formal"],
+         {"formality": {"gold": "formal", "markers": FORMALITY}, "speaker_gender": {"gold": "masculine", "markers": SPEAKER}}),
+    # shows neither -> ignored
+    line(3, "nic", ["I am a woman", "I'm talking to a group of people", "Informal"],
+         {"formality": {"gold": "informal", "markers": FORMALITY}}),
+]
+HYPS = ["chciałam pani", "pani", "chciałem twój pani", "nic"]
+
+
+@pytest.fixture
+def files(tmp_path, write_corpus):
+    corpus = write_corpus(TEST, "test.jsonl")
+    hyps = tmp_path / "hyps.txt"
+    hyps.write_text("\n".join(HYPS) + "\n")
+    return hyps, corpus
+
+
+def test_accuracy_per_attribute_and_mean_as_the_paper_defines_them(files):
+    scores = score_eamt22(*files, "en-pl")
+    formality, speaker = scores["attributes"]["formality"], scores["attributes"]["speaker_gender"]
+    assert (formality["correct"], formality["incorrect"], formality["ignored"]) == (1, 1, 2)
+    assert formality["accuracy"] == 0.5
+    assert (speaker["correct"], speaker["incorrect"], speaker["ignored"]) == (2, 0, 0) and speaker["accuracy"] == 1.0
+    assert scores["attributes"]["addressee_number"]["accuracy"] is None  # nothing judged: left out of the mean
+    assert scores["accuracy_mean"] == pytest.approx(0.75)
+    assert scores["annotated_lines"] == 4 and scores["n_segments"] == 4
+    assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPS, [[s["text"]["pl"] for s in TEST]]).score)
+
+
+def test_the_request_comes_from_the_attribute_sentences():
+    assert requested(["I am a woman", "I'm talking to a group of people", "Formal"]) == {
+        "speaker_gender": "feminine", "addressee_gender": "mixed", "addressee_number": "plural", "formality": "formal"}
+    assert requested(["I'm talking to a man"]) == {"addressee_gender": "masculine", "addressee_number": "singular"}
+    with pytest.raises(ValueError, match="'Very formal' is not an EAMT22 attribute sentence"):
+        requested(["Very formal"], "test.jsonl, line 3")
+
+
+def test_a_request_that_contradicts_the_gold_label_is_an_error(tmp_path, write_corpus):
+    bad = [line(0, "pani", ["Informal"], {"formality": {"gold": "formal", "markers": FORMALITY}})]
+    hyps = tmp_path / "h.txt"
+    hyps.write_text("pani\n")
+    with pytest.raises(ValueError, match=r"line 1: the attribute sentences ask for formality=informal"):
+        score_eamt22(hyps, write_corpus(bad), "en-pl")
+
+
+@pytest.mark.parametrize("sentence, shows", [
+    ("Chciałabym to zrobić.", {"speaker_gender": {"feminine"}}),
+    ("Widziałem cię wczoraj.", {"speaker_gender": {"masculine"}, "formality": {"informal"},
+                                "addressee_number": {"singular"}}),
+    ("Jestem gotowa.", {"speaker_gender": {"feminine"}}),
+    ("Zrobiłaś to?", {"formality": {"informal"}, "addressee_number": {"singular"}, "addressee_gender": {"feminine"}}),
+    ("Jesteś chory?", {"formality": {"informal"}, "addressee_number": {"singular"}, "addressee_gender": {"masculine"}}),
+    ("Zrobiliście to?", {"formality": {"informal"}, "addressee_number": {"plural"}, "addressee_gender": {"mixed"}}),
+    ("Zrobiłyście to?", {"formality": {"informal"}, "addressee_number": {"plural"}, "addressee_gender": {"feminine"}}),
+    ("Usiądźcie.", {"formality": {"informal"}, "addressee_number": {"plural"}}),
+    ("Czy pan jest gotowy?", {"formality": {"formal"}, "addressee_number": {"singular"},
+                              "addressee_gender": {"masculine"}}),
+    ("Dziękuję państwu.", {"formality": {"formal"}, "addressee_number": {"plural"}, "addressee_gender": {"mixed"}}),
+    ("Proszę usiąść.", {}),        # a polite formula without pan/pani: nothing shows
+    ("Ci ludzie tu byli.", {}),    # "ci": pronoun, particle or determiner: no reading agrees
+])
+def test_the_polish_detector_reads_morphology(sentence, shows):
+    assert detect(sentence) == shows
+
+
+def test_the_polish_detector_agrees_with_the_generators_gold_labels():
+    """On the synthetic corpus's Polish references (rendered by a grammar the detector does not know), the
+    detector never contradicts a gold label and judges most of them."""
+    judged = wrong = total = 0
+    for sample in generate("en-pl", "test", 60, 1):
+        found = detect(sample["text"]["pl"])
+        for attribute, label in sample["labels"].get("pl", {}).items():
+            total += 1
+            values = found.get(attribute, set())
+            judged += bool(values)
+            wrong += bool(values - {label["gold"]})
+    assert total > 300 and wrong == 0 and judged / total > 0.85
+
+
+def test_scoring_with_the_polish_detector_and_the_record(files, tmp_path):
+    out = tmp_path / "eamt22.json"
+    spec = {"fewshot": None, "context": {"columns": ["doc0", "cue1", "cue2", "cue3"]}}
+    assert main(["score-eamt22", "--hyps", str(files[0]), "--corpus", str(files[1]), "--direction", "en-pl",
+                 "--model", "mtcue", "--split", "test", "--study", "t", "--config-hash", "abc", "--detector", "polish",
+                 "--spec", json.dumps(spec), "--out", str(out)]) == 0
+    record = read_record(out, "eamt22")
+    assert record["detector"] == "polish" and record["supervised_samples"] == 0
+    assert record["context_columns"] == ["doc0", "cue1", "cue2", "cue3"]
+    # "chciałam pani": speaker feminine and formal feminine singular addressee, as line 0 asks
+    assert record["attributes"]["speaker_gender"]["correct"] >= 1
+    # line 0 formal as asked, line 1 formal against informal, line 2 both forms, line 3 neither
+    assert [record["attributes"]["formality"][k] for k in ("correct", "incorrect", "ignored")] == [1, 1, 2]
+    assert main(["score-eamt22", "--hyps", str(files[0]), "--corpus", str(files[1]), "--direction", "en-de",
+                 "--model", "m", "--split", "test", "--study", "t", "--config-hash", "abc", "--detector", "polish",
+                 "--out", str(tmp_path / "x.json")]) == 1
+
+
+def eamt22_record(model, supervised, mean, bleu, direction="en-pl"):
+    attributes = {a: {"correct": 1, "incorrect": 0, "ignored": 0, "accuracy": mean}
+                  for a in ("speaker_gender", "addressee_gender", "addressee_number", "formality")}
+    return {"kind": "eamt22", "model": model, "direction": direction, "supervised_samples": supervised,
+            "attributes": attributes, "accuracy_mean": mean, "bleu": bleu}
+
+
+POINTS = [{"direction": "en-pl", "model": "mtcue", "setting": "zero_shot", "per_combination": 0, "record": "mtcue"},
+          {"direction": "en-pl", "model": "mtcue", "setting": "full", "per_combination": "all",
+           "record": "mtcue_fewshot_full"},
+          {"direction": "en-pl", "model": "tagging", "setting": "zero_shot", "per_combination": 0, "record": "tagging"},
+          {"direction": "en-pl", "model": "base", "setting": "baseline", "per_combination": 0, "record": "base"}]
+RECORDS = [eamt22_record("mtcue", 0, 0.6, 70.0), eamt22_record("mtcue_fewshot_full", 2700, 0.95, 80.0),
+           eamt22_record("tagging", 0, 0.5, 69.0), eamt22_record("base", 0, 0.55, 68.0)]
+
+
+def test_figure4_rows_come_from_the_records_with_the_papers_anchors(tmp_path):
+    frame = write_figure4(RECORDS, POINTS, tmp_path / "f.csv", tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    csv = pd.read_csv(tmp_path / "f.csv")
+    for column in ("model", "setting", "samples", "speaker_gender", "addressee_gender", "addressee_number",
+                   "formality", "accuracy_mean", "bleu"):
+        assert column in csv.columns
+    ours = csv[csv["source"] == "ours"].set_index(["model", "setting"])
+    assert ours.loc[("mtcue", "full"), "samples"] == 2700 and ours.loc[("mtcue", "full"), "accuracy_mean"] == 95.0
+    assert ours.loc[("mtcue", "zero_shot"), "bleu"] == 70.0 and ours.loc[("base", "baseline"), "formality"] == 55.0
+    paper = csv[csv["source"] == "paper"].set_index(["model", "setting"])
+    assert paper.loc[("mtcue", "zero_shot"), "accuracy_mean"] == 80.25 and paper.loc[("base", "baseline"), "bleu"] == 23.36
+    assert paper.loc[("tagging", "full"), "note"] == "lower bound"
+    assert len(frame) == len(POINTS) + len(paper)
+
+
+def test_figure4_names_a_missing_record():
+    with pytest.raises(ValueError, match="no EAMT22 record of en-pl/mtcue_fewshot_full"):
+        figure4_frame(RECORDS[:1], POINTS)

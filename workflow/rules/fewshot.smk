@@ -1,0 +1,108 @@
+# EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
+# (config.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
+# sentences kept for N lines per attribute combination. Any model (the variants, their parents
+# zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context.
+
+FEWSHOT_MODELS = cfg.fewshot_models(config)
+FEWSHOT_POINTS = cfg.fewshot_points(config)
+EAMT22_RECORDS = sorted({f"results/records/eamt22/{p['direction']}/{p['record']}.json" for p in FEWSHOT_POINTS})
+FIGURE4 = expand("results/figures/figure4_eamt22_fewshot.{ext}", ext=["csv", "png"]) if FEWSHOT_POINTS else []
+
+
+def eamt22_store(w):
+    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
+    every line's attribute sentences)."""
+    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
+    return context_store(SimpleNamespace(direction=w.direction, model=parent))
+
+
+def eamt22_spec(w):
+    """The model spec with the EAMT22 context columns (JSON)."""
+    spec = model_spec(w)
+    if "context" in spec:
+        spec["context"]["columns"] = cfg.eamt22_columns(config, w.model)
+    return json.dumps(spec, sort_keys=True)
+
+
+def eamt22_inputs(w):
+    """Hypotheses (a model without context: its ordinary test translation) and a variant's store."""
+    contextual = cfg.is_contextual(cfg.model_entry(config, w.model))
+    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if contextual else f"results/hyps/{w.direction}/{w.model}.test.txt"
+    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
+
+
+rule fewshot_store:
+    input:
+        store=lambda w: eamt22_store(w)["store"],
+        train=lambda w: clean_corpus(w, "train"),
+        valid=lambda w: clean_corpus(w, "valid"),
+    output:
+        directory("results/fewshot/{direction}/{model}"),
+    wildcard_constraints:
+        model="|".join(FEWSHOT_MODELS) or "^$",
+    params:
+        per_combination=lambda w: FEWSHOT_MODELS[w.model]["fewshot"]["samples"],
+        seed=config["seed"],
+    log:
+        "results/logs/fewshot_store/{direction}.{model}.log",
+    shell:
+        "mtcue mask-store --store {input.store} --corpus train={input.train} --corpus valid={input.valid} "
+        "--per-combination {params.per_combination} --seed {params.seed} --out {output} 2> {log}"
+
+
+rule eamt22_translate:
+    input:
+        unpack(eamt22_store),
+        model="results/models/{direction}/{model}/checkpoint_best.pt",
+        data="results/bin/{direction}",
+        corpus=lambda w: clean_corpus(w, "test"),
+    output:
+        "results/hyps/eamt22/{direction}/{model}.txt",
+    params:
+        spec=eamt22_spec,
+        generation=json.dumps(config["generation"]),
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/eamt22_translate/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+    shell:
+        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
+        "--context-dir {input.store} --checkpoint {input.model} --split test --corpus {input.corpus} "
+        "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
+
+
+rule eamt22_score:
+    input:
+        unpack(eamt22_inputs),
+        corpus=lambda w: clean_corpus(w, "test"),
+    output:
+        "results/records/eamt22/{direction}/{model}.json",
+    params:
+        spec=eamt22_spec,
+        config_hash=cfg_hash,
+        study=STUDY,
+        detector=config["experiments"]["fewshot"]["detector"],
+        fewshot=lambda w, input: f"--fewshot-store {input.fewshot}" if "fewshot" in input.keys() else "",
+    log:
+        "results/logs/eamt22_score/{direction}.{model}.log",
+    shell:
+        "mtcue score-eamt22 --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
+        "--model {wildcards.model} --split test --study {params.study} --config-hash {params.config_hash} "
+        "--detector {params.detector} --spec {params.spec:q} {params.fewshot} --out {output} 2> {log}"
+
+
+rule figure4:
+    input:
+        EAMT22_RECORDS,
+    output:
+        csv="results/figures/figure4_eamt22_fewshot.csv",
+        png="results/figures/figure4_eamt22_fewshot.png",
+    params:
+        points=json.dumps(FEWSHOT_POINTS),
+    log:
+        "results/logs/figure4.log",
+    shell:
+        "mtcue figure4 --records {input} --points {params.points:q} --csv {output.csv} --png {output.png} 2> {log}"
