@@ -31,6 +31,10 @@ TINY = {
         "novotney_cue": {"type": "novotney_cue", "init_from": "base", "arch": CONTEXTUAL},
         "mtcue": {"type": "mtcue", "init_from": "base", "arch": CONTEXTUAL},
     },
+    # EAMT22 few-shot (Figure 4) on German (formality and addressee number), three settings.
+    "experiments": {"fewshot": {"directions": ["en-de"], "models": ["mtcue", "tagging"], "baseline": "base",
+                                "settings": {"zero_shot": 0, "1": 1, "full": "all"},
+                                "training": {"max_epoch": 2, "patience": 2}}},
     # An absent model: COMET is then "n/a" with the reason, and the DAG still completes.
     "evaluation": {"comet": {"model": NO_COMET}},
     "generation": {"beam": 2},
@@ -127,3 +131,27 @@ def test_rerun_does_nothing_and_mlflow_has_one_run_per_model(study):
         assert run.info.start_time == 1000 * datetime.fromisoformat(record["started"]).timestamp()
         assert run.info.end_time == 1000 * datetime.fromisoformat(record["finished"]).timestamp()
         assert run.data.tags["mtcue.model_path"] == f"results/models/en-de/{model}/checkpoint_best.pt"
+
+
+@pytest.mark.slow
+def test_fewshot_figure_from_the_eamt22_records(study):
+    """Figure 4's rows are the EAMT22 records of each (model, setting): the parent zero-shot, the fine-tuned
+    variants, the baseline; a variant was initialised with every tensor of its parent."""
+    figure = pd.read_csv(study / "results" / "figures" / "figure4_eamt22_fewshot.csv")
+    ours = figure[figure["source"] == "ours"].set_index(["model", "setting"])
+    assert sorted(ours.index) == sorted([(m, s) for m in ("mtcue", "tagging") for s in ("zero_shot", "1", "full")]
+                                        + [("base", "baseline")])
+    for (model, setting), row in ours.iterrows():
+        name = model if setting in ("zero_shot", "baseline") else f"{model}_fewshot_{setting}"
+        record = json.loads((study / "results" / "records" / "eamt22" / "en-de" / f"{name}.json").read_text())
+        assert row["bleu"] == pytest.approx(record["bleu"], abs=0.01)
+        assert row["samples"] == record["supervised_samples"]
+        if record["attributes"]["formality"]["accuracy"] is not None:
+            assert row["formality"] == pytest.approx(100 * record["attributes"]["formality"]["accuracy"], abs=0.01)
+    store = json.loads((study / "results" / "fewshot" / "en-de" / "mtcue_fewshot_1" / "manifest.json").read_text())
+    assert ours.loc[("mtcue", "1"), "samples"] == store["masked"]["supervised"]["train"] <= 12  # one per combination
+    assert ours.loc[("mtcue", "zero_shot"), "samples"] == 0
+    assert ours.loc[("mtcue", "full"), "samples"] > ours.loc[("mtcue", "1"), "samples"]
+    report = json.loads((study / "results" / "checkpoints" / "en-de" / "tagging_fewshot_1" / "init_report.json").read_text())
+    assert report["new"] == [] and report["unused_base_keys"] == [] and report["shape_mismatch"] == []
+    assert report["pretrained_base"] == "results/models/en-de/tagging/checkpoint_best.pt"
