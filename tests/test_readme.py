@@ -103,3 +103,26 @@ def test_the_repository_readme_holds_rendered_results():
     if problem == "it was not rendered from records (no stamp line)":
         pytest.skip("README.md's results are not yet rendered from a run's records: run `make readme` after `make demo`")
     assert problem is None, f"README.md's results block: {problem}; rerun `make readme` instead of editing it"
+
+
+def eamt22(model, accuracy, bleu_score, samples=0, fewshot=None, columns=("doc0", "cue1")):
+    return {"kind": "eamt22", "model": model, "direction": "en-de", "split": "test", "study": "demo",
+            "accuracy_mean": accuracy, "bleu": bleu_score, "supervised_samples": samples, "fewshot": fewshot,
+            "context_columns": list(columns), "detector": "labels", "attributes": {}, "bleu_signature": SIG,
+            "n_segments": 4, "hyp_sha256": "0" * 64, "config_hash": "h", "git_commit": COMMIT}
+
+
+def test_fewshot_points_follow_the_tables_and_variants_stay_out_of_table3(tmp_path):
+    folder = write_run(tmp_path / "records")
+    variant = {"parent": "mtcue", "setting": "5", "samples": 5}
+    for record in (eamt22("mtcue", 0.5, 80.0), eamt22("base", None, 70.0, columns=()),
+                   eamt22("mtcue_fewshot_5", 0.875, 81.256, samples=60, fewshot=variant)):
+        write_record(folder / "eamt22" / "en-de" / f"{record['model']}.json", record)
+    write_record(folder / "train" / "en-de" / "mtcue_fewshot_5.json", train("mtcue_fewshot_5", "en-de", 1, (9.0,), 1, 354_000))
+    lines = render([Run.load(folder)]).splitlines()
+    assert "| model | zero-shot | 5 (60 lines) |" in lines
+    assert "| MTCUE | 50.0 / 80.00 | 87.5 / 81.26 |" in lines
+    assert any("BASE without context: n/a / 70.00" in line for line in lines)
+    # The variant is no row of Table 3.
+    assert not [line for line in lines if line.startswith("| MTCUE-FEWSHOT")]
+    assert "| MTCUE | 354k | 2/2/2 | 5.0 ± 0.0 | 2.0 ± 1.4 (fine-tuning) |" in lines

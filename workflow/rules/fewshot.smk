@@ -45,6 +45,8 @@ rule fewshot_store:
         seed=config["seed"],
     log:
         "results/logs/fewshot_store/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/fewshot_store/{direction}.{model}.tsv"
     shell:
         "mtcue mask-store --store {input.store} --corpus train={input.train} --corpus valid={input.valid} "
         "--per-combination {params.per_combination} --seed {params.seed} --out {output} 2> {log}"
@@ -88,6 +90,8 @@ rule eamt22_score:
         fewshot=lambda w, input: f"--fewshot-store {input.fewshot}" if "fewshot" in input.keys() else "",
     log:
         "results/logs/eamt22_score/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/eamt22_score/{direction}.{model}.tsv"
     shell:
         "mtcue score-eamt22 --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split test --study {params.study} --config-hash {params.config_hash} "
@@ -99,10 +103,12 @@ rule figure4:
         EAMT22_RECORDS,
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",
-        png="results/figures/figure4_eamt22_fewshot.png",
+        png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
     params:
         points=json.dumps(FEWSHOT_POINTS),
     log:
         "results/logs/figure4.log",
+    benchmark:
+        "results/benchmarks/figure4.tsv"
     shell:
         "mtcue figure4 --records {input} --points {params.points:q} --csv {output.csv} --png {output.png} 2> {log}"

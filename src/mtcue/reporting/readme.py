@@ -1,8 +1,8 @@
 """The README's results, rendered from the records of a run of the study, never copied by hand.
 
 `mtcue readme-results --records results/records --readme README.md` (`make readme`) replaces
-what lies between BEGIN and END in the README with condensed Tables 3 and 4 and the phenomena,
-naming the run they come from (study, commit, seed). Records of further runs (other seeds, or
+what lies between BEGIN and END in the README with condensed Tables 3 and 4, the phenomena and,
+where the run has EAMT22 records, Figure 4's points, naming the run they come from (study, commit, seed). Records of further runs (other seeds, or
 the same seed on another machine) add a table of the spread between runs. The block's first line
 holds a checksum of the rest, so a hand edit shows (tests/test_readme.py).
 """
@@ -45,13 +45,17 @@ class Run:
     scores: list[dict]
     comets: list[dict]
     trains: list[dict]
+    eamt22: list[dict] = ()
 
     @classmethod
     def load(cls, records_dir: str | Path) -> Run:
         folder = Path(records_dir)
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
-        run = cls(str(folder), *(load_records(folder, kind) for kind in ("score", "comet", "train")))
+        scores, comets, trains, eamt22 = (load_records(folder, kind) for kind in ("score", "comet", "train", "eamt22"))
+        # Table 3 describes the scored (main) models; few-shot variants train too, but are Figure 4's.
+        scored = {(r["direction"], r["model"]) for r in scores}
+        run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22)
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score and train records")
         return run
@@ -131,6 +135,35 @@ def models_section(run: Run) -> list[str]:
             *markdown_table(display)]
 
 
+def _eamt22_cell(record: dict) -> str:
+    mean = record["accuracy_mean"]
+    return f"{NA if mean is None else f'{100 * mean:.1f}'} / {record['bleu']:.2f}"
+
+
+def fewshot_section(run: Run) -> list[str]:
+    """Figure 4's points: per direction and parent, mean attribute accuracy / BLEU in each setting."""
+    lines = []
+    for direction in sorted({r["direction"] for r in run.eamt22}):
+        records = [r for r in run.eamt22 if r["direction"] == direction]
+        variants = [r for r in records if r["fewshot"]]
+        if not variants:
+            continue
+        parents = list(dict.fromkeys(r["fewshot"]["parent"] for r in variants))
+        settings = sorted({(r["supervised_samples"], r["fewshot"]["setting"]) for r in variants})
+        display = pd.DataFrame(index=pd.Index([display_name(p) for p in parents], name="model"))
+        by_model = {r["model"]: r for r in records}
+        display["zero-shot"] = [_eamt22_cell(by_model[p]) if p in by_model else NA for p in parents]
+        for samples, setting in settings:
+            of = {r["fewshot"]["parent"]: r for r in variants if r["fewshot"]["setting"] == setting}
+            display[f"{setting} ({samples} lines)"] = [_eamt22_cell(of[p]) if p in of else NA for p in parents]
+        baselines = [r for r in records if not r["context_columns"]]
+        baseline = "; ".join(f"{display_name(r['model'])} without context: {_eamt22_cell(r)}" for r in baselines)
+        lines += [f"EAMT22 few-shot ({direction}; Figure 4 in `results/figures/figure4_eamt22_fewshot.png`): mean "
+                  "attribute accuracy (%) / BLEU, zero-shot and fine-tuned with the attribute sentences of N "
+                  f"annotated training lines{'; ' + baseline if baseline else ''}:", "", *markdown_table(display), ""]
+    return lines[:-1]
+
+
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per model: the range (max - min over runs) of each direction's value, mean and largest over
     the directions where every run has a value."""
@@ -162,6 +195,8 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
     first = runs[0]
     body = [f"From one run of the study: {first.describe()}.", "", *bleu_section(first, bootstrap), "",
             *phenomena_section(first), "", *models_section(first)]
+    if fewshot := fewshot_section(first):
+        body += ["", *fewshot]
     if len(runs) > 1:
         body += ["", *spread_section(runs)]
     text = "\n".join(body) + "\n"
