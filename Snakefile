@@ -28,6 +28,7 @@ include: "workflow/rules/fewshot.smk"
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
 report: "workflow/report/workflow.rst"
+include: "workflow/rules/ablation.smk"
 
 
 rule all:
@@ -37,3 +38,4 @@ rule all:
         MLFLOW_RUNS,
         EVAL_SETS,
         FIGURE4,
+        ABLATION_TABLES,

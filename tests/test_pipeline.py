@@ -1,10 +1,12 @@
 """End to end: a tiny slice of the real Snakemake DAG, asserting on the table it writes."""
 import json
+import math
 import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -30,6 +32,14 @@ TINY = {
         "tagging": {"type": "tagging", "init_from": "base_pm", "arch": ARCH_PM},
         "novotney_cue": {"type": "novotney_cue", "init_from": "base", "arch": CONTEXTUAL},
         "mtcue": {"type": "mtcue", "init_from": "base", "arch": CONTEXTUAL},
+        "mtcue_discrete": {"type": "mtcue", "init_from": "base", "context_kind": "tags", "arch": CONTEXTUAL},
+        "mtcue_random_context": {"type": "mtcue", "init_from": "base", "random_context": True, "arch": CONTEXTUAL},
+    },
+    "experiments": {
+        "quality": {"models": MODELS},
+        "ablation": {"directions": ["en-de"], "rows": {"Full MTCUE": "mtcue", "no MINILM-V2": "mtcue_discrete",
+                                                       "random context": "mtcue_random_context",
+                                                       "no context (non-contextual Transformer)": "base"}},
     },
     # EAMT22 few-shot (Figure 4) on German (formality and addressee number), three settings.
     "experiments": {"fewshot": {"directions": ["en-de"], "models": ["mtcue", "tagging"], "baseline": "base",
@@ -155,3 +165,62 @@ def test_fewshot_figure_from_the_eamt22_records(study):
     report = json.loads((study / "results" / "checkpoints" / "en-de" / "tagging_fewshot_1" / "init_report.json").read_text())
     assert report["new"] == [] and report["unused_base_keys"] == [] and report["shape_mismatch"] == []
     assert report["pretrained_base"] == "results/models/en-de/tagging/checkpoint_best.pt"
+
+
+@pytest.mark.slow
+def test_store_row_i_is_the_context_of_binarised_sample_i(study):
+    """The doc0 vector of row i of each split's store index is the embedding of binarised source i,
+    decoded; doc1 (the previous line) is the decoded source of the sample before whenever it exists."""
+    from fairseq.data import Dictionary, data_utils
+    from sentence_transformers import SentenceTransformer
+
+    from mtcue.context.embed import resolve_encoder_path
+    from mtcue.context.store import ContextStore
+
+    results = study / "results"
+    store = ContextStore(results / "embed" / "en-de" / "all-MiniLM-L6-v2.mean")
+    encoder = SentenceTransformer(resolve_encoder_path("all-MiniLM-L6-v2"), device="cpu")
+    dictionary = Dictionary.load(str(results / "bin" / "en-de" / "dict.en.txt"))
+    doc0, doc1 = store.columns.index("doc0"), store.columns.index("doc1")
+    for split in ("train", "test"):
+        tokens = data_utils.load_indexed_dataset(str(results / "bin" / "en-de" / f"{split}.en-de.en"), dictionary)
+        sources = [dictionary.string(tokens[i], bpe_symbol="sentencepiece") for i in range(len(tokens))]
+        index = store.index(split)
+        assert len(index) == len(sources)
+        sample = sources if split == "test" else sources[::25]
+        rows = index[:len(sources)] if split == "test" else index[::25]
+        expected = encoder.encode(sample, convert_to_numpy=True)
+        np.testing.assert_allclose(store.vectors[rows[:, doc0]], expected, atol=1e-5)
+        has_previous = index[1:, doc1] >= 0
+        assert has_previous.mean() > 0.3
+        assert (index[1:, doc1][has_previous] == index[:-1, doc0][has_previous]).all()
+
+
+@pytest.mark.slow
+def test_trained_mtcue_used_w_1_and_the_qk_scale_of_its_columns(study):
+    import torch
+
+    from mtcue.models.plugin.qk_norm_attention import default_qk_scale
+
+    checkpoint = torch.load(study / "results" / "models" / "en-de" / "mtcue" / "checkpoint_best.pt",
+                            map_location="cpu", weights_only=False)
+    args = checkpoint["cfg"]["model"]
+    assert args.parallel_attn_weight == 1.0 and not args.no_qk_norm
+    assert args.qk_norm_scale_init == default_qk_scale(12) == pytest.approx(math.log2(132))  # doc0..5 + metadata
+
+
+@pytest.mark.slow
+def test_ablation_table_from_the_dag(study):
+    table = pd.read_csv(study / "results" / "tables" / "table6_ablation.csv").set_index("ablation")
+    rows = TINY["experiments"]["ablation"]["rows"]
+    assert list(table.index) == list(rows) and list(table["model"]) == list(rows.values())
+    for label, model in rows.items():
+        record = json.loads((study / "results" / "records" / "score" / "en-de" / f"{model}.valid.json").read_text())
+        assert table.loc[label, "en-de BLEU"] == pytest.approx(record["bleu"])
+    assert table.loc["Full MTCUE", "paper COMET en-de"] == 46.89
+    assert table["IWSLT22 formality en-de accuracy %"].isna().all()
+    md = (study / "results" / "tables" / "table6_ablation.md").read_text()
+    assert "IWSLT22 formality en-de: n/a, this config runs no formality experiment" in md
+    # the ablation models were trained in the ablation direction only, from BASE
+    report = json.loads((study / "results" / "checkpoints" / "en-de" / "mtcue_discrete" / "init_report.json").read_text())
+    assert report["missing_base_keys"] == [] and any("embed_tags" in k for k in report["new"])

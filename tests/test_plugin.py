@@ -264,7 +264,8 @@ def test_baselines_prepend_their_context_states_to_the_source():
     args = batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"]
     out = tagging.encoder(*args)
     source = TransformerEncoder.forward(tagging.encoder, batch["src_tokens"], batch["src_lengths"])
-    tags = tagging.encoder.tag_scale * tagging.encoder.context_tags(batch["context"]).transpose(0, 1)
+    weight = tagging.encoder.context_tags.weight   # tags embedded as fairseq embeds tokens: x sqrt(d)
+    tags = math.sqrt(weight.shape[1]) * F.embedding(batch["context"], weight).transpose(0, 1)
     torch.testing.assert_close(out["encoder_out"][0], torch.cat([tags, source["encoder_out"][0]]))
     assert torch.equal(out["encoder_padding_mask"][0],
                        torch.cat([batch["context_padding_mask"], source["encoder_padding_mask"][0]], dim=1))

@@ -17,12 +17,15 @@ from mtcue.io import TextFileError, read_text
 
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
+# A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors"}
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
 CORPUS_PAIRS: dict[str, tuple[str, ...]] = {"synthetic": ("en-de", "en-fr", "en-pl", "en-ru"),
                                              "opensubtitles": ("en-de", "en-fr", "en-pl", "en-ru")}
+# Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
+ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
 
 
 class ConfigError(ValueError):
@@ -60,6 +63,26 @@ def _fill_defaults(value: Any, node: dict, root: dict) -> None:
             _fill_defaults(value[key], extra, root)
 
 
+def _check_switches(name: str, model: dict) -> None:
+    """Each switch of a model entry must act on a part the model has."""
+    kind, has_encoder = context_kind(model), CONTEXT_KIND[model["type"]] == "vectors"
+    if "context_kind" in model and not has_encoder:
+        raise ConfigError(f"models.{name}.context_kind: a '{model['type']}' model has no context encoder")
+    for key in ("context_encoder", "context_encoder_per_direction", "context_pooling"):
+        if key in model and kind != "vectors":
+            raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
+    if model["random_context"] and kind is None:
+        raise ConfigError(f"models.{name}.random_context: a '{model['type']}' model reads no context")
+    arch = model["arch"]
+    if not arch["context_positions"] and not has_encoder:
+        raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
+    if model["type"] != "mtcue" and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):
+        raise ConfigError(f"models.{name}.arch: qk_norm and qk_norm_scale_init are MTCUE's; "
+                          f"a '{model['type']}' model has no QK-norm")
+    if not arch["qk_norm"] and arch["qk_norm_scale_init"] is not None:
+        raise ConfigError(f"models.{name}.arch.qk_norm_scale_init: set, but qk_norm is false")
+
+
 def _check_semantics(cfg: dict) -> None:
     for direction in cfg["directions"]:
         src, tgt = direction.split("-")
@@ -71,9 +94,7 @@ def _check_semantics(cfg: dict) -> None:
         raise ConfigError(f"directions: {unavailable} need language pairs that corpus.source '{source}' cannot "
                           f"provide (it provides {', '.join(CORPUS_PAIRS[source])}, in either direction)")
     for name, model in cfg["models"].items():
-        for key in ("context_encoder", "context_pooling"):
-            if key in model and CONTEXT_KIND[model["type"]] != "vectors":
-                raise ConfigError(f"models.{name}.{key}: a '{model['type']}' model reads no context vectors")
+        _check_switches(name, model)
         parent = model.get("init_from")
         if parent is not None and parent not in cfg["models"]:
             raise ConfigError(
@@ -88,9 +109,13 @@ def _check_semantics(cfg: dict) -> None:
     for key, names in experiment_models(cfg).items():
         unknown = [n for n in names if n not in cfg["models"]]
         if unknown:
-            raise ConfigError(f"experiments.{key}.models: {unknown} are not models of this config "
+            where = "rows" if key == "ablation" else "models"
+            raise ConfigError(f"experiments.{key}.{where}: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
+    unknown = [d for d in cfg["experiments"]["ablation"]["directions"] if d not in cfg["directions"]]
+    if unknown:
+        raise ConfigError(f"experiments.ablation.directions: {unknown} are not in `directions`")
     selections = {"context.columns": cfg["context"]["columns"],
                   "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
@@ -103,9 +128,13 @@ def _check_semantics(cfg: dict) -> None:
         doc = [c for c in selected_columns(cfg, selection) if c.startswith("doc")]
         if doc != column_groups(cfg)["doc"][:len(doc)]:
             raise ConfigError(f"{key}: document slots must run from doc0 without gaps (slot positions), got {doc}")
-    unknown = set(cfg["context"]["encoder_per_direction"]) - set(cfg["directions"])
-    if unknown:
-        raise ConfigError(f"context.encoder_per_direction: {sorted(unknown)} are not in `directions`")
+    overrides = {"context.encoder_per_direction": cfg["context"]["encoder_per_direction"]}
+    overrides |= {f"models.{name}.context_encoder_per_direction": m["context_encoder_per_direction"]
+                  for name, m in cfg["models"].items() if "context_encoder_per_direction" in m}
+    for key, per_direction in overrides.items():
+        unknown = set(per_direction) - set(cfg["directions"])
+        if unknown:
+            raise ConfigError(f"{key}: {sorted(unknown)} are not in `directions`")
 
 
 def _check_fewshot(cfg: dict) -> None:
@@ -176,9 +205,11 @@ def pairs(cfg: dict) -> list[str]:
 
 
 def encoder_for(cfg: dict, direction: str, model: str | None = None) -> str:
-    """The sentence encoder of `model` (its own `context_encoder`, else the direction's)."""
-    own = model_entry(cfg, model).get("context_encoder") if model else None
-    return own or cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"])
+    """The sentence encoder of `model` in `direction`: the model's own for that direction, its own
+    for every direction, the study's for that direction, the study's: the first one set."""
+    entry = model_entry(cfg, model) if model else {}
+    return (entry.get("context_encoder_per_direction", {}).get(direction) or entry.get("context_encoder")
+            or cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"]))
 
 
 def store_name(context: dict) -> str:
@@ -216,7 +247,8 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
     """{experiment: the configured models it names} (Tables 3-4 default to every model)."""
     fewshot = cfg["experiments"]["fewshot"]
     return {"quality": cfg["experiments"]["quality"]["models"] or list(cfg["models"]),
-            "fewshot": fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else [])}
+            "fewshot": fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else []),
+            "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values()))}
 
 
 def fewshot_name(parent: str, setting: str) -> str:
@@ -294,6 +326,32 @@ def model_entry(cfg: dict, model: str) -> dict:
     return models[model]
 
 
+def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
+    """Table 6's zero-shot columns: {record kind: {"direction", "unavailable"}}, where
+    `unavailable` is None when the ablation models' records of that kind are written in this
+    study (results/records/{kind}/{direction}/{model}.json), else the reason they cannot be."""
+    ablation, out = cfg["experiments"]["ablation"], {}
+    for kind, experiment in ZEROSHOT_RECORDS.items():
+        direction = ablation["zeroshot"][kind]
+        section = cfg["experiments"].get(experiment) or {}
+        if not section:
+            reason = f"this config runs no {experiment} experiment (experiments.{experiment}), which writes them"
+        elif direction not in section.get("directions", []):
+            reason = f"experiments.{experiment}.directions does not include {direction}"
+        elif direction not in ablation["directions"]:
+            reason = (f"the ablation models are not trained in {direction} "
+                      f"(experiments.ablation.directions: {', '.join(ablation['directions'])})")
+        else:
+            reason = None
+        out[kind] = {"direction": direction, "unavailable": reason}
+    return out
+
+
+def context_kind(model: dict) -> str | None:
+    """The kind of context store a config model entry reads: its `context_kind`, else its type's."""
+    return model.get("context_kind") or CONTEXT_KIND[model["type"]]
+
+
 def is_contextual(spec: dict) -> bool:
     return CONTEXT_KIND[spec["type"]] is not None
 
@@ -312,11 +370,12 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     }
     if "fewshot" in entry:
         spec["fewshot"] = entry["fewshot"]
-    kind = CONTEXT_KIND[entry["type"]]
+    kind = context_kind(entry)
+    if kind is not None:
+        spec["context"] = {"kind": kind, "columns": model_columns(cfg, model), "random": entry["random_context"]}
     if kind == "vectors":
-        spec["context"] = {"columns": model_columns(cfg, model), "encoder": encoder_for(cfg, direction, model),
-                           "pooling": entry.get("context_pooling", "mean")}
+        spec["context"] |= {"encoder": encoder_for(cfg, direction, model), "pooling": entry.get("context_pooling", "mean")}
     elif kind == "tags":
-        spec["context"] = {"columns": model_columns(cfg, model), "tags_min_docs": cfg["context"]["tags_min_docs"]}
+        spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
     return spec
 

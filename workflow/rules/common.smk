@@ -79,7 +79,7 @@ def context_store(w):
     entry = cfg.model_entry(config, w.model)
     if "fewshot" in entry:
         return {"store": f"results/fewshot/{w.direction}/{w.model}"}
-    kind = cfg.CONTEXT_KIND[entry["type"]]
+    kind = cfg.context_kind(entry)
     if kind == "vectors":
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}

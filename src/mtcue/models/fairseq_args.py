@@ -24,6 +24,8 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
             raise ValueError(f"model '{spec['model']}' ({spec['type']}) needs a context embedding store")
         args += ["--task", "contextual_translation", "--context-dir", str(context_dir),
                  "--context-columns", ",".join(spec["context"]["columns"])]
+        if spec["context"]["random"]:
+            args += ["--random-context-seed", str(spec["seed"])]
     else:
         args += ["--task", "translation"]
     return args
@@ -40,12 +42,20 @@ def arch_args(spec: dict) -> list[str]:
         args += ["--context-dropout", arch["context_dropout"]]
     if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
-                 "--context-ffn-embed-dim", arch["context_ffn_dim"]]
+                 "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-kind", spec["context"]["kind"]]
+        args += [] if arch["context_positions"] else ["--no-context-positions"]
         if "context_doc_positions" in arch:  # few-shot variants (config.fewshot_models)
             args += ["--context-doc-positions", arch["context_doc_positions"]]
-    if spec["type"] == "mtcue" and arch["qk_norm_scale_init"] is not None:
-        args += ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
+    if spec["type"] == "mtcue":
+        args += [] if arch["qk_norm"] else ["--no-qk-norm"]
+        args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
     return [str(a) for a in args]
+
+
+def generation_args(generation: dict) -> list[str]:
+    """Beam search settings (config `generation`) for fairseq-generate."""
+    return [str(a) for a in ("--beam", generation["beam"], "--batch-size", generation["batch_size"],
+                             "--max-len-a", generation["max_len_a"], "--max-len-b", generation["max_len_b"])]
 
 
 def optimisation_args(spec: dict, use_cuda: bool) -> list[str]:

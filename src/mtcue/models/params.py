@@ -34,13 +34,13 @@ class DataFreeTask:
 def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
     """The fairseq model of config type `model_type` with `arch_args` (fairseq argument names with
     underscores, e.g. {"encoder_layers": 6}) over the architecture's defaults; shared embeddings by
-    default. A `task` of another context kind than the type reads is adjusted to it."""
+    default. A `task` of another context kind than the model reads is adjusted to it."""
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
     import mtcue.models.plugin  # noqa: F401  (registers the contextual models)
 
     arch = FAIRSEQ_ARCH[model_type]
-    task.context_kind = CONTEXT_KIND[model_type] or task.context_kind
+    task.context_kind = arch_args.get("context_kind") or CONTEXT_KIND[model_type] or task.context_kind
     args = argparse.Namespace(arch=arch, **{"share_all_embeddings": True, **arch_args})
     ARCH_CONFIG_REGISTRY[arch](args)
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
@@ -52,7 +52,7 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
     tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
     batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
              "prev_output_tokens": tokens.flip(1)}
-    kind = CONTEXT_KIND[model_type]
+    kind = CONTEXT_KIND[model_type] and task.context_kind
     if kind == "vectors":
         batch["context"] = torch.randn(batch_size, task.n_columns, task.context_dim)
     elif kind == "tags":

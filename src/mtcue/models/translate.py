@@ -45,9 +45,8 @@ def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, spli
 
     check_checkpoint(checkpoint, "the model's checkpoint")
     args = [*fa.task_args(spec, direction, data_bin, context_dir),
-            "--path", str(checkpoint), "--gen-subset", split, "--beam", str(generation["beam"]),
-            "--batch-size", str(generation["batch_size"]), "--max-len-a", str(generation["max_len_a"]),
-            "--max-len-b", str(generation["max_len_b"]), "--remove-bpe", "sentencepiece",
+            "--path", str(checkpoint), "--gen-subset", split, *fa.generation_args(generation),
+            "--remove-bpe", "sentencepiece",
             "--num-workers", "0", "--seed", str(spec["seed"])]
     args += [] if torch.cuda.is_available() else ["--cpu"]
     log.info("fairseq-generate %s", " ".join(args))

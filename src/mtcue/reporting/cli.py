@@ -46,6 +46,27 @@ def cmd_figure4(a):
     write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png)
 
 
+def _by_kind(items: list[str], option: str) -> dict[str, str]:
+    """KIND=VALUE options as {kind: value}."""
+    pairs = [item.split("=", 1) for item in items]
+    bad = [item for item, pair in zip(items, pairs) if len(pair) != 2]
+    if bad:
+        raise ValueError(f"{option} takes KIND=VALUE, got {bad}")
+    return dict(pairs)
+
+
+def cmd_table_ablation(a):
+    from mtcue.records import load_records
+    from mtcue.reporting import ablation, tables
+
+    zeroshot = {"formality": load_records(a.formality_records, "formality"),
+                "eamt22": load_records(a.eamt22_records, "eamt22")}
+    ablation.write_ablation_table(
+        json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
+        zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
+        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+
+
 def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import load_records
@@ -104,6 +125,22 @@ def register(step) -> None:
                    help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
+
+    s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model")
+    s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
+    s.add_argument("--split", default="valid", help="split of the score records shown")
+    s.add_argument("--records", nargs="+", required=True, help="score records of every row model and direction")
+    s.add_argument("--comet-records", nargs="*", default=[])
+    s.add_argument("--formality-records", nargs="*", default=[], help="IWSLT22 formality records, one per row model")
+    s.add_argument("--eamt22-records", nargs="*", default=[], help="EAMT22 records, one per row model")
+    s.add_argument("--zeroshot-direction", nargs="+", action="extend", default=[], metavar="KIND=DIRECTION",
+                   help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl")
+    s.add_argument("--unavailable", nargs="+", action="extend", default=[], metavar="KIND=REASON",
+                   help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
+    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
 
     s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
     s.add_argument("--study", required=True)

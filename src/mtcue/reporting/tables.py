@@ -107,7 +107,8 @@ PAPER_ENCODERS = {
     "mtcue": PaperEncoder(
         "all-MiniLM-L12-v2 (en→xx) and paraphrase-multilingual-MiniLM-L12-v2 (xx→en), mean pooling", "mean",
         lambda d: "all-minilm-l12-v2" if d.startswith("en-") else "paraphrase-multilingual-minilm-l12-v2"),
-    "novotney_cue": PaperEncoder("DistilBERT (CLS, 768-d)", "cls", lambda d: "distilbert"),
+    "novotney_cue": PaperEncoder("DistilBERT (CLS, 768-d; a multilingual DistilBERT for xx→en)", "cls",
+                                 lambda d: "distilbert" if d.startswith("en-") else "distilbert-base-multilingual"),
 }
 # Name parts of sentence encoders trained on many languages (xx→en context is not English).
 MULTILINGUAL_MARKERS = ("multilingual", "labse", "xlm")

@@ -14,23 +14,37 @@ class ContextDataset(BaseWrapperDataset):
 
     `index` is the store's [n_samples, n_columns] index for this split, `columns` the positions of
     the selected columns (None = all), `name` what error messages call the index.
+
+    `random_seed` (the random-context ablation): each sample reads the whole context row of another
+    sample of the split instead of its own, drawn afresh each epoch from (seed, epoch). Every row is
+    read exactly once per epoch, so the contexts keep their shape and distribution but say nothing
+    about the sample; evaluation (epoch 1, as fairseq's validation and generation use) is fixed.
     """
 
     def __init__(self, dataset, index: np.ndarray, vectors: np.ndarray | None, columns: list[int] | None = None,
-                 name: str = "context index"):
+                 name: str = "context index", random_seed: int | None = None):
         super().__init__(dataset)
         if len(index) != len(dataset):
             raise ValueError(f"{name} has {len(index)} rows but the binarised split has {len(dataset)} samples")
         self.index = index
         self.vectors = vectors
         self.columns = columns
+        self.random_seed = random_seed
+        self.row_of = None  # sample id -> the index row it reads; None = its own
+        self.set_epoch(1)
+
+    def set_epoch(self, epoch):
+        super().set_epoch(epoch)
+        if self.random_seed is not None:
+            self.row_of = other_samples(len(self.index), self.random_seed, epoch)
 
     def collater(self, samples, **kwargs):
         batch = self.dataset.collater(samples, **kwargs)
         if not batch:
             return batch
         # The inner collater sorts samples by source length: look contexts up by sample id, not position.
-        rows = np.asarray(self.index[batch["id"].numpy()])
+        ids = batch["id"].numpy()
+        rows = np.asarray(self.index[ids if self.row_of is None else self.row_of[ids]])
         if self.columns is not None:
             rows = rows[:, self.columns]
         missing = rows < 0
@@ -46,3 +60,12 @@ class ContextDataset(BaseWrapperDataset):
 
     def num_tokens_vec(self, indices):
         return self.dataset.num_tokens_vec(indices)
+
+
+def other_samples(n: int, seed: int, epoch: int) -> np.ndarray:
+    """A random permutation without fixed points (for n >= 2): sample i reads row result[i]. The
+    samples are put in a random cycle and each reads its successor's row."""
+    cycle = np.random.default_rng([seed, epoch]).permutation(n)
+    row_of = np.empty(n, dtype=np.int64)
+    row_of[cycle] = np.roll(cycle, -1)
+    return row_of

@@ -1,6 +1,10 @@
 """MTCue's context encoder (paper section 2.2): context vectors -> linear projection -> + slot
 positions for document columns -> dropout -> self-attention layers with QK-norm. NOVOTNEY-CUE
-uses the same encoder with standard scaled dot-product attention."""
+uses the same encoder with standard scaled dot-product attention.
+
+The ablations of Table 6 switch its parts off: `--context-layers 0` (the projection goes straight
+to the decoder), `--no-context-positions`, `--context-kind tags` (one learned embedding per
+context string instead of projected sentence vectors) and, in MTCue, `--no-qk-norm`."""
 from __future__ import annotations
 
 import copy
@@ -11,6 +15,7 @@ from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 from torch import Tensor, nn
 
 from .qk_norm_attention import QKNormAttention
+from .scaled_embedding import ScaledEmbedding
 
 
 class QKNormEncoderLayer(TransformerEncoderLayerBase):
@@ -29,33 +34,47 @@ def add_context_encoder_args(parser) -> None:
     parser.add_argument("--context-doc-positions", type=int,
                         help="document slot positions (default: the document columns the data selects); a model "
                              "fine-tuned on fewer document columns than its parent read keeps the parent's")
+    parser.add_argument("--no-context-positions", action="store_true",
+                        help="add no slot positions to the document columns (ablation)")
+    parser.add_argument("--context-kind", choices=["vectors", "tags"],
+                        help="vectors: sentence embeddings through a linear projection (default); tags: one "
+                             "learned embedding per context string from a tag store (the discrete ablation)")
 
 
 def context_encoder_defaults(args) -> None:
-    """Paper sizes: 6 layers, heads and FFN as the source encoder's."""
+    """Paper sizes: 6 layers, heads and FFN as the source encoder's; positions on; sentence vectors."""
     args.context_layers = getattr(args, "context_layers", 6)
     args.context_attention_heads = getattr(args, "context_attention_heads", args.encoder_attention_heads)
     args.context_ffn_embed_dim = getattr(args, "context_ffn_embed_dim", args.encoder_ffn_embed_dim)
+    args.no_context_positions = getattr(args, "no_context_positions", False)
+    args.context_kind = getattr(args, "context_kind", None) or "vectors"
 
 
 class ContextEncoder(nn.Module):
-    """Encodes [B, S, input_dim] context vectors into [S, B, d] states.
+    """Encodes [B, S, input_dim] context vectors (or [B, S] tag ids when `n_tags` is given) into
+    [S, B, d] states.
 
     Column j < doc_columns is document slot j (0 = the current sentence, 1.. = previous ones, most
-    recent first) and gets the learned slot embedding POS(j); metadata and cue columns get none.
-    Context dropout is element-wise dropout on the embedded sequence, as in the authors' code.
-    Layers follow the source encoder's pre/post-norm setting (cfg.encoder.normalize_before) and use
-    QK-norm attention with initial scale `qk_norm_scale_init`, or fairseq's standard attention when
-    that is None.
+    recent first) and gets the learned slot embedding POS(j); metadata and cue columns get none;
+    `doc_positions` 0 leaves positions out altogether. Context dropout is element-wise dropout on
+    the embedded sequence, as in the authors' code. Layers follow the source encoder's pre/post-norm
+    setting (cfg.encoder.normalize_before) and use QK-norm attention with initial scale
+    `qk_norm_scale_init`, or fairseq's standard attention when that is None; with 0 layers the
+    embedded sequence is the output.
     """
 
-    def __init__(self, cfg, input_dim: int, doc_positions: int, layers: int, attention_heads: int,
-                 ffn_embed_dim: int, context_dropout: float, qk_norm_scale_init: float | None):
+    def __init__(self, cfg, input_dim: int | None, doc_positions: int, layers: int, attention_heads: int,
+                 ffn_embed_dim: int, context_dropout: float, qk_norm_scale_init: float | None,
+                 n_tags: int | None = None):
         super().__init__()
         embed_dim = cfg.encoder.embed_dim
-        self.project = nn.Linear(input_dim, embed_dim)
-        nn.init.xavier_uniform_(self.project.weight)
-        nn.init.zeros_(self.project.bias)
+        self.project = self.embed_tags = None
+        if n_tags:
+            self.embed_tags = ScaledEmbedding(n_tags, embed_dim)
+        else:
+            self.project = nn.Linear(input_dim, embed_dim)
+            nn.init.xavier_uniform_(self.project.weight)
+            nn.init.zeros_(self.project.bias)
         self.embed_positions = nn.Embedding(doc_positions, embed_dim) if doc_positions else None
         if self.embed_positions is not None:
             nn.init.normal_(self.embed_positions.weight, mean=0.0, std=embed_dim ** -0.5)
@@ -73,10 +92,11 @@ class ContextEncoder(nn.Module):
     @classmethod
     def from_args(cls, cfg, args, qk_norm_scale_init: float | None) -> "ContextEncoder":
         """Built from a model's fairseq args (context_* options) and its TransformerConfig."""
-        return cls(cfg, input_dim=args.context_input_dim, doc_positions=args.context_doc_positions,
-                   layers=args.context_layers, attention_heads=args.context_attention_heads,
-                   ffn_embed_dim=args.context_ffn_embed_dim, context_dropout=args.context_dropout,
-                   qk_norm_scale_init=qk_norm_scale_init)
+        tags = args.context_kind == "tags"
+        return cls(cfg, input_dim=None if tags else args.context_input_dim, n_tags=args.context_tags if tags else None,
+                   doc_positions=args.context_doc_positions, layers=args.context_layers,
+                   attention_heads=args.context_attention_heads, ffn_embed_dim=args.context_ffn_embed_dim,
+                   context_dropout=args.context_dropout, qk_norm_scale_init=qk_norm_scale_init)
 
     def set_doc_columns(self, k: int):
         """Declare how many leading input columns are document slots (the task may select fewer
@@ -87,9 +107,12 @@ class ContextEncoder(nn.Module):
         self.doc_columns = k
 
     def forward_embedding(self, context: Tensor) -> Tensor:
-        """[B, S, input_dim] -> projected vectors plus document slot positions, [B, S, d]."""
-        # Cast to the model's dtype: batches arrive as float32 even when the model runs in fp16.
-        x = self.project(context.to(self.project.weight.dtype))
+        """[B, S, input_dim] vectors (or [B, S] tag ids) -> embedded plus document slot positions, [B, S, d]."""
+        if self.embed_tags is not None:
+            x = self.embed_tags(context)
+        else:
+            # Cast to the model's dtype: batches arrive as float32 even when the model runs in fp16.
+            x = self.project(context.to(self.project.weight.dtype))
         k = self.doc_columns
         if k:
             x = torch.cat([x[:, :k] + self.embed_positions.weight[:k], x[:, k:]], dim=1)

@@ -51,6 +51,11 @@ class ContextualModel(TransformerModel):
         parser.add_argument("--pretrained-report", metavar="JSON", help="write the --pretrained-base report here")
 
     @classmethod
+    def reads(cls, args) -> str:
+        """The store kind this model, as configured by `args`, reads."""
+        return cls.context_kind
+
+    @classmethod
     def set_context_sizes(cls, args, task) -> None:
         """Copy the sizes the model takes from the store (task) into args."""
         raise NotImplementedError
@@ -58,11 +63,11 @@ class ContextualModel(TransformerModel):
     @classmethod
     def build_model(cls, args, task):
         ARCH_CONFIG_REGISTRY[args.arch](args)
-        kind = getattr(task, "context_kind", None)
-        if kind != cls.context_kind:
+        kind, wanted = getattr(task, "context_kind", None), cls.reads(args)
+        if kind != wanted:
             where = (f"--context-dir {task.store.dir} is a '{kind}' store" if hasattr(task, "store") else
                      "use --task contextual_translation with --context-dir")
-            raise ValueError(f"--arch {args.arch} reads a '{cls.context_kind}' context store: {where}")
+            raise ValueError(f"--arch {args.arch} reads a '{wanted}' context store: {where}")
         cls.set_context_sizes(args, task)
         model = super().build_model(args, task)
         if args.pretrained_base and not getattr(task, "building_from_checkpoint", False):
@@ -82,7 +87,8 @@ class ContextualModel(TransformerModel):
 
 
 class VectorContextModel(ContextualModel):
-    """A model whose encoder owns a `context_encoder` (ContextEncoder) over sentence-embedding vectors."""
+    """A model whose encoder owns a `context_encoder` (ContextEncoder) over sentence-embedding
+    vectors, or over tag ids with `--context-kind tags`."""
 
     @classmethod
     def add_args(cls, parser):
@@ -90,16 +96,23 @@ class VectorContextModel(ContextualModel):
         add_context_encoder_args(parser)
 
     @classmethod
+    def reads(cls, args):
+        return args.context_kind
+
+    @classmethod
     def set_context_sizes(cls, args, task):
-        set_from_data(args, "context_input_dim", task.context_dim, "context vectors of width")
+        if args.context_kind == "tags":
+            set_from_data(args, "context_tags", task.n_tags, "a tag vocabulary of size")
+        else:
+            set_from_data(args, "context_input_dim", task.context_dim, "context vectors of width")
         # The task may select fewer document columns than the model has positions for.
         if getattr(args, "context_doc_positions", None) is None:
-            args.context_doc_positions = task.doc_columns
+            args.context_doc_positions = 0 if args.no_context_positions else task.doc_columns
 
     @classmethod
     def build_model(cls, args, task):
         model = super().build_model(args, task)
-        model.encoder.context_encoder.set_doc_columns(task.doc_columns)
+        model.encoder.context_encoder.set_doc_columns(0 if args.no_context_positions else task.doc_columns)
         return model
 
 

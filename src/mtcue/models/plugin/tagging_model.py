@@ -12,13 +12,10 @@ the paper's TAGGING does with a value it has never seen (e.g. attribute sentence
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import base_architecture
 from fairseq.modules import FairseqDropout
-from torch import nn
 
 from mtcue.context.tags import UNKNOWN_TAG, tags_in
 
@@ -28,17 +25,13 @@ from .contextual_model import (
     contextual_defaults,
     set_from_data,
 )
+from .scaled_embedding import ScaledEmbedding
 
 
 class TaggingEncoder(PrependedContextEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
-        # Tags are embedded as fairseq embeds tokens (std d^-0.5, scaled by sqrt(d)): unit-variance
-        # states beside the layer-normalised source states, with parameters on the scale that
-        # Adam's step suits. Unit-variance parameters barely moved from their random start.
-        self.context_tags = nn.Embedding(args.context_tags, args.encoder_embed_dim)
-        nn.init.normal_(self.context_tags.weight, mean=0.0, std=args.encoder_embed_dim ** -0.5)
-        self.tag_scale = math.sqrt(args.encoder_embed_dim)
+        self.context_tags = ScaledEmbedding(args.context_tags, args.encoder_embed_dim)
         self.context_dropout = FairseqDropout(args.context_dropout, module_name=self.__class__.__name__)
         known = torch.zeros(args.context_tags, dtype=torch.bool)
         known[UNKNOWN_TAG] = True
@@ -51,7 +44,7 @@ class TaggingEncoder(PrependedContextEncoder):
 
     def encode_context(self, context, padding_mask):
         context = torch.where(self.context_known_tags[context], context, UNKNOWN_TAG)
-        return self.context_dropout(self.tag_scale * self.context_tags(context)).transpose(0, 1), padding_mask
+        return self.context_dropout(self.context_tags(context)).transpose(0, 1), padding_mask
 
     def upgrade_state_dict_named(self, state_dict, name):
         # A checkpoint from before the record of trained tags trusted every tag.

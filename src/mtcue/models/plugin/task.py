@@ -23,6 +23,11 @@ class ContextualTranslationConfig(TranslationConfig):
         metadata={"help": "comma-separated store columns to feed the model (default: all), e.g. for the "
                           "no-metadata / no-document-context ablations"},
     )
+    random_context_seed: Optional[int] = field(
+        default=None,
+        metadata={"help": "random-context ablation: each sample reads the context row of another sample of "
+                          "its split, a fresh random derangement per epoch drawn from this seed and the epoch"},
+    )
 
 
 @register_task("contextual_translation", dataclass=ContextualTranslationConfig)
@@ -48,7 +53,8 @@ class ContextualTranslationTask(TranslationTask):
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
         columns = None if self.column_ids == list(range(len(self.store.columns))) else self.column_ids
         self.datasets[split] = ContextDataset(self.datasets[split], self.store.index(split), self.store.vectors,
-                                              columns, name=str(self.store.dir / f"{split}.index.npy"))
+                                              columns, name=str(self.store.dir / f"{split}.index.npy"),
+                                              random_seed=self.cfg.random_context_seed)
 
     def build_model(self, cfg, from_checkpoint=False):
         # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.

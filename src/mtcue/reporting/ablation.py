@@ -1,0 +1,209 @@
+"""Table 6 (ablations) from records only.
+
+Each row is a model (MTCUE with one part switched off, or BASE) under its Table 6 label; the
+first row is the full model and every other row is compared with it: quality per direction with
+its difference to the full model (paired bootstrap for BLEU), the two zero-shot accuracies from
+the records of the formality and few-shot experiments, and the paper's row beside. A zero-shot
+column without records must come with the reason (shown as n/a), never silently empty.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mtcue.evaluation.score import bleu_from_stats, paired_bootstrap
+from mtcue.reporting.tables import (
+    BOOTSTRAP,
+    NA,
+    PAPER_FIGURES,
+    QUALITY_COLUMNS,
+    Bootstrap,
+    _comet_footnotes,
+    _quality_records,
+    _read_csv,
+    _studies,
+    display_name,
+    format_cell,
+    quality_table,
+    write_table,
+)
+
+PAPER_ABLATION_CSV = PAPER_FIGURES / "mtcue_table6_ablation.csv"
+QUALITY = [c for c in QUALITY_COLUMNS if c.source != "paper"]  # BLEU, COMET, phenomena %
+SIGNIFICANT = "†"
+
+
+@dataclass(frozen=True)
+class ZeroShotTask:
+    """A zero-shot column: the accuracy `field` (a fraction) of `kind` records, shown x100."""
+
+    kind: str    # record kind: results/records/{kind}/{direction}/{model}.json
+    label: str
+    field: str
+    paper: str   # its column in the paper's CSV
+    described: str
+
+
+ZEROSHOT_TASKS = (
+    ZeroShotTask("formality", "IWSLT22 formality", "average", "zeroshot_acc_iwslt22_de",
+                 "mean of the formal and the informal best-prompt accuracy (paper appendix D)"),
+    ZeroShotTask("eamt22", "EAMT22", "accuracy_mean", "zeroshot_acc_eamt22",
+                 "mean attribute accuracy given the attribute sentences as context, without fine-tuning"),
+)
+PAPER_COLUMNS = {"comet_en-de": "COMET en-de", "comet_en-fr": "COMET en-fr", "comet_en-pl": "COMET en-pl",
+                 **{t.paper: t.label for t in ZEROSHOT_TASKS}}
+
+
+def _zeroshot_values(task: ZeroShotTask, rows: Mapping[str, str], records: Sequence[dict],
+                     direction: str) -> dict[str, float]:
+    """{model: accuracy %} of every row model, from its record in `direction`."""
+    by_model = {}
+    for r in records:
+        if r["direction"] != direction:
+            raise ValueError(f"{task.kind} record of {r['model']} is for {r['direction']}, the table shows {direction}")
+        if r["model"] in by_model:
+            raise ValueError(f"two {task.kind} records for model {r['model']} in {direction}")
+        value = r.get(task.field)
+        if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"{task.kind} record of {r['model']} ({direction}): '{task.field}' must be an "
+                             f"accuracy in [0, 1], got {value!r}")
+        by_model[r["model"]] = 100 * value
+    missing = [m for m in rows.values() if m not in by_model]
+    if missing:
+        raise ValueError(f"no {task.kind} record in {direction} for {missing}: give one per row, or the reason "
+                         f"the column is unavailable")
+    return by_model
+
+
+def ablation_table(
+    rows: Mapping[str, str],
+    score_records: Sequence[dict],
+    comet_records: Sequence[dict] = (),
+    zeroshot: Mapping[str, Sequence[dict]] | None = None,
+    zeroshot_directions: Mapping[str, str] | None = None,
+    unavailable: Mapping[str, str] | None = None,
+    split: str = "valid",
+    paper_csv: str | Path | Traversable = PAPER_ABLATION_CSV,
+    bootstrap: Bootstrap = BOOTSTRAP,
+) -> pd.DataFrame:
+    """(ablation, model) x (group, metric). `rows`: label -> model, the first the full model.
+    `zeroshot`: {record kind: records} and `zeroshot_directions`: {kind: direction} of each task
+    in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}."""
+    zeroshot, zeroshot_directions, unavailable = zeroshot or {}, zeroshot_directions or {}, unavailable or {}
+    if not rows:
+        raise ValueError("no ablation rows")
+    full = next(iter(rows.values()))
+    q = _quality_records(score_records, comet_records, split)
+    quality = quality_table(score_records, comet_records, split=split, columns=QUALITY)
+    names = {model: display_name(model) for model in rows.values()}
+    for d in q.directions:
+        missing = [m for m in rows.values() if q.record("score", names[m], d) is None]
+        if missing:
+            raise ValueError(f"no {split} score record in {d} for {missing}")
+    table: dict[tuple[str, str], list[float]] = {}
+    for d in q.directions:
+        for col in QUALITY:
+            values = [quality.loc[names[m], (d, col.label)] for m in rows.values()]
+            table[(d, col.label)] = values
+            table[(d, f"{col.label} Δ")] = [v - values[0] for v in values]
+            if col.label == "BLEU":
+                table[(d, "BLEU p")] = [_p_value(q.record("score", names[full], d), q.record("score", names[m], d),
+                                                 bootstrap) for m in rows.values()]
+    for task in ZEROSHOT_TASKS:
+        direction = zeroshot_directions.get(task.kind, "")
+        group = f"{task.label} {direction}".strip()
+        if task.kind in unavailable:
+            values = [math.nan] * len(rows)
+        elif zeroshot.get(task.kind):
+            by_model = _zeroshot_values(task, rows, zeroshot[task.kind], direction)
+            values = [by_model[m] for m in rows.values()]
+        else:
+            raise ValueError(f"no {task.kind} records and no reason why: pass the records or say why they are unavailable")
+        table[(group, "accuracy %")] = values
+        table[(group, "Δ")] = [v - values[0] for v in values]
+    paper = _read_csv(paper_csv).set_index("ablation")
+    for column, label in PAPER_COLUMNS.items():
+        table[("paper", label)] = [float(paper.loc[row, column]) if row in paper.index else math.nan for row in rows]
+    df = pd.DataFrame(table, index=pd.MultiIndex.from_tuples(list(rows.items()), names=["ablation", "model"]),
+                      dtype=float)
+    df.columns.names = ["group", "metric"]
+    return df
+
+
+def _p_value(full: dict, other: dict, bootstrap: Bootstrap) -> float:
+    """Paired bootstrap p-value that the better-scoring of the two is better than the other."""
+    if full is other:
+        return math.nan
+    a, b = np.asarray(full["segment_stats"], dtype=float), np.asarray(other["segment_stats"], dtype=float)
+    if bleu_from_stats(b.sum(0)) > bleu_from_stats(a.sum(0)):
+        a, b = b, a
+    return paired_bootstrap(a, b, bleu_from_stats, bootstrap.n, bootstrap.seed)["p_value"]
+
+
+def ablation_display(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Markdown cells: each value with its difference to the full model, "96.23 (-0.41)", BLEU
+    with † where the difference is significant; the paper's figures as they are."""
+    cells: dict[tuple[str, str], list[str]] = {("", "model"): list(df.index.get_level_values("model"))}
+    for group, metric in df.columns:
+        if metric.endswith((" Δ", " p")) or metric == "Δ":
+            continue
+        delta = next((df[c] for c in ((group, f"{metric} Δ"), (group, "Δ")) if c in df.columns), None)
+        shown = []
+        for i, value in enumerate(df[(group, metric)]):
+            text = format_cell(value)
+            if delta is not None and i and not pd.isna(delta.iloc[i]):
+                text += f" ({delta.iloc[i]:+.2f})"
+                p = df[(group, "BLEU p")].iloc[i] if metric == "BLEU" else math.nan
+                text += SIGNIFICANT if p <= alpha else ""
+            shown.append(text)
+        cells[(group, metric)] = shown
+    display = pd.DataFrame(cells, index=pd.Index(df.index.get_level_values("ablation"), name="ablation"))
+    display.columns = [metric if not group else f"{group} {metric}" for group, metric in display.columns]
+    return display
+
+
+def ablation_footnotes(df: pd.DataFrame, score_records: Sequence[dict], comet_records: Sequence[dict],
+                       unavailable: Mapping[str, str], split: str, bootstrap: Bootstrap) -> list[str]:
+    q = _quality_records(score_records, comet_records, split)
+    full, full_model = df.index[0]
+    signatures = sorted({cell["score"]["bleu_signature"] for cell in q.cells.values()})
+    not_in_paper = [label for (label, _), absent in zip(df.index, df["paper"].isna().all(axis=1)) if absent]
+    notes = [
+        f"Every row is compared with the first, {full} ({full_model}): (±x) is the row minus the full model. "
+        f"Quality on the {split} split of each direction (the paper's Table 6 used the validation sets).",
+        "BLEU: sacrebleu on detokenised output, signature " + ", ".join(f"`{s}`" for s in signatures) + f". "
+        f"{SIGNIFICANT}: BLEU differs significantly from the full model's (paired bootstrap resampling, "
+        f"p <= {bootstrap.alpha}; {bootstrap.n} resamples, seed {bootstrap.seed}); the CSV has each p-value.",
+        *_comet_footnotes(q),
+        "phenomena %: accuracy on the context-determined phenomena (as in Table 4); English marks none, "
+        f"so {NA} into English.",
+    ]
+    for task in ZEROSHOT_TASKS:
+        group = next(g for g, _ in df.columns if g.startswith(task.label))
+        notes.append(f"{group}: {NA}, {unavailable[task.kind]}." if task.kind in unavailable else
+                     f"{group}: {task.described}, from the `{task.kind}` records.")
+    notes.append("paper: the MTCue paper's Table 6 (COMET x100 on the OpenSubtitles18 validation sets, zero-shot "
+                 "accuracy on IWSLT22 (DE) and EAMT22), single full-scale runs, shown for orientation only"
+                 + (f"; not in the paper: {', '.join(not_in_paper)}." if not_in_paper else "."))
+    return notes
+
+
+def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict], csv_path: str | Path,
+                         md_path: str | Path, comet_records: Sequence[dict] = (),
+                         zeroshot: Mapping[str, Sequence[dict]] | None = None,
+                         zeroshot_directions: Mapping[str, str] | None = None,
+                         unavailable: Mapping[str, str] | None = None, split: str = "valid",
+                         bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown."""
+    df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
+                        bootstrap=bootstrap)
+    title = f"Ablations, study {_studies(score_records)} (cf. MTCue paper, Table 6)"
+    footnotes = ablation_footnotes(df, score_records, comet_records, unavailable or {}, split, bootstrap)
+    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha))
+    return df
