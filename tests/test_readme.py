@@ -126,3 +126,15 @@ def test_fewshot_points_follow_the_tables_and_variants_stay_out_of_table3(tmp_pa
     # The variant is no row of Table 3.
     assert not [line for line in lines if line.startswith("| MTCUE-FEWSHOT")]
     assert "| MTCUE | 354k | 2/2/2 | 5.0 ± 0.0 | 2.0 ± 1.4 (fine-tuning) |" in lines
+
+
+def test_records_of_another_split_stay_out(tmp_path):
+    """Table 6's ablation models are scored on the validation split: not rows of Tables 3 and 4."""
+    folder = write_run(tmp_path / "records")
+    write_record(folder / "score" / "en-de" / "mtcue_no_doc.valid.json",
+                 {**score("mtcue_no_doc", "en-de", WORSE, 0.5), "split": "valid"})
+    write_record(folder / "train" / "en-de" / "mtcue_no_doc.json", train("mtcue_no_doc", "en-de", 1, (7.0,), 1, 354_000))
+    lines = render([Run.load(folder)]).splitlines()
+    assert not [line for line in lines if line.startswith("| MTCUE-NO-DOC")]
+    assert render([Run.load(folder)]) == render([Run.load(write_run(tmp_path / "plain"))]).replace(
+        str(tmp_path / "plain"), str(tmp_path / "records"))

@@ -46,26 +46,24 @@ class Run:
     comets: list[dict]
     trains: list[dict]
     eamt22: list[dict] = ()
+    split: str = "test"
 
     @classmethod
-    def load(cls, records_dir: str | Path) -> Run:
+    def load(cls, records_dir: str | Path, split: str = "test") -> Run:
+        """The records of Tables 3 and 4 (scored on `split`) and Figure 4. The ablation models, scored on
+        another split (Table 6), and the few-shot variants, which train but are not scored, stay out."""
         folder = Path(records_dir)
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
         scores, comets, trains, eamt22 = (load_records(folder, kind) for kind in ("score", "comet", "train", "eamt22"))
-        # Table 3 describes the scored (main) models; few-shot variants train too, but are Figure 4's.
+        scores, comets = ([r for r in records if r["split"] == split] for records in (scores, comets))
         scored = {(r["direction"], r["model"]) for r in scores}
-        run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22)
+        run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
+                  split)
         if not run.scores or not run.trains:
-            raise ValueError(f"{folder}: needs score and train records")
+            raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
 
-    @property
-    def split(self) -> str:
-        splits = sorted({r["split"] for r in self.scores})
-        if len(splits) > 1:
-            raise ValueError(f"{self.where}: score records of several splits {splits}")
-        return splits[0]
 
     @property
     def seed(self) -> str:
