@@ -270,6 +270,7 @@ def test_ablation_section_names_known_models_and_directions():
         cfg.validate(bad)
     bad = copy.deepcopy(raw)
     bad["directions"] = ["de-en"]
+    bad["experiments"]["fewshot"]["directions"] = []
     with pytest.raises(cfg.ConfigError, match=r"experiments\.ablation\.directions: \['en-de'\] are not in"):
         cfg.validate(bad)
 
@@ -277,9 +278,12 @@ def test_ablation_section_names_known_models_and_directions():
 def test_zeroshot_columns_read_records_only_where_they_are_written():
     c = demo()
     unavailable = {k: v["unavailable"] for k, v in cfg.ablation_zeroshot(c).items()}
-    assert "no formality experiment" in unavailable["formality"] and "no fewshot experiment" in unavailable["eamt22"]
+    assert "no formality experiment" in unavailable["formality"]
+    assert unavailable["eamt22"] == "the ablation models are not trained in en-pl (experiments.ablation.directions: en-de)"
+    c["experiments"]["fewshot"]["directions"] = []
+    assert "no fewshot experiment" in cfg.ablation_zeroshot(c)["eamt22"]["unavailable"]
     c["experiments"]["formality"] = {"directions": ["en-de", "en-ru"]}   # as the formality experiment will add
-    c["experiments"]["fewshot"] = {"directions": ["en-pl"]}
+    c["experiments"]["fewshot"]["directions"] = ["en-pl"]
     zeroshot = cfg.ablation_zeroshot(c)
     assert zeroshot["formality"] == {"direction": "en-de", "unavailable": None}
     assert zeroshot["eamt22"]["unavailable"] == ("the ablation models are not trained in en-pl "

@@ -70,8 +70,9 @@ def test_model_spec_names_the_context_each_model_reads():
     mtcue_en, mtcue_de = (cfg.model_spec(paper, "mtcue", d)["context"] for d in ("en-de", "de-en"))
     assert mtcue_en["encoder"] == "sentence-transformers/all-MiniLM-L12-v2" and mtcue_en["pooling"] == "mean"
     assert mtcue_de["encoder"] == "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
-    novotney = cfg.model_spec(paper, "novotney_cue", "de-en")["context"]
-    assert (novotney["encoder"], novotney["pooling"]) == ("distilbert-base-uncased", "cls")  # the model's own
+    novotney_en, novotney_de = (cfg.model_spec(paper, "novotney_cue", d)["context"] for d in ("en-de", "de-en"))
+    assert (novotney_en["encoder"], novotney_en["pooling"]) == ("distilbert-base-uncased", "cls")  # the model's own
+    assert novotney_de["encoder"] == "distilbert-base-multilingual-cased"  # German documents: multilingual
     assert cfg.model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 2
     assert "context" not in cfg.model_spec(paper, "base_pm", "en-de")
     assert cfg.store_name(mtcue_de) == "sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2.mean"

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from conftest import REPO
+from mtcue import config as cfg
 
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
@@ -31,8 +32,8 @@ def test_paper_config_is_used_instead_of_the_demo_config():
     run = dry_run("--configfile", "config/paper.yaml")
     assert run.returncode == 0, run.stderr[-2000:]
     specs = train_specs(run.stdout)
-    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    assert set(specs) == set(paper["models"])
+    paper = cfg.load(REPO / "config" / "paper.yaml")
+    assert set(specs) == set(cfg.all_models(paper))  # with the few-shot variants
     # The contextual models use the paper's shared training block, not the demo's fine-tuning one.
     assert specs["mtcue"]["training"]["lr"] == paper["training"]["lr"] == 0.0003
     assert specs["mtcue"]["training"]["warmup_updates"] == 4000
@@ -77,6 +78,7 @@ def test_the_seed_varies_training_only(tmp_path):
     run = dry_run("--config", "seed=2", "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-2000:]
     specs = [json.loads(m) for m in re.findall(r"mtcue train --spec '(\{.*?\})' ", run.stdout)]
-    assert len(specs) == 40 and {s["seed"] for s in specs} == {2}
+    # 5 models x 8 directions, 2 parents x 4 few-shot settings in en-pl, 7 ablations in en-de
+    assert len(specs) == 5 * 8 + 2 * 4 + 7 and {s["seed"] for s in specs} == {2}
     generate = re.findall(r"mtcue generate .*?--seed (\d+) ", run.stdout)
     assert len(generate) == 12 and set(generate) == {"1"}     # the same documents as seed 1's run

@@ -286,7 +286,8 @@ def fewshot_models(cfg: dict) -> dict[str, dict]:
             if samples == 0:
                 continue
             out[fewshot_name(parent, setting)] = {
-                **{k: v for k, v in entry.items() if k in ("context_encoder", "context_pooling")},
+                **{k: v for k, v in entry.items() if k in ("context_encoder", "context_encoder_per_direction",
+                                                           "context_pooling", "context_kind", "random_context")},
                 "type": entry["type"], "init_from": parent, "arch": arch,
                 "training": {**entry["training"], **fewshot["training"]},
                 "context_columns": eamt22_columns(cfg, parent),
@@ -334,7 +335,7 @@ def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
     for kind, experiment in ZEROSHOT_RECORDS.items():
         direction = ablation["zeroshot"][kind]
         section = cfg["experiments"].get(experiment) or {}
-        if not section:
+        if not section.get("directions"):
             reason = f"this config runs no {experiment} experiment (experiments.{experiment}), which writes them"
         elif direction not in section.get("directions", []):
             reason = f"experiments.{experiment}.directions does not include {direction}"
