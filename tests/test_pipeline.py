@@ -40,11 +40,10 @@ TINY = {
         "ablation": {"directions": ["en-de"], "rows": {"Full MTCUE": "mtcue", "no MINILM-V2": "mtcue_discrete",
                                                        "random context": "mtcue_random_context",
                                                        "no context (non-contextual Transformer)": "base"}},
+        # EAMT22 few-shot (Figure 4) on German (formality and addressee number), three settings.
+        "fewshot": {"directions": ["en-de"], "models": ["mtcue", "tagging"], "baseline": "base",
+                    "settings": {"zero_shot": 0, "1": 1, "full": "all"}, "training": {"max_epoch": 2, "patience": 2}},
     },
-    # EAMT22 few-shot (Figure 4) on German (formality and addressee number), three settings.
-    "experiments": {"fewshot": {"directions": ["en-de"], "models": ["mtcue", "tagging"], "baseline": "base",
-                                "settings": {"zero_shot": 0, "1": 1, "full": "all"},
-                                "training": {"max_epoch": 2, "patience": 2}}},
     # An absent model: COMET is then "n/a" with the reason, and the DAG still completes.
     "evaluation": {"comet": {"model": NO_COMET}},
     "generation": {"beam": 2},
