@@ -24,11 +24,12 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/fewshot.smk"
+include: "workflow/rules/formality.smk"
+include: "workflow/rules/ablation.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
 report: "workflow/report/workflow.rst"
-include: "workflow/rules/ablation.smk"
 
 
 rule all:
@@ -38,4 +39,5 @@ rule all:
         MLFLOW_RUNS,
         EVAL_SETS,
         FIGURE4,
+        TABLE5,
         ABLATION_TABLES,

@@ -113,9 +113,11 @@ def _check_semantics(cfg: dict) -> None:
             raise ConfigError(f"experiments.{key}.{where}: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
-    unknown = [d for d in cfg["experiments"]["ablation"]["directions"] if d not in cfg["directions"]]
-    if unknown:
-        raise ConfigError(f"experiments.ablation.directions: {unknown} are not in `directions`")
+    for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
+                            ("formality", formality_directions(cfg))):
+        unknown = [d for d in directions if d not in cfg["directions"]]
+        if unknown:
+            raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
     selections = {"context.columns": cfg["context"]["columns"],
                   "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
@@ -246,9 +248,24 @@ def model_columns(cfg: dict, model: str) -> list[str]:
 def experiment_models(cfg: dict) -> dict[str, list[str]]:
     """{experiment: the configured models it names} (Tables 3-4 default to every model)."""
     fewshot = cfg["experiments"]["fewshot"]
-    return {"quality": cfg["experiments"]["quality"]["models"] or list(cfg["models"]),
+    quality = cfg["experiments"]["quality"]["models"] or list(cfg["models"])
+    return {"quality": quality,
             "fewshot": fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else []),
-            "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values()))}
+            "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values())),
+            "formality": cfg["experiments"]["formality"]["models"] or quality}
+
+
+def formality_directions(cfg: dict) -> list[str]:
+    """The directions of the IWSLT22 zero-shot test (null: the paper's en-de and en-ru, where run)."""
+    chosen = cfg["experiments"]["formality"]["directions"]
+    return [d for d in ("en-de", "en-ru") if d in cfg["directions"]] if chosen is None else chosen
+
+
+def formality_prompts(cfg: dict) -> list[dict]:
+    """The zero-shot prompts, each {"id" (f0.., i0..: file names), "attribute", "text"}."""
+    return [{"id": f"{attribute[0]}{i}", "attribute": attribute, "text": text}
+            for attribute in ("formal", "informal")
+            for i, text in enumerate(cfg["experiments"]["formality"]["prompts"][attribute])]
 
 
 def fewshot_name(parent: str, setting: str) -> str:
@@ -334,10 +351,10 @@ def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
     ablation, out = cfg["experiments"]["ablation"], {}
     for kind, experiment in ZEROSHOT_RECORDS.items():
         direction = ablation["zeroshot"][kind]
-        section = cfg["experiments"].get(experiment) or {}
-        if not section.get("directions"):
+        directions = formality_directions(cfg) if experiment == "formality" else cfg["experiments"][experiment]["directions"]
+        if not directions:
             reason = f"this config runs no {experiment} experiment (experiments.{experiment}), which writes them"
-        elif direction not in section.get("directions", []):
+        elif direction not in directions:
             reason = f"experiments.{experiment}.directions does not include {direction}"
         elif direction not in ablation["directions"]:
             reason = (f"the ablation models are not trained in {direction} "

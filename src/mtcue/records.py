@@ -32,9 +32,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     ),
     "data": ("pair", "split", "source", "samples", "previous", "meta", "any_context", "config_hash", "git_commit",
              "study"),
-    # Zero-shot tasks read by Table 6; accuracies are fractions. IWSLT22: best-prompt formal and
-    # informal accuracy and their mean; EAMT22: accuracy per attribute and their mean.
-    "formality": ("model", "direction", "formal", "informal", "average", "config_hash", "git_commit", "study"),
+    # IWSLT22 zero-shot formality (Table 5, Table 6's zero-shot column): best-prompt formal and informal
+    # accuracy (fractions), their mean, and every prompt's counts.
+    "formality": ("model", "direction", "formal", "informal", "average", "best_prompt", "prompts", "config_hash",
+                  "git_commit", "study"),
 }
 # Nested keys that downstream readers (tracking, tables) rely on.
 TRAIN_PARAMS_KEYS = ("total", "trainable")

@@ -68,6 +68,24 @@ def cmd_score_eamt22(a):
              "n/a" if mean is None else f"{100 * mean:.1f}", scores["bleu"])
 
 
+def cmd_score_formality(a):
+    from mtcue.evaluation.formality import FormalityTestSet, score_formality
+    from mtcue.records import write_record
+
+    hyps = dict(item.split("=", 1) for item in a.hyps)
+    if a.references:
+        refs = dict(item.split("=", 1) for item in a.references)
+        test_set = FormalityTestSet.from_references(refs["formal"], refs["informal"])
+    else:
+        test_set = FormalityTestSet.from_corpus(a.corpus, a.direction)
+    scores = score_formality(hyps, json.loads(a.prompts), test_set)
+    record = {"kind": "formality", "model": a.model, "direction": a.direction, "config_hash": a.config_hash, **scores}
+    write_record(a.out, with_provenance(record, a.study))
+    shown = {k: "n/a" if scores[k] is None else f"{100 * scores[k]:.1f}" for k in ("formal", "informal", "average")}
+    log.info("%s %s IWSLT22 formality (best prompt): formal %s, informal %s, average %s", a.direction, a.model,
+             shown["formal"], shown["informal"], shown["average"])
+
+
 def _scoring_args(s) -> None:
     for name in ("--hyps", "--corpus", "--direction", "--model", "--split", "--study", "--config-hash", "--out"):
         s.add_argument(name, required=True)
@@ -84,6 +102,18 @@ def register(step) -> None:
                    help="labels: the corpus's marker words; polish: Morfeusz-2 rules over Polish output")
     s.add_argument("--spec", help="the model spec it was translated with (JSON): few-shot setting, context columns")
     s.add_argument("--fewshot-store", help="a few-shot model's training store (its manifest counts the annotated lines)")
+
+    s = step("score-formality", cmd_score_formality,
+             "IWSLT22 formality accuracy of a model's prompted translations (best prompt per attribute) into a record")
+    s.add_argument("--hyps", nargs="+", required=True, metavar="PROMPT_ID=PATH",
+                   help="one hypothesis file per prompt; a model without context: none=PATH")
+    s.add_argument("--prompts", default="[]", help='JSON [{"id", "attribute", "text"}, ...] (config.formality_prompts)')
+    test_set = s.add_mutually_exclusive_group(required=True)
+    test_set.add_argument("--corpus", help="test corpus whose lines carry formality labels (the synthetic set)")
+    test_set.add_argument("--references", nargs=2, metavar="ATTRIBUTE=PATH",
+                          help="the official annotated references: formal=PATH informal=PATH")
+    for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
+        s.add_argument(name, required=True)
 
     s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
     _scoring_args(s)

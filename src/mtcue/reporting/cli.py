@@ -67,6 +67,13 @@ def cmd_table_ablation(a):
         a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
+def cmd_table_formality(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.formality import write_formality_table
+
+    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md)
+
+
 def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import load_records
@@ -139,6 +146,12 @@ def register(step) -> None:
                    help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
     s.add_argument("--bootstrap-samples", type=int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+
+    s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
+    s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 

@@ -1,0 +1,73 @@
+"""Table 5 (IWSLT22 zero-shot formality control) from formality records only: per direction, each
+model's best-prompt formal and informal accuracy and their average (%), the paper's rows below."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from mtcue.reporting.layout import Block
+from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, _studies, display_name, write_table
+
+PAPER_FORMALITY_CSV = PAPER_FIGURES / "mtcue_table5_iwslt22_formality.csv"
+METRICS = ("formal", "informal", "average")
+
+
+def formality_table(records: Sequence[dict], models: Sequence[str]) -> pd.DataFrame:
+    """Rows: `models` (display names) in that order; columns (direction, metric), accuracies in %."""
+    directions = sorted({r["direction"] for r in records})
+    by_cell = {}
+    for r in records:
+        if (r["model"], r["direction"]) in by_cell:
+            raise ValueError(f"two formality records for model {r['model']} and direction {r['direction']}")
+        by_cell[(r["model"], r["direction"])] = r
+    rows = {}
+    for model in models:
+        row = {}
+        for direction in directions:
+            record = by_cell.get((model, direction), {})
+            for metric in METRICS:
+                value = record.get(metric)
+                row[(direction, metric)] = float("nan") if value is None else 100 * value
+        rows[display_name(model)] = row
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["direction", "metric"])
+    return df.rename_axis("model")
+
+
+def _display(df: pd.DataFrame, direction: str) -> pd.DataFrame:
+    return df[direction].map(lambda v: NA if pd.isna(v) else f"{v:.1f}")
+
+
+def _paper(direction: str) -> pd.DataFrame | None:
+    paper = _read_csv(PAPER_FORMALITY_CSV)
+    paper = paper[paper["pair"] == direction]
+    if paper.empty:
+        return None
+    rows = paper.assign(model=paper["model"] + " (" + paper["supervision"] + ")").set_index("model")
+    return rows[list(METRICS)].map(lambda v: f"{v:.1f}")
+
+
+def _prompts_note(records: Sequence[dict], direction: str) -> str:
+    best = [f"{display_name(r['model'])}: {r['best_prompt']['formal']} / {r['best_prompt']['informal']}"
+            for r in records if r["direction"] == direction and r["prompts"] and r["prompts"][0]["attribute"]]
+    return "Best prompt (formal / informal): " + "; ".join(best) + "." if best else ""
+
+
+def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: str | Path, md: str | Path) -> None:
+    df = formality_table(records, models)
+    prompts = {p["id"]: p["text"] for r in records for p in r["prompts"] if p["attribute"]}
+    blocks = [Block(direction, _display(df, direction), _paper(direction), "paper, Table 5",
+                    _prompts_note(records, direction)) for direction in df.columns.get_level_values(0).unique()]
+    test_sets = sorted({f"{r['direction']}: {r['lines']} lines of {r['test_set']}" for r in records})
+    footnotes = [
+        "formal / informal: the share of judged outputs in the requested register (FORMAL / (FORMAL + "
+        "INFORMAL), the official IWSLT22 rule; outputs with no or both registers' phrases are left out), with "
+        "the best of the prompts for that register; average: their mean. A model without context translates "
+        "once: its two accuracies are the two shares of one output and sum to 100.",
+        "Prompts: " + "; ".join(f"{i} \"{t}\"" for i, t in prompts.items()) + ".",
+        "Test sets: " + "; ".join(test_sets) + ".",
+    ]
+    write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {_studies(records)}", footnotes,
+                blocks=blocks)
