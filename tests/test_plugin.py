@@ -448,9 +448,18 @@ def test_paper_config_parameter_counts():
     TAGGING is BASE-PM plus one 512-d vector per tag (the authors' 94.77M had 384-d random vectors
     and a projection instead)."""
     counts = count_config(cfg.load(REPO / "config" / "paper.yaml"), 32864, n_tags=1000)
+    mtcue_total = 86_383_110
     assert {name: c["total"] for name, c in counts.items()} == {
         "base": 60_964_864, "base_pm": 94_566_400, "tagging": 94_566_400 + 1000 * 512,
-        "novotney_cue": 80_275_968, "mtcue": 86_383_110}
+        "novotney_cue": 80_275_968, "mtcue": mtcue_total,
+        # Table 6's ablations, from MTCUE's modules: 6 context layers of 3,152,385; the 384 -> 512
+        # projection (197,120) replaced by 1,000 tags of 512; 6 (resp. 5 of 6) slot embeddings of 512;
+        # 6 QK-norm scales.
+        "mtcue_no_context_encoder": mtcue_total - 6 * 3_152_385,
+        "mtcue_discrete": mtcue_total - (384 * 512 + 512) + 1000 * 512,
+        "mtcue_no_positions": mtcue_total - 6 * 512, "mtcue_no_doc": mtcue_total - 5 * 512,
+        "mtcue_no_qk_norm": mtcue_total - 6,
+        "mtcue_no_metadata": mtcue_total, "mtcue_random_context": mtcue_total}
     assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
     mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 512 + 6 * 512 + 6 * (3_152_384 + 1)
@@ -506,7 +515,7 @@ def test_train_from_base_and_generate_end_to_end(tmp_path):
                   cwd=REPO)
     report = json.loads((tmp_path / "mtcue" / "init.json").read_text())
     assert report["loaded"] and all(is_context_key(k) for k in report["new"])
-    assert "initialised from BASE" in log
+    assert f"initialised from {tmp_path / 'base' / 'checkpoint_last.pt'}: " in log
 
     out = fairseq("generate", *common, *contextual, "--path", tmp_path / "mtcue" / "checkpoint_last.pt",
                   "--gen-subset", "test", "--beam", 2, "--batch-size", 4, "--cpu", cwd=REPO)

@@ -366,8 +366,11 @@ def test_register_is_in_the_context_not_in_the_source(corpus):
 
 def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     """TAGGING sees known context values as tags and the rest as "unknown". The tags must still
-    carry the register about as well as the context words do (0.86-0.89 against 0.87-0.91
-    for the words), so a weak TAGGING is a learning problem, not a missing-information one."""
+    carry most of the register signal in what the main models read (metadata and previous lines;
+    the attribute sentences are the few-shot settings'): 0.69-0.75 against 0.77-0.81 for the
+    words. Before the main models stopped reading the cues, both were 0.86-0.91: the cues named the
+    register on ~59% of lines. A weak TAGGING is partly a learning problem, partly the tag
+    vocabulary's cut (values seen in fewer than two training documents are unknown)."""
     pair, train, test = corpus
     code = target_code(pair)
     cfg = config.load(REPO / "config" / "config.yaml")  # the demo's columns and threshold
@@ -378,11 +381,14 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
         index = tag_index(samples, "en", config.model_columns(cfg, "tagging"), vocab)
         return {id(r): {int(t) for t in row if t > 0} for r, row in zip(samples, index)}
 
+    def read_words(r):  # the context words of the columns the main models read
+        return {w for w in context_words(r) if not w.startswith("cue:")}
+
     tags = known_tags(train) | known_tags(test)
     by_tags = keyword_accuracy(train, test, code, "formality", lambda r: tags[id(r)])
-    by_words = keyword_accuracy(train, test, code, "formality", context_words)
-    assert by_tags > 0.8
-    assert by_tags > by_words - 0.05
+    by_words = keyword_accuracy(train, test, code, "formality", read_words)
+    assert by_tags > 0.65 and by_words > 0.75
+    assert by_tags > by_words - 0.1
 
 
 # Least context accuracy for (speaker, addressee) gender. About 0.88 and 0.84 for Polish

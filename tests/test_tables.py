@@ -343,7 +343,7 @@ def test_context_footnotes_only_where_the_encoder_differs_from_the_paper():
     ]
     assert context_footnotes(as_paper) == [
         "NOVOTNEY-CUE read sentence-transformers/all-MiniLM-L6-v2 vectors (mean pooling) in en-pl; "
-        "the paper used DistilBERT (CLS, 768-d).",
+        "the paper used DistilBERT (CLS, 768-d; a multilingual DistilBERT for xx→en).",
         "NOVOTNEY-CUE: the training records of de-en do not name the context encoder.",
     ]
 

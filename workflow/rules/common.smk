@@ -1,10 +1,12 @@
 # Validated configuration (defaults filled from the schema) and the study's target lists.
 import json
 import os
+import shlex
 import sys
 from types import SimpleNamespace
 
 from mtcue import config as cfg
+from mtcue.context.prompted import prompt_column
 from mtcue.data import sources
 
 # Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
@@ -118,3 +120,78 @@ FIGURES = [
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
+
+
+# ---- the experiments beyond Tables 3-4 (fewshot.smk, formality.smk, ablation.smk) ----------------
+
+FEWSHOT_MODELS = cfg.fewshot_models(config)
+FEWSHOT_POINTS = cfg.fewshot_points(config)
+EAMT22_RECORDS = sorted({f"results/records/eamt22/{p['direction']}/{p['record']}.json" for p in FEWSHOT_POINTS})
+FIGURE4 = expand("results/figures/figure4_eamt22_fewshot.{ext}", ext=["csv", "png"]) if FEWSHOT_POINTS else []
+
+
+def eamt22_store(w):
+    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
+    every line's attribute sentences)."""
+    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
+    return context_store(SimpleNamespace(direction=w.direction, model=parent))
+
+
+def eamt22_spec(w):
+    """The model spec with the EAMT22 context columns (JSON)."""
+    spec = model_spec(w)
+    if "context" in spec:
+        spec["context"]["columns"] = cfg.eamt22_columns(config, w.model)
+    return json.dumps(spec, sort_keys=True)
+
+
+def eamt22_inputs(w):
+    """Hypotheses (a model without context: its ordinary test translation) and a variant's store."""
+    contextual = cfg.is_contextual(cfg.model_entry(config, w.model))
+    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if contextual else f"results/hyps/{w.direction}/{w.model}.test.txt"
+    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
+
+
+FORMALITY_MODELS = cfg.experiment_models(config)["formality"]
+PROMPTS = cfg.formality_prompts(config)
+FORMALITY_RECORDS = expand("results/records/formality/{direction}/{model}.json",
+                           direction=cfg.formality_directions(config), model=FORMALITY_MODELS)
+TABLE5 = expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"]) if FORMALITY_RECORDS else []
+
+
+def formality_hyps(w):
+    """{prompt id: hypotheses}; a model without context: {"none": its test translation}."""
+    if not cfg.is_contextual(cfg.model_entry(config, w.model)):
+        return {"none": f"results/hyps/{w.direction}/{w.model}.test.txt"}
+    return {p["id"]: f"results/hyps/formality/{w.direction}/{w.model}/{p['id']}.txt" for p in PROMPTS}
+
+
+ABLATION = config["experiments"]["ablation"]
+ABLATION_SCORES = expand(
+    "results/records/score/{direction}/{model}.{split}.json",
+    direction=ABLATION["directions"], model=cfg.experiment_models(config)["ablation"], split=ABLATION["split"],
+)
+ABLATION_COMETS = (
+    expand("results/records/comet/{direction}/{model}.{split}.json", direction=ABLATION["directions"],
+           model=cfg.experiment_models(config)["ablation"], split=ABLATION["split"])
+    if config["evaluation"]["comet"]["model"] else []
+)
+ABLATION_ZEROSHOT = cfg.ablation_zeroshot(config)
+ABLATION_TABLES = (
+    expand("results/tables/table6_ablation.{ext}", ext=["csv", "md", "html"])
+    if ABLATION["directions"] and ABLATION["rows"] else []
+)
+
+
+def zeroshot_records(kind):
+    task = ABLATION_ZEROSHOT[kind]
+    if task["unavailable"]:
+        return []
+    return expand("results/records/{kind}/{direction}/{model}.json", kind=kind, direction=task["direction"],
+                  model=cfg.experiment_models(config)["ablation"])
+
+
+def zeroshot_options(kind):
+    task = ABLATION_ZEROSHOT[kind]
+    reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
+    return f"--zeroshot-direction {kind}={task['direction']}{reason}"

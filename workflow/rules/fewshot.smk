@@ -3,34 +3,6 @@
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
 # zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context.
 
-FEWSHOT_MODELS = cfg.fewshot_models(config)
-FEWSHOT_POINTS = cfg.fewshot_points(config)
-EAMT22_RECORDS = sorted({f"results/records/eamt22/{p['direction']}/{p['record']}.json" for p in FEWSHOT_POINTS})
-FIGURE4 = expand("results/figures/figure4_eamt22_fewshot.{ext}", ext=["csv", "png"]) if FEWSHOT_POINTS else []
-
-
-def eamt22_store(w):
-    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
-    every line's attribute sentences)."""
-    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
-    return context_store(SimpleNamespace(direction=w.direction, model=parent))
-
-
-def eamt22_spec(w):
-    """The model spec with the EAMT22 context columns (JSON)."""
-    spec = model_spec(w)
-    if "context" in spec:
-        spec["context"]["columns"] = cfg.eamt22_columns(config, w.model)
-    return json.dumps(spec, sort_keys=True)
-
-
-def eamt22_inputs(w):
-    """Hypotheses (a model without context: its ordinary test translation) and a variant's store."""
-    contextual = cfg.is_contextual(cfg.model_entry(config, w.model))
-    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if contextual else f"results/hyps/{w.direction}/{w.model}.test.txt"
-    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
-
-
 rule fewshot_store:
     input:
         store=lambda w: eamt22_store(w)["store"],

@@ -2,22 +2,6 @@
 # the test split once per prompt, the prompt being the only context beside the sentence itself (a
 # prompted store per prompt, built from the model's own store); a model without context is scored on
 # its ordinary test translation. Any model can be scored this way: Table 6 reads the ablation models'.
-from mtcue.context.prompted import prompt_column
-
-FORMALITY_MODELS = cfg.experiment_models(config)["formality"]
-PROMPTS = cfg.formality_prompts(config)
-FORMALITY_RECORDS = expand("results/records/formality/{direction}/{model}.json",
-                           direction=cfg.formality_directions(config), model=FORMALITY_MODELS)
-TABLE5 = expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"]) if FORMALITY_RECORDS else []
-
-
-def formality_hyps(w):
-    """{prompt id: hypotheses}; a model without context: {"none": its test translation}."""
-    if not cfg.is_contextual(cfg.model_entry(config, w.model)):
-        return {"none": f"results/hyps/{w.direction}/{w.model}.test.txt"}
-    return {p["id"]: f"results/hyps/formality/{w.direction}/{w.model}/{p['id']}.txt" for p in PROMPTS}
-
-
 rule prompt_stores:
     input:
         lambda w: context_store(w)["store"],
