@@ -278,7 +278,9 @@ def test_ablation_section_names_known_models_and_directions():
 def test_zeroshot_columns_read_records_only_where_they_are_written():
     c = demo()
     unavailable = {k: v["unavailable"] for k, v in cfg.ablation_zeroshot(c).items()}
-    assert "no formality experiment" in unavailable["formality"]
+    assert unavailable["formality"] is None  # the demo's Table 5 runs in en-de, where the ablations are
+    c["experiments"]["formality"]["directions"] = []
+    assert "no formality experiment" in cfg.ablation_zeroshot(c)["formality"]["unavailable"]
     assert unavailable["eamt22"] == "the ablation models are not trained in en-pl (experiments.ablation.directions: en-de)"
     c["experiments"]["fewshot"]["directions"] = []
     assert "no fewshot experiment" in cfg.ablation_zeroshot(c)["eamt22"]["unavailable"]
@@ -315,7 +317,8 @@ ROWS = {"Full MTCUE": "mtcue", "no metadata": "mtcue_no_metadata", "no QK-norm":
 SCORES = [rec("mtcue", "en-de", GOOD, 0.9, "valid"), rec("mtcue_no_metadata", "en-de", NEAR, 0.8, "valid"),
           rec("mtcue_no_qk_norm", "en-de", GOOD, 0.9, "valid"), rec("base", "en-de", BAD, 0.5, "valid")]
 ZEROSHOT = {"formality": [{"kind": "formality", "model": m, "direction": "en-de", "formal": f, "informal": i,
-                           "average": (f + i) / 2, "config_hash": "c", "git_commit": "g", "study": "demo"}
+                           "average": (f + i) / 2, "best_prompt": {"formal": "f0", "informal": "i0"}, "prompts": [],
+                           "config_hash": "c", "git_commit": "g", "study": "demo"}
                           for m, f, i in [("mtcue", 1.0, 0.9), ("mtcue_no_metadata", 0.9, 0.7),
                                           ("mtcue_no_qk_norm", 1.0, 0.8), ("base", 1.0, 0.0)]]}
 EAMT22_REASON = "the ablation models are not trained in en-pl"
@@ -364,6 +367,10 @@ def test_a_zeroshot_column_is_never_silently_empty():
     bad = [dict(r, average=95.0) for r in ZEROSHOT["formality"]]   # a percentage where a fraction belongs
     with pytest.raises(ValueError, match=r"'average' must be an accuracy in \[0, 1\]"):
         table(zeroshot={"formality": bad})
+    # A record where nothing was judged (no output showed either register): n/a, not an error.
+    unjudged = [dict(r, average=None) if r["model"] == "base" else r for r in ZEROSHOT["formality"]]
+    assert table(zeroshot={"formality": unjudged})[("IWSLT22 formality en-de", "accuracy %")].isna().tolist() == \
+        [False, False, False, True]
     with pytest.raises(ValueError, match=r"no valid score record in en-de for \['base'\]"):
         table(SCORES[:3])
 

@@ -70,10 +70,10 @@ def _zeroshot_values(task: ZeroShotTask, rows: Mapping[str, str], records: Seque
         if r["model"] in by_model:
             raise ValueError(f"two {task.kind} records for model {r['model']} in {direction}")
         value = r.get(task.field)
-        if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        if value is not None and (not isinstance(value, (int, float)) or not 0 <= value <= 1):
             raise ValueError(f"{task.kind} record of {r['model']} ({direction}): '{task.field}' must be an "
-                             f"accuracy in [0, 1], got {value!r}")
-        by_model[r["model"]] = 100 * value
+                             f"accuracy in [0, 1] or null (nothing judged), got {value!r}")
+        by_model[r["model"]] = math.nan if value is None else 100 * value
     missing = [m for m in rows.values() if m not in by_model]
     if missing:
         raise ValueError(f"no {task.kind} record in {direction} for {missing}: give one per row, or the reason "
