@@ -211,6 +211,11 @@ def test_trained_mtcue_used_w_1_and_the_qk_scale_of_its_columns(study):
     assert args.qk_norm_scale_init == default_qk_scale(12) == pytest.approx(math.log2(132))  # doc0..5 + metadata
 
 
+def percent(fraction):
+    """A record's accuracy in %, NaN where the tiny models' outputs showed no register at all."""
+    return math.nan if fraction is None else 100 * fraction
+
+
 @pytest.mark.slow
 def test_ablation_table_from_the_dag(study):
     table = pd.read_csv(study / "results" / "tables" / "table6_ablation.csv").set_index("ablation")
@@ -222,7 +227,8 @@ def test_ablation_table_from_the_dag(study):
     assert table.loc["Full MTCUE", "paper COMET en-de"] == 46.89
     for label, model in rows.items():
         record = json.loads((study / "results" / "records" / "formality" / "en-de" / f"{model}.json").read_text())
-        assert table.loc[label, "IWSLT22 formality en-de accuracy %"] == pytest.approx(100 * record["average"])
+        assert table.loc[label, "IWSLT22 formality en-de accuracy %"] == pytest.approx(percent(record["average"]),
+                                                                                        nan_ok=True)
     md = (study / "results" / "tables" / "table6_ablation.md").read_text()
     assert "EAMT22 en-pl: n/a" in md  # the few-shot experiment runs in en-de here
     # the ablation models were trained in the ablation direction only, from BASE
@@ -237,8 +243,9 @@ def test_table5_from_the_formality_records(study):
     records = {m: json.loads((study / "results" / "records" / "formality" / "en-de" / f"{m}.json").read_text())
                for m in ("base", "mtcue")}
     for model, record in records.items():
-        assert table.loc[model.upper(), "en-de average"] == pytest.approx(100 * record["average"])
-    assert records["base"]["formal"] + records["base"]["informal"] == pytest.approx(1.0)  # one output, two shares
+        assert table.loc[model.upper(), "en-de average"] == pytest.approx(percent(record["average"]), nan_ok=True)
+    base = records["base"]
+    assert base["formal"] is None or base["formal"] + base["informal"] == pytest.approx(1.0)  # one output, two shares
     assert [(p["id"], p["text"]) for p in records["mtcue"]["prompts"]] == [("f0", "Formal conversation"),
                                                                            ("i0", "Informal chit-chat")]
     manifest = json.loads((study / "results" / "formality" / "en-de" / "mtcue" / "prompts" / "f0" / "manifest.json")
