@@ -251,3 +251,38 @@ def test_table5_from_the_formality_records(study):
     manifest = json.loads((study / "results" / "formality" / "en-de" / "mtcue" / "prompts" / "f0" / "manifest.json")
                           .read_text())
     assert manifest["prompt"]["column"] == "genre" and manifest["splits"] == {"test": records["mtcue"]["prompts"][0]["n_segments"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["mtcue", "tagging", "base"])
+def test_translating_after_training_gives_the_studys_translations(study, model):
+    """`mtcue translate-text`'s path (a model folder and corpus-format input with its own context) gives the
+    hypotheses the study wrote for the same sentences and contexts."""
+    from mtcue.data.corpus import read_corpus
+    from mtcue.models.translate_text import TrainedModel, translate_samples
+
+    samples = list(read_corpus(study / "results" / "clean" / "en-de" / "test.jsonl"))[:25]
+    hyps = translate_samples(TrainedModel.find(study / "results" / "models" / "en-de" / model), samples,
+                             TINY["generation"])
+    expected = (study / "results" / "hyps" / "en-de" / f"{model}.test.txt").read_text().splitlines()[:25]
+    assert hyps == expected
+
+
+@pytest.mark.slow
+def test_translate_text_command_and_its_errors(study, tmp_path):
+    def run(*args, text="Did you see the letter?\nAre you ready?\n"):
+        return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", *args], input=text,
+                              capture_output=True, text=True, cwd=study)
+
+    done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Formal conversation",
+               "--previous", "Good evening, Mrs Smith.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(done.stdout.splitlines()) == 2 and all(done.stdout.splitlines())
+    no_model = run("--model-dir", str(tmp_path))
+    assert no_model.returncode == 1 and "no checkpoint_best.pt: not a trained model's folder" in no_model.stderr
+    empty = run("--model-dir", "results/models/en-de/mtcue", text="")
+    assert empty.returncode == 1 and "no input to translate" in empty.stderr
+    base = run("--model-dir", "results/models/en-de/base", "--context", "Formal conversation")
+    assert base.returncode == 1 and "a model without context (base) cannot read --context" in base.stderr
+    too_many = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(7) for a in ("--context", f"c{i}")])
+    assert too_many.returncode == 1 and "7 contexts given, but the model reads 6 context strings" in too_many.stderr

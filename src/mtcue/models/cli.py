@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from mtcue import config as cfgmod
@@ -26,6 +27,14 @@ def cmd_translate(a):
     check_split_matches_corpus(Path(a.data_bin), a.direction, a.split, Path(a.corpus), n)
     translate(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint), a.split, n, Path(a.out),
               json.loads(a.generation), Path(a.context_dir) if a.context_dir else None, a.threads)
+
+
+def cmd_translate_text(a):
+    from mtcue.models.translate_text import translate_text
+
+    sources = [line.rstrip("\n") for line in sys.stdin]
+    hyps = translate_text(a.model_dir, sources, a.context, a.previous, {"beam": a.beam}, a.threads)
+    sys.stdout.write("".join(h + "\n" for h in hyps))
 
 
 def cmd_count_params(a):
@@ -60,6 +69,16 @@ def register(step) -> None:
     s.add_argument("--corpus", required=True, help="the cleaned corpus of the split (for the sample count)")
     s.add_argument("--generation", default='{"beam": 5, "batch_size": 64, "max_len_a": 1.2, "max_len_b": 10}')
     s.add_argument("--out", required=True)
+
+    s = step("translate-text", cmd_translate_text, "translate sentences (stdin, one per line) with a trained model "
+             "and free-text context; translations to stdout")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--context", action="append", default=[], metavar="TEXT",
+                   help="a context string (metadata, a cue such as 'Formal conversation'); repeat for several")
+    s.add_argument("--previous", action="append", default=[], metavar="TEXT",
+                   help="a preceding line, most recent first; repeat for several")
+    s.add_argument("--beam", type=int, default=5)
+    s.add_argument("--threads", type=int, default=1)
 
     s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
     s.add_argument("--config", required=True)

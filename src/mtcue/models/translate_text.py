@@ -1,0 +1,153 @@
+"""Translate plain sentences with free-text context, after training:
+
+    mtcue translate-text --model-dir results/models/en-de/mtcue --context "Formal conversation" \
+        --previous "Good evening, Mrs Smith." < in.txt > out.txt
+
+The model folder is the one the study's train step writes (`results/models/{direction}/{model}/`);
+everything else is found beside it in the same study: the training record (the model spec: type,
+context columns, sentence encoder), the pair's SentencePiece model and the binarised data's
+dictionaries, and for TAGGING its tag vocabulary. The input goes through the pipeline's own steps
+(SentencePiece, fairseq binarisation with the model's dictionaries, a context store written the way
+the embed or tags step writes one, fairseq-generate), so a sentence with the same context translates
+as it does in the study.
+
+Context: `previous` are the preceding lines, most recent first (doc1, doc2, ...); `contexts` are any
+other strings (metadata such as "Drama, Family, Romance", cues such as "Formal conversation"), put in
+the metadata columns the model reads (then its cue columns), in order: MTCUE and NOVOTNEY-CUE give
+those columns no position, so which column a string lands in does not matter to them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mtcue.config import langs_of, pair_of, schema
+from mtcue.data.corpus import META_FIELDS
+from mtcue.io import write_lines
+
+log = logging.getLogger(__name__)
+SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    direction: str
+    checkpoint: Path
+    spec: dict
+    spm_model: Path
+    data_bin: Path
+    tag_store: Path | None
+
+    @classmethod
+    def find(cls, model_dir: str | Path) -> TrainedModel:
+        """The files of a model trained by the study, from its folder; a clear error for what is missing."""
+        folder = Path(model_dir).resolve()
+        checkpoint = folder / "checkpoint_best.pt"
+        if not checkpoint.is_file():
+            raise FileNotFoundError(f"{folder}: no checkpoint_best.pt: not a trained model's folder "
+                                    "(results/models/{direction}/{model}/, written by the train step)")
+        direction, model, results = folder.parent.name, folder.name, folder.parents[2]
+        record = results / "records" / "train" / direction / f"{model}.json"
+        if not record.is_file():
+            raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
+                                    "the model's context); rerun the train step")
+        spec = json.loads(record.read_text(encoding="utf-8"))["spec"]
+        needed = {"SentencePiece model": results / "spm" / f"{pair_of(direction)}.model",
+                  "binarised data": results / "bin" / direction}
+        tag_store = results / "tags" / direction if spec.get("context", {}).get("kind") == "tags" else None
+        if tag_store is not None:
+            needed["tag store"] = tag_store
+        for what, path in needed.items():
+            if not path.exists():
+                raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
+                                        "in the study that trained it")
+        return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store)
+
+
+def samples_for(sources: list[str], contexts: list[str], previous: list[str], direction: str,
+                columns: list[str]) -> list[dict]:
+    """Corpus-format samples (docs/formats.md, section 1): each source with the same context."""
+    src, tgt = langs_of(direction)
+    slots = [c for c in columns if not c.startswith("doc")]  # metadata, then cue columns (store order)
+    if len(contexts) > len(slots):
+        raise ValueError(f"{len(contexts)} contexts given, but the model reads {len(slots)} context strings "
+                         f"besides its document ({', '.join(slots) or 'none'})")
+    meta = {field: None for field in META_FIELDS} | {c: t for c, t in zip(slots, contexts) if not c.startswith("cue")}
+    cues = [t for c, t in zip(slots, contexts) if c.startswith("cue")]
+    return [{"id": f"{direction}.input.{i:06d}", "doc_id": "input", "text": {src: s, tgt: s},
+             "previous": {src: list(previous), tgt: []}, "meta": meta, "cues": cues}
+            for i, s in enumerate(sources)]
+
+
+def _binarise(model: TrainedModel, prefix: Path, dest: Path) -> None:
+    """The input as the `test` split, with the model's own dictionaries (the target side is a
+    placeholder copy of the source: fairseq-generate needs one, the hypotheses do not read it)."""
+    src, tgt = langs_of(model.direction)
+    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
+                    "--testpref", str(prefix), "--destdir", str(dest), "--srcdict", str(model.data_bin / f"dict.{src}.txt"),
+                    "--tgtdict", str(model.data_bin / f"dict.{tgt}.txt"), "--workers", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def _context_store(model: TrainedModel, corpus: Path, dest: Path) -> Path:
+    """A store of the input, as the embed (vectors) or tags step writes one."""
+    from mtcue.context.embed import build_stores
+    from mtcue.context.store import ContextStore
+    from mtcue.context.tags import VOCAB_FILE, tag_index
+    from mtcue.data.corpus import read_corpus
+
+    context = model.spec["context"]
+    if model.tag_store is None:
+        build_stores({model.direction: {SPLIT: corpus}}, {model.direction: dest}, context["columns"],
+                     context["encoder"], pooling=context.get("pooling", "mean"))
+        return dest
+    trained = ContextStore(model.tag_store)
+    vocab = json.loads((model.tag_store / VOCAB_FILE).read_text(encoding="utf-8"))
+    index = tag_index(list(read_corpus(corpus)), langs_of(model.direction)[0], trained.columns, vocab)
+    dest.mkdir()
+    (dest / VOCAB_FILE).write_text(json.dumps(vocab), encoding="utf-8")
+    np.save(dest / f"{SPLIT}.index.npy", index)
+    (dest / "manifest.json").write_text(json.dumps({**trained.manifest, "splits": {SPLIT: len(index)}}))
+    return dest
+
+
+def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str] = (), previous: list[str] = (),
+                   generation: dict | None = None, threads: int = 1) -> list[str]:
+    """Translations of `sources`, each read with the same `previous` lines and `contexts`."""
+    if not sources or not all(s.strip() for s in sources):
+        raise ValueError("no input to translate: give one sentence per line, none empty")
+    model = TrainedModel.find(model_dir)
+    context = model.spec.get("context")
+    if context is None and (contexts or previous):
+        raise ValueError(f"{model_dir}: a model without context ({model.spec['type']}) cannot read --context or "
+                         "--previous")
+    samples = samples_for(sources, list(contexts), list(previous), model.direction,
+                          context["columns"] if context else [])
+    return translate_samples(model, samples, generation, threads)
+
+
+def translate_samples(model: TrainedModel, samples: list[dict], generation: dict | None = None,
+                      threads: int = 1) -> list[str]:
+    """Translations of corpus-format samples, each with its own context, through the pipeline's steps."""
+    from mtcue.data.prepare import encode_split
+    from mtcue.models.translate import translate
+
+    defaults = {k: v["default"] for k, v in schema()["properties"]["generation"]["properties"].items()}
+    generation = {**defaults, **(generation or {})}
+    with tempfile.TemporaryDirectory(prefix="mtcue-translate-") as tmp:
+        tmp = Path(tmp)
+        corpus = tmp / f"{SPLIT}.jsonl"
+        write_lines(corpus, (json.dumps(s, ensure_ascii=False) for s in samples))
+        encode_split(model.spm_model, corpus, model.direction, tmp / SPLIT)
+        _binarise(model, tmp / SPLIT, tmp / "bin")
+        store = _context_store(model, corpus, tmp / "store") if "context" in model.spec else None
+        translate(model.spec, model.direction, tmp / "bin", model.checkpoint, SPLIT, len(samples), tmp / "hyps.txt",
+                  generation, store, threads)
+        return (tmp / "hyps.txt").read_text(encoding="utf-8").splitlines()
