@@ -82,3 +82,20 @@ def test_the_seed_varies_training_only(tmp_path):
     assert len(specs) == 5 * 8 + 2 * 4 + 7 and {s["seed"] for s in specs} == {2}
     generate = re.findall(r"mtcue generate .*?--seed (\d+) ", run.stdout)
     assert len(generate) == 12 and set(generate) == {"1"}     # the same documents as seed 1's run
+
+
+def test_the_slurm_profile_is_found_by_name_and_names_only_real_rules():
+    """`snakemake --profile slurm` from the repository root (the README's cluster command) plans the paper's
+    study; the profile's per-rule resources name rules that exist, so none silently falls back."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
+
+    run = dry_run("--profile", "slurm", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "rule train:" in run.stdout
+    profile = yaml.safe_load((REPO / "slurm" / "config.yaml").read_text())
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[REPO / "config" / "paper.yaml"]),
+                                snakefile=REPO / "Snakefile", workdir=REPO)._workflow
+        rules = {r.name for r in workflow.rules}
+    assert set(profile["set-resources"]) <= rules, set(profile["set-resources"]) - rules
