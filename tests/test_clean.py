@@ -1,4 +1,5 @@
 import json
+import random
 
 import pytest
 
@@ -84,6 +85,11 @@ def test_punctuation_normaliser_matches_sacremoses(lang):
 
     lines = ["- Wo warst du ?", "Er sagte ( leise ) nichts .", '" Hallo " , sagte er .', "It costs 1,000.50 $ !",
              "C'est « vrai » , non ?", "Привет ,  мир …", "Co ?!  Naprawdę ?", "A  –  B ‘ quoted ’ „ x “"]
+    # Random lines over every character the substitutions look for, so each one fires, alone and
+    # overlapping ("''" next to "´´", "\xa0" before "»" and ":").
+    alphabet = list("ab Z19 .,:;!?%()\"'`´‘’‚„“”«»–—…\xa0\rº") + ["nº", "ºC", "cm", "''", "´´", "  "]
+    rng = random.Random(lang)
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))) for _ in range(3000)]
     stock = MosesPunctNormalizer(lang=lang)
     ours = _PunctNormalizer(lang)
     assert [ours.normalize(line) for line in lines] == [stock.normalize(line) for line in lines]

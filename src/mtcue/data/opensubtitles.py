@@ -168,23 +168,28 @@ def _block_marks(s: etree._Element, stats: Counter) -> tuple[float | None, float
     n = len(s)
     i = 0
     if not (s.text and s.text.strip()):
-        while i < n and s[i].tag == "time":
-            value = _marker_time(s[i], stats)
+        while i < n:
+            child = s[i]  # each s[i] makes a new Python proxy: once per child
+            if child.tag != "time":
+                break
+            value = _marker_time(child, stats)
             before = before if value is None else value
-            tail = s[i].tail
             i += 1
-            if tail and tail.strip():
+            if child.tail and child.tail.strip():
                 break
     j = n - 1
-    while j >= i and s[j].tag == "time" and not (s[j].tail and s[j].tail.strip()):
-        value = _marker_time(s[j], stats)
+    while j >= i:
+        child = s[j]
+        if child.tag != "time" or (child.tail and child.tail.strip()):
+            break
+        value = _marker_time(child, stats)
         after = after if value is None else value
         j -= 1
     return before, after
 
 
 # One document is one film (a few thousand sentences at most): it is parsed whole; the corpus streams.
-_PARSER = etree.XMLParser(resolve_entities=False, huge_tree=True, no_network=True)
+_PARSER = etree.XMLParser(resolve_entities=False, huge_tree=True, no_network=True, collect_ids=False)
 _TEXT = etree.XPath("string()")
 
 
