@@ -110,3 +110,16 @@ def test_fairseq_log_lines_reach_the_file_in_fairseqs_format(tmp_path):
     logging.getLogger("train").info("after the block: not in the file")
     line, = (tmp_path / "train.log").read_text().splitlines()
     assert line.endswith(' | INFO | train | {"epoch": 1, "train_loss": "2.5"}')
+
+
+@pytest.mark.slow
+def test_a_second_training_in_one_process_starts_from_nothing_of_the_first(data, tmp_path):
+    """fairseq keeps the best validation loss on its functions: the same training run twice in one
+    process must save the same best checkpoint both times (a stale best would keep the second
+    run from saving one at all, and early stopping would count the first run's epochs)."""
+    spec = cfg.model_spec(data["config"], "base", "en-de")
+    records = [train(spec, "en-de", data["bin"], tmp_path / run, tmp_path / f"{run}.pt", threads=1)
+               for run in ("first", "second")]
+    losses = [[(e["epoch"], e["train_loss"], e["valid_loss"]) for e in r["epochs"]] for r in records]
+    assert losses[0] == losses[1] and len(losses[1]) == 2 and records[1]["best_epoch"] is not None
+    assert_same_weights(tmp_path / "first.pt", tmp_path / "second.pt")

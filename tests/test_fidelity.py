@@ -109,3 +109,19 @@ def test_mtcue_as_built_by_default_uses_w_1_and_a_qk_scale_from_its_data(model, 
     scales = [layer.self_attn.qk_scale.item() for layer in built.encoder.context_encoder.layers]
     assert scales == pytest.approx([{12: 7.0444, 6: 4.9069}[columns]] * 2, abs=1e-4)   # log2(132), log2(30)
     assert math.log2(columns ** 2 - columns) == pytest.approx(scales[0])
+
+
+def test_on_several_gpus_the_batch_per_update_stays_the_papers(paper_run):
+    """fairseq's data-parallel training sums every GPU's batch into one update: with N GPUs each
+    accumulates update_freq / N steps, so tokens per update stay ~200K; N that does not divide
+    update_freq is refused before training."""
+    spec = train_specs(paper_run)["mtcue"]
+    for gpus in (1, 2, 4):
+        argv = [*fa.task_args(spec, "en-de", "/data-bin", "/store"), *fa.arch_args(spec),
+                *fa.optimisation_args(spec, True, gpus), *fa.distributed_args(gpus, 12345)]
+        args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
+        assert args.max_tokens * args.update_freq[0] * gpus == 200_000
+        if gpus > 1:
+            assert (args.distributed_world_size, args.distributed_init_method) == (gpus, "tcp://localhost:12345")
+    with pytest.raises(ValueError, match="update_freq 8 is not a multiple of 3 GPUs"):
+        fa.optimisation_args(spec, True, 3)

@@ -5,6 +5,7 @@
 
 
 rule table6_ablation:
+    localrule: True
     input:
         score=ABLATION_SCORES,
         comet=ABLATION_COMETS,

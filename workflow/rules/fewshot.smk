@@ -71,6 +71,7 @@ rule eamt22_score:
 
 
 rule figure4:
+    localrule: True
     input:
         EAMT22_RECORDS,
     output:

@@ -3,6 +3,7 @@
 
 
 rule training_curves:
+    localrule: True
     input:
         TRAIN_RECORDS,
     output:
@@ -16,6 +17,7 @@ rule training_curves:
 
 
 rule phenomena_accuracy:
+    localrule: True
     input:
         SCORE_RECORDS,
     output:
@@ -29,6 +31,7 @@ rule phenomena_accuracy:
 
 
 rule bleu_gain:
+    localrule: True
     input:
         SCORE_RECORDS,
     output:

@@ -65,6 +65,7 @@ rule formality_score:
 
 
 rule table5_formality:
+    localrule: True
     input:
         FORMALITY_RECORDS,
     output:

@@ -6,6 +6,7 @@
 
 
 rule table3_models:
+    localrule: True
     input:
         train=TRAIN_RECORDS,
         runs=MLFLOW_RUNS,
@@ -23,6 +24,7 @@ rule table3_models:
 
 
 rule table4_quality:
+    localrule: True
     input:
         score=SCORE_RECORDS,
         comet=COMET_RECORDS,
@@ -45,6 +47,7 @@ rule table4_quality:
 
 
 rule phenomena:
+    localrule: True
     input:
         score=SCORE_RECORDS,
         runs=MLFLOW_RUNS,
@@ -62,6 +65,7 @@ rule phenomena:
 
 
 rule mlflow_sync:
+    localrule: True
     input:
         train=TRAIN_RECORDS,
         score=SCORE_RECORDS,
@@ -99,6 +103,7 @@ rule bench_store:
 
 
 rule table1_data:
+    localrule: True
     input:
         expand("results/records/data/{pair}.json", pair=PAIRS),
     output:

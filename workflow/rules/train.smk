@@ -19,7 +19,7 @@ rule train:
         study=STUDY,
     threads: 1
     resources:
-        gpu=1,
+        gpu=1,  # more (the profile's set-resources, or --set-resources train:gpu=4): fairseq's data-parallel training
     log:
         "results/logs/train/{direction}.{model}.log",
     benchmark:
@@ -27,4 +27,4 @@ rule train:
     shell:
         "mtcue train --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
         "{params.store} {params.init} --checkpoint-dir {params.checkpoints} --out {output.model} "
-        "--record {output.record} --study {params.study} --threads {threads} 2> {log}"
+        "--record {output.record} --study {params.study} --threads {threads} --gpus {resources.gpu} 2> {log}"

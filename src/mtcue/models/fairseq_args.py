@@ -58,15 +58,41 @@ def generation_args(generation: dict) -> list[str]:
                              "--max-len-a", generation["max_len_a"], "--max-len-b", generation["max_len_b"])]
 
 
-def optimisation_args(spec: dict, use_cuda: bool) -> list[str]:
+def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
     t = spec["training"]
     fp16 = use_cuda if t["fp16"] == "auto" else bool(t["fp16"])
     args = ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", t["lr"],
             "--lr-scheduler", "inverse_sqrt", "--warmup-updates", t["warmup_updates"], "--warmup-init-lr", 1e-7,
             "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", t["label_smoothing"],
             "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
-            "--max-tokens", t["max_tokens"], "--update-freq", t["update_freq"],
+            "--max-tokens", t["max_tokens"], "--update-freq", update_freq_per_gpu(spec, gpus),
             "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
     args += ["--fp16"] if fp16 else []
     args += [] if use_cuda else ["--cpu"]
     return [str(a) for a in args]
+
+
+def update_freq_per_gpu(spec: dict, gpus: int) -> int:
+    """Gradient accumulation per GPU that keeps the spec's batch per update (max_tokens x
+    update_freq): each of `gpus` data-parallel processes contributes max_tokens per step."""
+    update_freq = spec["training"]["update_freq"]
+    if update_freq % gpus:
+        raise ValueError(f"model '{spec['model']}': training.update_freq {update_freq} is not a multiple of {gpus} "
+                         f"GPUs, so the batch per update would change; train on a number of GPUs that divides it")
+    return update_freq // gpus
+
+
+def distributed_args(gpus: int, port: int) -> list[str]:
+    """fairseq's own data-parallel training on `gpus` GPUs of one node: it spawns one process per
+    GPU (torch.distributed, NCCL), meeting at localhost:`port`. Naming the rendezvous keeps fairseq
+    from inferring a multi-node setup from the SLURM job step's variables."""
+    if gpus < 2:
+        return []
+    return ["--distributed-world-size", str(gpus), "--distributed-init-method", f"tcp://localhost:{port}"]
+
+
+def checkpoint_args(save_dir: str | Path, save_interval_updates: int) -> list[str]:
+    """checkpoint_last.pt at every epoch's end and every `save_interval_updates` updates (the
+    plugin's `resume` module keeps the mid-epoch saves from validating); best by validation loss."""
+    return ["--save-dir", str(save_dir), "--no-epoch-checkpoints", "--best-checkpoint-metric", "loss",
+            "--save-interval-updates", str(save_interval_updates)]

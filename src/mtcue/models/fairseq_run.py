@@ -68,8 +68,17 @@ def train_command(cfg) -> bool:
 def train(cfg, log_path: Path, threads: int) -> None:
     """Train in this process (one device: CPU or one GPU), appending fairseq's log to `log_path`."""
     import fairseq_cli.train
+    from fairseq import checkpoint_utils
     from fairseq.distributed import utils as distributed_utils
 
+    # fairseq keeps the best validation loss (for checkpoint_best.pt and early stopping) on two
+    # functions; a second training in this process must not inherit the first one's (a resumed run
+    # gets its own back from its checkpoint: fairseq's load, plugin.resume).
+    for function, attribute in ((checkpoint_utils.save_checkpoint, "best"),
+                                (fairseq_cli.train.should_stop_early, "best"),
+                                (fairseq_cli.train.should_stop_early, "num_runs")):
+        if hasattr(function, attribute):
+            delattr(function, attribute)
     with fairseq_log(log_path), torch_threads(threads):
         distributed_utils.call_main(cfg, fairseq_cli.train.main)
 

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -139,18 +140,27 @@ def count_checkpoint_params(checkpoint: Path) -> dict:
     return {"total": total, "trainable": total}
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
 def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out: Path,
           context_dir: Path | None = None, init_checkpoint: Path | None = None,
-          threads: int = 1, log_interval: int = 50) -> dict:
-    """Train (or resume) one model; copy its best checkpoint to `model_out`; return the record."""
+          threads: int = 1, log_interval: int = 50, gpus: int = 1, save_interval_updates: int = 1000) -> dict:
+    """Train (or resume) one model on `gpus` GPUs (data-parallel if more than one; CPU if CUDA is
+    absent); copy its best checkpoint to `model_out`; return the record."""
     import torch
 
     use_cuda = torch.cuda.is_available()
+    if gpus > 1 and torch.cuda.device_count() < gpus:
+        raise RuntimeError(f"asked to train on {gpus} GPUs but CUDA sees {torch.cuda.device_count()}")
     prepare_checkpoint_dir(ckpt_dir, spec)
     recover_checkpoint_dir(ckpt_dir)
     args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
-            *fa.optimisation_args(spec, use_cuda),
-            "--save-dir", str(ckpt_dir), "--no-epoch-checkpoints", "--best-checkpoint-metric", "loss",
+            *fa.optimisation_args(spec, use_cuda, gpus), *fa.distributed_args(gpus, free_port()),
+            *fa.checkpoint_args(ckpt_dir, save_interval_updates),
             "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
     if spec.get("init_from"):
         if init_checkpoint is None:
@@ -180,6 +190,6 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
         "epochs": epochs, "started": history["started"], "finished": history["finished"], "model_path": str(model_out),
         "best_epoch": best_epoch and best_epoch["epoch"],
         "best_valid_loss": best_epoch and best_epoch["valid_loss"], "config_hash": config_hash(spec),
-        "device": "cuda" if use_cuda else "cpu", "threads": threads,
+        "device": "cuda" if use_cuda else "cpu", "gpus": gpus if use_cuda else 0, "threads": threads,
         "wall_s_this_run": round(time.monotonic() - start, 1),
     }

@@ -1,5 +1,6 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
-contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`).
+contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
+exact resumption of fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
 """
@@ -15,7 +16,7 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected")
 
 if __name__ == "mtcue.models.plugin":
-    from . import mtcue_model, novotney_cue_model, tagging_model, task  # noqa: F401  (register with fairseq)
+    from . import mtcue_model, novotney_cue_model, resume, tagging_model, task  # noqa: F401  (register with fairseq)
 else:
     # fairseq imports --user-dir as a top-level module named after the directory ("plugin").
     # Registering the task and model from a second copy of these files would fail, so this name
