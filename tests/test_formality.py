@@ -76,8 +76,58 @@ def test_each_register_keeps_its_best_prompt(tmp_path):
     assert scores["prompts"][0]["counts"] == {"FORMAL": 1, "INFORMAL": 1, "NEUTRAL": 1, "OTHER": 1}
     assert (scores["formal"], scores["informal"], scores["average"]) == (1.0, 0.75, 0.875)
     assert scores["best_prompt"] == {"formal": "f1", "informal": "i0"} and scores["lines"] == 4
+    assert (scores["formal_mean"], scores["informal_mean"]) == (0.75, 0.75)  # (1/2 + 3/3) / 2; one prompt
     with pytest.raises(ValueError, match=r"hypotheses for prompts \['f0'\]"):
         score_formality({"f0": paths["f0"]}, PROMPTS, test_set)
+
+
+def official_layout(tmp_path, formal, informal):
+    """The annotated references as IWSLT22 names them (formality-control.test.en-de.*.annotated.de)."""
+    paths = [tmp_path / f"formality-control.test.en-de.{a}.annotated.de" for a in ("formal", "informal")]
+    write_lines(paths[0], formal)
+    write_lines(paths[1], informal)
+    return paths
+
+
+def test_the_standalone_scorer_prints_counts_and_accuracies(tmp_path, capsys):
+    formal, informal = official_layout(tmp_path, [FORMAL_REF, "[F]Sind Sie[/F] sicher?", "Danke.", "[F]Sie[/F] da"],
+                                       [INFORMAL_REF, "[F]Bist du[/F] sicher?", "Danke.", "[F]Du[/F] da"])
+    hyps = tmp_path / "hyps.de"
+    # FORMAL; INFORMAL ("Bist du" both tokens present); NEUTRAL (nothing annotated); OTHER (Sie and Du)
+    write_lines(hyps, ["Können Sie mir helfen?", "du Bist sicher?", "Danke.", "Sie, Du da"])
+    assert main(["score-formality", "--hyp", str(hyps), "--formal-ref", str(formal), "--informal-ref",
+                 str(informal)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # "Sie," is not the token "Sie" but "Du" is: line 4 is INFORMAL, so 1 FORMAL and 2 INFORMAL are judged.
+    assert result["counts"] == {"FORMAL": 1, "INFORMAL": 2, "NEUTRAL": 1, "OTHER": 0}
+    assert (result["formal_accuracy"], result["informal_accuracy"]) == (pytest.approx(1 / 3), pytest.approx(2 / 3))
+
+
+def test_without_spaces_a_phrase_matches_as_a_substring(tmp_path, capsys):
+    formal, informal = official_layout(tmp_path, ["それを聞いて大変[F]残念に思います[/F]。"], ["それを聞いて大変[F]残念に思う[/F]。"])
+    hyps = tmp_path / "hyps.ja"
+    write_lines(hyps, ["大変残念に思います。"])
+    args = ["score-formality", "--hyp", str(hyps), "--formal-ref", str(formal), "--informal-ref", str(informal)]
+    assert main([*args, "--no-spaces"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"]["FORMAL"] == 1
+    assert main(args) == 0  # split on spaces, the one "token" is the whole line: nothing matches
+    assert json.loads(capsys.readouterr().out)["counts"]["NEUTRAL"] == 1
+
+
+@pytest.mark.parametrize("formal, informal, hyps, message", [
+    (["[F]Sie[/F] da", "Können [F]Sie helfen?"], ["[F]du[/F] da", "[F]Kannst du[/F] helfen?"], ["a", "b"],
+     r"formal\.annotated\.de:2: unbalanced formality tags \[F\] in"),
+    (["[F]Sie[/F] da"], ["[/F]du[F] da"], ["a"], r"informal\.annotated\.de:1: unbalanced formality tags \[/F\] \[F\]"),
+    (["[F]Sie[/F] da", "x"], ["[F]du[/F] da"], ["a", "b"], r"has 2 lines and .*informal\.annotated\.de 1"),
+    (["[F]Sie[/F] da"], ["[F]du[/F] da"], ["a", "b"], r"hyps\.de: 2 hypotheses for the 1 lines of"),
+])
+def test_bad_references_or_hypotheses_name_the_file_and_line(tmp_path, formal, informal, hyps, message):
+    from mtcue.evaluation.formality import score_standalone
+
+    formal_path, informal_path = official_layout(tmp_path, formal, informal)
+    write_lines(tmp_path / "hyps.de", hyps)
+    with pytest.raises(ValueError, match=message):
+        score_standalone(tmp_path / "hyps.de", formal_path, informal_path)
 
 
 def test_cli_writes_a_formality_record_and_refuses_a_set_without_labels(tmp_path):
@@ -145,20 +195,89 @@ def test_the_prompt_goes_where_the_model_reads_it():
 
 
 def test_table5_from_records_beside_the_papers_rows(tmp_path):
-    def record(model, direction, formal, informal, prompts=PROMPTS):
+    def record(model, direction, formal, informal, accuracies=None):
+        prompts = [{**p, "counts": {}, "accuracy": a} for p, a in zip(PROMPTS, accuracies or [])]
+        means = {f"{a}_mean": None if not prompts else sum(p["accuracy"] for p in prompts if p["attribute"] == a)
+                 / sum(p["attribute"] == a for p in prompts) for a in ("formal", "informal")}
+        if not prompts:
+            means = {"formal_mean": formal, "informal_mean": informal}
         return {"kind": "formality", "model": model, "direction": direction, "formal": formal, "informal": informal,
-                "average": (formal + informal) / 2, "best_prompt": {"formal": "f1", "informal": "i0"},
-                "prompts": [{**p, "counts": {}} for p in prompts], "lines": 40, "test_set": "test.jsonl",
+                "average": (formal + informal) / 2, **means, "best_prompt": {"formal": "f1", "informal": "i0"},
+                "prompts": prompts, "lines": 40, "test_set": "test.jsonl",
                 "config_hash": "h", "git_commit": "c", "study": "demo"}
-    records = [record("base", "en-de", 0.75, 0.25, []), record("mtcue", "en-de", 1.0, 0.9),
-               record("mtcue", "en-ru", 0.5, 0.5)]
+    records = [record("base", "en-de", 0.75, 0.25), record("mtcue", "en-de", 1.0, 0.9, [0.5, 1.0, 0.9]),
+               record("mtcue", "en-ru", 0.5, 0.5, [0.5, 0.25, 0.5])]
     df = formality_table(records, ["base", "mtcue"])
     assert df.loc["MTCUE", ("en-de", "average")] == pytest.approx(95.0)
+    assert df.loc["MTCUE", ("en-de", "formal mean")] == pytest.approx(75.0)
     assert pd.isna(df.loc["BASE", ("en-ru", "formal")])
     write_formality_table(records, ["base", "mtcue"], tmp_path / "t5.csv", tmp_path / "t5.md")
     md = (tmp_path / "t5.md").read_text()
-    assert "| MTCUE | 100.0 | 90.0 | 95.0 |" in md
+    assert "| MTCUE | 100.0 | 90.0 | 95.0 | 75.0 | 90.0 |" in md
+    assert "| BASE | 75.0 | 25.0 | 50.0 | 75.0 | 25.0 |" in md
+    csv = pd.read_csv(tmp_path / "t5.csv").set_index("model")
+    assert csv.loc["MTCUE", "en-ru prompt f1"] == pytest.approx(25.0)  # each prompt's accuracy, in the CSV only
+    assert pd.isna(csv.loc["BASE", "en-de prompt f0"]) and "prompt f1" not in md
     assert "| MTCUE (zero-shot) | 100.0 | 99.4 | 99.7 |" in md  # the paper's en-ru row
     assert "Best prompt (formal / informal): MTCUE: f1 / i0." in md
     assert (tmp_path / "t5.html").exists()
     write_record(tmp_path / "r.json", records[0])  # the record kind's required fields
+
+
+@pytest.fixture(scope="module")
+def synthetic_iwslt22(tmp_path_factory):
+    from mtcue.data import synth
+    from mtcue.data.clean import clean_corpus
+    from mtcue.data.synth.iwslt22 import write_iwslt22
+
+    tmp = tmp_path_factory.mktemp("iwslt22")
+    synth.write_split("en-de", "test", 20, 1, tmp / "raw.jsonl")
+    clean_corpus(tmp / "raw.jsonl", tmp / "test.jsonl", 400)
+    counts = write_iwslt22(tmp / "test.jsonl", "en-de", 20, 1, tmp / "iwslt22")
+    return tmp, counts
+
+
+def test_the_synthetic_set_is_in_the_official_layout_and_its_gold_references_score_100(synthetic_iwslt22, tmp_path):
+    from mtcue.data.evalsets import iwslt22, iwslt22_files
+    from mtcue.evaluation.formality import score_standalone
+
+    tmp, counts = synthetic_iwslt22
+    n = sum(1 for _ in open(tmp / "test.jsonl"))
+    assert counts["lines"] == n and 0 < counts["with_formality"] < n
+    # The official files' checker (the paper configuration's converter) accepts it as it is.
+    assert iwslt22(tmp / "iwslt22", "en-de", tmp_path / "copy") == n
+    source, formal, informal, formal_ann, informal_ann = (tmp / "iwslt22" / f for f in iwslt22_files("en-de"))
+    assert "Ich habe mir Sorgen um [F]Sie[/F] gemacht." in formal_ann.read_text().splitlines()
+    for hyp, attribute in ((formal, "formal"), (informal, "informal")):
+        result = score_standalone(hyp, formal_ann, informal_ann)
+        assert result[f"{attribute}_accuracy"] == 1.0
+        # As in the official scorer, a marked word with punctuation attached in the output ("Sie,") is
+        # not matched: a few lines that show formality are NEUTRAL even for the gold reference.
+        judged = result["counts"][attribute.upper()]
+        assert 0.9 * counts["with_formality"] <= judged <= counts["with_formality"]
+        assert result["counts"]["NEUTRAL"] == n - judged
+
+
+def test_the_official_rule_on_the_synthetic_set_agrees_with_the_corpus_labels(synthetic_iwslt22, tmp_path):
+    """Two independent judges of the same hypotheses: the annotated references (official rule) and the
+    corpus's marker labels; on a mix of both registers' references they label every judged line alike."""
+    from mtcue.data.evalsets import iwslt22_files
+
+    tmp, _ = synthetic_iwslt22
+    _, formal, informal, formal_ann, informal_ann = (tmp / "iwslt22" / f for f in iwslt22_files("en-de"))
+    mixed = [f if i % 3 else i_ for i, (f, i_) in enumerate(zip(formal.read_text().splitlines(),
+                                                                informal.read_text().splitlines()))]
+    write_lines(tmp_path / "mixed.de", mixed)
+    official = FormalityTestSet.from_references(formal_ann, informal_ann).labellers
+    labels = FormalityTestSet.from_corpus(tmp / "test.jsonl", "en-de").labellers
+    pairs = [(judge(h), other(h)) for h, judge, other in zip(mixed, official, labels) if judge(h) != "NEUTRAL"]
+    assert len(pairs) > 50 and {"FORMAL", "INFORMAL"} <= {a for a, _ in pairs}
+    assert all(a == b for a, b in pairs), [p for p in pairs if p[0] != p[1]]
+
+
+def test_a_corpus_of_another_generation_is_refused(synthetic_iwslt22, tmp_path):
+    from mtcue.data.synth.iwslt22 import write_iwslt22
+
+    tmp, _ = synthetic_iwslt22
+    with pytest.raises(ValueError, match="regenerate the corpus|rendered in its own register"):
+        write_iwslt22(tmp / "test.jsonl", "en-de", 20, 2, tmp_path / "out")

@@ -261,6 +261,13 @@ def formality_directions(cfg: dict) -> list[str]:
     return [d for d in ("en-de", "en-ru") if d in cfg["directions"]] if chosen is None else chosen
 
 
+def paper_formality_prompts() -> dict[str, list[str]]:
+    """The paper's zero-shot prompts (appendix D), verbatim: the schema's default for
+    experiments.formality.prompts."""
+    formality = schema()["properties"]["experiments"]["properties"]["formality"]
+    return copy.deepcopy(formality["properties"]["prompts"]["default"])
+
+
 def formality_prompts(cfg: dict) -> list[dict]:
     """The zero-shot prompts, each {"id" (f0.., i0..: file names), "attribute", "text"}."""
     return [{"id": f"{attribute[0]}{i}", "attribute": attribute, "text": text}

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from mtcue import config as cfg
 from mtcue.context.prompted import prompt_column
 from mtcue.data import sources
+from mtcue.data.evalsets import iwslt22_files
 
 # Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]

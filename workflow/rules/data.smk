@@ -83,6 +83,24 @@ else:
             "mtcue generate --pair {wildcards.pair} --split {wildcards.split} --docs {params.docs} "
             "--seed {params.seed} --out {output} 2> {log}"
 
+    # Table 5's test set: the cleaned test split in IWSLT22's official layout (contrastive references,
+    # [F]-annotated), where the paper's configuration converts the official files.
+    rule eval_iwslt22:
+        input:
+            "results/clean/{pair}/test.jsonl",
+        output:
+            directory("results/eval/iwslt22/{pair}"),
+        params:
+            docs=config["corpus"]["docs"]["test"],
+            seed=config["corpus"]["seed"],
+        log:
+            "results/logs/eval_iwslt22/{pair}.log",
+        benchmark:
+            "results/benchmarks/eval_iwslt22/{pair}.tsv"
+        shell:
+            "mtcue iwslt22-synth --corpus {input} --pair {wildcards.pair} --docs {params.docs} --seed {params.seed} "
+            "--out {output} 2> {log}"
+
 
 rule clean:
     input:

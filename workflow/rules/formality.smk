@@ -46,11 +46,14 @@ rule formality_translate:
 rule formality_score:
     input:
         unpack(formality_hyps),
-        corpus=lambda w: clean_corpus(w, "test"),
+        refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
     output:
         "results/records/formality/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: " ".join(f"{k}={v}" for k, v in input.items() if k != "corpus"),
+        hyps=lambda w, input: " ".join(f"{k}={v}" for k, v in input.items() if k != "refs"),
+        # The annotated references, by their official names.
+        refs=lambda w, input: " ".join(f"{register}={input.refs}/{name}" for register, name in
+                                       zip(("formal", "informal"), iwslt22_files(cfg.pair_of(w.direction))[3:])),
         prompts=json.dumps(PROMPTS),
         config_hash=cfg_hash,
         study=STUDY,
@@ -59,7 +62,7 @@ rule formality_score:
     benchmark:
         "results/benchmarks/formality_score/{direction}.{model}.tsv"
     shell:
-        "mtcue score-formality --hyps {params.hyps} --prompts {params.prompts:q} --corpus {input.corpus} "
+        "mtcue score-formality --hyps {params.hyps} --prompts {params.prompts:q} --references {params.refs} "
         "--direction {wildcards.direction} --model {wildcards.model} --study {params.study} "
         "--config-hash {params.config_hash} --out {output} 2> {log}"
 

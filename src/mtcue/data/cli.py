@@ -16,6 +16,14 @@ def cmd_generate(a):
     synth.write_split(a.pair, a.split, a.docs, a.seed, a.out)
 
 
+def cmd_iwslt22_synth(a):
+    from mtcue.data.synth.iwslt22 import write_iwslt22
+
+    counts = write_iwslt22(a.corpus, a.pair, a.docs, a.seed, a.out)
+    log.info("IWSLT22-layout test set of %s: %d lines, %d showing formality -> %s", a.pair, counts["lines"],
+             counts["with_formality"], a.out)
+
+
 def cmd_clean(a):
     from mtcue.data.clean import clean_corpus
 
@@ -119,6 +127,14 @@ def register(step) -> None:
     s.add_argument("--docs", type=int, required=True, help="number of documents (episodes)")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--out", required=True)
+
+    s = step("iwslt22-synth", cmd_iwslt22_synth,
+             "the synthetic test split as an IWSLT22 formality test set (official layout, [F]-annotated)")
+    s.add_argument("--corpus", required=True, help="the cleaned test split")
+    s.add_argument("--pair", required=True)
+    s.add_argument("--docs", type=int, required=True, help="documents of the generated test split")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", required=True, help="folder for the five formality-control.test.* files")
 
     s = step("clean", cmd_clean, "normalise and filter a corpus file (Moses + the paper's rules)")
     s.add_argument("--input", required=True)

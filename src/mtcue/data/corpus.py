@@ -12,13 +12,18 @@ META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 MAX_PREVIOUS = 5
 
 
-def _strip_punctuation(word: str) -> str:
+def split_punctuation(word: str) -> tuple[str, str, str]:
+    """(leading punctuation, the word, trailing punctuation), by Unicode category."""
     start, end = 0, len(word)
     while start < end and unicodedata.category(word[start]).startswith("P"):
         start += 1
     while end > start and unicodedata.category(word[end - 1]).startswith("P"):
         end -= 1
-    return word[start:end]
+    return word[:start], word[start:end], word[end:]
+
+
+def _strip_punctuation(word: str) -> str:
+    return split_punctuation(word)[1]
 
 
 def marker_tokens(text: str) -> set[str]:

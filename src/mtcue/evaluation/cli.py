@@ -69,13 +69,24 @@ def cmd_score_eamt22(a):
 
 
 def cmd_score_formality(a):
-    from mtcue.evaluation.formality import FormalityTestSet, score_formality
+    from mtcue.evaluation.formality import FormalityTestSet, score_formality, score_standalone
     from mtcue.records import write_record
 
+    if a.hyp:  # the official scorer's use: one file, JSON on stdout
+        if a.hyps or a.corpus or a.references or not (a.formal_ref and a.informal_ref):
+            raise SystemExit("score-formality --hyp H needs --formal-ref F --informal-ref I (and none of --hyps, "
+                             "--corpus, --references, which score a model's prompted translations into a record)")
+        print(json.dumps(score_standalone(a.hyp, a.formal_ref, a.informal_ref, a.no_spaces), indent=2))
+        return
+    missing = [f"--{k.replace('_', '-')}" for k in ("hyps", "direction", "model", "study", "config_hash", "out")
+               if not getattr(a, k)]
+    if missing or not (a.corpus or a.references):
+        raise SystemExit(f"score-formality: missing {' '.join(missing) or '--corpus or --references'} (or score "
+                         "one file: --hyp H --formal-ref F --informal-ref I)")
     hyps = dict(item.split("=", 1) for item in a.hyps)
     if a.references:
         refs = dict(item.split("=", 1) for item in a.references)
-        test_set = FormalityTestSet.from_references(refs["formal"], refs["informal"])
+        test_set = FormalityTestSet.from_references(refs["formal"], refs["informal"], a.no_spaces)
     else:
         test_set = FormalityTestSet.from_corpus(a.corpus, a.direction)
     scores = score_formality(hyps, json.loads(a.prompts), test_set)
@@ -104,16 +115,22 @@ def register(step) -> None:
     s.add_argument("--fewshot-store", help="a few-shot model's training store (its manifest counts the annotated lines)")
 
     s = step("score-formality", cmd_score_formality,
-             "IWSLT22 formality accuracy of a model's prompted translations (best prompt per attribute) into a record")
-    s.add_argument("--hyps", nargs="+", required=True, metavar="PROMPT_ID=PATH",
+             "IWSLT22 formality accuracy: of one file (--hyp, as the official scorer; JSON on stdout) or of a "
+             "model's prompted translations (--hyps; best and mean prompt per attribute) into a record")
+    s.add_argument("--hyp", help="one hypothesis file, scored against --formal-ref and --informal-ref")
+    s.add_argument("--formal-ref", help="annotated formal references (formal.annotated.XX)")
+    s.add_argument("--informal-ref", help="annotated informal references (informal.annotated.XX)")
+    s.add_argument("--no-spaces", action="store_true",
+                   help="the target language is written without spaces: phrases match as substrings (e.g. Japanese)")
+    s.add_argument("--hyps", nargs="+", metavar="PROMPT_ID=PATH",
                    help="one hypothesis file per prompt; a model without context: none=PATH")
     s.add_argument("--prompts", default="[]", help='JSON [{"id", "attribute", "text"}, ...] (config.formality_prompts)')
-    test_set = s.add_mutually_exclusive_group(required=True)
+    test_set = s.add_mutually_exclusive_group()
     test_set.add_argument("--corpus", help="test corpus whose lines carry formality labels (the synthetic set)")
     test_set.add_argument("--references", nargs=2, metavar="ATTRIBUTE=PATH",
                           help="the official annotated references: formal=PATH informal=PATH")
     for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
-        s.add_argument(name, required=True)
+        s.add_argument(name)
 
     s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
     _scoring_args(s)

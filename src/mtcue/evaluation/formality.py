@@ -4,12 +4,14 @@ Each hypothesis is labelled FORMAL, INFORMAL, NEUTRAL (no formality-bearing phra
 as the official IWSLT 2022 scorer does; the accuracy for an attribute is FORMAL / (FORMAL + INFORMAL)
 (resp. INFORMAL / ...), NEUTRAL and OTHER left out. A model is prompted once per prompt and keeps its
 best prompt per attribute; a model without context translates once, and its formal and informal
-accuracies are the two shares of that one output (they sum to 100%).
+accuracies are the two shares of that one output (they sum to 100%). Unlike the official scorer, an
+accuracy with nothing judged is None (n/a), not 0.
 
 The phrases come from either
 - the official annotated references (`[F]...[/F]` around formality-bearing words): a phrase matches
   when each of its space-separated tokens is one of the hypothesis' space-separated tokens (case and
-  attached punctuation count, as in the official scorer); or
+  attached punctuation count, as in the official scorer), or, for a language written without spaces
+  (`no_spaces`), when it occurs in the hypothesis as a substring; or
 - the corpus's gold labels (the synthetic corpus: the marker words of each formality value,
   matched as `labels` markers are, docs/formats.md section 1); lines without a formality label are
   not part of the test set.
@@ -28,10 +30,16 @@ FORMAL, INFORMAL = "formal", "informal"
 ATTRIBUTES = (FORMAL, INFORMAL)
 LABELS = ("FORMAL", "INFORMAL", "NEUTRAL", "OTHER")
 _PHRASE = re.compile(r"\[F\](.*?)\[/F\]")
+_TAG = re.compile(r"\[/?F\]")
 
 
-def annotated_phrases(annotated: str) -> list[str]:
-    """The formality-bearing phrases of one annotated reference line."""
+def annotated_phrases(annotated: str, where: str = "annotated reference") -> list[str]:
+    """The formality-bearing phrases of one annotated reference line; `where` (file:line) names it
+    when its tags do not pair up (the official scorer's pattern would silently skip or merge them)."""
+    tags = _TAG.findall(annotated)
+    if tags != ["[F]", "[/F]"] * (len(tags) // 2):
+        raise ValueError(f"{where}: unbalanced formality tags {' '.join(tags)} in {annotated!r}; every [F] "
+                         "must be closed by [/F] before the next [F] opens")
     return _PHRASE.findall(annotated)
 
 
@@ -41,9 +49,14 @@ def label(shows_formal: bool, shows_informal: bool) -> str:
     return "FORMAL" if shows_formal else "INFORMAL" if shows_informal else "NEUTRAL"
 
 
-def official_label(hyp: str, formal_phrases: Sequence[str], informal_phrases: Sequence[str]) -> str:
-    tokens = set(hyp.split())
-    matches = lambda phrases: any(all(t in tokens for t in p.split()) for p in phrases)  # noqa: E731
+def official_label(hyp: str, formal_phrases: Sequence[str], informal_phrases: Sequence[str],
+                   no_spaces: bool = False) -> str:
+    # Tokens split on single spaces, as the official scorer splits them.
+    tokens = set(hyp.split(" "))
+    if no_spaces:
+        matches = lambda phrases: any(p in hyp for p in phrases)  # noqa: E731
+    else:
+        matches = lambda phrases: any(set(p.split(" ")) <= tokens for p in phrases)  # noqa: E731
     return label(matches(formal_phrases), matches(informal_phrases))
 
 
@@ -70,14 +83,22 @@ class FormalityTestSet:
         return cls(labellers, str(corpus))
 
     @classmethod
-    def from_references(cls, formal: str | Path, informal: str | Path) -> FormalityTestSet:
-        pairs = list(zip(read_lines(Path(formal)), read_lines(Path(informal)), strict=True))
-        return cls([lambda h, f=annotated_phrases(f), i=annotated_phrases(i): official_label(h, f, i)
-                    for f, i in pairs], f"{formal}, {informal}")
+    def from_references(cls, formal: str | Path, informal: str | Path, no_spaces: bool = False) -> FormalityTestSet:
+        """The official annotated references (IWSLT22's `formal.annotated.XX`, `informal.annotated.XX`)."""
+        # Lines stripped, as the official scorer reads them.
+        refs = {path: [line.strip() for line in read_lines(Path(path))] for path in (formal, informal)}
+        if len(refs[formal]) != len(refs[informal]) or not refs[formal]:
+            raise ValueError(f"{formal} has {len(refs[formal])} lines and {informal} {len(refs[informal])}: the "
+                             "annotated references must be two non-empty files, line for line the same test set")
+        phrases = {path: [annotated_phrases(line, f"{path}:{n}") for n, line in enumerate(lines, 1)]
+                   for path, lines in refs.items()}
+        return cls([lambda h, f=f, i=i: official_label(h.strip(), f, i, no_spaces)
+                    for f, i in zip(phrases[formal], phrases[informal])], f"{formal}, {informal}")
 
     def counts(self, hyps: list[str], where: str) -> dict[str, int]:
         if len(hyps) != len(self.labellers):
-            raise ValueError(f"{where}: {len(hyps)} hypotheses for the {len(self.labellers)} lines of {self.where}")
+            raise ValueError(f"{where}: {len(hyps)} hypotheses for the {len(self.labellers)} lines of {self.where}; "
+                             "translate the whole test set, one line per source line")
         counted = Counter(judge(h) for h, judge in zip(hyps, self.labellers) if judge is not None)
         return {name: counted.get(name, 0) for name in LABELS}
 
@@ -97,6 +118,7 @@ def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict]
         scored = [{"id": "none", "attribute": None, "text": None, "counts": counts,
                    **hyp_provenance(hyp_paths["none"], hyps)}]
         best = {a: (accuracy(counts, a), "none") for a in ATTRIBUTES}
+        mean = {a: best[a][0] for a in ATTRIBUTES}
     else:
         if set(hyp_paths) != {p["id"] for p in prompts}:
             raise ValueError(f"hypotheses for prompts {sorted(hyp_paths)}, but the prompts are "
@@ -112,8 +134,24 @@ def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict]
             mine = [s for s in scored if s["attribute"] == attribute and s["accuracy"] is not None]
             top = max(mine, key=lambda s: s["accuracy"], default=None)
             best[attribute] = (None, None) if top is None else (top["accuracy"], top["id"])
+        # The mean over the prompts of an attribute (the authors' code logs it beside the best).
+        mean = {a: _mean([s["accuracy"] for s in scored if s["attribute"] == a and s["accuracy"] is not None])
+                for a in ATTRIBUTES}
     formal, informal = best[FORMAL][0], best[INFORMAL][0]
     return {"formal": formal, "informal": informal,
             "average": None if formal is None or informal is None else (formal + informal) / 2,
+            "formal_mean": mean[FORMAL], "informal_mean": mean[INFORMAL],
             "best_prompt": {a: best[a][1] for a in ATTRIBUTES}, "prompts": scored,
             "lines": sum(j is not None for j in test_set.labellers), "test_set": test_set.where}
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def score_standalone(hyp: str | Path, formal_ref: str | Path, informal_ref: str | Path, no_spaces: bool = False) -> dict:
+    """The official scorer's result for one hypothesis file: the four counts and both accuracies."""
+    test_set = FormalityTestSet.from_references(formal_ref, informal_ref, no_spaces)
+    counts = test_set.counts(read_lines(Path(hyp)), str(hyp))
+    return {"hyp": str(hyp), "lines": sum(counts.values()), "counts": counts,
+            "formal_accuracy": accuracy(counts, FORMAL), "informal_accuracy": accuracy(counts, INFORMAL)}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from mtcue.data.corpus import MAX_PREVIOUS
@@ -12,7 +13,7 @@ from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import RUSSIAN
-from mtcue.data.synth.situation import cue_sentences
+from mtcue.data.synth.situation import FORMAL, INFORMAL, cue_sentences
 from mtcue.data.synth.template import Language
 from mtcue.io import write_jsonl
 
@@ -71,6 +72,23 @@ def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
         samples.extend(_records(document, target, f"{pair}.{split}", f"{pair}.{split}.d{d:04d}",
                                 len(samples)))
     return samples
+
+
+def formality_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str, dict[str, str]]:
+    """{sample id: {"formal": text, "informal": text}} for the lines of `generate(pair, split, n_docs,
+    seed)` whose translation shows formality: the same line rendered in each register (IWSLT22's
+    contrastive references)."""
+    target = _target(pair)
+    contrasts, first = {}, 0
+    for d in range(n_docs):
+        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        for i, line in enumerate(document.lines):
+            if "formality" in line_labels(target, line.frame, line.slots, line.situation):
+                contrasts[f"{pair}.{split}.{first + i:06d}"] = {
+                    register: target.render(line.frame, line.slots, replace(line.situation, formality=register))
+                    for register in (FORMAL, INFORMAL)}
+        first += len(document.lines)
+    return contrasts
 
 
 def write_split(pair: str, split: str, n_docs: int, seed: int, path: str | Path) -> int:

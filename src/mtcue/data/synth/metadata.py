@@ -2,7 +2,8 @@
 
 Genre and plot lean towards the scene's register (court dramas and royal biographies are
 formal, teen comedies and stoner road trips are not), each agreeing with it only most of the
-time; the PG rating leans weakly; writers, year and country carry no signal. Which fields
+time; the PG rating leans weakly; writers, year and country carry no signal. No field mentions
+a zero-shot prompt of the paper (`reserved`): such a genre list is drawn again. Which fields
 are present follows MTCue's Table 1 per language pair: a film is either found in OMDb (all
 its fields likely present) or not (all missing), as the table's near-equal shares show.
 """
@@ -15,6 +16,7 @@ from functools import lru_cache
 from importlib import resources
 
 from mtcue.data.synth.english import FIRST_NAMES, SURNAMES
+from mtcue.data.synth.reserved import mentions_reserved
 from mtcue.data.synth.situation import FEMININE, FORMAL, INFORMAL, MASCULINE, lean
 
 FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
@@ -81,10 +83,13 @@ def present_shares(pair: str) -> dict[str, float]:
 
 
 def _genre(rng: random.Random, register: str) -> str:
-    genres = {rng.choice(LEANING_GENRES[lean(rng, register, GENRE_AGREES)])}
-    for _ in range(rng.randint(0, 2)):
-        genres.add(rng.choice(OTHER_GENRES))
-    return ", ".join(sorted(genres))  # IMDb lists genres alphabetically
+    while True:
+        genres = {rng.choice(LEANING_GENRES[lean(rng, register, GENRE_AGREES)])}
+        for _ in range(rng.randint(0, 2)):
+            genres.add(rng.choice(OTHER_GENRES))
+        genre = ", ".join(sorted(genres))  # IMDb lists genres alphabetically
+        if not mentions_reserved([genre]):
+            return genre
 
 
 def _plot(rng: random.Random, register: str) -> str:
