@@ -138,3 +138,25 @@ def test_records_of_another_split_stay_out(tmp_path):
     assert not [line for line in lines if line.startswith("| MTCUE-NO-DOC")]
     assert render([Run.load(folder)]) == render([Run.load(write_run(tmp_path / "plain"))]).replace(
         str(tmp_path / "plain"), str(tmp_path / "records"))
+
+
+def test_table5_points_are_rendered_from_formality_records_and_ablations_stay_out(tmp_path):
+    folder = write_run(tmp_path / "records")
+    prompts = [{"id": "f0", "attribute": "formal", "text": "Formal", "counts": {}, "accuracy": 0.9},
+               {"id": "f1", "attribute": "formal", "text": "Biography, Drama,", "counts": {}, "accuracy": 0.7},
+               {"id": "i0", "attribute": "informal", "text": "Informal", "counts": {}, "accuracy": 0.6},
+               {"id": "i1", "attribute": "informal", "text": "Comedy", "counts": {}, "accuracy": 0.8}]
+    none = [{"id": "none", "attribute": None, "text": None, "counts": {}}]
+    for model, formal, informal, formal_mean, informal_mean, scored in (
+            ("mtcue", 0.9, 0.8, 0.8, 0.7, prompts), ("base", 0.6, 0.4, 0.6, 0.4, none),
+            ("mtcue_discrete", 0.5, 0.5, 0.5, 0.5, prompts)):  # an ablation: no score record of the test split
+        write_record(folder / "formality" / "en-de" / f"{model}.json", {
+            "kind": "formality", "model": model, "direction": "en-de", "formal": formal, "informal": informal,
+            "average": (formal + informal) / 2, "formal_mean": formal_mean, "informal_mean": informal_mean,
+            "best_prompt": {}, "prompts": scored, "lines": 10, "test_set": "t", "config_hash": "h", "study": "demo",
+            "git_commit": COMMIT})
+    lines = render([Run.load(folder)]).splitlines()
+    assert any(line.startswith("IWSLT22 zero-shot formality") and "best of 2 prompts" in line for line in lines)
+    assert "| BASE | 60.0 / 40.0 (50.0) | 60.0 / 40.0 |" in lines
+    assert "| MTCUE | 90.0 / 80.0 (85.0) | 80.0 / 70.0 |" in lines
+    assert not [line for line in lines if "MTCUE-DISCRETE" in line]

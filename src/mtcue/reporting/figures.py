@@ -28,7 +28,7 @@ from mtcue.reporting.tables import (
     PAPER_QUALITY_LABEL,
     _by_cell,
     _direction_key,
-    _model_key,
+    model_key,
     display_name,
     phenomena_table,
     quality_table,
@@ -73,12 +73,12 @@ def training_curves(train_records: Iterable[dict]) -> Figure:
     for (name, direction), r in cells.items():
         by_direction[direction][name] = r
     directions = sorted(by_direction, key=_direction_key)
-    names = sorted({n for n, _ in cells}, key=_model_key)
+    names = sorted({n for n, _ in cells}, key=model_key)
     colours = model_colours(names)
     fig, axes = _grid(len(directions))
     for ax, direction in zip(axes, directions):
         records = by_direction[direction]
-        for name in sorted(records, key=_model_key):
+        for name in sorted(records, key=model_key):
             r = records[name]
             parent = records.get(display_name(r["spec"].get("init_from") or ""))
             offset = parent["best_epoch"] if parent else 0

@@ -19,6 +19,7 @@ import pandas as pd
 
 from mtcue.io import atomic_write_text, read_text
 from mtcue.records import load_records
+from mtcue.reporting.formality import formality_table
 from mtcue.reporting.layout import markdown_table
 from mtcue.reporting.tables import (
     AVERAGE,
@@ -27,6 +28,7 @@ from mtcue.reporting.tables import (
     NA,
     Bootstrap,
     display_name,
+    model_key,
     models_table,
     quality_marks,
     quality_table,
@@ -47,19 +49,22 @@ class Run:
     trains: list[dict]
     eamt22: list[dict] = ()
     split: str = "test"
+    formality: list[dict] = ()
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
-        """The records of Tables 3 and 4 (scored on `split`) and Figure 4. The ablation models, scored on
-        another split (Table 6), and the few-shot variants, which train but are not scored, stay out."""
+        """The records of Tables 3 and 4 (scored on `split`), Table 5 and Figure 4. The ablation models,
+        scored on another split (Table 6), and the few-shot variants, which train but are not scored,
+        stay out."""
         folder = Path(records_dir)
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
         scores, comets, trains, eamt22 = (load_records(folder, kind) for kind in ("score", "comet", "train", "eamt22"))
         scores, comets = ([r for r in records if r["split"] == split] for records in (scores, comets))
         scored = {(r["direction"], r["model"]) for r in scores}
+        formality = [r for r in load_records(folder, "formality") if (r["direction"], r["model"]) in scored]
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split)
+                  split, formality)
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -162,6 +167,26 @@ def fewshot_section(run: Run) -> list[str]:
     return lines[:-1]
 
 
+def formality_section(run: Run) -> list[str]:
+    """Table 5: per direction, each main model's best-prompt and mean-over-prompts accuracies."""
+    if not run.formality:
+        return []
+    models = sorted({r["model"] for r in run.formality}, key=lambda m: model_key(display_name(m)))
+    table = formality_table(run.formality, models)
+    display = pd.DataFrame(index=table.index)
+    for direction in table.columns.get_level_values(0).unique():
+        d = table[direction]
+        display[f"{direction} formal / informal (avg)"] = [
+            f"{_number(f, 1)} / {_number(i, 1)} ({_number(a, 1)})" for f, i, a in zip(d["formal"], d["informal"],
+                                                                                   d["average"])]
+        display[f"{direction} mean over prompts"] = [
+            f"{_number(f, 1)} / {_number(i, 1)}" for f, i in zip(d["formal mean"], d["informal mean"])]
+    prompts = sorted({p["id"] for r in run.formality for p in r["prompts"] if p["attribute"]})
+    return [f"IWSLT22 zero-shot formality (Table 5 in `results/tables/table5_formality.md`): accuracy (%) in the "
+            f"prompted register, best of {len(prompts) // 2} prompts per register and the mean over them; a model "
+            "without context translates once (its two shares sum to 100):", "", *markdown_table(display)]
+
+
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per model: the range (max - min over runs) of each direction's value, mean and largest over
     the directions where every run has a value."""
@@ -193,6 +218,8 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
     first = runs[0]
     body = [f"From one run of the study: {first.describe()}.", "", *bleu_section(first, bootstrap), "",
             *phenomena_section(first), "", *models_section(first)]
+    if formality := formality_section(first):
+        body += ["", *formality]
     if fewshot := fewshot_section(first):
         body += ["", *fewshot]
     if len(runs) > 1:

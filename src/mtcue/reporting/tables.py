@@ -157,7 +157,7 @@ def with_run_ids(df: pd.DataFrame, run_ids: RunIds) -> pd.DataFrame:
     return out
 
 
-def _model_key(name: str) -> tuple[int, str]:
+def model_key(name: str) -> tuple[int, str]:
     return (MODEL_ORDER.index(name) if name in MODEL_ORDER else len(MODEL_ORDER), name)
 
 
@@ -207,7 +207,7 @@ def _quality_records(score_records: Iterable[dict], comet_records: Iterable[dict
                 f"{model} {direction} {split}: the COMET record scored hypotheses with sha256 "
                 f"{c['hyp_sha256']} but the score record {s['hyp_sha256']}; rescore the older one")
     return _QualityRecords(
-        models=sorted({m for m, _ in scores}, key=_model_key),
+        models=sorted({m for m, _ in scores}, key=model_key),
         directions=sorted({d for _, d in scores}, key=_direction_key),
         cells={key: {"score": s, "comet": comets.get(key)} for key, s in scores.items()},
     )
@@ -291,7 +291,7 @@ def context_footnotes(train_records: Iterable[dict]) -> list[str]:
         if r["spec"]["type"] in PAPER_ENCODERS:
             by_model[display_name(r["model"])].append(r)
     notes = []
-    for name in sorted(by_model, key=_model_key):
+    for name in sorted(by_model, key=model_key):
         records = sorted(by_model[name], key=lambda r: _direction_key(r["direction"]))
         paper = PAPER_ENCODERS[records[0]["spec"]["type"]]
         differs, english_only, unnamed = defaultdict(list), defaultdict(list), []
@@ -321,7 +321,7 @@ def _comet_footnotes(q: _QualityRecords) -> list[str]:
     notes = [f"COMET: model {comet_models}, system score x 100, on the same hypotheses as BLEU (sha256 "
              "checked); the paper used wmt20-comet-da."] if scored else []
     missing: dict[str, list[str]] = defaultdict(list)
-    for (m, d), cell in sorted(q.cells.items(), key=lambda kv: (_direction_key(kv[0][1]), _model_key(kv[0][0]))):
+    for (m, d), cell in sorted(q.cells.items(), key=lambda kv: (_direction_key(kv[0][1]), model_key(kv[0][0]))):
         c = cell["comet"]
         if c is None:
             missing["no COMET record"].append(f"{m} {d}")
@@ -485,7 +485,7 @@ def models_table(train_records: Iterable[dict], paper_csv: str | Path | Traversa
         raise ValueError("no train records to tabulate")
     paper = _read_csv(paper_csv).set_index("model").to_dict("index")
     rows = {}
-    for name in sorted(by_model, key=_model_key):
+    for name in sorted(by_model, key=model_key):
         records, p = by_model[name], paper.get(name, {})
         has_context_encoder = CONTEXT_KIND.get(_one(records, lambda r: r["spec"]["type"], "type")) == "vectors"
         row: dict[str, object] = {
@@ -526,7 +526,7 @@ def models_footnotes(train_records: Iterable[dict]) -> list[str]:
         "mean ± sd over directions. No sd for a single direction.",
     ]
     init = sorted({(display_name(r["model"]), display_name(r["spec"]["init_from"]))
-                   for r in records if r["spec"].get("init_from")}, key=lambda x: _model_key(x[0]))
+                   for r in records if r["spec"].get("init_from")}, key=lambda x: model_key(x[0]))
     if init:
         notes.append(", ".join(f"{m} starts from {parent}" for m, parent in init) + "'s best checkpoint: its "
                      "time per epoch and epochs to best count only its own (fine-tuning) epochs.")
@@ -607,7 +607,7 @@ def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.Da
             row[(r["direction"], f"{name} judged")] = judged
     if not rows:
         raise ValueError(f"no {split} score records to tabulate")
-    names = sorted(rows, key=_model_key)
+    names = sorted(rows, key=model_key)
     columns = sorted({c for row in rows.values() for c in row}, key=lambda c: (_direction_key(c[0]), c[1]))
     # A model with no labelled direction (into English only) keeps its row, all NaN.
     return pd.DataFrame([[rows[n].get(c, math.nan) for c in columns] for n in names], dtype=float,
