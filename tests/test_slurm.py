@@ -31,6 +31,10 @@ def cluster():
     reason = local_slurm.unavailable()
     if reason:
         pytest.skip(f"no SLURM for this test: {reason}")
+    try:
+        local_slurm.install()
+    except subprocess.CalledProcessError as err:  # e.g. no package mirror reachable
+        pytest.skip(f"SLURM could not be installed ({' '.join(err.cmd)}): {(err.stderr or '')[-500:]}")
     with local_slurm.running():
         yield
 
