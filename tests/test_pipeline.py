@@ -257,15 +257,17 @@ def test_table5_from_the_formality_records(study):
 @pytest.mark.parametrize("model", ["mtcue", "tagging", "base"])
 def test_translating_after_training_gives_the_studys_translations(study, model):
     """`mtcue translate-text`'s path (a model folder and corpus-format input with its own context) gives the
-    hypotheses the study wrote for the same sentences and contexts."""
+    hypotheses the study wrote for the same sentences and contexts. The whole test split: fairseq caps
+    an output's length by the longest source of its batch, so a tiny model's runaway outputs match
+    only when the batches do."""
     from mtcue.data.corpus import read_corpus
     from mtcue.models.translate_text import TrainedModel, translate_samples
 
-    samples = list(read_corpus(study / "results" / "clean" / "en-de" / "test.jsonl"))[:25]
+    samples = list(read_corpus(study / "results" / "clean" / "en-de" / "test.jsonl"))
     hyps = translate_samples(TrainedModel.find(study / "results" / "models" / "en-de" / model), samples,
                              TINY["generation"])
-    expected = (study / "results" / "hyps" / "en-de" / f"{model}.test.txt").read_text().splitlines()[:25]
-    assert hyps == expected
+    expected = (study / "results" / "hyps" / "en-de" / f"{model}.test.txt").read_text().splitlines()
+    assert len(hyps) == len(samples) > 25 and hyps == expected
 
 
 @pytest.mark.slow
