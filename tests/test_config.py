@@ -217,3 +217,14 @@ def test_wrong_fewshot_sections_are_errors(mutate, message):
     raw["models"]["mtcue_fewshot_1"] = raw["models"]["base"]
     with pytest.raises(cfg.ConfigError, match=r"\['mtcue_fewshot_1'\] are the names of few-shot variants"):
         cfg.validate(raw)
+
+
+def test_the_paper_config_runs_table5_on_the_official_iwslt22_sets():
+    paper = cfg.load(REPO / "config" / "paper.yaml")
+    assert cfg.formality_directions(paper) == ["en-de", "en-ru"]
+    assert paper["evaluation_sets"]["iwslt22"]["pairs"] == ["en-de", "en-ru"]
+    raw = cfg.load(REPO / "config" / "paper.yaml")
+    raw["evaluation_sets"]["iwslt22"]["pairs"] = ["en-de"]
+    with pytest.raises(cfg.ConfigError, match=r"experiments.formality.directions: \['en-ru'\] have no official "
+                                              r"IWSLT22 test set"):
+        cfg.validate(raw)

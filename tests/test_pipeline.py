@@ -248,9 +248,32 @@ def test_table5_from_the_formality_records(study):
     assert base["formal"] is None or base["formal"] + base["informal"] == pytest.approx(1.0)  # one output, two shares
     assert [(p["id"], p["text"]) for p in records["mtcue"]["prompts"]] == [("f0", "Formal conversation"),
                                                                            ("i0", "Informal chit-chat")]
-    manifest = json.loads((study / "results" / "formality" / "en-de" / "mtcue" / "prompts" / "f0" / "manifest.json")
-                          .read_text())
-    assert manifest["prompt"]["column"] == "genre" and manifest["splits"] == {"test": records["mtcue"]["prompts"][0]["n_segments"]}
+    source = study / "results" / "eval" / "iwslt22" / "en-de" / "formality-control.test.en-de.en"
+    assert records["mtcue"]["prompts"][0]["n_segments"] == len(source.read_text().splitlines())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["mtcue", "mtcue_discrete"])
+def test_prompted_translation_is_the_test_split_read_with_the_prompt(study, model, tmp_path):
+    """`mtcue translate-prompts` prepares the IWSLT22 source anew (here: the test split's sources); the
+    study's own test split, binarised and stored by its steps, with the prompt put in the model's
+    prompt column (its first metadata column), translates the same."""
+    from mtcue import config as cfg
+    from mtcue.context.prompted import build_prompted_stores, prompt_column
+    from mtcue.models.translate import translate
+
+    results = study / "results"
+    spec = json.loads((results / "records" / "train" / "en-de" / f"{model}.json").read_text())["spec"]
+    context = spec["context"]
+    store = results / ("tags/en-de" if context["kind"] == "tags" else f"embed/en-de/{cfg.store_name(context)}")
+    assert prompt_column(context["columns"]) == "genre"
+    build_prompted_stores(store, {"f0": "Formal conversation"}, "genre", tmp_path / "prompts")
+    n = len((results / "clean" / "en-de" / "test.jsonl").read_text().splitlines())
+    generation = {**cfg.validate(TINY)["generation"]}
+    translate(spec, "en-de", results / "bin" / "en-de", results / "models" / "en-de" / model / "checkpoint_best.pt",
+              "test", n, tmp_path / "f0.txt", generation, tmp_path / "prompts" / "f0")
+    prompted = (results / "hyps" / "formality" / "en-de" / model / "f0.txt").read_text().splitlines()
+    assert len(prompted) == n > 25 and (tmp_path / "f0.txt").read_text().splitlines() == prompted
 
 
 @pytest.mark.slow

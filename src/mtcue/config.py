@@ -118,6 +118,11 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
+    official = cfg["evaluation_sets"]["iwslt22"]["pairs"]
+    missing = [d for d in formality_directions(cfg) if pair_of(d) not in official]
+    if source == "opensubtitles" and missing:
+        raise ConfigError(f"experiments.formality.directions: {missing} have no official IWSLT22 test set "
+                          f"(evaluation_sets.iwslt22.pairs: {official}); add their pairs there or leave them out")
     selections = {"context.columns": cfg["context"]["columns"],
                   "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]

@@ -6,7 +6,6 @@ import sys
 from types import SimpleNamespace
 
 from mtcue import config as cfg
-from mtcue.context.prompted import prompt_column
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
 
@@ -160,11 +159,24 @@ FORMALITY_RECORDS = expand("results/records/formality/{direction}/{model}.json",
 TABLE5 = expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"]) if FORMALITY_RECORDS else []
 
 
-def formality_hyps(w):
-    """{prompt id: hypotheses}; a model without context: {"none": its test translation}."""
-    if not cfg.is_contextual(cfg.model_entry(config, w.model)):
-        return {"none": f"results/hyps/{w.direction}/{w.model}.test.txt"}
-    return {p["id"]: f"results/hyps/formality/{w.direction}/{w.model}/{p['id']}.txt" for p in PROMPTS}
+def formality_prompts(model):
+    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
+    return {p["id"]: p["text"] for p in PROMPTS} if cfg.is_contextual(cfg.model_entry(config, model)) else {}
+
+
+def iwslt22_source(direction):
+    """The English source of a direction's IWSLT22 test set (a file of the set's folder)."""
+    pair = cfg.pair_of(direction)
+    return f"results/eval/iwslt22/{pair}/{iwslt22_files(pair)[0]}"
+
+
+def trained_model(w):
+    """What `mtcue translate-prompts` reads of a trained model (translate_text.TrainedModel)."""
+    files = {"checkpoint": f"results/models/{w.direction}/{w.model}/checkpoint_best.pt",
+             "record": f"results/records/train/{w.direction}/{w.model}.json",
+             "spm": f"results/spm/{cfg.pair_of(w.direction)}.model", "data": f"results/bin/{w.direction}"}
+    tags = cfg.context_kind(cfg.model_entry(config, w.model)) == "tags"
+    return {**files, **({"tags": f"results/tags/{w.direction}"} if tags else {})}
 
 
 ABLATION = config["experiments"]["ablation"]

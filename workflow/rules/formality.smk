@@ -1,56 +1,39 @@
-# IWSLT22 zero-shot formality control (paper Table 5, appendix D). Each contextual model translates
-# the test split once per prompt, the prompt being the only context beside the sentence itself (a
-# prompted store per prompt, built from the model's own store); a model without context is scored on
-# its ordinary test translation. Any model can be scored this way: Table 6 reads the ablation models'.
-rule prompt_stores:
-    input:
-        lambda w: context_store(w)["store"],
-    output:
-        directory("results/formality/{direction}/{model}/prompts"),
-    params:
-        prompts=json.dumps({p["id"]: p["text"] for p in PROMPTS}),
-        column=lambda w: prompt_column(cfg.model_columns(config, w.model)),
-    log:
-        "results/logs/prompt_stores/{direction}.{model}.log",
-    benchmark:
-        "results/benchmarks/prompt_stores/{direction}.{model}.tsv"
-    shell:
-        "mtcue prompt-stores --store {input} --prompts {params.prompts:q} --column {params.column} "
-        "--out {output} 2> {log}"
-
-
+# IWSLT22 zero-shot formality control (paper Table 5, appendix D) on the official test set (the
+# embedded default: its synthetic test split in the official layout, data.smk). Each contextual model
+# translates the source file once per prompt, the prompt the only context beside the sentence itself;
+# a model without context translates it once. Any model can be scored this way: Table 6 reads the
+# ablation models'.
 rule formality_translate:
     input:
-        prompts="results/formality/{direction}/{model}/prompts",
-        model="results/models/{direction}/{model}/checkpoint_best.pt",
-        data="results/bin/{direction}",
-        corpus=lambda w: clean_corpus(w, "test"),
+        unpack(trained_model),
+        testset=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
     output:
-        "results/hyps/formality/{direction}/{model}/{prompt}.txt",
+        directory("results/hyps/formality/{direction}/{model}"),
     params:
-        spec=lambda w: json.dumps(model_spec(w), sort_keys=True),
+        source=lambda w: iwslt22_source(w.direction),
+        prompts=lambda w: json.dumps(formality_prompts(w.model)),
         generation=json.dumps(config["generation"]),
     threads: 1
     resources:
         gpu=1,
     log:
-        "results/logs/formality_translate/{direction}.{model}.{prompt}.log",
+        "results/logs/formality_translate/{direction}.{model}.log",
     benchmark:
-        "results/benchmarks/formality_translate/{direction}.{model}.{prompt}.tsv"
+        "results/benchmarks/formality_translate/{direction}.{model}.tsv"
     shell:
-        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-        "--context-dir {input.prompts}/{wildcards.prompt} --checkpoint {input.model} --split test "
-        "--corpus {input.corpus} --generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
+        "mtcue translate-prompts --model-dir results/models/{wildcards.direction}/{wildcards.model} "
+        "--source {params.source} --prompts {params.prompts:q} --generation {params.generation:q} "
+        "--threads {threads} --out {output} 2> {log}"
 
 
 rule formality_score:
     input:
-        unpack(formality_hyps),
+        hyps="results/hyps/formality/{direction}/{model}",
         refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
     output:
         "results/records/formality/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: " ".join(f"{k}={v}" for k, v in input.items() if k != "refs"),
+        hyps=lambda w, input: " ".join(f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]),
         # The annotated references, by their official names.
         refs=lambda w, input: " ".join(f"{register}={input.refs}/{name}" for register, name in
                                        zip(("formal", "informal"), iwslt22_files(cfg.pair_of(w.direction))[3:])),

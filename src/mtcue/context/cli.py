@@ -43,12 +43,6 @@ def cmd_mask_store(a):
     build_masked_store(a.store, corpora_from_args(a), per_combination, a.seed, a.out)
 
 
-def cmd_prompt_stores(a):
-    from mtcue.context.prompted import build_prompted_stores
-
-    build_prompted_stores(a.store, json.loads(a.prompts), a.column, a.out)
-
-
 def cmd_bench_store(a):
     from mtcue.context.bench import benchmark_store
 
@@ -82,13 +76,6 @@ def register(step) -> None:
     s.add_argument("--per-combination", required=True, help="lines per attribute combination, or 'all'")
     s.add_argument("--seed", type=int, required=True)
     s.add_argument("--out", required=True)
-
-    s = step("prompt-stores", cmd_prompt_stores, "zero-shot prompting: one store of the test split per prompt, "
-             "the prompt the only context beside the sentence itself")
-    s.add_argument("--store", required=True, help="the model's context store (vectors or tags)")
-    s.add_argument("--prompts", required=True, help='JSON {"prompt id": "text", ...}')
-    s.add_argument("--column", required=True, help="the column the prompt goes in (a column the model reads)")
-    s.add_argument("--out", required=True, help="folder of one store per prompt id")
 
     s = step("bench-store", cmd_bench_store, "embedding store vs on-the-fly embedding: size and speed")
     s.add_argument("--store", required=True)

@@ -38,6 +38,15 @@ def cmd_translate_text(a):
     sys.stdout.write("".join(h + "\n" for h in hyps))
 
 
+def cmd_translate_prompts(a):
+    from mtcue.io import read_text
+    from mtcue.models.translate_text import translate_prompted
+
+    sources = read_text(a.source).removesuffix("\n").split("\n")
+    counts = translate_prompted(a.model_dir, sources, json.loads(a.prompts), a.out, json.loads(a.generation), a.threads)
+    print(json.dumps(counts))
+
+
 def cmd_count_params(a):
     from mtcue.models.params import count_config
 
@@ -84,6 +93,15 @@ def register(step) -> None:
                    help="a preceding line, most recent first; repeat for several")
     s.add_argument("--beam", type=int, default=5)
     s.add_argument("--threads", type=int, default=1)
+
+    s = step("translate-prompts", cmd_translate_prompts, "zero-shot prompting: translate a file of sentences "
+             "once per prompt, the prompt the only context beside the sentence itself")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--source", required=True, help="sentences to translate, one per line")
+    s.add_argument("--prompts", required=True, help='JSON {"prompt id": "text", ...}; {} for a model without context')
+    s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--out", required=True, help="folder of {prompt id}.txt (none.txt for a model without context)")
 
     s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
     s.add_argument("--config", required=True)

@@ -15,6 +15,9 @@ Context: `previous` are the preceding lines, most recent first (doc1, doc2, ...)
 other strings (metadata such as "Drama, Family, Romance", cues such as "Formal conversation"), put in
 the metadata columns the model reads (then its cue columns), in order: MTCUE and NOVOTNEY-CUE give
 those columns no position, so which column a string lands in does not matter to them.
+
+`mtcue translate-prompts` is the zero-shot protocol's form (Table 5): a file of sentences translated
+once per prompt, the input prepared once.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ import logging
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +35,7 @@ import numpy as np
 
 from mtcue.config import langs_of, pair_of, schema
 from mtcue.data.corpus import META_FIELDS
-from mtcue.io import write_lines
+from mtcue.io import atomic_directory, write_lines
 
 log = logging.getLogger(__name__)
 SPLIT = "test"
@@ -136,18 +141,53 @@ def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str
 def translate_samples(model: TrainedModel, samples: list[dict], generation: dict | None = None,
                       threads: int = 1) -> list[str]:
     """Translations of corpus-format samples, each with its own context, through the pipeline's steps."""
-    from mtcue.data.prepare import encode_split
-    from mtcue.models.translate import translate
+    with _prepared(model, samples) as (tmp, store):
+        _generate(model, tmp, store, len(samples), tmp / "hyps.txt", generation, threads)
+        return (tmp / "hyps.txt").read_text(encoding="utf-8").splitlines()
 
-    defaults = {k: v["default"] for k, v in schema()["properties"]["generation"]["properties"].items()}
-    generation = {**defaults, **(generation or {})}
+
+def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[str, str], out_dir: str | Path,
+                       generation: dict | None = None, threads: int = 1) -> dict[str, int]:
+    """Zero-shot prompting (IWSLT22, paper appendix D): `out_dir/{prompt id}.txt`, the sources translated
+    once per prompt ({id: text}) with the sentence itself (doc0) and the prompt as the only context; a
+    model without context translates them once, into `none.txt`. The folder appears when complete.
+    Returns {file stem: lines}."""
+    from mtcue.context.prompted import build_prompted_stores, prompt_column
+
+    if not sources or not all(s.strip() for s in sources):
+        raise ValueError("no sources to translate: one sentence per line, none empty")
+    model = TrainedModel.find(model_dir)
+    context = model.spec.get("context")
+    if context is not None and not prompts:
+        raise ValueError(f"{model_dir}: a contextual model ({model.spec['type']}) is prompted, but no prompt was given")
+    samples = samples_for(sources, [], [], model.direction, context["columns"] if context else [])
+    with _prepared(model, samples) as (tmp, store), atomic_directory(out_dir) as out:
+        if store is None:
+            return {"none": _generate(model, tmp, None, len(samples), out / "none.txt", generation, threads)}
+        build_prompted_stores(store, prompts, prompt_column(context["columns"]), tmp / "prompts")
+        return {pid: _generate(model, tmp, tmp / "prompts" / pid, len(samples), out / f"{pid}.txt", generation, threads)
+                for pid in prompts}
+
+
+@contextmanager
+def _prepared(model: TrainedModel, samples: list[dict]) -> Iterator[tuple[Path, Path | None]]:
+    """A temporary folder with the samples binarised as the `test` split (`bin/`) and, for a contextual
+    model, their context store: what the study's spm_encode, binarise and embed/tags steps write."""
+    from mtcue.data.prepare import encode_split
+
     with tempfile.TemporaryDirectory(prefix="mtcue-translate-") as tmp:
         tmp = Path(tmp)
         corpus = tmp / f"{SPLIT}.jsonl"
         write_lines(corpus, (json.dumps(s, ensure_ascii=False) for s in samples))
         encode_split(model.spm_model, corpus, model.direction, tmp / SPLIT)
         _binarise(model, tmp / SPLIT, tmp / "bin")
-        store = _context_store(model, corpus, tmp / "store") if "context" in model.spec else None
-        translate(model.spec, model.direction, tmp / "bin", model.checkpoint, SPLIT, len(samples), tmp / "hyps.txt",
-                  generation, store, threads)
-        return (tmp / "hyps.txt").read_text(encoding="utf-8").splitlines()
+        yield tmp, _context_store(model, corpus, tmp / "store") if "context" in model.spec else None
+
+
+def _generate(model: TrainedModel, tmp: Path, store: Path | None, n_samples: int, out: Path,
+              generation: dict | None, threads: int) -> int:
+    from mtcue.models.translate import translate
+
+    defaults = {k: v["default"] for k, v in schema()["properties"]["generation"]["properties"].items()}
+    return translate(model.spec, model.direction, tmp / "bin", model.checkpoint, SPLIT, n_samples, out,
+                     {**defaults, **(generation or {})}, store, threads)
