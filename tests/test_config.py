@@ -228,3 +228,15 @@ def test_the_paper_config_runs_table5_on_the_official_iwslt22_sets():
     with pytest.raises(cfg.ConfigError, match=r"experiments.formality.directions: \['en-ru'\] have no official "
                                               r"IWSLT22 test set"):
         cfg.validate(raw)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"detector": "labels"}, r"experiments.fewshot.detector: 'labels' reads the synthetic corpus's gold labels"),
+    ({"directions": ["en-de"]}, r"experiments.fewshot.directions: \['en-de'\]; on OpenSubtitles the EAMT22 settings "
+                                r"run in en-pl only"),
+])
+def test_on_opensubtitles_eamt22_runs_in_en_pl_judged_by_the_polish_detector(change, message):
+    raw = cfg.load(REPO / "config" / "paper.yaml")
+    raw["experiments"]["fewshot"].update(change)
+    with pytest.raises(cfg.ConfigError, match=message):
+        cfg.validate(raw)

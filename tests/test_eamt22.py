@@ -9,7 +9,7 @@ from conftest import make_sample
 from mtcue.cli import main
 from mtcue.data.synth.generator import generate
 from mtcue.evaluation.eamt22 import requested, score_eamt22
-from mtcue.evaluation.polish import detect
+from mtcue.data.polish import detect
 from mtcue.records import read_record
 from mtcue.reporting.figure4 import figure4_frame, write_figure4
 
@@ -85,7 +85,10 @@ def test_a_request_that_contradicts_the_gold_label_is_an_error(tmp_path, write_c
     ("Jestem gotowa.", {"speaker_gender": {"feminine"}}),
     ("Zrobiłaś to?", {"formality": {"informal"}, "addressee_number": {"singular"}, "addressee_gender": {"feminine"}}),
     ("Jesteś chory?", {"formality": {"informal"}, "addressee_number": {"singular"}, "addressee_gender": {"masculine"}}),
-    ("Zrobiliście to?", {"formality": {"informal"}, "addressee_number": {"plural"}, "addressee_gender": {"mixed"}}),
+    # EAMT22's convention: a virile plural is "masculine" (a group of men), "mixed" only państwo
+    ("Zrobiliście to?", {"formality": {"informal"}, "addressee_number": {"plural"}, "addressee_gender": {"masculine"}}),
+    ("Czy panowie są gotowi?", {"formality": {"formal"}, "addressee_number": {"plural"},
+                                "addressee_gender": {"masculine"}}),
     ("Zrobiłyście to?", {"formality": {"informal"}, "addressee_number": {"plural"}, "addressee_gender": {"feminine"}}),
     ("Usiądźcie.", {"formality": {"informal"}, "addressee_number": {"plural"}}),
     ("Czy pan jest gotowy?", {"formality": {"formal"}, "addressee_number": {"singular"},
@@ -100,13 +103,16 @@ def test_the_polish_detector_reads_morphology(sentence, shows):
 
 def test_the_polish_detector_agrees_with_the_generators_gold_labels():
     """On the synthetic corpus's Polish references (rendered by a grammar the detector does not know), the
-    detector never contradicts a gold label and judges most of them."""
+    detector never contradicts a gold label and judges most of them. The generator calls every group
+    "mixed"; EAMT22 (and the detector) keeps that for państwo and calls a virile plural "masculine"."""
     judged = wrong = total = 0
     for sample in generate("en-pl", "test", 60, 1):
         found = detect(sample["text"]["pl"])
         for attribute, label in sample["labels"].get("pl", {}).items():
             total += 1
             values = found.get(attribute, set())
+            if attribute == "addressee_gender" and label["gold"] == "mixed":
+                values = {"mixed" if v == "masculine" else v for v in values}
             judged += bool(values)
             wrong += bool(values - {label["gold"]})
     assert total > 300 and wrong == 0 and judged / total > 0.85
@@ -128,6 +134,28 @@ def test_scoring_with_the_polish_detector_and_the_record(files, tmp_path):
     assert main(["score-eamt22", "--hyps", str(files[0]), "--corpus", str(files[1]), "--direction", "en-de",
                  "--model", "m", "--split", "test", "--study", "t", "--config-hash", "abc", "--detector", "polish",
                  "--out", str(tmp_path / "x.json")]) == 1
+
+
+def test_official_rows_judge_only_their_target_by_the_official_rule(tmp_path):
+    """Rows of the official test set test one attribute each; a group asked for as "mixed" (państwo) is
+    incorrect only when the hypothesis addresses women (the official reverse_map), not men."""
+    from test_evalsets import EAMT  # official test.json entries: a singular addressee; a formal group
+    from mtcue.data.evalsets import eamt22
+
+    (tmp_path / "test.json").write_text(json.dumps([EAMT[0]] + [EAMT[1]] * 3, ensure_ascii=False))
+    eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
+    hyps = ["Bo nie chciałam, żebyś myślał.",    # singular asked, singular shown (and a feminine speaker: not tested)
+            "Wyglądają państwo świetnie.",       # mixed asked, państwo: correct
+            "Zrobiłyście to?",                    # a group of women: incorrect
+            "Zrobiliście to?"]                    # a group of men: neither (ignored)
+    (tmp_path / "hyps.txt").write_text("\n".join(hyps) + "\n")
+    result = score_eamt22(tmp_path / "hyps.txt", tmp_path / "test.jsonl", "en-pl", "polish")
+    counts = {a: [c[k] for k in ("correct", "incorrect", "ignored")] for a, c in result["attributes"].items()}
+    assert counts == {"speaker_gender": [0, 0, 0], "addressee_gender": [1, 1, 1], "addressee_number": [1, 0, 0],
+                      "formality": [0, 0, 0]}
+    assert result["accuracy_mean"] == pytest.approx((0.5 + 1.0) / 2) and result["annotated_lines"] == 4
+    with pytest.raises(ValueError, match=r"test\.jsonl, line 1: an official EAMT22 row is judged by the 'polish'"):
+        score_eamt22(tmp_path / "hyps.txt", tmp_path / "test.jsonl", "en-pl", "labels")
 
 
 def eamt22_record(model, supervised, mean, bleu, direction="en-pl"):
@@ -165,3 +193,22 @@ def test_figure4_rows_come_from_the_records_with_the_papers_anchors(tmp_path):
 def test_figure4_names_a_missing_record():
     with pytest.raises(ValueError, match="no EAMT22 record of en-pl/mtcue_fewshot_full"):
         figure4_frame(RECORDS[:1], POINTS)
+
+
+def test_a_polish_corpus_is_annotated_in_eamt22s_words(tmp_path, write_corpus):
+    from mtcue.data.annotate import annotate_corpus
+    from mtcue.data.corpus import read_corpus
+
+    polish = ["Bo nie chciałam, żebyś myślał.", "Wyglądają państwo świetnie.", "Zrobiliście to?", "Dobrze."]
+    corpus = write_corpus([{**line(i, pl, [], {}), "labels": {}} for i, pl in enumerate(polish)], "train.jsonl")
+    stats = annotate_corpus(corpus, tmp_path / "annotated.jsonl")
+    lines = list(read_corpus(tmp_path / "annotated.jsonl"))
+    assert [s["cues"] for s in lines] == [
+        ["I am a woman.", "I am having an informal chat with a person."],  # żebyś: no gender shown
+        ["I am having a formal conversation with a group of people."],
+        ["I am having an informal chat with a group of men."],
+        []]
+    assert lines[2]["attributes"] == {"speaker_gender": None, "addressee_gender": "masculine",
+                                      "addressee_number": "plural", "formality": "informal"}
+    assert (stats["lines"], stats["annotated"], len(stats["combinations"])) == (4, 3, 3)
+    assert lines[3]["text"] == {"en": "x", "pl": "Dobrze."}  # everything else kept

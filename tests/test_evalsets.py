@@ -5,7 +5,7 @@ import zipfile
 import pytest
 
 from mtcue.data.corpus import read_corpus
-from mtcue.data.evalsets import contrapro, eamt22, iwslt22, iwslt22_files, lopes
+from mtcue.data.evalsets import _eamt22_attributes, contrapro, eamt22, eamt22_context, iwslt22, iwslt22_files, lopes
 
 IWSLT = {  # the first lines of the official EN-DE test files
     "en": ["Do you play Splat on Wii or Wii Sports on Nintendo?",
@@ -66,12 +66,40 @@ def test_eamt22_rows_become_corpus_lines_with_attributes(tmp_path):
     first, second = read_corpus(tmp_path / "test.jsonl", ("en", "pl"))
     assert first["text"] == {"en": EAMT[0]["english"], "pl": EAMT[0]["polish"]}
     assert first["cues"] == ["I am a woman.", "I am having an informal chat with a man."]
-    assert first["attributes"] == {"speaker_gender": "feminine", "interlocutor_gender": "masculine",
-                                   "interlocutor_number": "singular", "formality": "informal"}
-    assert first["target"] == {"attribute": "interlocutor_number", "value": "singular"}
+    assert first["attributes"] == {"speaker_gender": "feminine", "addressee_gender": "masculine",
+                                   "addressee_number": "singular", "formality": "informal"}
+    assert first["target"] == {"attribute": "addressee_number", "value": "singular"}
     assert second["attributes"]["speaker_gender"] is None
-    assert second["target"] == {"attribute": "interlocutor_gender", "value": "mixed"}
+    assert second["target"] == {"attribute": "addressee_gender", "value": "mixed"}
     assert first["previous"] == {"en": [], "pl": []} and first["id"] == "eamt22.test.000000"
+
+
+# (context_csv, context_text) of the official test and dev sets: every addressee wording there is.
+EAMT22_WORDINGS = [
+    (",,,<formal>", "I am having a formal conversation."),
+    (",,<plural>,<informal>", "I am having an informal chat with a group of people."),
+    (",,<singular>,<informal>", "I am having an informal chat with a person."),
+    (",<il:feminine>,<plural>,<formal>", "I am having a formal conversation with a group of women."),
+    (",<il:feminine>,<plural>,<informal>", "I am having an informal chat with a group of women."),
+    (",<il:feminine>,<singular>,<formal>", "I am having a formal conversation with a woman."),
+    (",<il:masculine>,<plural>,<informal>", "I am having an informal chat with a group of men."),
+    (",<il:masculine>,<singular>,<informal>", "I am having an informal chat with a man."),
+    (",<il:mixed>,<plural>,<formal>", "I am having a formal conversation with a group of people."),
+    ("<sp:feminine>,,,", "I am a woman."),
+    ("<sp:masculine>,,,<formal>", "I am a man. I am having a formal conversation."),
+    ("<sp:masculine>,<il:masculine>,<plural>,<formal>", "I am a man. I am having a formal conversation with a group of men."),
+]
+
+
+@pytest.mark.parametrize("csv, text", EAMT22_WORDINGS)
+def test_eamt22_context_sentences_are_the_official_wording(csv, text):
+    assert " ".join(eamt22_context(_eamt22_attributes(csv, "test.json"))) == text
+
+
+def test_eamt22_rejects_a_context_text_that_is_not_its_attributes(tmp_path):
+    (tmp_path / "test.json").write_text(json.dumps([{**EAMT[0], "context_text": "I am a man."}]))
+    with pytest.raises(ValueError, match=r"test\.json: entry 0: context_text 'I am a man\.' is not EAMT22's wording"):
+        eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
 
 
 def test_eamt22_rejects_an_unknown_attribute_value(tmp_path):

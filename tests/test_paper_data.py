@@ -118,7 +118,7 @@ def test_the_omdb_key_is_nowhere_in_the_study(study):
 
 def test_the_paper_config_lists_the_whole_data_path():
     run = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n",
-                          "--configfile", "config/paper.yaml"], cwd=REPO, capture_output=True, text=True)
+                          "-p", "--configfile", "config/paper.yaml"], cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     jobs = dict(line.split()[:2] for line in run.stdout.split("Job stats:")[1].splitlines()[3:] if len(line.split()) == 2)
     # 5 language archives + 4 alignments, 4 block lists + ContraPro's and Lopes et al.'s lists, IWSLT22 (5 files
@@ -128,6 +128,18 @@ def test_the_paper_config_lists_the_whole_data_path():
     assert (jobs["eval_iwslt22"], jobs["eval_eamt22"], jobs["eval_contrapro"], jobs["eval_lopes"]) == ("2", "2", "1", "1")
     assert jobs["clean"] == "12" and jobs["table1_data"] == "1" and "generate_corpus" not in jobs
     assert "object.pouta.csc.fi/OPUS-OpenSubtitles/v2018/xml/en-ru.xml.gz" in run.stdout
+    # Table 5 on the official IWSLT22 sources, each model once for all its prompts: five models x en-de,
+    # en-ru, and Table 6's seven other ablation models in en-de
+    assert jobs["formality_translate"] == "17"
+    assert ("mtcue translate-prompts --model-dir results/models/en-ru/mtcue "
+            "--source results/eval/iwslt22/en-ru/formality-control.test.en-ru.en") in run.stdout
+    # Figure 4: en-pl's lines annotated by EAMT22's rules; every model (BASE too) on the official test set:
+    # MTCUE and TAGGING in eight settings, BASE, and Table 6's seven other ablation models
+    assert jobs["annotate_eamt22"] == "3" and jobs["eamt22_translate"] == "24" and jobs["fewshot_store"] == "14"
+    assert ("mtcue translate-corpus --model-dir results/models/en-pl/mtcue --corpus results/eval/eamt22/en-pl/test.jsonl "
+            "--columns doc0,cue1,cue2,cue3") in run.stdout
+    assert "translate-corpus --model-dir results/models/en-pl/base --corpus results/eval/eamt22/en-pl/test.jsonl  --gen" in run.stdout
+    assert "--corpus results/eval/eamt22/en-pl/test.jsonl --direction en-pl --model tagging_fewshot_30" in run.stdout
 
 
 def test_sources_name_the_files_a_mirror_holds(tmp_path):

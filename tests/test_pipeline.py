@@ -294,6 +294,24 @@ def test_translating_after_training_gives_the_studys_translations(study, model):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("model, parent", [("mtcue", "mtcue"), ("tagging_fewshot_1", "tagging")])
+def test_translate_corpus_gives_the_studys_eamt22_translations(study, model, parent, tmp_path):
+    """`mtcue translate-corpus` (what the paper's configuration runs on the official EAMT22 test set),
+    given the EAMT22 columns, translates the test split as the study's eamt22_translate did (a zero-shot
+    parent reads columns it never trained on)."""
+    from mtcue import config as cfg
+
+    columns = ",".join(cfg.eamt22_columns(cfg.validate(TINY), parent))
+    run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-corpus", "--model-dir",
+                          f"results/models/en-de/{model}", "--corpus", "results/clean/en-de/test.jsonl",
+                          "--columns", columns, "--generation", json.dumps(TINY["generation"]),
+                          "--out", str(tmp_path / "hyps.txt")], capture_output=True, text=True, cwd=study)
+    assert run.returncode == 0, run.stderr[-2000:]
+    expected = (study / "results" / "hyps" / "eamt22" / "en-de" / f"{model}.txt").read_text().splitlines()
+    assert len(expected) > 25 and (tmp_path / "hyps.txt").read_text().splitlines() == expected
+
+
+@pytest.mark.slow
 def test_translate_text_command_and_its_errors(study, tmp_path):
     def run(*args, text="Did you see the letter?\nAre you ready?\n"):
         return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", *args], input=text,

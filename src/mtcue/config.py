@@ -156,6 +156,13 @@ def _check_fewshot(cfg: dict) -> None:
     baseline = fewshot["baseline"]
     if baseline is not None and (baseline not in cfg["models"] or is_contextual(cfg["models"][baseline])):
         raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
+    if cfg["corpus"]["source"] == "opensubtitles" and fewshot["directions"]:
+        if fewshot["directions"] != ["en-pl"]:
+            raise ConfigError(f"experiments.fewshot.directions: {fewshot['directions']}; on OpenSubtitles the EAMT22 "
+                              "settings run in en-pl only (the annotation reads Polish, the test set is EN->PL)")
+        if fewshot["detector"] != "polish":
+            raise ConfigError(f"experiments.fewshot.detector: '{fewshot['detector']}' reads the synthetic corpus's "
+                              "gold labels; OpenSubtitles output is judged by 'polish'")
     clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")

@@ -145,10 +145,22 @@ def eamt22_spec(w):
     return json.dumps(spec, sort_keys=True)
 
 
+# The paper's EAMT22 test set (the embedded default: the test split, whose lines carry attribute sentences).
+EAMT22_TEST = "results/eval/eamt22/en-pl/test.jsonl" if OPENSUBTITLES else None
+# Pairs whose training lines are annotated with EAMT22's rules (the paper's data; data.smk).
+EAMT22_PAIRS = sorted({cfg.pair_of(d) for d in config["experiments"]["fewshot"]["directions"]}) if OPENSUBTITLES else []
+
+
+def eamt22_columns_option(w):
+    columns = json.loads(eamt22_spec(w)).get("context", {}).get("columns")
+    return f"--columns {','.join(columns)}" if columns else ""
+
+
 def eamt22_inputs(w):
-    """Hypotheses (a model without context: its ordinary test translation) and a variant's store."""
-    contextual = cfg.is_contextual(cfg.model_entry(config, w.model))
-    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if contextual else f"results/hyps/{w.direction}/{w.model}.test.txt"
+    """Hypotheses (on the test split, a model without context: its ordinary test translation) and a
+    variant's store."""
+    own = cfg.is_contextual(cfg.model_entry(config, w.model)) or OPENSUBTITLES
+    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if own else f"results/hyps/{w.direction}/{w.model}.test.txt"
     return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
 
 

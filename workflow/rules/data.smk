@@ -102,9 +102,29 @@ else:
             "--out {output} 2> {log}"
 
 
+if EAMT22_PAIRS:
+
+    # EAMT22's attribute annotation (section 3.2): what each line's Polish shows, as EAMT22's context
+    # sentences, for the few-shot settings.
+    rule annotate_eamt22:
+        input:
+            "results/corpus/{pair}/{split}.jsonl",
+        output:
+            corpus="results/annotated/{pair}/{split}.jsonl",
+            stats="results/annotated/{pair}/{split}.stats.json",
+        wildcard_constraints:
+            pair="|".join(EAMT22_PAIRS),
+        log:
+            "results/logs/annotate_eamt22/{pair}.{split}.log",
+        benchmark:
+            "results/benchmarks/annotate_eamt22/{pair}.{split}.tsv"
+        shell:
+            "mtcue annotate-eamt22 --input {input} --output {output.corpus} --stats {output.stats} 2> {log}"
+
+
 rule clean:
     input:
-        "results/corpus/{pair}/{split}.jsonl",
+        lambda w: f"results/{'annotated' if w.pair in EAMT22_PAIRS else 'corpus'}/{w.pair}/{w.split}.jsonl",
     output:
         corpus="results/clean/{pair}/{split}.jsonl",
         stats="results/clean/{pair}/{split}.stats.json",

@@ -1,7 +1,9 @@
 # EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
 # (config.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
-# zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context.
+# zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context; on
+# the paper's data, on the official EAMT22 test set, the training lines annotated by EAMT22's rules
+# (annotate_eamt22, data.smk).
 
 rule fewshot_store:
     input:
@@ -24,34 +26,60 @@ rule fewshot_store:
         "--per-combination {params.per_combination} --seed {params.seed} --out {output} 2> {log}"
 
 
-rule eamt22_translate:
-    input:
-        unpack(eamt22_store),
-        model="results/models/{direction}/{model}/checkpoint_best.pt",
-        data="results/bin/{direction}",
-        corpus=lambda w: clean_corpus(w, "test"),
-    output:
-        "results/hyps/eamt22/{direction}/{model}.txt",
-    params:
-        spec=eamt22_spec,
-        generation=json.dumps(config["generation"]),
-    threads: 1
-    resources:
-        gpu=1,
-    log:
-        "results/logs/eamt22_translate/{direction}.{model}.log",
-    benchmark:
-        "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
-    shell:
-        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-        "--context-dir {input.store} --checkpoint {input.model} --split test --corpus {input.corpus} "
-        "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
+if OPENSUBTITLES:
+
+    # The official EAMT22 test set, each row with its own attribute sentences.
+    rule eamt22_translate:
+        input:
+            unpack(trained_model),
+            test=EAMT22_TEST,
+        output:
+            "results/hyps/eamt22/{direction}/{model}.txt",
+        params:
+            columns=lambda w: eamt22_columns_option(w),
+            generation=json.dumps(config["generation"]),
+        threads: 1
+        resources:
+            gpu=1,
+        log:
+            "results/logs/eamt22_translate/{direction}.{model}.log",
+        benchmark:
+            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+        shell:
+            "mtcue translate-corpus --model-dir results/models/{wildcards.direction}/{wildcards.model} "
+            "--corpus {input.test} {params.columns} --generation {params.generation:q} --threads {threads} "
+            "--out {output} 2> {log}"
+
+else:
+
+    rule eamt22_translate:
+        input:
+            unpack(eamt22_store),
+            model="results/models/{direction}/{model}/checkpoint_best.pt",
+            data="results/bin/{direction}",
+            corpus=lambda w: clean_corpus(w, "test"),
+        output:
+            "results/hyps/eamt22/{direction}/{model}.txt",
+        params:
+            spec=eamt22_spec,
+            generation=json.dumps(config["generation"]),
+        threads: 1
+        resources:
+            gpu=1,
+        log:
+            "results/logs/eamt22_translate/{direction}.{model}.log",
+        benchmark:
+            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+        shell:
+            "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
+            "--context-dir {input.store} --checkpoint {input.model} --split test --corpus {input.corpus} "
+            "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
 
 
 rule eamt22_score:
     input:
         unpack(eamt22_inputs),
-        corpus=lambda w: clean_corpus(w, "test"),
+        corpus=lambda w: EAMT22_TEST or clean_corpus(w, "test"),
     output:
         "results/records/eamt22/{direction}/{model}.json",
     params:

@@ -33,6 +33,15 @@ def cmd_clean(a):
         Path(a.stats).write_text(json.dumps(stats, indent=2) + "\n")
 
 
+def cmd_annotate_eamt22(a):
+    from mtcue.data.annotate import annotate_corpus
+
+    stats = annotate_corpus(a.input, a.output)
+    log.info("annotated %s: %d of %d lines, %d attribute combinations", a.input, stats.get("annotated", 0),
+             stats.get("lines", 0), len(stats["combinations"]))
+    Path(a.stats).write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+
+
 def cmd_extract_opensubtitles(a):
     from mtcue.data.opensubtitles import Rules, extract
 
@@ -141,6 +150,12 @@ def register(step) -> None:
     s.add_argument("--output", required=True)
     s.add_argument("--max-chars", type=int, default=400)
     s.add_argument("--stats", help="write the counts as JSON here")
+
+    s = step("annotate-eamt22", cmd_annotate_eamt22, "EAMT22's attribute annotation of an en-pl corpus from its "
+             "Polish (Morfeusz 2): attribute values and EAMT22's context sentences as the lines' cues")
+    s.add_argument("--input", required=True)
+    s.add_argument("--output", required=True)
+    s.add_argument("--stats", required=True, help="the counts (JSON)")
 
     s = step("extract-opensubtitles", cmd_extract_opensubtitles,
              "extract every aligned pair of one language pair from an OPUS OpenSubtitles v2018 copy (streaming)")

@@ -24,10 +24,17 @@ from mtcue.io import atomic_directory, read_text, write_jsonl
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
 FORMALITY_TAG = re.compile(r"\[/?F\]")
+# context_csv's slots (EAMT22's SpGender, IlGender, IlNumber, Formality), named as everywhere here.
 EAMT22_SLOTS = (("speaker_gender", "sp:", ("feminine", "masculine")),
-                ("interlocutor_gender", "il:", ("feminine", "masculine", "mixed")),
-                ("interlocutor_number", "", ("singular", "plural")),
+                ("addressee_gender", "il:", ("feminine", "masculine", "mixed")),
+                ("addressee_number", "", ("singular", "plural")),
                 ("formality", "", ("formal", "informal")))
+# Whom EAMT22's context sentences name, by (addressee_number, addressee_gender): "mixed" is the formal
+# "państwo"; a group whose Polish is virile is "masculine" (a group of men).
+_EAMT22_ADDRESSEES = {("singular", None): "a person", ("singular", "feminine"): "a woman",
+                      ("singular", "masculine"): "a man", ("plural", None): "a group of people",
+                      ("plural", "mixed"): "a group of people", ("plural", "feminine"): "a group of women",
+                      ("plural", "masculine"): "a group of men"}
 DOC_KEY = re.compile(r"(\d+)/(\d+)/(\d+)\.xml")
 
 
@@ -85,6 +92,22 @@ def _eamt22_attributes(csv: str, where: str) -> dict[str, str | None]:
     return attributes
 
 
+def eamt22_context(attributes: dict[str, str | None]) -> list[str]:
+    """EAMT22's context sentences for a combination of attribute values (its `context_text`, sentence by
+    sentence): "I am a woman.", "I am having an informal chat with a group of men.". The addressee is
+    named only with a formality, as in every combination of the official sets."""
+    sentences = []
+    if attributes.get("speaker_gender"):
+        sentences.append(f"I am a {'woman' if attributes['speaker_gender'] == 'feminine' else 'man'}.")
+    formality = attributes.get("formality")
+    if formality:
+        talk = "I am having a formal conversation" if formality == "formal" else "I am having an informal chat"
+        number = attributes.get("addressee_number")
+        whom = _EAMT22_ADDRESSEES[number, attributes.get("addressee_gender")] if number else None
+        sentences.append(f"{talk} with {whom}." if whom else f"{talk}.")
+    return sentences
+
+
 def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
     """EAMT22 rows (english, polish, context_csv, marking, context_text, ...) as corpus-format lines."""
     rows = json.loads(read_text(json_path))
@@ -96,6 +119,9 @@ def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
         if not tested:
             raise ValueError(f"{where}: marking {row['marking']!r} is none of its attributes {attributes}")
         cues = [s for s in re.split(r"(?<=\.)\s+", row["context_text"].strip()) if s]
+        if cues != eamt22_context(attributes):
+            raise ValueError(f"{where}: context_text {row['context_text']!r} is not EAMT22's wording of "
+                             f"{row['context_csv']!r} ({' '.join(eamt22_context(attributes))!r})")
         samples.append({**_sample(f"eamt22.{split}.{i:06d}", f"eamt22.{split}", {"en": row["english"], "pl": row["polish"]},
                                   {"en": [], "pl": []}),
                         "cues": cues, "attributes": attributes,

@@ -7,8 +7,9 @@ correct / (correct + incorrect); the summary is the mean over the attributes. BL
 How a hypothesis shows a value (the detector):
 - `labels`: the marker words of the corpus's gold labels (the synthetic corpus renders every line once per
   value, docs/formats.md section 1); only the attributes the line's reference shows are judged;
-- `polish`: Morfeusz-2 rules over Polish (mtcue.evaluation.polish), for output without labels; every
-  requested attribute is judged.
+- `polish`: Morfeusz-2 rules over Polish (mtcue.data.polish), for output without labels; every
+  requested attribute is judged, except on a row of the official test set, which tests one (`target`)
+  and counts as incorrect only the official evaluator's opposite value (OFFICIAL_OPPOSITE).
 """
 from __future__ import annotations
 
@@ -67,6 +68,18 @@ def judge_by_detector(found: Mapping[str, set[str]], request: Mapping[str, str])
             for attribute, value in request.items()}
 
 
+# The official evaluator's "incorrect" value for each requested one (its reverse_map): a group asked
+# for as mixed is wrong only when the hypothesis addresses women.
+OFFICIAL_OPPOSITE = {"feminine": "masculine", "masculine": "feminine", "mixed": "feminine",
+                     "singular": "plural", "plural": "singular", "formal": "informal", "informal": "formal"}
+
+
+def judge_official(found: Mapping[str, set[str]], attribute: str, value: str) -> str:
+    """An official EAMT22 test row's outcome: only the attribute it tests (`target`), by the official rule."""
+    shown = found.get(attribute, set())
+    return outcome(value in shown, OFFICIAL_OPPOSITE[value] in shown)
+
+
 def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels") -> dict:
     """Per-attribute counts and accuracy, their mean (`accuracy_mean`, None when nothing was judged) and
     BLEU of a hypothesis file against the cleaned test corpus of `direction`."""
@@ -77,11 +90,18 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
         raise ValueError(f"the 'polish' detector reads Polish output; {direction} translates into {tgt}")
     hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path)
     if detector == "polish":
-        from mtcue.evaluation.polish import detect
+        from mtcue.data.polish import detect
     counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
     annotated = 0
     for i, (hyp, sample) in enumerate(zip(hyps, samples)):
         where = f"{corpus_path}, line {i + 1}"
+        if sample.get("target"):  # a row of the official test set (data/evalsets.py)
+            if detector != "polish":
+                raise ValueError(f"{where}: an official EAMT22 row is judged by the 'polish' detector, not '{detector}'")
+            target = sample["target"]
+            counts[target["attribute"]][judge_official(detect(hyp), target["attribute"], target["value"])] += 1
+            annotated += 1
+            continue
         request = requested(sample.get("cues") or [], where)
         annotated += bool(request)
         if detector == "labels":

@@ -47,6 +47,18 @@ def cmd_translate_prompts(a):
     print(json.dumps(counts))
 
 
+def cmd_translate_corpus(a):
+    from mtcue.data.corpus import read_corpus
+    from mtcue.io import write_lines
+    from mtcue.models.translate_text import TrainedModel, translate_samples
+
+    model = TrainedModel.find(a.model_dir)
+    if a.columns:
+        model = model.reading(a.columns.split(","))
+    hyps = translate_samples(model, list(read_corpus(a.corpus)), json.loads(a.generation), a.threads)
+    write_lines(a.out, hyps)
+
+
 def cmd_count_params(a):
     from mtcue.models.params import count_config
 
@@ -102,6 +114,15 @@ def register(step) -> None:
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--out", required=True, help="folder of {prompt id}.txt (none.txt for a model without context)")
+
+    s = step("translate-corpus", cmd_translate_corpus, "translate a corpus-format file (an evaluation set), "
+             "each line with its own context, with a trained model")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--corpus", required=True, help="corpus-format JSONL (docs/formats.md, section 1)")
+    s.add_argument("--columns", help="comma-separated context columns to read instead of the model's own")
+    s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--out", required=True)
 
     s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
     s.add_argument("--config", required=True)

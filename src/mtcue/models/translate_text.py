@@ -28,7 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +74,14 @@ class TrainedModel:
                 raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
                                         "in the study that trained it")
         return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store)
+
+
+    def reading(self, columns: list[str]) -> TrainedModel:
+        """The model given other context columns than it trained on (the EAMT22 test: the attribute
+        sentences, which a zero-shot model never saw), as the study's eamt22_translate gives them."""
+        if "context" not in self.spec:
+            raise ValueError(f"a model without context ({self.spec['type']}) cannot read context columns {columns}")
+        return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
 
 
 def samples_for(sources: list[str], contexts: list[str], previous: list[str], direction: str,

@@ -11,10 +11,10 @@ Rules (all on the sentence's own words; nothing is inferred from other sentences
   or "jestem" followed by a singular nominative adjective or noun (jestem gotowa / gotowy);
 - addressee, informal: second person forms (verbs in any tense or the imperative, ty/wy, twój/wasz);
   their number gives the addressee's number, a second person singular past form (zrobiłaś / zrobiłeś) or
-  "jesteś" + adjective the addressee's gender, a plural past form virile (zrobiliście: "mixed", a group
-  with at least one man) or not (zrobiłyście: feminine);
-- addressee, formal: pan (masculine), pani (feminine), panowie / państwo (plural, mixed), panie
-  (plural, feminine) in any case.
+  "jesteś" + adjective the addressee's gender, a plural past form virile (zrobiliście: masculine, as
+  EAMT22 calls a group with at least one man) or not (zrobiłyście: feminine);
+- addressee, formal: pan (masculine), pani (feminine), panowie (plural, masculine), państwo (plural,
+  mixed: EAMT22's only "mixed"), panie (plural, feminine) in any case.
 Not covered: gender shown only by a third-person form without pan/pani, subject-less adjectives, the
 floating person clitic away from its verb ("Coś zrobił?"), and pan/pani that refer to a third person
 ("ta pani") are read as address, as in the EAMT22 detector.
@@ -29,7 +29,7 @@ SINGULAR, PLURAL = "singular", "plural"
 FORMAL, INFORMAL = "formal", "informal"
 _MASCULINE_GENDERS = {"m1", "m2", "m3"}
 # Formal address nouns: lemma -> the addressee's gender when plural (singular: the noun's own gender).
-_ADDRESS = {"pan": MIXED, "pani": FEMININE, "państwo:sm1_pt": MIXED}
+_ADDRESS = {"pan": MASCULINE, "pani": FEMININE, "państwo:sm1_pt": MIXED}
 _COMPLEMENTISERS = {"żeby", "aby", "gdyby", "jakby", "by"}
 
 
@@ -112,7 +112,7 @@ def detect(sentence: str) -> dict[str, set[str]]:
                 found["speaker_gender"].add(_gender(gender_field))
             elif person == "sec":
                 gender = (_gender(gender_field) if number == "sg" else
-                          (MIXED if gender_field == "m1" else FEMININE if gender_field else None))
+                          (MASCULINE if gender_field == "m1" else FEMININE if gender_field else None))
                 addressee(SINGULAR if number == "sg" else PLURAL, gender or None, INFORMAL)
         elif kind in ("fin", "impt", "ppron12") and _agreed([t[2 if kind != "ppron12" else 4] for t in tags]) == "sec":
             addressee(SINGULAR if _agreed([t[1] for t in tags]) == "sg" else PLURAL, None, INFORMAL)
