@@ -7,9 +7,9 @@ import sacrebleu
 
 from conftest import make_sample
 from mtcue.cli import main
+from mtcue.data.polish import detect
 from mtcue.data.synth.generator import generate
 from mtcue.evaluation.eamt22 import requested, score_eamt22
-from mtcue.data.polish import detect
 from mtcue.records import read_record
 from mtcue.reporting.figure4 import figure4_frame, write_figure4
 
@@ -139,8 +139,8 @@ def test_scoring_with_the_polish_detector_and_the_record(files, tmp_path):
 def test_official_rows_judge_only_their_target_by_the_official_rule(tmp_path):
     """Rows of the official test set test one attribute each; a group asked for as "mixed" (państwo) is
     incorrect only when the hypothesis addresses women (the official reverse_map), not men."""
-    from test_evalsets import EAMT  # official test.json entries: a singular addressee; a formal group
     from mtcue.data.evalsets import eamt22
+    from test_evalsets import EAMT  # official test.json entries: a singular addressee; a formal group
 
     (tmp_path / "test.json").write_text(json.dumps([EAMT[0]] + [EAMT[1]] * 3, ensure_ascii=False))
     eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
