@@ -34,6 +34,17 @@ def test_wrong_config_is_a_clear_error(tmp_path, caplog):
     assert "c.yaml: invalid configuration" in caplog.text and "learning_rate" in caplog.text
 
 
+def test_translating_an_empty_file_or_without_a_model_is_a_clear_error(tmp_path, caplog):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["translate-corpus", "--model-dir", str(tmp_path), "--corpus", str(empty), "--out", str(tmp_path / "h")]) == 1
+    assert "empty.jsonl: no lines to translate" in caplog.text
+    (tmp_path / "src.txt").write_text("Hello.\n")
+    assert main(["translate-prompts", "--model-dir", str(tmp_path), "--source", str(tmp_path / "src.txt"),
+                 "--prompts", "{}", "--out", str(tmp_path / "p")]) == 1
+    assert "no checkpoint_best.pt: not a trained model's folder" in caplog.text and not (tmp_path / "p").exists()
+
+
 def test_generate_is_deterministic_from_the_command_line(tmp_path):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (a, b):

@@ -52,10 +52,13 @@ def cmd_translate_corpus(a):
     from mtcue.io import write_lines
     from mtcue.models.translate_text import TrainedModel, translate_samples
 
+    samples = list(read_corpus(a.corpus))
+    if not samples:
+        raise ValueError(f"{a.corpus}: no lines to translate")
     model = TrainedModel.find(a.model_dir)
     if a.columns:
         model = model.reading(a.columns.split(","))
-    hyps = translate_samples(model, list(read_corpus(a.corpus)), json.loads(a.generation), a.threads)
+    hyps = translate_samples(model, samples, json.loads(a.generation), a.threads)
     write_lines(a.out, hyps)
 
 
