@@ -84,6 +84,11 @@ class TrainedModel:
         return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
 
 
+def _check_sources(sources: list[str]) -> None:
+    if not sources or not all(s.strip() for s in sources):
+        raise ValueError("no input to translate: give one sentence per line, none empty")
+
+
 def samples_for(sources: list[str], contexts: list[str], previous: list[str], direction: str,
                 columns: list[str]) -> list[dict]:
     """Corpus-format samples (docs/formats.md, section 1): each source with the same context."""
@@ -134,8 +139,7 @@ def _context_store(model: TrainedModel, corpus: Path, dest: Path) -> Path:
 def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str] = (), previous: list[str] = (),
                    generation: dict | None = None, threads: int = 1) -> list[str]:
     """Translations of `sources`, each read with the same `previous` lines and `contexts`."""
-    if not sources or not all(s.strip() for s in sources):
-        raise ValueError("no input to translate: give one sentence per line, none empty")
+    _check_sources(sources)
     model = TrainedModel.find(model_dir)
     context = model.spec.get("context")
     if context is None and (contexts or previous):
@@ -162,8 +166,7 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
     Returns {file stem: lines}."""
     from mtcue.context.prompted import build_prompted_stores, prompt_column
 
-    if not sources or not all(s.strip() for s in sources):
-        raise ValueError("no sources to translate: one sentence per line, none empty")
+    _check_sources(sources)
     model = TrainedModel.find(model_dir)
     context = model.spec.get("context")
     if context is not None and not prompts:
