@@ -1,9 +1,21 @@
 import json
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+def dry_run(*args: str, workdir: Path | None = None) -> subprocess.CompletedProcess:
+    """`snakemake -n -p` of the repository's Snakefile in `workdir` (default: a new empty folder), never in
+    the checkout itself, whose results/ a finished `make demo` fills: a test must not depend on it."""
+    with tempfile.TemporaryDirectory(prefix="dry-run-") as fresh:
+        return subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir or fresh),
+                               "-n", "-p", *args], cwd=REPO, capture_output=True, text=True)
 
 
 def make_sample(i, doc="d0", en="Did you see the letter?", de="Hast du den Brief gesehen?",

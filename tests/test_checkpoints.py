@@ -88,3 +88,25 @@ def test_a_damaged_init_checkpoint_stops_training_before_fairseq_starts(tmp_path
     assert code == 1
     assert f"{init}: --init-checkpoint (the trained 'base' model) is truncated or corrupted" in caplog.text
     assert not (ckpt / "train.log").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_a_checkpoint_must_belong_to_the_folder_it_is_used_from(tmp_path):
+    """Direction and vocabulary of a checkpoint against the study it sits in (hand-made: 8 dictionary lines
+    + fairseq's 4 special symbols = 12 embedding rows)."""
+    from argparse import Namespace
+
+    from mtcue.models.checkpoints import check_belongs
+
+    path = tmp_path / "checkpoint_best.pt"
+    torch.save({"cfg": {"task": {"source_lang": "en", "target_lang": "de"},
+                        "model": Namespace(max_source_positions=256, max_target_positions=1024)},
+                "model": {"encoder.embed_tokens.weight": torch.zeros(12, 2),
+                          "decoder.embed_tokens.weight": torch.zeros(12, 2)}}, path)
+    for lang in ("en", "de"):
+        (tmp_path / f"dict.{lang}.txt").write_text("".join(f"w{i} 1\n" for i in range(8)))
+    assert check_belongs(path, "en-de", tmp_path) == 256
+    with pytest.raises(CheckpointError, match="trained for en-de, but it sits among the de-en models"):
+        check_belongs(path, "de-en", tmp_path)
+    (tmp_path / "dict.de.txt").write_text("".join(f"w{i} 1\n" for i in range(9)))
+    with pytest.raises(CheckpointError, match=r"its decoder reads 12 tokens but .*dict.de.txt has 13"):
+        check_belongs(path, "en-de", tmp_path)

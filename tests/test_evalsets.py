@@ -6,6 +6,7 @@ import pytest
 
 from mtcue.data.corpus import read_corpus
 from mtcue.data.evalsets import _eamt22_attributes, contrapro, eamt22, eamt22_context, iwslt22, iwslt22_files, lopes
+from mtcue.io import OWNED_MARKER
 
 IWSLT = {  # the first lines of the official EN-DE test files
     "en": ["Do you play Splat on Wii or Wii Sports on Nintendo?",
@@ -31,7 +32,7 @@ def write_iwslt(folder, lines=IWSLT):
 def test_iwslt22_keeps_the_official_files(tmp_path):
     n = iwslt22(write_iwslt(tmp_path / "src"), "en-de", tmp_path / "eval" / "iwslt22" / "en-de")
     out = tmp_path / "eval" / "iwslt22" / "en-de"
-    assert n == 2 and sorted(p.name for p in out.iterdir()) == sorted(iwslt22_files("en-de"))
+    assert n == 2 and sorted(p.name for p in out.iterdir()) == sorted([*iwslt22_files("en-de"), OWNED_MARKER])
     for name in iwslt22_files("en-de"):
         assert (out / name).read_bytes() == (tmp_path / "src" / name).read_bytes()
 

@@ -43,3 +43,139 @@ print(" ".join(f"{{p.name}}={{stat.S_IMODE(p.stat().st_mode):o}}" for p in sorte
     file_mode, dir_mode = 0o666 & ~umask, 0o777 & ~umask
     assert run.stdout.split() == [f"folder={dir_mode:o}", f"lines.txt={file_mode:o}",
                                   f"records.jsonl={file_mode:o}", f"text.txt={file_mode:o}"]
+
+
+# ---- atomic_directory: a step replaces only what it wrote ----------------------------------------
+
+def write_folder(path, files=("a.txt",)):
+    with io.atomic_directory(path) as tmp:
+        for name in files:
+            (tmp / name).write_text(name)
+
+
+def test_a_folder_the_step_wrote_is_replaced_with_the_new_files(tmp_path):
+    write_folder(tmp_path / "out", ["a.txt", "b.txt"])
+    write_folder(tmp_path / "out", ["c.txt"])
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [io.OWNED_MARKER, "c.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["out"]  # no staging folder, no lock file left
+
+
+@pytest.mark.parametrize("holder", ["notes", "model"])
+def test_a_folder_with_a_users_files_is_left_alone(tmp_path, holder):
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / ("notes.txt" if holder == "notes" else "checkpoint_best.pt")
+    kept.write_text("mine")
+    with pytest.raises(io.OutputFolderError, match=f"out: holds files that no mtcue step wrote \\({kept.name}\\)"):
+        write_folder(out)
+    assert kept.read_text() == "mine" and sorted(os.listdir(out)) == [kept.name]
+
+
+def test_a_file_added_to_a_steps_folder_keeps_it_from_being_replaced(tmp_path):
+    out = tmp_path / "out"
+    write_folder(out)
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(io.OutputFolderError, match=r"did not write \(notes.txt\)"):
+        write_folder(out)
+    assert (out / "notes.txt").read_text() == "mine" and (out / "a.txt").exists()
+
+
+def test_the_working_directory_and_its_parents_are_never_an_output(tmp_path, monkeypatch):
+    here = tmp_path / "project" / "sub"
+    here.mkdir(parents=True)
+    (here / "keep.txt").write_text("mine")
+    monkeypatch.chdir(here)
+    for out in (".", "..", str(tmp_path)):
+        with pytest.raises(io.OutputFolderError, match="working directory or one of its parents"):
+            write_folder(out)
+    assert (here / "keep.txt").read_text() == "mine"
+
+
+def test_an_empty_folder_is_filled(tmp_path):
+    (tmp_path / "out").mkdir()
+    write_folder(tmp_path / "out")
+    assert (tmp_path / "out" / "a.txt").read_text() == "a.txt"
+
+
+def test_a_second_writer_of_the_same_folder_fails_and_the_first_finishes(tmp_path):
+    out = tmp_path / "out"
+    with io.atomic_directory(out) as first:
+        (first / "first.txt").write_text("1")
+        with pytest.raises(io.OutputFolderError, match="another process is writing this folder"):
+            write_folder(out, ["second.txt"])
+    assert sorted(p.name for p in out.iterdir()) == [io.OWNED_MARKER, "first.txt"]
+
+
+def test_staging_folders_of_a_killed_run_are_swept_by_the_next(tmp_path):
+    out = tmp_path / "out"
+    script = f"""
+import os, signal
+from mtcue.io import atomic_directory
+with atomic_directory({str(out)!r}) as tmp:
+    (tmp / "half.txt").write_text("x")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+    subprocess.run([sys.executable, "-c", script])
+    left = [p.name for p in tmp_path.iterdir()]
+    assert any(".mtcue-staging." in n for n in left) and "out" not in left
+    write_folder(out)
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_scratch_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (tmp_path / f"mtcue-translate-{dead}-abc").mkdir()
+    (tmp_path / f"mtcue-translate-{os.getpid()}-live").mkdir()
+    (tmp_path / "mtcue-translate-notes").mkdir()  # not a pid: someone else's
+    with io.scratch_directory("mtcue-translate-", tmp_path) as scratch:
+        assert scratch.parent == tmp_path and scratch.name.startswith(f"mtcue-translate-{os.getpid()}-")
+    assert sorted(os.listdir(tmp_path)) == [f"mtcue-translate-{os.getpid()}-live", "mtcue-translate-notes"]
+
+
+def test_a_full_disk_names_the_file_and_keeps_the_old_one(tmp_path, monkeypatch):
+    import errno
+
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+
+    class Full:
+        def __init__(self, fd, *args, **kwargs):
+            os.close(fd)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, _):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(io.os, "fdopen", Full)
+    for write in (lambda: io.write_lines(path, ["new"]), lambda: atomic_write_text(path, "new")):
+        with pytest.raises(OSError, match="No space left on device") as caught:
+            write()
+        assert caught.value.filename == str(path) and caught.value.errno == errno.ENOSPC
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_sigterm_removes_a_steps_scratch_and_staging_folders(tmp_path):
+    """What `mtcue` does on SIGTERM (Snakemake cancelling, SLURM's time limit): unwind, cleaning up."""
+    script = f"""
+import signal, time
+from mtcue import cli
+from mtcue.io import atomic_directory, scratch_directory
+signal.signal(signal.SIGTERM, cli._exit)
+with scratch_directory("mtcue-translate-") as scratch, atomic_directory({str(tmp_path / "out")!r}) as tmp:
+    (scratch / "big.bin").write_bytes(bytes(1000))
+    (tmp / "half.txt").write_text("x")
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.stdout.readline() == "ready\n"
+    proc.terminate()
+    assert proc.wait(timeout=30) == 143
+    assert os.listdir(tmp_path) == []

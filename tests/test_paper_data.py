@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, dry_run
 from local_http import serve
 from mtcue.data.corpus import read_corpus
 from mtcue.data.opus_synth import generate_mirror
@@ -117,8 +117,7 @@ def test_the_omdb_key_is_nowhere_in_the_study(study):
 
 
 def test_the_paper_config_lists_the_whole_data_path():
-    run = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(REPO / "Snakefile"), "-n",
-                          "-p", "--configfile", "config/paper.yaml"], cwd=REPO, capture_output=True, text=True)
+    run = dry_run("--configfile", "config/paper.yaml")
     assert run.returncode == 0, run.stderr[-3000:]
     jobs = dict(line.split()[:2] for line in run.stdout.split("Job stats:")[1].splitlines()[3:] if len(line.split()) == 2)
     # 5 language archives + 4 alignments, 4 block lists + ContraPro's and Lopes et al.'s lists, IWSLT22 (5 files

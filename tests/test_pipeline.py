@@ -313,9 +313,10 @@ def test_translate_corpus_gives_the_studys_eamt22_translations(study, model, par
 
 @pytest.mark.slow
 def test_translate_text_command_and_its_errors(study, tmp_path):
-    def run(*args, text="Did you see the letter?\nAre you ready?\n"):
-        return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", *args], input=text,
-                              capture_output=True, text=True, cwd=study)
+    def run(*args, text="Did you see the letter?\nAre you ready?\n", input_bytes=None):
+        done = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", *args],
+                              input=input_bytes if text is None else text.encode(), capture_output=True, cwd=study)
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
     done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Formal conversation",
                "--previous", "Good evening, Mrs Smith.")
@@ -329,3 +330,101 @@ def test_translate_text_command_and_its_errors(study, tmp_path):
     assert base.returncode == 1 and "a model without context (base) cannot read --context" in base.stderr
     too_many = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(7) for a in ("--context", f"c{i}")])
     assert too_many.returncode == 1 and "7 contexts given, but the model reads 6 context strings" in too_many.stderr
+    # Issue 22: each of these was a traceback, a wrong diagnosis or a silent default.
+    blank = run("--model-dir", "results/models/en-de/mtcue", text="Hello.\n\nAre you ready?\n")
+    assert blank.returncode == 1 and "input line 2 is empty" in blank.stderr
+    not_utf8 = run("--model-dir", "results/models/en-de/mtcue", text=None, input_bytes=b"Hello.\nGr\xfc\xdfe\n")
+    assert not_utf8.returncode == 1 and "standard input:2: not UTF-8 (byte 0xfc" in not_utf8.stderr
+    previous = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(6) for a in ("--previous", f"p{i}")])
+    assert previous.returncode == 1 and "6 previous lines given, but the model reads at most 5" in previous.stderr
+    beam = run("--model-dir", "results/models/en-de/mtcue", "--beam", "0")
+    assert beam.returncode == 2 and "'0' is not a whole number of at least 1" in beam.stderr
+    long = run("--model-dir", "results/models/en-de/base", text="Are you ready?\n" + "Hello, " * 900 + "\nYes.\n")
+    assert long.returncode == 0, long.stderr[-2000:]
+    assert len(long.stdout.splitlines()) == 3 and all(long.stdout.splitlines())
+    assert "input line 2 has" in long.stderr and "only its first 1023 are translated" in long.stderr
+
+
+@pytest.mark.slow
+def test_translate_prompts_never_replaces_what_it_did_not_write(study, tmp_path):
+    def run(out, prompts='{"f0": "Formal conversation"}', *extra):
+        return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-prompts", "--model-dir",
+                               "results/models/en-de/mtcue", "--source", str(source), "--prompts", prompts,
+                               "--out", str(out), *extra], capture_output=True, text=True, cwd=study)
+
+    source = tmp_path / "src.txt"
+    source.write_text("Are you ready?\n")
+    model = study / "results" / "models" / "en-de" / "mtcue"
+    before = sorted(p.name for p in model.iterdir())
+    for out in (model, study, "."):
+        refused = run(out)
+        assert refused.returncode == 1 and "nothing was changed" in refused.stderr + "working directory" \
+            or "working directory or one of its parents" in refused.stderr, refused.stderr[-1000:]
+    assert sorted(p.name for p in model.iterdir()) == before and (model / "checkpoint_best.pt").is_file()
+    escaped = run(tmp_path / "out", '{"../../escaped": "Formal conversation"}')
+    assert escaped.returncode == 1 and "prompt id '../../escaped' is not a plain file name" in escaped.stderr
+    for prompts, option in (('["Formal"]', "give a JSON object"), ("{'f0': 1}", "--prompts: not valid JSON")):
+        bad = run(tmp_path / "out", prompts)
+        assert bad.returncode == 1 and option in bad.stderr
+    beam = run(tmp_path / "out", '{"f0": "Formal conversation"}', "--generation", '{"beem": 3}')
+    assert beam.returncode == 1 and "--generation: Additional properties are not allowed ('beem'" in beam.stderr
+    assert not list(tmp_path.glob("**/escaped*")) and not (tmp_path / "out").exists()
+    assert not list(study.parent.glob("escaped*"))
+
+
+@pytest.mark.slow
+def test_translate_corpus_refuses_another_pair_and_unknown_columns(study, tmp_path, write_corpus):
+    from conftest import make_sample
+
+    def run(corpus, *extra):
+        return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-corpus", "--model-dir",
+                               "results/models/en-de/mtcue", "--corpus", str(corpus), "--out",
+                               str(tmp_path / "hyps.txt"), *extra], capture_output=True, text=True, cwd=study)
+
+    french = make_sample(0)
+    french["text"] = {"fr": "Bonjour.", "de": "Hallo."}
+    french["previous"] = {"fr": [], "de": []}
+    wrong = run(write_corpus([french], "fr.jsonl"))
+    assert wrong.returncode == 1 and "fr.jsonl:1: the sample has no 'en' text (languages: fr, de)" in wrong.stderr
+    unknown = run(write_corpus([make_sample(0)], "ok.jsonl"), "--columns", "doc0,speaker_gender")
+    assert unknown.returncode == 1 and "--columns: unknown context column 'speaker_gender'" in unknown.stderr
+    assert not (tmp_path / "hyps.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def study_into_english(tmp_path_factory):
+    """config/tiny.yaml in de-en: the SentencePiece model and data of a direction into English."""
+    workdir = tmp_path_factory.mktemp("into-english")
+    run = snakemake(workdir, "table4_quality", "--configfile", str(REPO / "config" / "tiny.yaml"),
+                    "--config", 'directions=["de-en"]')
+    assert run.returncode == 0, run.stderr[-4000:]
+    return workdir
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["mtcue", "base"])
+def test_translating_into_english_gives_the_studys_translations(study_into_english, model):
+    from mtcue.data.corpus import read_corpus
+    from mtcue.models.translate_text import TrainedModel, translate_samples
+
+    results = study_into_english / "results"
+    assert not (results / "spm" / "en-de.model").exists()  # only de-en's: the model of the direction is read
+    samples = list(read_corpus(results / "clean" / "en-de" / "test.jsonl"))  # a pair's corpus, both directions
+    hyps = translate_samples(TrainedModel.find(results / "models" / "de-en" / model), samples, {"beam": 2})
+    expected = (results / "hyps" / "de-en" / f"{model}.test.txt").read_text().splitlines()
+    assert len(hyps) == len(samples) > 10 and hyps == expected
+
+
+@pytest.mark.slow
+def test_a_checkpoint_in_another_directions_folder_is_refused(study, study_into_english, tmp_path):
+    """An en-de checkpoint copied into a de-en study's model folder translated "Ich Ich Ich"; now it names
+    the mismatch."""
+    folder = study_into_english / "results" / "models" / "de-en" / "imposter"
+    folder.mkdir()
+    (folder / "checkpoint_best.pt").write_bytes((study / "results" / "models" / "en-de" / "base" /
+                                                 "checkpoint_best.pt").read_bytes())
+    record = study_into_english / "results" / "records" / "train" / "de-en"
+    (record / "imposter.json").write_text((record / "base.json").read_text())
+    run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", "--model-dir", str(folder)],
+                         input="Hallo.\n", capture_output=True, text=True)
+    assert run.returncode == 1 and "trained for en-de, but it sits among the de-en models" in run.stderr and run.stdout == ""

@@ -1,22 +1,12 @@
 """The study is exactly the config the user gives (--configfile), never merged with the demo's."""
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, dry_run
 from mtcue import config as cfg
-
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
-
-
-def dry_run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "-n", "-p", *args],
-                          cwd=cwd, capture_output=True, text=True)
 
 
 def train_specs(stdout: str) -> dict[str, dict]:
@@ -45,7 +35,7 @@ def test_a_one_model_config_trains_one_model(tmp_path):
     config = {"study": "one", "directions": ["en-de"], "models": {"base": {"type": "base"}}}
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump(config))
-    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    run = dry_run("--configfile", str(path), workdir=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert set(train_specs(run.stdout)) == {"base"}
     assert "tagging" not in run.stdout and "mtcue train --spec" in run.stdout
@@ -54,7 +44,7 @@ def test_a_one_model_config_trains_one_model(tmp_path):
 def test_a_config_without_models_is_an_error(tmp_path):
     path = tmp_path / "none.yaml"
     path.write_text(yaml.safe_dump({"study": "none", "directions": ["en-de"], "models": {}}))
-    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    run = dry_run("--configfile", str(path), workdir=tmp_path)
     assert run.returncode != 0
     out = run.stdout + run.stderr
     assert f"{path}: invalid configuration" in out and "models: {} should be non-empty" in out
@@ -69,13 +59,13 @@ def test_shipped_configs_dry_run(name):
 def test_a_direction_the_corpus_source_cannot_provide_fails_the_dry_run(tmp_path):
     path = tmp_path / "es.yaml"
     path.write_text(yaml.safe_dump({"study": "es", "directions": ["en-de", "en-es"], "models": {"base": {"type": "base"}}}))
-    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    run = dry_run("--configfile", str(path), workdir=tmp_path)
     assert run.returncode != 0
     assert "directions: ['en-es'] need language pairs that corpus.source 'synthetic' cannot provide" in run.stdout + run.stderr
 
 
 def test_the_seed_varies_training_only(tmp_path):
-    run = dry_run("--config", "seed=2", "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml"))
+    run = dry_run("--config", "seed=2", "--configfile", str(REPO / "config" / "config.yaml"), workdir=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     specs = [json.loads(m) for m in re.findall(r"mtcue train --spec '(\{.*?\})' ", run.stdout)]
     # 5 models x 8 directions, 2 parents x 4 few-shot settings in en-pl, 7 ablations in en-de
@@ -99,3 +89,19 @@ def test_the_slurm_profile_is_found_by_name_and_names_only_real_rules():
                                 snakefile=REPO / "Snakefile", workdir=REPO)._workflow
         rules = {r.name for r in workflow.rules}
     assert set(profile["set-resources"]) <= rules, set(profile["set-resources"]) - rules
+
+
+def test_no_test_runs_snakemake_on_the_checkouts_results():
+    """After `make demo` the checkout's results/ holds a finished study: a Snakemake run of a test in the
+    checkout itself would see it (a dry run with nothing left to do). Every test that runs the Snakefile
+    names its own --directory (conftest.dry_run does)."""
+    import ast
+
+    offenders = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.List):
+                words = {n.value for n in node.elts if isinstance(n, ast.Constant)}
+                if "--snakefile" in words and "--directory" not in words:
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []

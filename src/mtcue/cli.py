@@ -9,6 +9,7 @@ import argparse
 import importlib
 import json
 import logging
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,21 @@ def with_provenance(record: dict, study: str) -> dict:
     return {**record, "study": study, "git_commit": git_commit(CODE_DIR)}
 
 
+def json_option(text: str, option: str):
+    """The JSON value of a command-line option; an error naming the option when it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{option}: not valid JSON ({err.msg} at character {err.pos}): {text[:80]!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
     """--corpus SPLIT=PATH options as {split: path}."""
     return dict(item.split("=", 1) for item in args.corpus)
@@ -56,13 +72,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _exit(signum, _frame):
+    # SIGTERM (Snakemake cancelling a job, SLURM's time limit, kill) unwinds like an error, so every step's
+    # temporary and staging folders are removed on the way out.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit)
     try:
         args.fn(args)
-    except (cfgmod.ConfigError, ValueError, FileNotFoundError, RuntimeError) as err:
+    except (cfgmod.ConfigError, ValueError, OSError, RuntimeError) as err:
         log.error("%s failed: %s", args.step, err)
         return 1
     except subprocess.CalledProcessError as err:

@@ -185,6 +185,20 @@ def validate(raw: dict, source: str = "config") -> dict:
     return cfg
 
 
+def generation_settings(given: Any, source: str = "--generation") -> dict:
+    """Beam-search settings: `given` checked against the schema's `generation` (a misspelt key or a beam
+    of 0 is an error naming `source`, never ignored), the schema's defaults for the rest."""
+    root = schema()
+    node = root["properties"]["generation"]
+    errors = list(jsonschema.Draft202012Validator(node).iter_errors(given))
+    if errors:
+        raise ConfigError(f"{source}: " + "; ".join(e.message for e in errors)
+                          + f" (settings: {', '.join(node['properties'])})")
+    settings = copy.deepcopy(given)
+    _fill_defaults(settings, node, root)
+    return settings
+
+
 def load(path: str | Path) -> dict:
     path = Path(path)
     try:

@@ -3,13 +3,16 @@ with the permissions the umask gives any other new file."""
 from __future__ import annotations
 
 import codecs
+import fcntl
+import glob
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 
 class TextFileError(ValueError):
@@ -31,13 +34,27 @@ def read_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     order mark is dropped; a line that is not UTF-8 stops reading with file and line. Lines end at
     "\n" only (a subtitle may hold other line separators)."""
     with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, 1):
-            yield lineno, _decode(raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw, path, lineno)
+        yield from decode_lines(handle, path)
+
+
+def decode_lines(handle: BinaryIO, name: str | Path) -> Iterator[tuple[int, str]]:
+    """read_text_lines of an open binary stream (standard input); errors name it `name`."""
+    for lineno, raw in enumerate(handle, 1):
+        yield lineno, _decode(raw.removeprefix(codecs.BOM_UTF8) if lineno == 1 else raw, name, lineno)
 
 
 def read_text(path: str | Path) -> str:
     """The whole of a UTF-8 file, as read_text_lines reads it."""
     return _decode(Path(path).read_bytes().removeprefix(codecs.BOM_UTF8), path, 1)
+
+
+def check_file_name(name: str, what: str) -> str:
+    """`name`, when it is a plain file name that stays in its folder (letters, digits, '.', '_', '-';
+    starting with a letter or digit); else a ValueError naming `what`."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", name):
+        raise ValueError(f"{what} {name!r} is not a plain file name (letters, digits, '.', '_', '-'; at most 100, "
+                         "starting with a letter or digit)")
+    return name
 
 
 def _read_umask() -> int:
@@ -62,21 +79,127 @@ def atomic_path(path: str | Path) -> tuple[int, str]:
     return fd, tmp
 
 
+# Every folder a step writes carries this file, listing what the step put there: a folder is
+# replaced only when it holds that file and nothing else than what the file lists, so a user's folder,
+# a model's folder or `.` is never deleted by a step that was given it as its output by mistake.
+OWNED_MARKER = ".mtcue-output.json"
+STAGING = ".mtcue-staging"  # name part of the temporary folders beside a destination
+
+
+class OutputFolderError(ValueError):
+    """A step was asked to write a folder it may not replace; the message says why and what to do."""
+
+
+def _check_replaceable(path: Path) -> None:
+    here = Path.cwd().resolve()
+    target = path.resolve()
+    if target == here or target in here.parents:
+        raise OutputFolderError(f"{path}: is the working directory or one of its parents; give the step a new "
+                                "folder of its own as output")
+    if not target.exists():
+        return
+    if path.is_symlink() or not target.is_dir():
+        raise OutputFolderError(f"{path}: exists and is not a folder; give the step another output path")
+    entries = {p.name for p in target.iterdir()}
+    if not entries:
+        return
+    marker = target / OWNED_MARKER
+    if not marker.is_file():
+        raise OutputFolderError(f"{path}: holds files that no mtcue step wrote ({', '.join(sorted(entries)[:5])}); "
+                                "nothing was changed: give the step a new or empty folder, or move those files away")
+    try:
+        owned = set(json.loads(marker.read_text(encoding="utf-8"))["files"])
+    except (ValueError, KeyError, TypeError):
+        raise OutputFolderError(f"{marker}: unreadable; {path} is left alone: remove the folder by hand if it is "
+                                "yours to remove") from None
+    foreign = sorted(entries - owned - {OWNED_MARKER})
+    if foreign:
+        raise OutputFolderError(f"{path}: holds files its step did not write ({', '.join(foreign[:5])}); nothing was "
+                                "changed: move them away, or give the step another folder")
+
+
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold `.{name}.lock` beside `path` for the block; a second writer of the same folder fails at once
+    instead of replacing the first one's output under it."""
+    lock = path.parent / f".{path.name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~UMASK)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise OutputFolderError(f"{path}: another process is writing this folder now (it holds {lock}); "
+                                    "wait for it to finish, or give this run another output") from None
+        try:  # the lock file may have been removed by the writer before us: lock the one on disk
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
 @contextmanager
 def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Yield a temporary folder beside `path` that replaces `path` once the block completes; on an
-    error it is removed and an existing `path` stays as it was."""
+    error it is removed and an existing `path` stays as it was. Only a folder this helper wrote (its
+    marker lists every entry) or an empty one is replaced; one writer at a time; staging folders a
+    killed run left beside `path` are removed first."""
     path = Path(path)
+    _check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
-    tmp.chmod(0o777 & ~UMASK)  # mkdtemp makes it 0700
+    with _exclusive(path):
+        for stale in path.parent.glob(f".{glob.escape(path.name)}.{STAGING}.*"):
+            shutil.rmtree(stale, ignore_errors=True)  # no writer of `path` is alive: the lock is ours
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{STAGING}."))
+        tmp.chmod(0o777 & ~UMASK)  # mkdtemp makes it 0700
+        try:
+            yield tmp
+            entries = sorted(p.name for p in tmp.iterdir())
+            (tmp / OWNED_MARKER).write_text(json.dumps({"files": entries}) + "\n", encoding="utf-8")
+            _check_replaceable(path)  # what the block ran long enough for a user to put there
+            if path.exists():
+                shutil.rmtree(path)
+            os.replace(tmp, path)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
     try:
-        yield tmp
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def scratch_directory(prefix: str, parent: str | Path | None = None) -> Iterator[Path]:
+    """A temporary folder `{prefix}{pid}-XXXX` (in `parent`, else the system's temporary directory),
+    removed after the block. A SIGKILL leaves one behind: the next call removes this user's folders
+    of the same prefix whose process is gone."""
+    parent = Path(parent or tempfile.gettempdir())
+    parent.mkdir(parents=True, exist_ok=True)
+    for old in parent.glob(f"{glob.escape(prefix)}*-*"):
+        pid = old.name.removeprefix(prefix).split("-", 1)[0]
+        if pid.isdigit() and old.is_dir() and not old.is_symlink() and old.stat().st_uid == os.getuid() \
+                and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=parent) as tmp:
+        yield Path(tmp)
+
+
+def _named(err: OSError, path: str | Path) -> OSError:
+    """`err` naming the file it was writing (a full disk's ENOSPC names none)."""
+    return err if err.filename else type(err)(err.errno, f"{err.strerror} (writing {path}; the old file is kept)",
+                                              str(path))
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> int:
@@ -89,8 +212,10 @@ def write_lines(path: str | Path, lines: Iterable[str]) -> int:
                 handle.write(line.replace("\n", " ") + "\n")
                 count += 1
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise _named(err, path) from err
         raise
     return count
 
@@ -109,7 +234,9 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise _named(err, path) from err
         raise
     return path

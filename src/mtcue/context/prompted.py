@@ -19,7 +19,7 @@ import numpy as np
 
 from mtcue.context.store import ContextStore
 from mtcue.context.tags import UNKNOWN_TAG, VOCAB_FILE
-from mtcue.io import atomic_directory
+from mtcue.io import atomic_directory, check_file_name
 
 log = logging.getLogger(__name__)
 SPLIT = "test"
@@ -51,6 +51,8 @@ def build_prompted_stores(store_dir: str | Path, prompts: dict[str, str], column
     """`out_dir/{prompt id}/`: one prompted store of the test split per prompt ({id: text}), written
     together (the encoder loads once) and moved into place when complete. `encoder`: texts -> float32
     vectors (default: the parent's, from its manifest)."""
+    for prompt_id in prompts:
+        check_file_name(prompt_id, "prompt id")
     store = ContextStore(store_dir)
     if column not in store.columns or "doc0" not in store.columns:
         raise ValueError(f"{store.dir}: the prompt column '{column}' and doc0 must be columns of the store "

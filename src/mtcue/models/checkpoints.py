@@ -11,6 +11,7 @@ import os
 import shutil
 import time
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -87,3 +88,31 @@ def recover_checkpoint_dir(ckpt_dir: Path) -> None:
         log.warning("resuming from %s instead", ckpt_dir / BEST)
     else:
         log.warning("no intact checkpoint left in %s: training starts afresh", ckpt_dir)
+
+
+def check_belongs(checkpoint: Path, direction: str, data_bin: Path) -> int:
+    """Refuse a checkpoint used from another model's folder: its languages must be `direction`'s and its
+    embeddings as large as the dictionaries in `data_bin` (an en-de model in a de-en folder would read
+    German pieces with English ids). Returns the longest source, in tokens, the model reads."""
+    import torch
+
+    check_checkpoint(checkpoint, "the model's checkpoint")
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    task, model = state["cfg"]["task"], state["cfg"]["model"]
+    trained = f"{_field(task, 'source_lang')}-{_field(task, 'target_lang')}"
+    if trained != direction:
+        raise CheckpointError(f"{checkpoint}: trained for {trained}, but it sits among the {direction} models; use "
+                              f"it from the study that trained it (results/models/{trained}/...)")
+    for side, lang in zip(("encoder", "decoder"), direction.split("-")):
+        rows = state["model"][f"{side}.embed_tokens.weight"].shape[0]
+        dictionary = data_bin / f"dict.{lang}.txt"
+        words = 4 + sum(1 for _ in dictionary.open(encoding="utf-8"))  # fairseq's <s> <pad> </s> <unk> come first
+        if rows != words:
+            raise CheckpointError(f"{checkpoint}: its {side} reads {rows} tokens but {dictionary} has {words}: the "
+                                  "checkpoint and the study's binarised data are not from the same run")
+    return int(min(_field(model, "max_source_positions"), _field(model, "max_target_positions")))
+
+
+def _field(node, key: str):
+    # fairseq keeps some parts of a checkpoint's config as an argparse Namespace, others as a mapping
+    return node[key] if isinstance(node, Mapping) else getattr(node, key)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from mtcue import config as cfgmod
-from mtcue.cli import spec_from_args, with_provenance
+from mtcue.cli import json_option, positive_int, spec_from_args, with_provenance
 
 
 def cmd_train(a):
@@ -27,13 +27,14 @@ def cmd_translate(a):
     n = sum(1 for _ in read_corpus(a.corpus))
     check_split_matches_corpus(Path(a.data_bin), a.direction, a.split, Path(a.corpus), n)
     translate(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint), a.split, n, Path(a.out),
-              json.loads(a.generation), Path(a.context_dir) if a.context_dir else None, a.threads)
+              cfgmod.generation_settings(json_option(a.generation, "--generation")), Path(a.context_dir) if a.context_dir else None, a.threads)
 
 
 def cmd_translate_text(a):
+    from mtcue.io import decode_lines
     from mtcue.models.translate_text import translate_text
 
-    sources = [line.rstrip("\n") for line in sys.stdin]
+    sources = [line.rstrip("\n") for _, line in decode_lines(sys.stdin.buffer, "standard input")]
     hyps = translate_text(a.model_dir, sources, a.context, a.previous, {"beam": a.beam}, a.threads)
     sys.stdout.write("".join(h + "\n" for h in hyps))
 
@@ -43,7 +44,8 @@ def cmd_translate_prompts(a):
     from mtcue.models.translate_text import translate_prompted
 
     sources = read_text(a.source).removesuffix("\n").split("\n")
-    counts = translate_prompted(a.model_dir, sources, json.loads(a.prompts), a.out, json.loads(a.generation), a.threads)
+    counts = translate_prompted(a.model_dir, sources, json_option(a.prompts, "--prompts"), a.out,
+                                json_option(a.generation, "--generation"), a.threads)
     print(json.dumps(counts))
 
 
@@ -58,7 +60,7 @@ def cmd_translate_corpus(a):
     model = TrainedModel.find(a.model_dir)
     if a.columns:
         model = model.reading(a.columns.split(","))
-    hyps = translate_samples(model, samples, json.loads(a.generation), a.threads)
+    hyps = translate_samples(model, samples, json_option(a.generation, "--generation"), a.threads, a.corpus)
     write_lines(a.out, hyps)
 
 
@@ -106,7 +108,7 @@ def register(step) -> None:
                    help="a context string (metadata, a cue such as 'Formal conversation'); repeat for several")
     s.add_argument("--previous", action="append", default=[], metavar="TEXT",
                    help="a preceding line, most recent first; repeat for several")
-    s.add_argument("--beam", type=int, default=5)
+    s.add_argument("--beam", type=positive_int, default=5)
     s.add_argument("--threads", type=int, default=1)
 
     s = step("translate-prompts", cmd_translate_prompts, "zero-shot prompting: translate a file of sentences "

@@ -9,10 +9,11 @@ command line. Only a multi-GPU world goes on running as a command (see `train_co
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from mtcue.io import scratch_directory
 
 # fairseq's log format (fairseq_cli/train.py): parse_fairseq_log reads lines in this form.
 LOG_FORMAT = "%(asctime)s | %(levelname)s | %(name)s | %(message)s"
@@ -89,9 +90,9 @@ def generate(args: list[str], threads: int) -> str:
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-    with tempfile.TemporaryDirectory(prefix="mtcue-generate-") as tmp, torch_threads(threads):
+    with scratch_directory("mtcue-generate-") as tmp, torch_threads(threads):
         parsed = options.parse_args_and_arch(options.get_generation_parser(),
-                                             input_args=[*args, "--results-path", tmp])
+                                             input_args=[*args, "--results-path", str(tmp)])
         cfg = convert_namespace_to_omegaconf(parsed)
         fairseq_cli.generate.main(cfg)
-        return (Path(tmp) / f"generate-{cfg.dataset.gen_subset}.txt").read_text(encoding="utf-8")
+        return (tmp / f"generate-{cfg.dataset.gen_subset}.txt").read_text(encoding="utf-8")

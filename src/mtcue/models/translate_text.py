@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,9 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcue.config import langs_of, pair_of, schema
+from mtcue.config import generation_settings, langs_of
 from mtcue.data.corpus import META_FIELDS
-from mtcue.io import atomic_directory, write_lines
+from mtcue.io import atomic_directory, check_file_name, scratch_directory, write_lines
+from mtcue.models.checkpoints import check_belongs
 
 log = logging.getLogger(__name__)
 SPLIT = "test"
@@ -49,10 +50,12 @@ class TrainedModel:
     spm_model: Path
     data_bin: Path
     tag_store: Path | None
+    max_source_tokens: int  # the longest source the model reads, in SentencePiece pieces
 
     @classmethod
     def find(cls, model_dir: str | Path) -> TrainedModel:
-        """The files of a model trained by the study, from its folder; a clear error for what is missing."""
+        """The files of a model trained by the study, from its folder; a clear error for what is missing
+        or does not belong together."""
         folder = Path(model_dir).resolve()
         checkpoint = folder / "checkpoint_best.pt"
         if not checkpoint.is_file():
@@ -64,7 +67,7 @@ class TrainedModel:
             raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
                                     "the model's context); rerun the train step")
         spec = json.loads(record.read_text(encoding="utf-8"))["spec"]
-        needed = {"SentencePiece model": results / "spm" / f"{pair_of(direction)}.model",
+        needed = {"SentencePiece model": results / "spm" / f"{direction}.model",
                   "binarised data": results / "bin" / direction}
         tag_store = results / "tags" / direction if spec.get("context", {}).get("kind") == "tags" else None
         if tag_store is not None:
@@ -73,20 +76,29 @@ class TrainedModel:
             if not path.exists():
                 raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
                                         "in the study that trained it")
-        return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store)
-
+        max_positions = check_belongs(checkpoint, direction, needed["binarised data"])
+        return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store,
+                   max_positions)
 
     def reading(self, columns: list[str]) -> TrainedModel:
         """The model given other context columns than it trained on (the EAMT22 test: the attribute
         sentences, which a zero-shot model never saw), as the study's eamt22_translate gives them."""
         if "context" not in self.spec:
             raise ValueError(f"a model without context ({self.spec['type']}) cannot read context columns {columns}")
+        unknown = [c for c in columns if c not in META_FIELDS and not re.fullmatch(r"doc\d+|cue[1-9]\d*", c)]
+        if unknown:
+            raise ValueError(f"--columns: unknown context column {unknown[0]!r}; a column is doc0, doc1, ... (the "
+                             f"document), cue1, cue2, ... or one of the metadata fields {', '.join(META_FIELDS)}")
         return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
 
 
 def _check_sources(sources: list[str]) -> None:
-    if not sources or not all(s.strip() for s in sources):
-        raise ValueError("no input to translate: give one sentence per line, none empty")
+    if not sources:
+        raise ValueError("no input to translate: give one sentence per line")
+    blank = [n for n, s in enumerate(sources, 1) if not s.strip()]
+    if blank:
+        raise ValueError(f"input line {blank[0]} is empty ({len(blank)} empty lines in all): give one sentence per "
+                         "line, none empty")
 
 
 def samples_for(sources: list[str], contexts: list[str], previous: list[str], direction: str,
@@ -97,11 +109,30 @@ def samples_for(sources: list[str], contexts: list[str], previous: list[str], di
     if len(contexts) > len(slots):
         raise ValueError(f"{len(contexts)} contexts given, but the model reads {len(slots)} context strings "
                          f"besides its document ({', '.join(slots) or 'none'})")
+    lines_read = len([c for c in columns if c.startswith("doc")]) - 1
+    if len(previous) > max(lines_read, 0):
+        raise ValueError(f"{len(previous)} previous lines given, but the model reads at most {max(lines_read, 0)}")
     meta = {field: None for field in META_FIELDS} | {c: t for c, t in zip(slots, contexts) if not c.startswith("cue")}
     cues = [t for c, t in zip(slots, contexts) if c.startswith("cue")]
     return [{"id": f"{direction}.input.{i:06d}", "doc_id": "input", "text": {src: s, tgt: s},
              "previous": {src: list(previous), tgt: []}, "meta": meta, "cues": cues}
             for i, s in enumerate(sources)]
+
+
+def _truncate(prefix: Path, direction: str, max_tokens: int) -> None:
+    """Cut input lines the model cannot read whole (fairseq would refuse the whole batch) to their first
+    `max_tokens` pieces, with a warning naming each line."""
+    for lang in langs_of(direction):
+        path = Path(f"{prefix}.{lang}")
+        lines = path.read_text(encoding="utf-8").splitlines()
+        long = [n for n, line in enumerate(lines) if len(line.split()) > max_tokens]
+        for n in long:
+            if lang == direction.split("-")[0]:
+                log.warning("input line %d has %d pieces, more than the model reads (%d): only its first %d are "
+                            "translated", n + 1, len(lines[n].split()), max_tokens, max_tokens)
+            lines[n] = " ".join(lines[n].split()[:max_tokens])
+        if long:
+            write_lines(path, lines)
 
 
 def _binarise(model: TrainedModel, prefix: Path, dest: Path) -> None:
@@ -151,11 +182,27 @@ def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str
 
 
 def translate_samples(model: TrainedModel, samples: list[dict], generation: dict | None = None,
-                      threads: int = 1) -> list[str]:
-    """Translations of corpus-format samples, each with its own context, through the pipeline's steps."""
+                      threads: int = 1, source: str | Path = "the input") -> list[str]:
+    """Translations of corpus-format samples (read from `source`), each with its own context, through the
+    pipeline's steps."""
+    src, tgt = langs_of(model.direction)
+    for n, sample in enumerate(samples, 1):
+        if src not in sample["text"]:
+            raise ValueError(f"{source}:{n}: the sample has no '{src}' text (languages: {', '.join(sample['text'])}): "
+                             f"a {model.direction} model translates a corpus of its own language pair")
+    # a source-only file gets the placeholder target that translate_text gives its input
+    samples = [s if tgt in s["text"] else {**s, "text": {**s["text"], tgt: s["text"][src]}} for s in samples]
     with _prepared(model, samples) as (tmp, store):
         _generate(model, tmp, store, len(samples), tmp / "hyps.txt", generation, threads)
         return (tmp / "hyps.txt").read_text(encoding="utf-8").splitlines()
+
+
+def _check_prompts(prompts) -> None:
+    """Prompts are {id: text}; an id names a file of the output folder, so it may not leave it."""
+    if not isinstance(prompts, dict) or not all(isinstance(t, str) and t.strip() for t in prompts.values()):
+        raise ValueError('--prompts: give a JSON object {"prompt id": "prompt text", ...} with non-empty texts')
+    for prompt_id in prompts:
+        check_file_name(prompt_id, "--prompts: prompt id")
 
 
 def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[str, str], out_dir: str | Path,
@@ -167,12 +214,13 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
     from mtcue.context.prompted import build_prompted_stores, prompt_column
 
     _check_sources(sources)
+    _check_prompts(prompts)
     model = TrainedModel.find(model_dir)
     context = model.spec.get("context")
     if context is not None and not prompts:
         raise ValueError(f"{model_dir}: a contextual model ({model.spec['type']}) is prompted, but no prompt was given")
     samples = samples_for(sources, [], [], model.direction, context["columns"] if context else [])
-    with _prepared(model, samples) as (tmp, store), atomic_directory(out_dir) as out:
+    with atomic_directory(out_dir) as out, _prepared(model, samples) as (tmp, store):
         if store is None:
             return {"none": _generate(model, tmp, None, len(samples), out / "none.txt", generation, threads)}
         build_prompted_stores(store, prompts, prompt_column(context["columns"]), tmp / "prompts")
@@ -186,11 +234,11 @@ def _prepared(model: TrainedModel, samples: list[dict]) -> Iterator[tuple[Path, 
     model, their context store: what the study's spm_encode, binarise and embed/tags steps write."""
     from mtcue.data.prepare import encode_split
 
-    with tempfile.TemporaryDirectory(prefix="mtcue-translate-") as tmp:
-        tmp = Path(tmp)
+    with scratch_directory("mtcue-translate-") as tmp:
         corpus = tmp / f"{SPLIT}.jsonl"
         write_lines(corpus, (json.dumps(s, ensure_ascii=False) for s in samples))
         encode_split(model.spm_model, corpus, model.direction, tmp / SPLIT)
+        _truncate(tmp / SPLIT, model.direction, model.max_source_tokens - 1)  # and </s>
         _binarise(model, tmp / SPLIT, tmp / "bin")
         yield tmp, _context_store(model, corpus, tmp / "store") if "context" in model.spec else None
 
@@ -199,6 +247,5 @@ def _generate(model: TrainedModel, tmp: Path, store: Path | None, n_samples: int
               generation: dict | None, threads: int) -> int:
     from mtcue.models.translate import translate
 
-    defaults = {k: v["default"] for k, v in schema()["properties"]["generation"]["properties"].items()}
     return translate(model.spec, model.direction, tmp / "bin", model.checkpoint, SPLIT, n_samples, out,
-                     {**defaults, **(generation or {})}, store, threads)
+                     generation_settings(generation or {}), store, threads)
