@@ -83,6 +83,18 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}.arch.qk_norm_scale_init: set, but qk_norm is false")
 
 
+def _check_urls(cfg: dict) -> None:
+    """A URL is saved under results/download/{host}/{path}: one that would leave it is refused here,
+    before any rule (its download, log or benchmark) names a file outside."""
+    from mtcue.data.sources import configured_urls, url_path
+
+    for key, url in configured_urls(cfg).items():
+        try:
+            url_path(url)
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from None
+
+
 def _check_semantics(cfg: dict) -> None:
     for direction in cfg["directions"]:
         src, tgt = direction.split("-")
@@ -113,6 +125,7 @@ def _check_semantics(cfg: dict) -> None:
             raise ConfigError(f"experiments.{key}.{where}: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
+    _check_urls(cfg)
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg))):
         unknown = [d for d in directions if d not in cfg["directions"]]
