@@ -1,6 +1,7 @@
 """Downloads against a local server that supports HTTP Range and fails or truncates on demand."""
 import hashlib
 import json
+import socket
 
 import pytest
 
@@ -95,9 +96,11 @@ def test_a_partial_file_from_an_earlier_run_is_resumed(tmp_path):
 
 
 def test_a_checksum_mismatch_never_becomes_the_file(tmp_path):
-    with server(etag='"' + "0" * 32 + '"') as srv, pytest.raises(DownloadError, match="MD5 checksum does not match"):
+    with server(etag='"' + "0" * 32 + '"') as srv, pytest.raises(DownloadError) as err:
         fetch(srv, tmp_path, retries=1)
-    assert not (tmp_path / "de.zip").exists()
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: failed after 2 attempts (MD5 checksum does not match the "
+                              "server's ETag); nothing is kept, the next run starts from the beginning")
+    assert not list(tmp_path.iterdir())
     assert [r["range"] for r in srv.requests] == [None, None]  # the bad copy is not resumed
 
 
@@ -114,14 +117,29 @@ def test_not_found_fails_at_once_naming_the_url(tmp_path):
 
 
 def test_giving_up_keeps_the_partial_bytes_for_the_next_run(tmp_path):
-    with server(plan=["truncate", 503, 503]) as srv, pytest.raises(DownloadError, match="failed after 3 attempts"):
+    with server(plan=["truncate", 503, 503]) as srv, pytest.raises(DownloadError) as err:
         fetch(srv, tmp_path, retries=2)
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: failed after 3 attempts (HTTP 503); the {len(PAYLOAD) // 2} "
+                              f"bytes that arrived are kept in {tmp_path / 'de.zip.part'} and the next run resumes "
+                              "from them")
     assert not (tmp_path / "de.zip").exists()
     assert (tmp_path / "de.zip.part").read_bytes() == PAYLOAD[: len(PAYLOAD) // 2]
     with server() as srv:
         fetch(srv, tmp_path)
     assert srv.requests[0]["range"] == f"bytes={len(PAYLOAD) // 2}-"
     assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
+
+
+def test_a_server_that_cannot_be_reached_leaves_nothing_to_resume(tmp_path):
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/xml/de.zip"
+    with pytest.raises(DownloadError) as err:
+        download(url, tmp_path / "de.zip", Policy(retries=1, timeout_s=10), sleep=lambda s: None)
+    message = str(err.value)
+    assert message.startswith(f"{url}: failed after 2 attempts (URLError: ") and message.endswith(
+        "Connection refused); nothing is kept, the next run starts from the beginning")
+    assert not list(tmp_path.iterdir())
 
 
 def test_a_mirror_path_is_copied(tmp_path):

@@ -92,8 +92,10 @@ def download(source: str, dest: str | Path, policy: Policy = Policy(),
         os.replace(part, dest)
         state_file.unlink(missing_ok=True)
         return {"source": source, "bytes": state["total"], "md5": md5, "attempts": attempt + 1}
-    raise DownloadError(f"{source}: failed after {policy.retries + 1} attempts ({last_error}); what arrived is kept "
-                        f"in {part} and the next run resumes from it")
+    kept = part.stat().st_size if part.exists() else 0  # a copy that failed its MD5 check is deleted
+    raise DownloadError(f"{source}: failed after {policy.retries + 1} attempts ({last_error}); "
+                        + (f"the {kept} bytes that arrived are kept in {part} and the next run resumes from them"
+                           if kept else "nothing is kept, the next run starts from the beginning"))
 
 
 def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
