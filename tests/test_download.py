@@ -142,6 +142,66 @@ def test_a_server_that_cannot_be_reached_leaves_nothing_to_resume(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+class Unsized(QuietHandler):
+    """Serves PAYLOAD whole (Range ignored) with no Content-Length: chunked when `server.chunked`, else
+    ended by closing the connection; `server.plan` lists "ok" or "cut" (a fifth, then hang up)."""
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        srv = self.server
+        body = PAYLOAD[: len(PAYLOAD) // 5] if (srv.plan.pop(0) if srv.plan else "ok") == "cut" else PAYLOAD
+        srv.requests.append(self.headers.get("Range"))
+        self.send_response(200)
+        self.send_header("Transfer-Encoding" if srv.chunked else "Connection", "chunked" if srv.chunked else "close")
+        if srv.etag:
+            self.send_header("ETag", srv.etag)
+        self.end_headers()
+        if not srv.chunked:
+            self.wfile.write(body)
+        else:
+            for start in range(0, len(body), 1 << 16):
+                piece = body[start:start + (1 << 16)]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            if body is PAYLOAD:
+                self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
+        self.close_connection = True
+
+
+def unsized(plan=(), chunked=False, etag=None):
+    return serve(Unsized, plan=list(plan), chunked=chunked, etag=etag)
+
+
+def fetch_unsized(srv, tmp_path, retries=3):
+    return download(f"{srv.url}/xml/de.zip", tmp_path / "de.zip", Policy(retries=retries, timeout_s=10),
+                    sleep=lambda s: None)
+
+
+def test_a_chunked_body_cut_short_is_retried_not_accepted(tmp_path):
+    with unsized(plan=["cut"], chunked=True) as srv:
+        result = fetch_unsized(srv, tmp_path)
+    assert result == {"source": f"{srv.url}/xml/de.zip", "bytes": len(PAYLOAD), "md5": None, "attempts": 2}
+    assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
+
+
+def test_a_body_of_unknown_size_without_an_md5_cannot_be_accepted(tmp_path):
+    with unsized(plan=["cut"]) as srv, pytest.raises(DownloadError) as err:
+        fetch_unsized(srv, tmp_path)
+    part = tmp_path / "de.zip.part"
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: the server announced no size (no Content-Length, not chunked) "
+                              f"and publishes no MD5 (ETag), so the {len(PAYLOAD) // 5} bytes that arrived, kept in "
+                              f"{part}, cannot be verified as the whole file; put the file in a mirror "
+                              "(download.mirror) instead")
+    assert not (tmp_path / "de.zip").exists() and part.read_bytes() == PAYLOAD[: len(PAYLOAD) // 5]
+    assert len(srv.requests) == 1  # the same server would answer the same way
+
+
+def test_a_body_of_unknown_size_is_accepted_when_its_md5_matches(tmp_path):
+    with unsized(plan=["cut"], etag=f'"{MD5}"') as srv:
+        result = fetch_unsized(srv, tmp_path)
+    assert result["md5"] == MD5 and result["attempts"] == 2  # the cut copy failed the MD5 check
+    assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
+
+
 def test_a_mirror_path_is_copied(tmp_path):
     (tmp_path / "mirror").mkdir()
     (tmp_path / "mirror" / "blocklist.de").write_text("de/2008/1014051/6733127.xml\n")
