@@ -150,3 +150,11 @@ def test_a_dry_run_with_an_escaping_url_fails_and_writes_nothing(tmp_path):
     assert "rule download" not in run.stdout
     assert {p.relative_to(tmp_path).parts[:2] for p in tmp_path.rglob("*")} <= {("work",), ("work", "bad.yaml"),
                                                                                 ("work", ".snakemake")}
+
+
+def test_a_config_file_with_a_key_written_twice_fails_the_dry_run(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text("study: twice\ndirections: [en-de]\nmodels: {base: {type: base}}\nstudy: again\n")
+    run = dry_run("--configfile", str(path), "--directory", str(tmp_path))
+    assert run.returncode != 0
+    assert f"{path}:4: key 'study' is written twice in one mapping (first on line 1)" in run.stdout + run.stderr
