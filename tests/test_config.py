@@ -240,3 +240,23 @@ def test_on_opensubtitles_eamt22_runs_in_en_pl_judged_by_the_polish_detector(cha
     raw["experiments"]["fewshot"].update(change)
     with pytest.raises(cfg.ConfigError, match=message):
         cfg.validate(raw)
+
+
+@pytest.mark.parametrize("text, line, key, first", [
+    ("study: x\nseed: 1\ndirections: [en-de]\nseed: 2\nmodels: {base: {type: base}}\n", 4, "seed", 2),
+    ("study: x\ndirections: [en-de]\nmodels:\n  base:\n    type: base\n    type: mtcue\n", 6, "type", 5),
+])
+def test_a_key_written_twice_names_file_line_and_key(tmp_path, text, line, key, first):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(path)
+    assert str(err.value) == f"{path}:{line}: key {key!r} is written twice in one mapping (first on line {first}); " \
+                             "keep one"
+
+
+def test_a_merge_key_may_be_overridden(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("study: x\ndirections: [en-de]\nmodels:\n  base: &base {type: base}\n  big:\n    <<: *base\n"
+                    "    type: mtcue\n")
+    assert cfg.load(path)["models"]["big"]["type"] == "mtcue"

@@ -1,6 +1,7 @@
 """Downloads against a local server that supports HTTP Range and fails or truncates on demand."""
 import hashlib
 import json
+import socket
 
 import pytest
 
@@ -95,9 +96,11 @@ def test_a_partial_file_from_an_earlier_run_is_resumed(tmp_path):
 
 
 def test_a_checksum_mismatch_never_becomes_the_file(tmp_path):
-    with server(etag='"' + "0" * 32 + '"') as srv, pytest.raises(DownloadError, match="MD5 checksum does not match"):
+    with server(etag='"' + "0" * 32 + '"') as srv, pytest.raises(DownloadError) as err:
         fetch(srv, tmp_path, retries=1)
-    assert not (tmp_path / "de.zip").exists()
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: failed after 2 attempts (MD5 checksum does not match the "
+                              "server's ETag); nothing is kept, the next run starts from the beginning")
+    assert not list(tmp_path.iterdir())
     assert [r["range"] for r in srv.requests] == [None, None]  # the bad copy is not resumed
 
 
@@ -114,13 +117,88 @@ def test_not_found_fails_at_once_naming_the_url(tmp_path):
 
 
 def test_giving_up_keeps_the_partial_bytes_for_the_next_run(tmp_path):
-    with server(plan=["truncate", 503, 503]) as srv, pytest.raises(DownloadError, match="failed after 3 attempts"):
+    with server(plan=["truncate", 503, 503]) as srv, pytest.raises(DownloadError) as err:
         fetch(srv, tmp_path, retries=2)
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: failed after 3 attempts (HTTP 503); the {len(PAYLOAD) // 2} "
+                              f"bytes that arrived are kept in {tmp_path / 'de.zip.part'} and the next run resumes "
+                              "from them")
     assert not (tmp_path / "de.zip").exists()
     assert (tmp_path / "de.zip.part").read_bytes() == PAYLOAD[: len(PAYLOAD) // 2]
     with server() as srv:
         fetch(srv, tmp_path)
     assert srv.requests[0]["range"] == f"bytes={len(PAYLOAD) // 2}-"
+    assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
+
+
+def test_a_server_that_cannot_be_reached_leaves_nothing_to_resume(tmp_path):
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/xml/de.zip"
+    with pytest.raises(DownloadError) as err:
+        download(url, tmp_path / "de.zip", Policy(retries=1, timeout_s=10), sleep=lambda s: None)
+    message = str(err.value)
+    assert message.startswith(f"{url}: failed after 2 attempts (URLError: ") and message.endswith(
+        "Connection refused); nothing is kept, the next run starts from the beginning")
+    assert not list(tmp_path.iterdir())
+
+
+class Unsized(QuietHandler):
+    """Serves PAYLOAD whole (Range ignored) with no Content-Length: chunked when `server.chunked`, else
+    ended by closing the connection; `server.plan` lists "ok" or "cut" (a fifth, then hang up)."""
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        srv = self.server
+        body = PAYLOAD[: len(PAYLOAD) // 5] if (srv.plan.pop(0) if srv.plan else "ok") == "cut" else PAYLOAD
+        srv.requests.append(self.headers.get("Range"))
+        self.send_response(200)
+        self.send_header("Transfer-Encoding" if srv.chunked else "Connection", "chunked" if srv.chunked else "close")
+        if srv.etag:
+            self.send_header("ETag", srv.etag)
+        self.end_headers()
+        if not srv.chunked:
+            self.wfile.write(body)
+        else:
+            for start in range(0, len(body), 1 << 16):
+                piece = body[start:start + (1 << 16)]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            if body is PAYLOAD:
+                self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
+        self.close_connection = True
+
+
+def unsized(plan=(), chunked=False, etag=None):
+    return serve(Unsized, plan=list(plan), chunked=chunked, etag=etag)
+
+
+def fetch_unsized(srv, tmp_path, retries=3):
+    return download(f"{srv.url}/xml/de.zip", tmp_path / "de.zip", Policy(retries=retries, timeout_s=10),
+                    sleep=lambda s: None)
+
+
+def test_a_chunked_body_cut_short_is_retried_not_accepted(tmp_path):
+    with unsized(plan=["cut"], chunked=True) as srv:
+        result = fetch_unsized(srv, tmp_path)
+    assert result == {"source": f"{srv.url}/xml/de.zip", "bytes": len(PAYLOAD), "md5": None, "attempts": 2}
+    assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
+
+
+def test_a_body_of_unknown_size_without_an_md5_cannot_be_accepted(tmp_path):
+    with unsized(plan=["cut"]) as srv, pytest.raises(DownloadError) as err:
+        fetch_unsized(srv, tmp_path)
+    part = tmp_path / "de.zip.part"
+    assert str(err.value) == (f"{srv.url}/xml/de.zip: the server announced no size (no Content-Length, not chunked) "
+                              f"and publishes no MD5 (ETag), so the {len(PAYLOAD) // 5} bytes that arrived, kept in "
+                              f"{part}, cannot be verified as the whole file; put the file in a mirror "
+                              "(download.mirror) instead")
+    assert not (tmp_path / "de.zip").exists() and part.read_bytes() == PAYLOAD[: len(PAYLOAD) // 5]
+    assert len(srv.requests) == 1  # the same server would answer the same way
+
+
+def test_a_body_of_unknown_size_is_accepted_when_its_md5_matches(tmp_path):
+    with unsized(plan=["cut"], etag=f'"{MD5}"') as srv:
+        result = fetch_unsized(srv, tmp_path)
+    assert result["md5"] == MD5 and result["attempts"] == 2  # the cut copy failed the MD5 check
     assert (tmp_path / "de.zip").read_bytes() == PAYLOAD
 
 

@@ -1,6 +1,8 @@
 """OMDb metadata against a local fake OMDb: cache, throttling, "not found", quota, and the key kept secret."""
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -8,7 +10,7 @@ import urllib.parse
 import pytest
 
 from local_http import QuietHandler, serve
-from mtcue.data.omdb import OmdbError, RequestLimitReached, Settings, fetch_all, metadata
+from mtcue.data.omdb import Client, OmdbError, RequestLimitReached, Settings, fetch_all, metadata
 
 KEY = "k3y-S3CRET-9f2"
 FILMS = {  # answers in OMDb's format (abridged)
@@ -167,3 +169,88 @@ def test_the_key_cannot_be_put_in_a_config(tmp_path):
     with pytest.raises(ConfigError, match="Additional properties are not allowed") as err:
         validate(raw)
     assert "corpus.omdb" in str(err.value)
+
+
+ODD_KEY = "k3y S3CRET/9f+2"  # URL-encoded two ways: k3y+S3CRET%2F9f%2B2, k3y%20S3CRET%2F9f%2B2
+
+
+def key_forms(key=ODD_KEY):
+    return [key, urllib.parse.quote_plus(key), urllib.parse.quote(key, safe="")]
+
+
+class EchoingOmdb(QuietHandler):
+    """Repeats each request, key included, in its answer (as error pages and some proxies do). `server.plan`
+    lists what each request gets, then "found": "found", "invalid_key", 503 or "not_json" (an HTML page),
+    "cut" (an answer shorter than its Content-Length), "list" (a JSON list)."""
+
+    def do_GET(self):
+        srv = self.server
+        action = srv.plan.pop(0) if srv.plan else "found"
+        key = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(self.path).query))["apikey"]
+        echo = f"{self.path} {key} {urllib.parse.quote(key, safe='')}"
+        srv.requests.append(action)
+        answers = {"invalid_key": {"Response": "False", "Error": f"Invalid API key! {echo}"}, "list": [echo]}
+        found = {"Response": "True", "Genre": "Drama", "Plot": f"You asked {echo}"}
+        body = (f"<html>Error: {echo}</html>" if action in (503, "not_json")
+                else json.dumps(answers.get(action, found))).encode()
+        self.send_response(action if isinstance(action, int) else 401 if action == "invalid_key" else 200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if action == "cut" else body)
+
+
+def one_film(tmp_path):
+    (tmp_path / "one.txt").write_text("111161\n")
+    return [tmp_path / "one.txt"]
+
+
+def test_an_echoed_key_is_in_no_message_log_or_file(ids, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("OMDB_API_KEY", ODD_KEY)
+    with caplog.at_level(logging.INFO, logger="mtcue"), \
+            serve(EchoingOmdb, plan=[503, "found", "not_json", "found", "invalid_key"]) as srv:
+        with pytest.raises(OmdbError) as err:
+            run(srv, ids, tmp_path)
+        summary = run(srv, ids, tmp_path)
+    assert str(err.value) == (f"{srv.url}/ rejected the API key in OMDB_API_KEY "
+                              "(Invalid API key! /?apikey=***&i=tt1234567 *** ***)")
+    assert "OMDb: not JSON: '<html>Error: /?apikey=***&i=tt0111161 *** ***</html>'; trying again" in caplog.text
+    assert records(tmp_path)["tt0000099"]["meta"]["plot"] == "You asked /?apikey=***&i=tt0000099 *** ***"
+    assert summary["found"] == 4 and srv.requests.count("found") == 4
+    files = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]  # the cache, the output, the summary
+    assert len(files) == 8 and not [f for f in key_forms() if f in str(err.value) + caplog.text + "".join(files)]
+
+
+def test_the_key_never_travels_over_plain_http_but_to_this_machine(ids, tmp_path):
+    from mtcue.config import schema
+
+    with pytest.raises(OmdbError, match=r"^http://www\.omdbapi\.com/: the API key would travel unencrypted; use an "
+                                        r"https:// URL \(plain http:// only to this machine"):
+        fetch_all(ids, tmp_path / "cache", tmp_path / "omdb.jsonl", Settings(api_url="http://www.omdbapi.com/"))
+    omdb = schema()["properties"]["corpus"]["properties"]["omdb"]["properties"]
+    assert Settings().api_url == omdb["api_url"]["default"] == "https://www.omdbapi.com/"
+    assert Client(tmp_path, Settings(api_url="http://localhost:8080/"), KEY).settings.api_url  # a local server
+
+
+def test_an_answer_cut_short_is_asked_again_then_a_clear_error(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("OMDB_API_KEY", ODD_KEY)
+    with serve(EchoingOmdb, plan=["cut"]) as srv:
+        summary = run(srv, one_film(tmp_path), tmp_path)
+    assert summary["found"] == 1 and srv.requests == ["cut", "found"]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mtcue"), serve(EchoingOmdb, plan=["cut"] * 3) as srv, \
+            pytest.raises(OmdbError) as err:
+        fetch_all(one_film(tmp_path), tmp_path / "cache2", tmp_path / "omdb2.jsonl",
+                  Settings(api_url=srv.url + "/"), sleep=lambda s: None)
+    assert re.fullmatch(rf"{re.escape(srv.url)}/ gave no usable answer for tt0111161 in 3 tries "
+                        r"\(last: IncompleteRead: IncompleteRead\(\d+ bytes read, \d+ more expected\)\); "
+                        "the answers so far are cached, rerun later", str(err.value))
+    assert caplog.text.count("OMDb: IncompleteRead") == 2 and not (tmp_path / "cache2").exists()
+
+
+def test_a_json_list_is_a_clear_error_naming_the_film(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMDB_API_KEY", ODD_KEY)
+    with serve(EchoingOmdb, plan=["list"]) as srv, pytest.raises(OmdbError) as err:
+        run(srv, one_film(tmp_path), tmp_path)
+    assert str(err.value) == (f'{srv.url}/: the answer for tt0111161 is not a JSON object but '
+                              '["/?apikey=***&i=tt0111161 *** ***"]')
+    assert srv.requests == ["list"] and not (tmp_path / "cache").exists()

@@ -2,8 +2,11 @@
 import gzip
 import json
 import logging
+import os
+import re
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -253,6 +256,62 @@ def test_damaged_or_missing_documents_skip_their_film_and_are_named(tmp_path, ca
     assert report["links_in_skipped_groups"] == 4
     assert "en/2001/2/22.xml.gz cannot be read (EOFError" in caplog.text
     assert "document de/2001/3/31.xml.gz is not in the copy" in caplog.text
+
+
+SECRET = "s3cret-hostname-7f1"
+
+
+def _hostile(xml: bytes, root: str, entity: str, targets: list[Path]) -> bytes:
+    """`xml` with a DOCTYPE declaring `targets` as external entities of one kind, each used."""
+    if entity == "parameter":
+        decls, uses = "".join(f'<!ENTITY % e{i} SYSTEM "{t.as_uri()}"> %e{i};' for i, t in enumerate(targets)), ""
+    else:
+        decls = "".join(f'<!ENTITY e{i} SYSTEM "{t.as_uri()}">' for i, t in enumerate(targets))
+        uses = "".join(f"&e{i};" for i in range(len(targets)))
+    declaration, rest = xml.split(b"\n", 1)
+    rest = re.sub(rb"^<!DOCTYPE[^>]*>\n", b"", rest)  # the alignment file's own
+    start_tag = rest.index(b">") + 1
+    doctype = f"\n<!DOCTYPE {root} [{decls}]>\n".encode()
+    return declaration + doctype + rest[:start_tag] + uses.encode() + rest[start_tag:]
+
+
+def _watch(fifo: Path) -> threading.Event:
+    """Set once something opens `fifo` to read it: a parser reading `file:///dev/stdin` would hang there."""
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def writer():
+        with open(fifo, "w"):  # waits for a reader
+            opened.set()
+
+    threading.Thread(target=writer, daemon=True).start()
+    return opened
+
+
+@pytest.mark.parametrize("entity", ["general", "parameter"])
+@pytest.mark.parametrize("where", ["documents", "alignment"])
+def test_external_entities_are_never_read(tmp_path, caplog, where, entity):
+    docs, group = _film(3, 5)
+    reference, _ = run(write_mirror(tmp_path / "clean", docs, [group]), tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(f'<!ENTITY {SECRET} "x" z>\n')  # read as DTD markup, it would be named in a parser error
+    opened = _watch(tmp_path / "stdin")
+    targets = [tmp_path / "stdin", secret]
+    if where == "documents":
+        docs = {path: _hostile(data, "document", entity, targets) for path, data in docs.items()}
+    root = write_mirror(tmp_path / "opus", docs, [group])
+    if where == "alignment":
+        align = root / "xml" / "de-en.xml.gz"
+        align.write_bytes(gzip.compress(_hostile(gzip.decompress(align.read_bytes()), "cesAlign", entity, targets)))
+    try:
+        with caplog.at_level(logging.DEBUG, logger="mtcue"):
+            samples, report = run(root, tmp_path)
+        assert not opened.is_set()
+    finally:
+        os.close(os.open(tmp_path / "stdin", os.O_RDONLY | os.O_NONBLOCK))  # lets the watcher end
+    assert samples == reference and report["skipped_link_groups"] == {}  # the entities are left out, unread
+    assert SECRET not in caplog.text
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p != secret and SECRET.encode() in p.read_bytes()]
 
 
 def test_truncated_alignment_file_is_an_error_and_writes_nothing(tmp_path):

@@ -105,3 +105,62 @@ def test_no_test_runs_snakemake_on_the_checkouts_results():
                 if "--snakefile" in words and "--directory" not in words:
                     offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
+
+
+ESCAPING = "http://127.0.0.1:9/x/../../../../../escaped.json"  # from results/download/127.0.0.1:9/x: 5 up
+
+
+@pytest.mark.parametrize("url, segment", [
+    (ESCAPING, ".."),
+    ("http://host/x/%2e%2E/escaped.json", "%2e%2E"),  # a server decodes it as ..
+    ("http://host/x/./y.json", "."),
+    ("http:///etc/passwd", ""),                        # no host: an absolute path
+    ("http://host//etc/passwd", ""),
+    ("http://host/dir/", ""),                          # a folder, not a file
+    ("http://host/x\\..\\..\\y.json", "x\\..\\..\\y.json"),
+    ("http://host/x%2F..%2F..%2Fy.json", "x%2F..%2F..%2Fy.json"),
+])
+def test_a_url_that_would_leave_the_download_folder_is_refused(url, segment):
+    from mtcue.data import sources
+
+    for where in (sources.local, lambda u: sources.mirrored({"download": {"mirror": "/m"}}, u)):
+        with pytest.raises(ValueError) as err:
+            where(url)
+        assert str(err.value).startswith(f"URL {url!r}: its segment {segment!r} would not stay inside "
+                                         "results/download/{host}/")
+    assert sources.local("https://h.example:8080/a/b%20c.txt") == "results/download/h.example:8080/a/b%20c.txt"
+
+
+@pytest.mark.parametrize("corpus, sets, key", [
+    ({"splits": {"heldout": {"en-de": ["https://h.example/ok.txt", ESCAPING]}}}, {}, "corpus.splits.heldout.en-de.1"),
+    ({"opensubtitles": {"url": "https://h.example/OPUS/../"}}, {}, "corpus.opensubtitles.url"),
+    ({}, {"contrapro": {"json": "https://h.example/%2e%2e/c.json"}}, "evaluation_sets.contrapro.json"),
+])
+def test_a_config_url_that_would_leave_the_download_folder_names_its_key(corpus, sets, key):
+    raw = {"study": "s", "directions": ["en-de"], "models": {"base": {"type": "base"}},
+           "corpus": {"source": "opensubtitles", **corpus}, "evaluation_sets": sets}
+    with pytest.raises(cfg.ConfigError, match=rf"^{re.escape(key)}: URL '[^']+': its segment '(\.\.|%2e%2e)' would"):
+        cfg.validate(raw)
+
+
+def test_a_dry_run_with_an_escaping_url_fails_and_writes_nothing(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    config = {"study": "bad", "directions": ["en-de"], "models": {"base": {"type": "base"}},
+              "corpus": {"source": "opensubtitles", "splits": {"heldout": {"en-de": [ESCAPING]}}}}
+    (work / "bad.yaml").write_text(yaml.safe_dump(config))
+    run = dry_run("--configfile", str(work / "bad.yaml"), workdir=work)
+    assert run.returncode != 0
+    message = f"corpus.splits.heldout.en-de.0: URL {ESCAPING!r}: its segment '..' would not stay inside"
+    assert message in run.stdout + run.stderr
+    assert "rule download" not in run.stdout
+    assert {p.relative_to(tmp_path).parts[:2] for p in tmp_path.rglob("*")} <= {("work",), ("work", "bad.yaml"),
+                                                                                ("work", ".snakemake")}
+
+
+def test_a_config_file_with_a_key_written_twice_fails_the_dry_run(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text("study: twice\ndirections: [en-de]\nmodels: {base: {type: base}}\nstudy: again\n")
+    run = dry_run("--configfile", str(path), workdir=tmp_path)
+    assert run.returncode != 0
+    assert f"{path}:4: key 'study' is written twice in one mapping (first on line 1)" in run.stdout + run.stderr

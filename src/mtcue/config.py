@@ -83,6 +83,18 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}.arch.qk_norm_scale_init: set, but qk_norm is false")
 
 
+def _check_urls(cfg: dict) -> None:
+    """A URL is saved under results/download/{host}/{path}: one that would leave it is refused here,
+    before any rule (its download, log or benchmark) names a file outside."""
+    from mtcue.data.sources import configured_urls, url_path
+
+    for key, url in configured_urls(cfg).items():
+        try:
+            url_path(url)
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from None
+
+
 def _check_semantics(cfg: dict) -> None:
     for direction in cfg["directions"]:
         src, tgt = direction.split("-")
@@ -113,6 +125,7 @@ def _check_semantics(cfg: dict) -> None:
             raise ConfigError(f"experiments.{key}.{where}: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
+    _check_urls(cfg)
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg))):
         unknown = [d for d in directions if d not in cfg["directions"]]
@@ -199,10 +212,38 @@ def generation_settings(given: Any, source: str = "--generation") -> dict:
     return settings
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load's loader, but a key written twice in one mapping is an error: safe_load keeps the
+    last value silently, so an overlooked earlier line would change the study unnoticed."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: list[tuple[Any, int]] = []  # (key, line); a list, as a key may be unhashable (refused below)
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` may be overridden key by key
+                continue
+            key, line = self.construct_object(key_node, deep=deep), key_node.start_mark.line + 1
+            first = next((n for k, n in seen if k == key), None)
+            if first is not None:
+                raise ConfigError(f"{self.name}:{line}: key {key!r} is written twice in one mapping (first on "
+                                  f"line {first}); keep one")
+            seen.append((key, line))
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML file's content, refusing a key written twice (the message names file, line and key)."""
+    loader = _UniqueKeyLoader(read_text(path))
+    loader.name = str(path)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load(path: str | Path) -> dict:
     path = Path(path)
     try:
-        raw = yaml.safe_load(read_text(path))
+        raw = read_yaml(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except TextFileError as err:

@@ -13,6 +13,8 @@ from mtcue.data.evalsets import iwslt22_files
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
 
 CONFIG_FILES = [str(f) for f in workflow.configfiles] or ["config/config.yaml"]
+for config_file in workflow.configfiles:  # Snakemake keeps the last of a key written twice: refused here
+    cfg.read_yaml(config_file)
 config = cfg.validate(config, source=" + ".join(CONFIG_FILES))
 
 STUDY = config["study"]

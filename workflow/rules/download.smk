@@ -1,7 +1,8 @@
 # Downloads of the paper's public sources (corpus.source: opensubtitles): OPUS OpenSubtitles v2018,
 # the held-out film lists and the evaluation sets. Local rules: cluster compute nodes often have no
-# internet. Each URL becomes results/download/{host}/{path} (mtcue.data.sources); a broken transfer
-# resumes from its .part file on the next run.
+# internet. Each URL becomes results/download/{host}/{path} (mtcue.data.sources; a URL that would leave
+# that folder is refused when the config is validated); a broken transfer resumes from its .part file
+# on the next run.
 import re
 
 DOWNLOADS = {sources.local(url): url for url in sources.all_urls(config, PAIRS)} if OPENSUBTITLES else {}

@@ -178,7 +178,7 @@ def register(step) -> None:
     s.add_argument("--cache", required=True, help="folder of cached answers (kept between runs)")
     s.add_argument("--out", required=True, help="JSONL: imdb_id, status (found, not_found, no_key), meta")
     s.add_argument("--summary", help="write the counts as JSON here")
-    s.add_argument("--api-url", default="http://www.omdbapi.com/", help="OMDb or a mirror of its API")
+    s.add_argument("--api-url", default="https://www.omdbapi.com/", help="OMDb or a mirror of its API (https)")
     s.add_argument("--min-interval", type=float, default=0.2, help="seconds between two requests")
     s.add_argument("--timeout", type=float, default=30.0)
 

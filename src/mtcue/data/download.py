@@ -7,6 +7,12 @@ serves OPUS (Ceph/S3) sends the MD5 of a file uploaded in one part as its ETag (
 ETag, `md5-N`, is not a checksum of the file and is not checked). `If-Range` makes the server send
 the whole file again when it changed since the partial download. A `source` that is a local path
 (a mirror) is copied instead.
+
+Without an announced size (no Content-Length or Content-Range total), only a body whose end is
+marked is complete for sure: a chunked one (http.client raises IncompleteRead unless the last,
+empty chunk arrived). A body that simply ends when the server closes the connection may have been
+cut short, and nothing tells: it is accepted only when the server's MD5 (ETag) matches it, else the
+download fails, keeping the .part file, and asks for the file in a mirror (download.mirror).
 """
 from __future__ import annotations
 
@@ -92,8 +98,10 @@ def download(source: str, dest: str | Path, policy: Policy = Policy(),
         os.replace(part, dest)
         state_file.unlink(missing_ok=True)
         return {"source": source, "bytes": state["total"], "md5": md5, "attempts": attempt + 1}
-    raise DownloadError(f"{source}: failed after {policy.retries + 1} attempts ({last_error}); what arrived is kept "
-                        f"in {part} and the next run resumes from it")
+    kept = part.stat().st_size if part.exists() else 0  # a copy that failed its MD5 check is deleted
+    raise DownloadError(f"{source}: failed after {policy.retries + 1} attempts ({last_error}); "
+                        + (f"the {kept} bytes that arrived are kept in {part} and the next run resumes from them"
+                           if kept else "nothing is kept, the next run starts from the beginning"))
 
 
 def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
@@ -121,6 +129,7 @@ def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
     except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
         raise _Retry(f"{type(err).__name__}: {getattr(err, 'reason', err)}") from None
     with response:
+        chunked = response.chunked
         if response.status == 206:
             match = CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
             if not match or int(match.group(1)) != offset:
@@ -142,7 +151,9 @@ def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
         except (OSError, http.client.HTTPException) as err:
             raise _Retry(f"connection lost after {part.stat().st_size} bytes ({type(err).__name__})") from None
     size = part.stat().st_size
-    if total is None:  # no announced size: what arrived is all there is
+    if total is None and not chunked:  # may be cut short: _verify accepts it only with a matching MD5
+        return {**state, "total": size, "unverified": True}
+    if total is None:  # its last chunk arrived: what arrived is all there is
         state["total"] = size
         state_file.write_text(json.dumps(state))
     elif size != total:
@@ -151,8 +162,13 @@ def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
 
 
 def _verify(url: str, part: Path, state: dict) -> str | bool | None:
-    """The verified MD5, None when the server published none, False when it does not match."""
+    """The verified MD5, None when the server published none, False when it does not match. Raises
+    DownloadError for a transfer of unknown size that no MD5 can verify."""
     match = PLAIN_MD5.match(state.get("etag") or "")
+    if not match and state.get("unverified"):
+        raise DownloadError(f"{url}: the server announced no size (no Content-Length, not chunked) and publishes no "
+                            f"MD5 (ETag), so the {state['total']} bytes that arrived, kept in {part}, cannot be "
+                            "verified as the whole file; put the file in a mirror (download.mirror) instead")
     if not match:
         log.info("%s: %d bytes as announced; the server publishes no MD5 (ETag %s)", url, state["total"],
                  state.get("etag"))

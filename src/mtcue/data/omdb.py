@@ -1,14 +1,19 @@
 """Film metadata from OMDb (paper, section 3.1): six fields per IMDb id, in the corpus's `meta` form.
 
-The API key is read from the environment variable OMDB_API_KEY only; it goes into the request and
-nowhere else (no log line, file, config or MLflow parameter holds it). Every answer, "not found"
-included, is cached on disk as OMDb sent it, so a rerun or a resumed job asks nothing twice.
-Requests are throttled. "Request limit reached!" (a free key allows 1,000 a day) stops the step
-cleanly: what was fetched stays cached, no output is written, and the next run continues. Without a
-key nothing is asked: films answered in an earlier run keep their metadata, the others have none.
+The API key is read from the environment variable OMDB_API_KEY only; it goes into the request, over
+https, and nowhere else (no log line, file, config or MLflow parameter holds it): a server may echo
+the request, so the key, as written and URL-encoded, is replaced by *** in every answer, message
+and log line. Every answer, "not found" included, is cached on disk as OMDb sent it (but for the
+key), so a rerun or a resumed job asks nothing twice.
+Requests are throttled; a server error, an answer cut short or one that is not JSON is asked again
+(3 tries), and a JSON answer that is not an object is an error. "Request limit reached!" (a free key
+allows 1,000 a day) stops the step cleanly: what was fetched stays cached, no output is written, and
+the next run continues. Without a key nothing is asked: films answered in an earlier run keep their
+metadata, the others have none.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -42,6 +47,8 @@ NOT_FOUND = {"incorrect imdb id.", "movie not found!", "series or episode not fo
 LIMIT = "request limit reached!"
 ID_LINE = re.compile(r"^(?:tt)?(\d+)$")
 TRANSIENT_TRIES = 3
+# The key travels in the request's URL: plain http only to this machine (e.g. the tests' local OMDb).
+LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 
 
 class OmdbError(RuntimeError):
@@ -54,7 +61,7 @@ class RequestLimitReached(OmdbError):
 
 @dataclass(frozen=True)
 class Settings:
-    api_url: str = "http://www.omdbapi.com/"
+    api_url: str = "https://www.omdbapi.com/"
     min_interval_s: float = 0.2
     timeout_s: float = 30.0
 
@@ -92,6 +99,10 @@ class Client:
 
     def __init__(self, cache: str | Path, settings: Settings, key: str | None,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+        url = urllib.parse.urlsplit(settings.api_url)
+        if url.scheme != "https" and not (url.scheme == "http" and url.hostname in LOOPBACK):
+            raise OmdbError(f"{settings.api_url}: the API key would travel unencrypted; use an https:// URL "
+                            "(plain http:// only to this machine: localhost, 127.0.0.1, ::1)")
         self.cache, self.settings, self._key = Path(cache), settings, key
         self.sleep, self.clock = sleep, clock
         self.requests = 0
@@ -113,9 +124,19 @@ class Client:
         atomic_write_text(self._path(imdb), json.dumps(answer, ensure_ascii=False) + "\n")
         return answer
 
+    def _redact(self, text: str) -> str:
+        """`text` with the key, as written and URL-encoded, replaced by ***."""
+        if self._key:
+            for form in (self._key, urllib.parse.quote_plus(self._key), urllib.parse.quote(self._key, safe="")):
+                text = text.replace(form, "***")
+        return text
+
     def _ask(self, imdb: str) -> dict:
         query = urllib.parse.urlencode({"apikey": self._key, "i": imdb})
+        last = ""
         for attempt in range(TRANSIENT_TRIES):
+            if attempt:
+                self._pause(attempt - 1, last)
             self._throttle()
             self.requests += 1
             try:
@@ -124,20 +145,25 @@ class Client:
             except urllib.error.HTTPError as err:  # OMDb answers 401 for a bad key and a spent quota
                 body = err.read()
                 if err.code >= 500:
-                    self._pause(attempt, f"HTTP {err.code}")
+                    last = f"HTTP {err.code}"
                     continue
-            except (urllib.error.URLError, OSError) as err:
-                self._pause(attempt, type(err).__name__)
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as err:  # IncompleteRead: cut short
+                last = f"{type(err).__name__}: {err}"
                 continue
-            return self._checked(imdb, body)
-        raise OmdbError(f"{self.settings.api_url} did not answer for {imdb} after {TRANSIENT_TRIES} tries; "
-                        "the answers so far are cached, rerun later")
+            try:
+                answer = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError):  # cut short by a closed connection, or an error page
+                last = f"not JSON: {self._redact(body.decode('utf-8', 'replace'))[:80]!r}"
+                continue
+            # The key out of the answer before it is cached or shown: a server may echo the request.
+            return self._checked(imdb, json.loads(self._redact(json.dumps(answer, ensure_ascii=False))))
+        raise OmdbError(self._redact(f"{self.settings.api_url} gave no usable answer for {imdb} in {TRANSIENT_TRIES} "
+                                     f"tries (last: {last}); the answers so far are cached, rerun later"))
 
-    def _checked(self, imdb: str, body: bytes) -> dict:
-        try:
-            answer = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise OmdbError(f"{self.settings.api_url}: the answer for {imdb} is not JSON") from None
+    def _checked(self, imdb: str, answer) -> dict:
+        if not isinstance(answer, dict):
+            raise OmdbError(f"{self.settings.api_url}: the answer for {imdb} is not a JSON object but "
+                            f"{json.dumps(answer, ensure_ascii=False)[:80]}")
         error = str(answer.get("Error", "")).strip().lower()
         if answer.get("Response") == "True" or error in NOT_FOUND:
             return answer
@@ -148,7 +174,7 @@ class Client:
         raise OmdbError(f"{self.settings.api_url}: unexpected answer for {imdb}: {answer.get('Error')!r}")
 
     def _pause(self, attempt: int, why: str) -> None:
-        log.warning("OMDb: %s; trying again", why)
+        log.warning("OMDb: %s; trying again", self._redact(why))
         self.sleep(self.settings.min_interval_s * 10 * 2 ** attempt)
 
     def _throttle(self) -> None:

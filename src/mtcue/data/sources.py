@@ -1,8 +1,10 @@
 """Where the paper's public data comes from (config keys corpus.*, evaluation_sets.*) and the local
 files it becomes: a URL is downloaded to `results/download/{host}/{path}`, so the same URL is one
-file however many steps read it, and OPUS's own layout survives under the OPUS folder."""
+file however many steps read it, and OPUS's own layout survives under the OPUS folder. A URL whose
+`{host}/{path}` would not stay inside that folder is refused, not normalised (see `url_path`)."""
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 from mtcue.data.opensubtitles import alignment_name
@@ -17,9 +19,22 @@ def is_url(source: str) -> bool:
     return "://" in source and not source.startswith("file://")
 
 
+def url_path(url: str) -> str:
+    """`{host}/{path}` of a URL: where it is saved under results/download and read in a mirror.
+    Each segment must name an entry inside the one before, so an empty, '.' or '..' segment, a
+    backslash or a NUL byte is refused, percent-encoded too (a server decodes `%2e%2e` as `..`)."""
+    rest = url.split("://", 1)[1]
+    for segment in rest.split("/"):
+        decoded = urllib.parse.unquote(segment)
+        if not decoded.strip(".") or any(c in decoded for c in "/\\\0"):
+            raise ValueError(f"URL {url!r}: its segment {segment!r} would not stay inside {DOWNLOAD_ROOT}/{{host}}/ "
+                             "(no empty, '.' or '..' segments, backslashes or encoded '/'); give the file's plain URL")
+    return rest
+
+
 def local(source: str) -> str:
     """The file a source becomes: a URL's download target, or the local path itself."""
-    return f"{DOWNLOAD_ROOT}/{source.split('://', 1)[1]}" if is_url(source) else source
+    return f"{DOWNLOAD_ROOT}/{url_path(source)}" if is_url(source) else source
 
 
 def opus_dir(cfg: dict) -> str:
@@ -93,7 +108,19 @@ def all_urls(cfg: dict, pairs: list[str]) -> list[str]:
     return [u for u in dict.fromkeys(urls) if is_url(u)]
 
 
+def configured_urls(cfg: dict) -> dict[str, str]:
+    """{config key: URL} of every URL the config names; a folder URL (`*.url`) without its trailing
+    '/', as the file URLs are built from it."""
+    sets = cfg["evaluation_sets"]
+    urls = {"corpus.opensubtitles.url": cfg["corpus"]["opensubtitles"]["url"].rstrip("/")}
+    urls |= {f"corpus.splits.heldout.{pair}.{i}": s for pair, listed in cfg["corpus"]["splits"]["heldout"].items()
+             for i, s in enumerate(listed)}
+    urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes")}
+    urls |= {f"evaluation_sets.contrapro.{role}": sets["contrapro"][role] for role in ("json", "documents")}
+    return {key: url for key, url in urls.items() if is_url(url)}
+
+
 def mirrored(cfg: dict, url: str) -> str:
     """Where a URL is read from: download.mirror/{host}/{path} when a mirror is set, else the URL."""
     mirror = cfg["download"]["mirror"]
-    return f"{mirror.rstrip('/')}/{url.split('://', 1)[1]}" if mirror else url
+    return f"{mirror.rstrip('/')}/{url_path(url)}" if mirror else url
