@@ -181,7 +181,8 @@ def key_forms(key=ODD_KEY):
 class EchoingOmdb(QuietHandler):
     """Repeats each request, key included, in its answer (as error pages and some proxies do). `server.plan`
     lists what each request gets, then "found": "found", "invalid_key", 503 or "not_json" (an HTML page),
-    "cut" (an answer shorter than its Content-Length), "list" (a JSON list)."""
+    "cut" (an answer shorter than its Content-Length), "cut_401" (an error answer cut short), "list" (a JSON
+    list)."""
 
     def do_GET(self):
         srv = self.server
@@ -193,10 +194,10 @@ class EchoingOmdb(QuietHandler):
         found = {"Response": "True", "Genre": "Drama", "Plot": f"You asked {echo}"}
         body = (f"<html>Error: {echo}</html>" if action in (503, "not_json")
                 else json.dumps(answers.get(action, found))).encode()
-        self.send_response(action if isinstance(action, int) else 401 if action == "invalid_key" else 200)
+        self.send_response(action if isinstance(action, int) else 401 if action in ("invalid_key", "cut_401") else 200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body[: len(body) // 2] if action == "cut" else body)
+        self.wfile.write(body[: len(body) // 2] if action in ("cut", "cut_401") else body)
 
 
 def one_film(tmp_path):
@@ -245,6 +246,9 @@ def test_an_answer_cut_short_is_asked_again_then_a_clear_error(tmp_path, monkeyp
                         r"\(last: IncompleteRead: IncompleteRead\(\d+ bytes read, \d+ more expected\)\); "
                         "the answers so far are cached, rerun later", str(err.value))
     assert caplog.text.count("OMDb: IncompleteRead") == 2 and not (tmp_path / "cache2").exists()
+    with serve(EchoingOmdb, plan=["cut_401"]) as srv:  # the error answer's body cut short: asked again
+        summary = run(srv, one_film(tmp_path), tmp_path / "again")
+    assert summary["found"] == 1 and srv.requests == ["cut_401", "found"]
 
 
 def test_a_json_list_is_a_clear_error_naming_the_film(tmp_path, monkeypatch):

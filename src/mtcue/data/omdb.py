@@ -143,9 +143,13 @@ class Client:
                 with urllib.request.urlopen(f"{self.settings.api_url}?{query}", timeout=self.settings.timeout_s) as r:
                     body = r.read()
             except urllib.error.HTTPError as err:  # OMDb answers 401 for a bad key and a spent quota
-                body = err.read()
                 if err.code >= 500:
                     last = f"HTTP {err.code}"
+                    continue
+                try:
+                    body = err.read()
+                except (OSError, http.client.HTTPException) as cut:  # an error answer cut short
+                    last = f"HTTP {err.code}, {type(cut).__name__}"
                     continue
             except (urllib.error.URLError, OSError, http.client.HTTPException) as err:  # IncompleteRead: cut short
                 last = f"{type(err).__name__}: {err}"
