@@ -4,8 +4,8 @@ import random
 import pytest
 
 from conftest import make_sample
+from mtcue.corpus import CorpusError, read_corpus
 from mtcue.data.clean import clean_corpus, clean_line
-from mtcue.data.corpus import CorpusError, read_corpus
 
 
 @pytest.mark.parametrize("raw, lang, expected", [

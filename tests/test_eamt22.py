@@ -196,8 +196,8 @@ def test_figure4_names_a_missing_record():
 
 
 def test_a_polish_corpus_is_annotated_in_eamt22s_words(tmp_path, write_corpus):
+    from mtcue.corpus import read_corpus
     from mtcue.data.annotate import annotate_corpus
-    from mtcue.data.corpus import read_corpus
 
     polish = ["Bo nie chciałam, żebyś myślał.", "Wyglądają państwo świetnie.", "Zrobiliście to?", "Dobrze."]
     corpus = write_corpus([{**line(i, pl, [], {}), "labels": {}} for i, pl in enumerate(polish)], "train.jsonl")

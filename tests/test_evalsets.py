@@ -4,7 +4,7 @@ import zipfile
 
 import pytest
 
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.data.evalsets import _eamt22_attributes, contrapro, eamt22, eamt22_context, iwslt22, iwslt22_files, lopes
 from mtcue.io import OWNED_MARKER
 

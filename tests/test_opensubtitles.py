@@ -12,10 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.data.opensubtitles import OpusError, extract, parse_document, parse_time
-from mtcue.data.opus_synth import (ALIGN_HEAD, ALIGN_TAIL, Sent, clock, document_xml, generate_mirror, link_group_xml,
-                                   sentence_xml)
+from mtcue.data.opus_synth import (
+    ALIGN_HEAD,
+    ALIGN_TAIL,
+    Sent,
+    clock,
+    document_xml,
+    generate_mirror,
+    link_group_xml,
+    sentence_xml,
+)
 
 # Two subtitle files of one film as OPUS ships them (tokenised XML), German first as in de-en.xml.gz.
 DE = """<?xml version="1.0" encoding="utf-8"?>

@@ -12,7 +12,7 @@ import yaml
 
 from conftest import REPO, dry_run
 from local_http import serve
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.data.opus_synth import generate_mirror
 from test_evalsets import IWSLT, moses_zip, write_iwslt
 from test_omdb import KEY, FakeOmdb

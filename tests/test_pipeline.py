@@ -283,7 +283,7 @@ def test_translating_after_training_gives_the_studys_translations(study, model):
     hypotheses the study wrote for the same sentences and contexts. The whole test split: fairseq caps
     an output's length by the longest source of its batch, so a tiny model's runaway outputs match
     only when the batches do."""
-    from mtcue.data.corpus import read_corpus
+    from mtcue.corpus import read_corpus
     from mtcue.models.translate_text import TrainedModel, translate_samples
 
     samples = list(read_corpus(study / "results" / "clean" / "en-de" / "test.jsonl"))
@@ -404,7 +404,7 @@ def study_into_english(tmp_path_factory):
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["mtcue", "base"])
 def test_translating_into_english_gives_the_studys_translations(study_into_english, model):
-    from mtcue.data.corpus import read_corpus
+    from mtcue.corpus import read_corpus
     from mtcue.models.translate_text import TrainedModel, translate_samples
 
     results = study_into_english / "results"

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.data.splits import heldout_films, make_splits
 
 META = {"genre": "Drama", "pg_rating": "PG rating: R", "writers": "Written by: A", "year": "Released in 1999",

@@ -14,8 +14,8 @@ import pytest
 
 from mtcue import config
 from mtcue.context.tags import build_vocab, tag_index
+from mtcue.corpus import marker_tokens, read_corpus
 from mtcue.data import synth
-from mtcue.data.corpus import marker_tokens, read_corpus
 from mtcue.data.synth.documents import sample_document
 from mtcue.data.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
 from mtcue.data.synth.french import FRENCH

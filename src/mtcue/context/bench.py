@@ -17,7 +17,7 @@ import numpy as np
 
 from mtcue.config import langs_of
 from mtcue.context.embed import context_strings, load_encoder, store_size_report
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 
 
 def _timed(fn, repeats: int) -> float:

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from mtcue.config import langs_of
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcue.context.store import ContextStore
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
 
 log = logging.getLogger(__name__)

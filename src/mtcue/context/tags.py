@@ -19,7 +19,7 @@ import numpy as np
 
 from mtcue.config import langs_of
 from mtcue.context.embed import context_strings
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
 
 log = logging.getLogger(__name__)

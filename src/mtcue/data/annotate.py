@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.data.evalsets import EAMT22_SLOTS, eamt22_context
 from mtcue.data.polish import detect
 from mtcue.io import write_jsonl

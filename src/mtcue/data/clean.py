@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 from sacremoses import MosesDetokenizer, MosesPunctNormalizer
 
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.io import write_jsonl
 
 _LEADING_DASH = re.compile(r"^\s*[-–—]+\s*")

@@ -19,7 +19,7 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-from mtcue.data.corpus import MAX_PREVIOUS, META_FIELDS
+from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
 from mtcue.io import atomic_directory, read_text, write_jsonl
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from mtcue.data.corpus import META_FIELDS
+from mtcue.corpus import META_FIELDS
 from mtcue.io import atomic_write_text, read_text, write_jsonl
 
 log = logging.getLogger("mtcue")

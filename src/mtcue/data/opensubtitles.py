@@ -38,8 +38,8 @@ from typing import Iterator
 import ftfy
 from lxml import etree
 
+from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
 from mtcue.data.clean import clean_line
-from mtcue.data.corpus import META_FIELDS, MAX_PREVIOUS
 from mtcue.io import atomic_write_text, write_jsonl
 
 log = logging.getLogger("mtcue")

@@ -12,7 +12,7 @@ from pathlib import Path
 import sentencepiece as spm
 
 from mtcue.config import langs_of
-from mtcue.data.corpus import read_corpus
+from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory, write_lines
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from mtcue.data.corpus import META_FIELDS
+from mtcue.corpus import META_FIELDS
 from mtcue.data.omdb import load_metadata
 from mtcue.io import atomic_path, atomic_write_text, read_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from mtcue.data.corpus import MAX_PREVIOUS, META_FIELDS, read_corpus
+from mtcue.corpus import MAX_PREVIOUS, META_FIELDS, read_corpus
 
 ENGLISH = "en"
 

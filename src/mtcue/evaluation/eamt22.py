@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mtcue.data.corpus import marker_tokens
-from mtcue.data.synth.situation import ADDRESSEE_CUES, FEMININE, FORMALITY_CUES, GROUP, MASCULINE, SPEAKER_CUES
+from mtcue.corpus import ADDRESSEE_CUES, FEMININE, FORMALITY_CUES, GROUP, MASCULINE, SPEAKER_CUES, marker_tokens
 from mtcue.evaluation.score import (
     bleu,
     hyp_provenance,

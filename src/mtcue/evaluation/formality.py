@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mtcue.data.corpus import marker_tokens, read_corpus
+from mtcue.corpus import marker_tokens, read_corpus
 from mtcue.evaluation.score import hyp_provenance, read_lines
 
 FORMAL, INFORMAL = "formal", "informal"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from sacrebleu.metrics import BLEU
 
-from mtcue.data.corpus import marker_tokens, read_corpus
+from mtcue.corpus import marker_tokens, read_corpus
 from mtcue.io import read_text_lines
 
 # Per-segment statistics layout, as sacrebleu lays them out:

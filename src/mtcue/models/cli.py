@@ -21,7 +21,7 @@ def cmd_train(a):
 
 
 def cmd_translate(a):
-    from mtcue.data.corpus import read_corpus
+    from mtcue.corpus import read_corpus
     from mtcue.models.translate import check_split_matches_corpus, translate
 
     n = sum(1 for _ in read_corpus(a.corpus))
@@ -50,7 +50,7 @@ def cmd_translate_prompts(a):
 
 
 def cmd_translate_corpus(a):
-    from mtcue.data.corpus import read_corpus
+    from mtcue.corpus import read_corpus
     from mtcue.io import write_lines
     from mtcue.models.translate_text import TrainedModel, translate_samples
 

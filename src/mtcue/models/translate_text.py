@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcue.config import generation_settings, langs_of
-from mtcue.data.corpus import META_FIELDS
+from mtcue.corpus import META_FIELDS
 from mtcue.io import atomic_directory, check_file_name, scratch_directory, write_lines
 from mtcue.models.checkpoints import check_belongs
 
@@ -150,7 +150,7 @@ def _context_store(model: TrainedModel, corpus: Path, dest: Path) -> Path:
     from mtcue.context.embed import build_stores
     from mtcue.context.store import ContextStore
     from mtcue.context.tags import VOCAB_FILE, tag_index
-    from mtcue.data.corpus import read_corpus
+    from mtcue.corpus import read_corpus
 
     context = model.spec["context"]
     if model.tag_store is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtcue.data.corpus import MAX_PREVIOUS, META_FIELDS
+from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
 from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, _studies, to_display, write_table
 
 PAPER_DATA_CSV = PAPER_FIGURES / "mtcue_table1_data.csv"

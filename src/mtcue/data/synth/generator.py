@@ -5,7 +5,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
-from mtcue.data.corpus import MAX_PREVIOUS
+from mtcue.corpus import MAX_PREVIOUS
 from mtcue.data.synth.documents import Document, sample_document
 from mtcue.data.synth.english import ENGLISH
 from mtcue.data.synth.french import FRENCH

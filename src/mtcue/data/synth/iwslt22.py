@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mtcue.corpus import read_corpus, split_punctuation
 from mtcue.data.clean import clean_line
-from mtcue.data.corpus import read_corpus, split_punctuation
 from mtcue.data.evalsets import iwslt22_files
 from mtcue.data.synth.generator import formality_contrasts
 from mtcue.io import atomic_directory, write_lines
+
 
 def annotate(reference: str, markers: list[str]) -> str:
     """`reference` with [F]...[/F] around each whitespace token whose word (punctuation stripped, as

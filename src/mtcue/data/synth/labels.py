@@ -6,7 +6,7 @@ grammar instead of being listed by hand.
 """
 from __future__ import annotations
 
-from mtcue.data.corpus import marker_tokens
+from mtcue.corpus import marker_tokens
 from mtcue.data.synth.situation import Situation, alternatives, gold
 from mtcue.data.synth.template import Language
 

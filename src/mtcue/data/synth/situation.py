@@ -11,9 +11,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-FORMAL, INFORMAL = "formal", "informal"
-FEMININE, MASCULINE = "feminine", "masculine"
-GROUP = "group"
+from mtcue.corpus import (  # noqa: F401 - the values, for the language modules
+    ADDRESSEE_CUES,
+    FEMININE,
+    FORMAL,
+    FORMALITY_CUES,
+    GROUP,
+    INFORMAL,
+    MASCULINE,
+    SPEAKER_CUES,
+)
 
 
 @dataclass(frozen=True)
@@ -61,13 +68,6 @@ def alternatives(phenomenon: str, s: Situation) -> dict[str, list[Situation]] | 
         return {"singular": [replace(s, addressee=FEMININE), replace(s, addressee=MASCULINE)],
                 "plural": [replace(s, addressee=GROUP)]}
     raise ValueError(f"unknown phenomenon {phenomenon!r}")
-
-
-# EAMT22-style context sentences (Vincent et al. 2022b), one per attribute.
-SPEAKER_CUES = {FEMININE: "I am a woman", MASCULINE: "I am a man"}
-ADDRESSEE_CUES = {FEMININE: "I'm talking to a woman", MASCULINE: "I'm talking to a man",
-                  GROUP: "I'm talking to a group of people"}
-FORMALITY_CUES = {FORMAL: "Formal", INFORMAL: "Informal"}
 
 
 def cue_sentences(s: Situation) -> list[str]:

@@ -1,4 +1,6 @@
-"""The corpus format (docs/formats.md, section 1): reading with validation."""
+"""The corpus format (docs/formats.md, section 1): reading with validation, and the names every stage
+shares: metadata fields, attribute values and the EAMT22 attribute sentences. It lives beside io.py and
+records.py, outside any stage, because every stage reads it."""
 from __future__ import annotations
 
 import json
@@ -10,6 +12,17 @@ from mtcue.io import TextFileError, read_text_lines
 
 META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 MAX_PREVIOUS = 5
+
+# Attribute values as the corpus labels them (formality, speaker and addressee gender, a group addressed).
+FORMAL, INFORMAL = "formal", "informal"
+FEMININE, MASCULINE = "feminine", "masculine"
+GROUP = "group"
+# EAMT22's context sentences (Vincent et al. 2022b), one per attribute: the cues of annotated lines, the
+# wording the EAMT22 evaluation reads, and the cues the synthetic corpus writes.
+SPEAKER_CUES = {FEMININE: "I am a woman", MASCULINE: "I am a man"}
+ADDRESSEE_CUES = {FEMININE: "I'm talking to a woman", MASCULINE: "I'm talking to a man",
+                  GROUP: "I'm talking to a group of people"}
+FORMALITY_CUES = {FORMAL: "Formal", INFORMAL: "Informal"}
 
 
 def split_punctuation(word: str) -> tuple[str, str, str]:
