@@ -277,20 +277,64 @@ def test_prompted_translation_is_the_test_split_read_with_the_prompt(study, mode
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["mtcue", "tagging", "base"])
-def test_translating_after_training_gives_the_studys_translations(study, model):
-    """`mtcue translate-text`'s path (a model folder and corpus-format input with its own context) gives the
-    hypotheses the study wrote for the same sentences and contexts. The whole test split: fairseq caps
-    an output's length by the longest source of its batch, so a tiny model's runaway outputs match
+@pytest.mark.parametrize("model", ["mtcue", "novotney_cue", "tagging", "base"])
+def test_the_api_gives_the_studys_translations(study, model):
+    """`mtcue.Translator` (what translate-text, translate-prompts and translate-corpus run), given the test
+    split's lines with their own context, gives the hypotheses the study wrote. The whole test split: fairseq
+    caps an output's length by the longest source of its batch, so a tiny model's runaway outputs match
     only when the batches do."""
+    from mtcue import Translator
     from mtcue.corpus import read_corpus
-    from mtcue.models.translate_text import TrainedModel, translate_samples
 
     samples = list(read_corpus(study / "results" / "clean" / "en-de" / "test.jsonl"))
-    hyps = translate_samples(TrainedModel.find(study / "results" / "models" / "en-de" / model), samples,
-                             TINY["generation"])
+    hyps = Translator.load(study / "results" / "models" / "en-de" / model).translate_samples(samples, TINY["generation"])
     expected = (study / "results" / "hyps" / "en-de" / f"{model}.test.txt").read_text().splitlines()
     assert len(hyps) == len(samples) > 25 and hyps == expected
+
+
+@pytest.mark.slow
+def test_a_forced_translation_scores_what_beam_search_scored_it(study):
+    """Translator.score force-decodes a candidate: for the beam's own best hypothesis it must give the score
+    fairseq's beam search gave it (sum of its tokens' log-probabilities over their count, length penalty 1)."""
+    from mtcue import Translator
+
+    translator = Translator.load(study / "results" / "models" / "en-de" / "mtcue")
+    source, context = "Did you see the letter?", "Formal conversation"
+    sample = translator.samples([source], context)
+    batch = next(translator._batches(translator._dataset(sample, with_targets=False), 1))
+    best = translator._task.inference_step(translator._generator(cfg_generation()), translator._models, batch)[0][0]
+    hypothesis = translator.translate([source], context=context, beam=5)[0]
+    (total, tokens), = translator.score_tokens(source, [hypothesis], context=context)
+    assert tokens == len(best["tokens"]) and total / tokens == pytest.approx(float(best["score"]), abs=1e-4)
+    assert translator.score(source, [hypothesis], context=context, normalise=True) == [pytest.approx(total / tokens)]
+    other = translator.score(source, [hypothesis, "Hast du den Brief gesehen?"], context=context)
+    assert other[0] == pytest.approx(total) and other[1] != pytest.approx(total)
+
+
+def cfg_generation():
+    from mtcue import config as cfg
+
+    return cfg.generation_settings({})
+
+
+@pytest.mark.slow
+def test_the_api_translates_as_translate_text(study):
+    """The README's example: the API in a notebook and `mtcue translate-text` give the same output."""
+    from mtcue import Translator
+
+    translator = Translator.load(study / "results" / "models" / "en-de" / "mtcue")
+    lines = ["Are you ready?", "Did you see the letter?"]
+    api = translator.translate(lines, context="Formal conversation", previous=["Good evening, Mrs Smith."])
+    run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", "--model-dir",
+                          "results/models/en-de/mtcue", "--context", "Formal conversation", "--previous",
+                          "Good evening, Mrs Smith."], input="".join(f"{x}\n" for x in lines), capture_output=True,
+                         text=True, cwd=study)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines() == api and len(api) == 2 and all(api)
+    per_line = translator.translate(lines, context=[["Formal conversation"], ["Informal chit-chat"]])
+    assert per_line[0] == translator.translate(lines[:1], context="Formal conversation")[0]
+    with pytest.raises(ValueError, match="one list of strings per sentence"):
+        translator.translate(lines, context=[["Formal conversation"]])
 
 
 @pytest.mark.slow
@@ -327,7 +371,7 @@ def test_translate_text_command_and_its_errors(study, tmp_path):
     empty = run("--model-dir", "results/models/en-de/mtcue", text="")
     assert empty.returncode == 1 and "no input to translate" in empty.stderr
     base = run("--model-dir", "results/models/en-de/base", "--context", "Formal conversation")
-    assert base.returncode == 1 and "a model without context (base) cannot read --context" in base.stderr
+    assert base.returncode == 1 and "a model without context (base) cannot read context (--context)" in base.stderr
     too_many = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(7) for a in ("--context", f"c{i}")])
     assert too_many.returncode == 1 and "7 contexts given, but the model reads 6 context strings" in too_many.stderr
     # Issue 22: each of these was a traceback, a wrong diagnosis or a silent default.
@@ -391,26 +435,32 @@ def test_translate_corpus_refuses_another_pair_and_unknown_columns(study, tmp_pa
     assert not (tmp_path / "hyps.txt").exists()
 
 
+# The four models of Table 4 in de-en only: the SentencePiece model and data of a direction into English.
+INTO_ENGLISH = {**TINY, "study": "into-english", "directions": ["de-en"], "corpus": {"docs": {"train": 60, "valid": 6, "test": 8}},
+                "models": {m: TINY["models"][m] for m in MODELS},
+                "experiments": {"quality": {"models": MODELS}, "formality": {"directions": []}}}
+
+
 @pytest.fixture(scope="module")
 def study_into_english(tmp_path_factory):
-    """config/tiny.yaml in de-en: the SentencePiece model and data of a direction into English."""
     workdir = tmp_path_factory.mktemp("into-english")
-    run = snakemake(workdir, "table4_quality", "--configfile", str(REPO / "config" / "tiny.yaml"),
-                    "--config", 'directions=["de-en"]')
+    (workdir / "config").mkdir()
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(INTO_ENGLISH, sort_keys=False))
+    run = snakemake(workdir, "table4_quality")
     assert run.returncode == 0, run.stderr[-4000:]
     return workdir
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["mtcue", "base"])
+@pytest.mark.parametrize("model", ["mtcue", "novotney_cue", "tagging", "base"])
 def test_translating_into_english_gives_the_studys_translations(study_into_english, model):
+    from mtcue import Translator
     from mtcue.corpus import read_corpus
-    from mtcue.models.translate_text import TrainedModel, translate_samples
 
     results = study_into_english / "results"
     assert not (results / "spm" / "en-de.model").exists()  # only de-en's: the model of the direction is read
     samples = list(read_corpus(results / "clean" / "en-de" / "test.jsonl"))  # a pair's corpus, both directions
-    hyps = translate_samples(TrainedModel.find(results / "models" / "de-en" / model), samples, {"beam": 2})
+    hyps = Translator.load(results / "models" / "de-en" / model).translate_samples(samples, TINY["generation"])
     expected = (results / "hyps" / "de-en" / f"{model}.test.txt").read_text().splitlines()
     assert len(hyps) == len(samples) > 10 and hyps == expected
 

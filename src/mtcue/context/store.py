@@ -25,22 +25,38 @@ class ContextStore:
         if not manifest_path.is_file():
             raise ContextStoreError(f"{manifest_path}: no such file (is --context-dir a context embedding store?)")
         try:
-            self.manifest = json.loads(manifest_path.read_text())
-            self.columns: list[str] = list(self.manifest["columns"])
-            self.doc_columns = int(self.manifest["doc_columns"])
-            self.kind = self.manifest.get("kind", "vectors")
-            self.dim = int(self.manifest["dim"]) if self.kind == "vectors" else None
-            self.n_tags = int(self.manifest["n_tags"]) if self.kind == "tags" else None
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+            manifest = json.loads(manifest_path.read_text())
+        except json.JSONDecodeError as err:
             raise ContextStoreError(f"{manifest_path}: not a valid manifest ({err!r})") from None
-        if self.kind not in KINDS:
-            raise ContextStoreError(f"{manifest_path}: kind {self.kind!r} is not one of {KINDS}")
-        if not 0 <= self.doc_columns <= len(self.columns):
-            raise ContextStoreError(f"{manifest_path}: doc_columns={self.doc_columns} but {len(self.columns)} columns")
-        self.vectors = None
-        self.size = self.n_tags  # index entries lie in [-1, size)
+        self._read_manifest(manifest, manifest_path)
         if self.kind == "vectors":
             self._load_vectors()
+
+    @classmethod
+    def in_memory(cls, manifest: dict) -> ContextStore:
+        """A store described by `manifest` alone, with no files: what a model needs to know of its context
+        (kind, columns, width) when the context is embedded in memory (mtcue.Translator)."""
+        store = cls.__new__(cls)
+        store.dir = None
+        store._read_manifest(manifest, "an in-memory store's manifest")
+        return store
+
+    def _read_manifest(self, manifest: dict, where) -> None:
+        try:
+            self.manifest = manifest
+            self.columns: list[str] = list(manifest["columns"])
+            self.doc_columns = int(manifest["doc_columns"])
+            self.kind = manifest.get("kind", "vectors")
+            self.dim = int(manifest["dim"]) if self.kind == "vectors" else None
+            self.n_tags = int(manifest["n_tags"]) if self.kind == "tags" else None
+        except (KeyError, TypeError, ValueError) as err:
+            raise ContextStoreError(f"{where}: not a valid manifest ({err!r})") from None
+        if self.kind not in KINDS:
+            raise ContextStoreError(f"{where}: kind {self.kind!r} is not one of {KINDS}")
+        if not 0 <= self.doc_columns <= len(self.columns):
+            raise ContextStoreError(f"{where}: doc_columns={self.doc_columns} but {len(self.columns)} columns")
+        self.vectors = None
+        self.size = self.n_tags  # index entries lie in [-1, size)
 
     def _load_vectors(self) -> None:
         vectors_path = self.dir / "vectors.npy"
@@ -82,7 +98,7 @@ class ContextStore:
             return list(range(len(self.columns))), self.doc_columns
         unknown = [n for n in names if n not in self.columns]
         if unknown:
-            raise ContextStoreError(f"{self.dir}/manifest.json: unknown context columns {unknown} "
+            raise ContextStoreError(f"{self.dir or 'the context'}: unknown context columns {unknown} "
                                     f"(known: {self.columns})")
         selected = sorted({self.columns.index(n) for n in names})
         if not selected:

@@ -52,15 +52,13 @@ def cmd_translate_prompts(a):
 def cmd_translate_corpus(a):
     from mtcue.corpus import read_corpus
     from mtcue.io import write_lines
-    from mtcue.models.translate_text import TrainedModel, translate_samples
+    from mtcue.models.translate_text import translate_corpus
 
     samples = list(read_corpus(a.corpus))
     if not samples:
         raise ValueError(f"{a.corpus}: no lines to translate")
-    model = TrainedModel.find(a.model_dir)
-    if a.columns:
-        model = model.reading(a.columns.split(","))
-    hyps = translate_samples(model, samples, json_option(a.generation, "--generation"), a.threads, a.corpus)
+    hyps = translate_corpus(a.model_dir, samples, a.columns.split(",") if a.columns else None,
+                            json_option(a.generation, "--generation"), a.threads, a.corpus)
     write_lines(a.out, hyps)
 
 

@@ -36,11 +36,12 @@ class ContextualTranslationTask(TranslationTask):
     `context_dim` (vector width; None for tags), `n_tags` (tag vocabulary size; None for vectors),
     `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots)."""
 
-    def __init__(self, cfg: ContextualTranslationConfig, src_dict, tgt_dict):
+    def __init__(self, cfg: ContextualTranslationConfig, src_dict, tgt_dict, store: Optional[ContextStore] = None):
+        """`store`: an in-memory store (mtcue.Translator) instead of --context-dir's."""
         super().__init__(cfg, src_dict, tgt_dict)
-        if not cfg.context_dir:
+        if store is None and not cfg.context_dir:
             raise ValueError("--task contextual_translation needs --context-dir (a context embedding store)")
-        self.store = ContextStore(cfg.context_dir)
+        self.store = store or ContextStore(cfg.context_dir)
         names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
         self.column_ids, self.doc_columns = self.store.select_columns(names)
         self.context_kind, self.context_dim, self.n_tags = self.store.kind, self.store.dim, self.store.n_tags
@@ -51,10 +52,13 @@ class ContextualTranslationTask(TranslationTask):
         # fairseq-generate passes the checkpoint's task config as task_cfg; the store given on this
         # command line (self.cfg) is the one to read.
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        self.datasets[split] = self.with_context(self.datasets[split], self.store.index(split), self.store.vectors,
+                                                 str(self.store.dir / f"{split}.index.npy"))
+
+    def with_context(self, dataset, index, vectors, name: str) -> ContextDataset:
+        """`dataset` whose batches carry the context of `index` (the store's columns) in this task's columns."""
         columns = None if self.column_ids == list(range(len(self.store.columns))) else self.column_ids
-        self.datasets[split] = ContextDataset(self.datasets[split], self.store.index(split), self.store.vectors,
-                                              columns, name=str(self.store.dir / f"{split}.index.npy"),
-                                              random_seed=self.cfg.random_context_seed)
+        return ContextDataset(dataset, index, vectors, columns, name=name, random_seed=self.cfg.random_context_seed)
 
     def build_model(self, cfg, from_checkpoint=False):
         # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.

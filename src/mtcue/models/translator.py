@@ -1,0 +1,396 @@
+"""`mtcue.Translator`: a trained model of the study, loaded once, translating and scoring in memory.
+
+    from mtcue import Translator
+    t = Translator.load("results/models/en-de/mtcue")
+    t.translate(["Are you ready?"], context="Formal conversation", previous="Good evening, Mrs Smith.")
+    t.score("Are you ready?", ["Sind Sie bereit?", "Bist du bereit?"], context="Formal conversation")
+
+It reads what the study's steps read (the training record's model spec, the direction's SentencePiece
+model, the binarised data's dictionaries, the sentence encoder or tag vocabulary of the model's context)
+and does what they do, without files: SentencePiece pieces become dictionary ids as fairseq-preprocess
+makes them, context strings become vectors with the store's encoder (each unique string embedded once,
+then cached) or tag ids with the trained vocabulary, and beam search runs in batches ordered by length
+as fairseq-generate orders them. So a sentence with the same context translates as in the study
+(tests/test_pipeline.py compares the study's hypotheses). `mtcue translate-text`, `translate-prompts`
+and `translate-corpus` are thin layers over it.
+
+Context: `context` strings (metadata such as "Drama, Family, Romance", cues such as "Formal
+conversation") fill the model's metadata columns, then its cue columns, in order; `previous` lines are
+its document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for
+every sentence, or a list with one list per sentence.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from mtcue.config import generation_settings, langs_of
+from mtcue.corpus import META_FIELDS
+from mtcue.models import fairseq_args as fa
+from mtcue.models.checkpoints import check_belongs
+
+log = logging.getLogger(__name__)
+
+Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    direction: str
+    checkpoint: Path
+    spec: dict
+    spm_model: Path
+    data_bin: Path
+    tag_store: Path | None
+    max_source_tokens: int  # the longest source the model reads, in SentencePiece pieces
+
+    @classmethod
+    def find(cls, model_dir: str | Path) -> TrainedModel:
+        """The files of a model trained by the study, from its folder; a clear error for what is missing
+        or does not belong together."""
+        folder = Path(model_dir).resolve()
+        checkpoint = folder / "checkpoint_best.pt"
+        if not checkpoint.is_file():
+            raise FileNotFoundError(f"{folder}: no checkpoint_best.pt: not a trained model's folder "
+                                    "(results/models/{direction}/{model}/, written by the train step)")
+        direction, model, results = folder.parent.name, folder.name, folder.parents[2]
+        record = results / "records" / "train" / direction / f"{model}.json"
+        if not record.is_file():
+            raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
+                                    "the model's context); rerun the train step")
+        spec = json.loads(record.read_text(encoding="utf-8"))["spec"]
+        needed = {"SentencePiece model": results / "spm" / f"{direction}.model",
+                  "binarised data": results / "bin" / direction}
+        tag_store = results / "tags" / direction if spec.get("context", {}).get("kind") == "tags" else None
+        if tag_store is not None:
+            needed["tag store"] = tag_store
+        for what, path in needed.items():
+            if not path.exists():
+                raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
+                                        "in the study that trained it")
+        max_positions = check_belongs(checkpoint, direction, needed["binarised data"])
+        return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store,
+                   max_positions)
+
+    def reading(self, columns: list[str]) -> TrainedModel:
+        """The model given other context columns than it trained on (the EAMT22 test: the attribute
+        sentences, which a zero-shot model never saw), as the study's eamt22_translate gives them."""
+        if "context" not in self.spec:
+            raise ValueError(f"a model without context ({self.spec['type']}) cannot read context columns {columns}")
+        unknown = [c for c in columns if c not in META_FIELDS and not re.fullmatch(r"doc\d+|cue[1-9]\d*", c)]
+        if unknown:
+            raise ValueError(f"--columns: unknown context column {unknown[0]!r}; a column is doc0, doc1, ... (the "
+                             f"document), cue1, cue2, ... or one of the metadata fields {', '.join(META_FIELDS)}")
+        return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
+
+
+def _per_sentence(value: Texts, n: int, name: str) -> list[list[str]]:
+    """`value` as one list of strings per sentence (a string or a flat list: the same for all)."""
+    if value is None:
+        return [[] for _ in range(n)]
+    if isinstance(value, str):
+        return [[value] for _ in range(n)]
+    value = list(value)
+    if all(isinstance(v, str) for v in value):
+        return [list(value) for _ in range(n)]
+    if len(value) != n or not all(isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v)
+                                  for v in value):
+        raise ValueError(f"{name}: give a string, a list of strings (the same for every sentence) or one list "
+                         f"of strings per sentence ({n} sentences)")
+    return [list(v) for v in value]
+
+
+@dataclass
+class _Loaded:
+    """The fairseq side: task (dictionaries, context columns), models, device."""
+    task: object
+    models: list
+    cfg: object
+    device: str
+
+
+class Translator:
+    """A model of the study in memory (see the module's documentation)."""
+
+    def __init__(self, model: TrainedModel, loaded: _Loaded, encoder=None):
+        import sentencepiece as spm
+
+        self.model = model
+        self.direction = model.direction
+        self._fairseq = loaded
+        self._spm = spm.SentencePieceProcessor(model_file=str(model.spm_model))
+        self._generators: dict[tuple, object] = {}
+        self._encoder = encoder  # texts -> vectors, for a model reading sentence vectors
+        self._vectors: dict[str, np.ndarray] = {}  # context string -> its embedding (cache)
+        self._tag_vocab: list[str] | None = None
+
+    @classmethod
+    def load(cls, model_dir: str | Path, device: str | None = None, columns: Sequence[str] | None = None
+             ) -> Translator:
+        """The model in `model_dir` (results/models/{direction}/{model}/ of a study), on `device` (CUDA when
+        there is one, else the CPU). `columns`: context columns to read instead of the model's own (a
+        zero-shot model reading EAMT22's attribute sentences)."""
+        import torch
+
+        model = TrainedModel.find(model_dir)
+        if columns:
+            model = model.reading(list(columns))
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        encoder = _encoder_of(model, device)
+        return cls(model, _load_fairseq(model, device, _store_of(model, encoder)), encoder)
+
+    # ---- translation ---------------------------------------------------------------------------
+
+    def translate(self, sources: Sequence[str], context: Texts = None, previous: Texts = None, beam: int = 5,
+                  batch_size: int = 64, max_len_a: float = 1.2, max_len_b: int = 10) -> list[str]:
+        """Translations of `sources` (one string each), read with `context` and `previous` lines."""
+        sources = [sources] if isinstance(sources, str) else list(sources)
+        check_sources(sources)
+        samples = self.samples(sources, context, previous)
+        return self.translate_samples(samples, {"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
+                                                "max_len_b": max_len_b})
+
+    def translate_samples(self, samples: list[dict], generation: dict | None = None,
+                          source: str | Path = "the input") -> list[str]:
+        """Translations of corpus-format samples (docs/formats.md, section 1; read from `source`), each
+        with its own context. A sample's target text, where it has one, orders the batches as
+        fairseq-generate orders a binarised split with its references."""
+        from fairseq_cli.generate import get_symbols_to_strip_from_output
+
+        settings = generation_settings(generation or {})
+        src, tgt = langs_of(self.direction)
+        for n, sample in enumerate(samples, 1):
+            if src not in sample["text"]:
+                raise ValueError(f"{source}:{n}: the sample has no '{src}' text (languages: "
+                                 f"{', '.join(sample['text'])}): a {self.direction} model translates a corpus of its "
+                                 "own language pair")
+        targets = all(tgt in s["text"] for s in samples)
+        dataset = self._dataset(samples, with_targets=targets)
+        generator = self._generator(settings)
+        strip = get_symbols_to_strip_from_output(generator)
+        hyps: dict[int, str] = {}
+        for batch in self._batches(dataset, settings["batch_size"]):
+            for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(generator, self._models, batch)):
+                # fairseq-generate's D- line (utils.post_process_prediction, which would also add the words
+                # of the text to the dictionary: harmless in one run of the command, not in a long-lived one)
+                hyps[i] = self._task.target_dictionary.string(hypos[0]["tokens"].int().cpu(), "sentencepiece",
+                                                              extra_symbols_to_ignore=strip)
+        return [hyps[i] for i in range(len(samples))]
+
+    # ---- scoring -------------------------------------------------------------------------------
+
+    def score(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
+              normalise: bool = False, batch_size: int = 64) -> list[float]:
+        """The model's log-probability (natural log) of each candidate translation of `source`, force-decoded
+        with the same context: summed over the candidate's tokens and its end of sentence, or with
+        `normalise` their mean (per token)."""
+        return [total / tokens if normalise else total
+                for total, tokens in self.score_tokens(source, candidates, context, previous, batch_size)]
+
+    def score_tokens(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
+                     batch_size: int = 64) -> list[tuple[float, int]]:
+        """(summed log-probability, tokens scored) of each candidate (see `score`)."""
+        from fairseq.sequence_scorer import SequenceScorer
+
+        check_sources([source, *candidates])
+        tgt = langs_of(self.direction)[1]
+        sample = self.samples([source], context, previous)[0]
+        samples = [{**sample, "id": f"{sample['id']}.{k}", "text": {**sample["text"], tgt: c}}
+                   for k, c in enumerate(candidates)]
+        scorer = SequenceScorer(self._task.target_dictionary)
+        scores: dict[int, tuple[float, int]] = {}
+        for batch in self._batches(self._dataset(samples, with_targets=True), batch_size):
+            for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
+                positional = hypos[0]["positional_scores"]
+                scores[i] = (float(positional.sum()), int(positional.numel()))
+        return [scores[i] for i in range(len(samples))]
+
+    # ---- inputs --------------------------------------------------------------------------------
+
+    @property
+    def context_columns(self) -> list[str]:
+        context = self.model.spec.get("context")
+        return list(context["columns"]) if context else []
+
+    def samples(self, sources: list[str], context: Texts = None, previous: Texts = None) -> list[dict]:
+        """Corpus-format samples (docs/formats.md, section 1) of `sources` with their context; the target
+        side is left out."""
+        contexts = _per_sentence(context, len(sources), "context")
+        previous = _per_sentence(previous, len(sources), "previous")
+        columns = self.context_columns
+        if not columns and (any(contexts) or any(previous)):
+            raise ValueError(f"a model without context ({self.model.spec['type']}) cannot read context (--context) "
+                             "or previous lines (--previous)")
+        slots = [c for c in columns if not c.startswith("doc")]  # metadata, then cue columns (store order)
+        lines_read = max(len([c for c in columns if c.startswith("doc")]) - 1, 0)
+        src = langs_of(self.direction)[0]
+        samples = []
+        for i, (sentence, strings, lines) in enumerate(zip(sources, contexts, previous)):
+            if len(strings) > len(slots):
+                raise ValueError(f"{len(strings)} contexts given, but the model reads {len(slots)} context strings "
+                                 f"besides its document ({', '.join(slots) or 'none'})")
+            if len(lines) > lines_read:
+                raise ValueError(f"{len(lines)} previous lines given, but the model reads at most {lines_read}")
+            meta = dict.fromkeys(META_FIELDS) | {c: t for c, t in zip(slots, strings) if not c.startswith("cue")}
+            samples.append({"id": f"{self.direction}.input.{i:06d}", "doc_id": "input", "text": {src: sentence},
+                            "previous": {src: lines}, "meta": meta,
+                            "cues": [t for c, t in zip(slots, strings) if c.startswith("cue")]})
+        return samples
+
+    # ---- fairseq -------------------------------------------------------------------------------
+
+    @property
+    def _task(self):
+        return self._fairseq.task
+
+    @property
+    def _models(self):
+        return self._fairseq.models
+
+    def _generator(self, settings: dict):
+        key = tuple(sorted(settings.items()))
+        if key not in self._generators:
+            from omegaconf import OmegaConf
+
+            cfg = OmegaConf.merge(self._fairseq.cfg.generation, {"beam": settings["beam"],
+                                                                  "max_len_a": settings["max_len_a"],
+                                                                  "max_len_b": settings["max_len_b"]})
+            self._generators[key] = self._task.build_generator(self._models, cfg)
+        return self._generators[key]
+
+    def _tokens(self, texts: list[str], lang: str):
+        """Dictionary ids of `texts` as fairseq-preprocess writes them (pieces, then </s>), each cut to what
+        the model reads, with a warning naming the line."""
+        dictionary = self._task.source_dictionary if lang == langs_of(self.direction)[0] else \
+            self._task.target_dictionary
+        limit = self.model.max_source_tokens - 1  # and </s>
+        out = []
+        for n, text in enumerate(texts, 1):
+            pieces = self._spm.encode(text, out_type=str)
+            if len(pieces) > limit:
+                log.warning("input line %d has %d pieces, more than the model reads (%d): only its first %d are "
+                            "translated", n, len(pieces), limit, limit)
+                pieces = pieces[:limit]
+            out.append(dictionary.encode_line(" ".join(pieces), add_if_not_exist=False, append_eos=True).long())
+        return out
+
+    def _dataset(self, samples: list[dict], with_targets: bool):
+        from fairseq.data import LanguagePairDataset
+
+        src, tgt = langs_of(self.direction)
+        task = self._task
+        source = self._tokens([s["text"][src] for s in samples], src)
+        target = self._tokens([s["text"][tgt] for s in samples], tgt) if with_targets else None
+        dataset = LanguagePairDataset(
+            source, np.array([len(t) for t in source]), task.source_dictionary,
+            target, None if target is None else np.array([len(t) for t in target]), task.target_dictionary,
+            left_pad_source=task.cfg.left_pad_source, left_pad_target=task.cfg.left_pad_target, shuffle=False)
+        if "context" not in self.model.spec:
+            return dataset
+        index, vectors = self._context(samples)
+        return task.with_context(dataset, index, vectors, "the input's context")
+
+    def _context(self, samples: list[dict]) -> tuple[np.ndarray, np.ndarray | None]:
+        """The samples' context as a store holds it: an index over the store's columns and, for sentence
+        vectors, the vectors it points to (tags: the ids themselves, no vectors)."""
+        from mtcue.context.embed import build_index
+        from mtcue.context.tags import tag_index
+
+        src = langs_of(self.direction)[0]
+        store = self._task.store
+        if store.kind == "tags":
+            return tag_index(samples, src, store.columns, self._tags()), None
+        texts, indices = build_index({"input": samples}, src, store.columns)
+        new = [t for t in texts if t not in self._vectors]  # build_index lists each string once
+        if new:
+            self._vectors.update(zip(new, self._encoder(new)))
+        vectors = np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, store.dim), np.float32)
+        return indices["input"], vectors
+
+    def _tags(self) -> list[str]:
+        if self._tag_vocab is None:
+            from mtcue.context.tags import VOCAB_FILE
+
+            self._tag_vocab = json.loads((self.model.tag_store / VOCAB_FILE).read_text(encoding="utf-8"))
+        return self._tag_vocab
+
+    def _batches(self, dataset, batch_size: int):
+        """Batches as fairseq-generate makes them (by length, at most `batch_size` sentences), on the device."""
+        from fairseq import utils
+
+        task = self._task
+        itr = task.get_batch_iterator(
+            dataset=dataset, max_tokens=None, max_sentences=batch_size,
+            max_positions=utils.resolve_max_positions(task.max_positions(), *[m.max_positions() for m in self._models]),
+            ignore_invalid_inputs=False, required_batch_size_multiple=1, seed=self.model.spec["seed"],
+            num_workers=0, disable_iterator_cache=True).next_epoch_itr(shuffle=False)
+        for batch in itr:
+            yield utils.move_to_cuda(batch) if self._fairseq.device == "cuda" else batch
+
+
+def check_sources(sources: list[str]) -> None:
+    if not sources:
+        raise ValueError("no input to translate: give one sentence per line")
+    blank = [n for n, s in enumerate(sources, 1) if not s.strip()]
+    if blank:
+        raise ValueError(f"input line {blank[0]} is empty ({len(blank)} empty lines in all): give one sentence per "
+                         "line, none empty")
+
+
+def _load_fairseq(model: TrainedModel, device: str, store) -> _Loaded:
+    """The model's task (its dictionaries and, for a contextual model, the kind and columns of its context
+    from an in-memory `store`) and the checkpoint's weights, ready for inference on `device`."""
+    from fairseq import checkpoint_utils, options, tasks, utils
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    import mtcue.models.plugin  # noqa: F401 - registers the task and models with fairseq
+    from mtcue.models.plugin.task import ContextualTranslationTask
+
+    # The arguments fairseq-generate gets in the study; the context comes from `store`, not a folder.
+    args = [*fa.task_args(model.spec, model.direction, model.data_bin, "in-memory" if store else None),
+            "--path", str(model.checkpoint), "--remove-bpe", "sentencepiece", "--seed", str(model.spec["seed"])]
+    args += [] if device == "cuda" else ["--cpu"]
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_generation_parser(), input_args=args))
+    utils.set_torch_seed(model.spec["seed"])
+    if store is None:
+        task = tasks.setup_task(cfg.task)
+    else:
+        task = ContextualTranslationTask(cfg.task, *(ContextualTranslationTask.load_dictionary(
+            str(model.data_bin / f"dict.{lang}.txt")) for lang in langs_of(model.direction)), store=store)
+    models, _ = checkpoint_utils.load_model_ensemble([str(model.checkpoint)], task=task)
+    for m in models:
+        m.to(device)
+        m.prepare_for_inference_(cfg)
+    return _Loaded(task, models, cfg, device)
+
+
+def _encoder_of(model: TrainedModel, device: str):
+    """The sentence encoder of a model that reads sentence vectors (None for tags or no context)."""
+    from mtcue.context.embed import load_encoder
+
+    context = model.spec.get("context")
+    if context is None or model.tag_store is not None:
+        return None
+    return load_encoder(context["encoder"], context.get("pooling", "mean"), device)
+
+
+def _store_of(model: TrainedModel, encoder):
+    """The in-memory store a contextual model reads: its context's columns with the encoder's width, or
+    the trained tag store's manifest; None for a model without context."""
+    from mtcue.context.store import ContextStore
+
+    context = model.spec.get("context")
+    if context is None:
+        return None
+    if model.tag_store is not None:
+        return ContextStore.in_memory(ContextStore(model.tag_store).manifest)
+    columns = list(context["columns"])
+    return ContextStore.in_memory({"kind": "vectors", "model": context["encoder"],
+                                   "pooling": context.get("pooling", "mean"), "dim": int(encoder.dim),
+                                   "columns": columns, "doc_columns": sum(c.startswith("doc") for c in columns)})
