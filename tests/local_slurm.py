@@ -7,7 +7,7 @@ one node `localhost` with every CPU and one fake GPU, a default partition and a 
     python tests/local_slurm.py up      # install if needed, start munged, slurmctld, slurmd
     python tests/local_slurm.py down    # stop exactly the daemons `up` started (by PID), remove config
 
-Facts this relies on (verified with SLURM 22.05 on Debian 12; /work/shared/docs/local-slurm.md):
+Facts this relies on (verified with SLURM 22.05 on Debian 12 by tests/test_slurm.py):
 - slurm.conf and gres.conf live in /etc/slurm: the job-step plugin strips SLURM_* variables
   (SLURM_CONF too) before its inner `srun`, so only the compiled-in path works inside jobs.
 - A GPU needs a device file: SLURM 22.05 drops a File-less GPU and drains the node. /dev/null

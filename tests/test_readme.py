@@ -160,3 +160,266 @@ def test_table5_points_are_rendered_from_formality_records_and_ablations_stay_ou
     assert "| BASE | 60.0 / 40.0 (50.0) | 60.0 / 40.0 |" in lines
     assert "| MTCUE | 90.0 / 80.0 (85.0) | 80.0 / 70.0 |" in lines
     assert not [line for line in lines if "MTCUE-DISCRETE" in line]
+
+
+# ---- the README and docs/: links and quoted commands (issue 23) ------------------------------
+
+import argparse
+import functools
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+INLINE = re.compile(r"`([^`]+)`")
+CHECKED = ("make", "mtcue", "snakemake")
+# Options whose values are Snakemake targets (rules or files) too.
+TARGET_OPTIONS = {"--forcerun", "-R", "--until", "-U", "--omit-from", "-O", "--allowed-rules"}
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: the text of links and code, lower case, punctuation dropped
+    (letters, digits, `_`, `-` and spaces kept), spaces to hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    """Every heading's anchor in a Markdown text (a repeated heading gets -1, -2, ... as on GitHub)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for line in FENCE.sub("", text).splitlines():
+        match = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if match:
+            base = slug(match.group(1))
+            out.add(base if base not in seen else f"{base}-{seen[base]}")
+            seen[base] = seen.get(base, 0) + 1
+    return out
+
+
+def link_problems(page: Path, text: str) -> list[str]:
+    """Relative links of `page` (outside code blocks) that name no file, or no heading of it."""
+    problems = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:, ...
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            problems.append(f"{page.name}: link {target}: no file {path}")
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file.read_text(encoding="utf-8")):
+            problems.append(f"{page.name}: link {target}: {file.name} has no heading #{anchor}")
+    return problems
+
+
+def quoted_commands(text: str) -> list[str]:
+    """Command lines quoted in a Markdown text: each line of a code block (`\\` continuations joined)
+    and each inline code span, split at `|`, `&&`, `||` and `;`."""
+    spans = []
+    for block in FENCE.findall(text):
+        spans += block.replace("\\\n", " ").splitlines()
+    spans += INLINE.findall(FENCE.sub("", text))
+    commands = []
+    for span in spans:
+        try:
+            tokens = shlex.split(span.replace("\n", " "), comments=True)
+        except ValueError:  # an unbalanced quote: not a command line
+            continue
+        command: list[str] = []
+        for token in [*tokens, "&&"]:
+            if token in ("|", "&&", "||", ";"):
+                commands.append(command)
+                command = []
+            else:
+                command.append(token)
+    return list(_commands_of(commands))
+
+
+def _commands_of(segments: list[list[str]]) -> Iterator[list[str]]:
+    for tokens in segments:
+        while tokens and (re.match(r"[A-Za-z_][A-Za-z0-9_]*=", tokens[0]) or tokens[0] in ("time", "/usr/bin/time")):
+            tokens = tokens[1:]
+        if tokens and Path(tokens[0]).name in CHECKED:
+            # `[--option value]` marks an optional part; `...` an elided rest.
+            yield [Path(tokens[0]).name, *(t.strip("[]") for t in tokens[1:] if t.strip("[]") not in ("", "..."))]
+
+
+def parse(tokens: list[str], parser: argparse.ArgumentParser) -> tuple[list[tuple[str, list[str]]], list[str], list[str]]:
+    """(options with their values, positional arguments, unknown options) of `tokens` by the parser's
+    options and their number of values."""
+    actions = {o: a for a in parser._actions for o in a.option_strings}
+    options, positionals, unknown = [], [], []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if not token.startswith("-") or token == "-":
+            positionals.append(token)
+            continue
+        name, eq, value = token.partition("=")
+        action = actions.get(name)
+        if action is None:  # its values, if any, are no positional arguments
+            unknown.append(name)
+            while not eq and i < len(tokens) and not tokens[i].startswith("-"):
+                i += 1
+            continue
+        values = [value] if eq else []
+        nargs = action.nargs
+        if not eq and nargs != 0:
+            if nargs in (None, "?") or isinstance(nargs, int):
+                count = 1 if nargs in (None, "?") else nargs
+                while count and i < len(tokens) and not (tokens[i].startswith("-") and nargs == "?"):
+                    values.append(tokens[i])
+                    i, count = i + 1, count - 1
+            else:  # "*", "+": every following argument up to the next option
+                while i < len(tokens) and not tokens[i].startswith("-"):
+                    values.append(tokens[i])
+                    i += 1
+        options.append((name, values))
+    return options, positionals, unknown
+
+
+@functools.cache
+def mtcue_steps() -> dict[str, argparse.ArgumentParser]:
+    from mtcue.cli import _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+@functools.cache
+def snakemake_parser() -> argparse.ArgumentParser:
+    """The parser behind `snakemake --help` (with the installed executor plugins' options)."""
+    from snakemake.cli import get_argument_parser
+
+    return get_argument_parser()
+
+
+@functools.cache
+def snakemake_rules() -> tuple:
+    """The workflow's rules under the embedded default and under the paper's config (which adds the paper
+    data's rules)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
+
+    rules = {}
+    for config in ("config.yaml", "paper.yaml"):
+        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+            workflow = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[REPO / "config" / config]),
+                                    snakefile=REPO / "Snakefile", workdir=REPO)._workflow
+            for rule in workflow.rules:
+                rules.setdefault(rule.name, rule)
+    return tuple(rules.values())
+
+
+def make_targets() -> set[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    return {t for t in re.findall(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?!=)", text, re.M)}
+
+
+def snakemake_target_problem(target: str) -> str | None:
+    rules = snakemake_rules()
+    if any(r.name == target for r in rules):
+        return None
+    # A shell glob stands for any direction or model; ask with one.
+    path = target.replace("*", "en-de")
+    if "/" in path or "." in path:
+        if any(r.is_producer(path) for r in rules):
+            return None
+        return f"no rule makes {target}"
+    return f"no rule {target}"
+
+
+def command_problems(command: list[str]) -> list[str]:
+    """What in a quoted `make`/`mtcue`/`snakemake` command names no target, step, rule or option."""
+    program, args = command[0], command[1:]
+    said = " ".join(command)
+    problems = []
+    if program == "make":
+        for arg in args:
+            if "=" not in arg and not arg.startswith("-") and arg not in make_targets():
+                problems.append(f"`{said}`: no make target {arg}")
+    elif program == "mtcue":
+        if not args or "<" in args[0]:  # `mtcue`, `mtcue <step>`
+            return []
+        step, rest = args[0], args[1:]
+        parser = mtcue_steps().get(step)
+        if parser is None:
+            return [f"`{said}`: no mtcue step {step}"]
+        _, positionals, unknown = parse(rest, parser)
+        problems += [f"`{said}`: mtcue {step} has no option {o}" for o in unknown]
+        if positionals and not [a for a in parser._actions if not a.option_strings]:
+            problems.append(f"`{said}`: mtcue {step} takes no argument {positionals[0]}")
+    else:
+        options, targets, unknown = parse(args, snakemake_parser())
+        problems += [f"`{said}`: snakemake has no option {o}" for o in unknown]
+        for name, values in options:
+            if name in TARGET_OPTIONS:
+                targets += values
+            elif name == "--set-resources":
+                targets += [v.split(":")[0] for v in values]
+            elif name in ("--configfile", "--configfiles", "--profile", "--snakefile", "-s"):
+                for value in values:
+                    local = not value.startswith(("..", "/", "~", "$"))
+                    where = [REPO / value] + ([REPO / "workflow" / "profiles" / value] if name == "--profile" else [])
+                    if local and not any(p.exists() for p in where):
+                        problems.append(f"`{said}`: {name} {value}: no such file in the repository")
+        for target in targets:
+            if not re.search(r"[<{]", target) and (problem := snakemake_target_problem(target)):
+                problems.append(f"`{said}`: {problem}")
+    return problems
+
+
+def page_problems(page: Path) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    problems = link_problems(page, text)
+    for command in quoted_commands(text):
+        problems += [f"{page.name}: {p}" for p in command_problems(command)]
+    return problems
+
+
+def test_every_link_and_quoted_command_of_the_readme_and_docs_exists():
+    """Every relative link of README.md and docs/*.md names a file (and a heading, for `#anchor`), and every
+    `make`, `mtcue` and `snakemake` command they quote names a make target, an mtcue step and its options, a
+    snakemake option and a rule or a file a rule makes."""
+    assert len(PAGES) > 2
+    problems = [p for page in PAGES for p in page_problems(page)]
+    assert problems == []
+
+
+def test_the_readme_links_its_docs_and_the_deviations():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    linked = {Path(t.partition("#")[0]).name for t in LINK.findall(readme) if t.startswith("docs/")}
+    assert linked >= {p.name for p in PAGES[1:]}
+    assert "[Deviations from the paper](docs/deviations.md)" in readme and "deviation" in readme
+    assert len(readme.splitlines()) <= 300
+    assert ["make", "demo"] in quoted_commands(readme) and ["make", "test"] in quoted_commands(readme)
+
+
+def test_the_checks_catch_broken_links_and_commands(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "other.md").write_text("# Other page\n\n## A `code` heading: yes\n")
+    page = tmp_path / "README.md"
+    page.write_text("# T\n\n[ok](docs/other.md#a-code-heading-yes) [gone](docs/gone.md) "
+                    "[bad anchor](docs/other.md#nope) [self](#t) [web](https://example.org/x)\n\n"
+                    "```bash\nmake demo\nmake nosuchtarget\n.venv/bin/mtcue translate-text --model-dir M \\\n"
+                    "    --no-such-option x\n```\n\n`mtcue nosuchstep`, `mtcue <step>`, "
+                    "`snakemake --cores 2 table4_quality`, `snakemake --no-such-flag`, `snakemake no_such_rule`, "
+                    "`snakemake --cores 2 results/tables/nothing.md`, `time snakemake results/models/*/mtcue/checkpoint_best.pt`, "
+                    "`cd x && snakemake --set-resources nosuch:slurm_partition=a`, `mtcue score-formality --hyp H [--no-spaces]`\n")
+    text = page.read_text()
+    assert link_problems(page, text) == [
+        "README.md: link docs/gone.md: no file docs/gone.md",
+        "README.md: link docs/other.md#nope: other.md has no heading #nope"]
+    problems = [p for c in quoted_commands(text) for p in command_problems(c)]
+    assert problems == [
+        "`make nosuchtarget`: no make target nosuchtarget",
+        "`mtcue translate-text --model-dir M --no-such-option x`: mtcue translate-text has no option --no-such-option",
+        "`mtcue nosuchstep`: no mtcue step nosuchstep",
+        "`snakemake --no-such-flag`: snakemake has no option --no-such-flag",
+        "`snakemake no_such_rule`: no rule no_such_rule",
+        "`snakemake --cores 2 results/tables/nothing.md`: no rule makes results/tables/nothing.md",
+        "`snakemake --set-resources nosuch:slurm_partition=a`: no rule nosuch"]

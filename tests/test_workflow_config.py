@@ -75,7 +75,7 @@ def test_the_seed_varies_training_only(tmp_path):
 
 
 def test_the_slurm_profile_is_found_by_name_and_names_only_real_rules():
-    """`snakemake --profile slurm` from the repository root (the README's cluster command) plans the paper's
+    """`snakemake --profile slurm` from the repository root (the README's cluster command, docs/paper-scale.md) plans the paper's
     study; the profile's per-rule resources name rules that exist, so none silently falls back."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings

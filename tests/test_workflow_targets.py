@@ -185,7 +185,7 @@ def test_a_changed_bootstrap_setting_rebuilds_only_the_table(finished):
 
 # ---- lint ------------------------------------------------------------------------------------
 
-# Snakemake's lints that the README ("Lint") explains and the workflow keeps deliberately.
+# Snakemake's lints that docs/results-and-tracking.md ("Lint") explains and the workflow keeps deliberately.
 EXPLAINED_LINTS = (
     "Specify a conda environment or container for each rule.",  # the environment is the pinned venv
     'Environment variable PATH"] = os.path.dirname(sys.executable)',  # set by common.smk, not required
@@ -202,7 +202,7 @@ def test_lint_reports_only_what_the_readme_explains():
 
 
 def test_every_rule_has_a_log_and_a_benchmark(tmp_path):
-    """Each job's time is measured (results/benchmarks/, the README's breakdown) and its errors kept."""
+    """Each job's time is measured (results/benchmarks/, docs/benchmarks.md's breakdown) and its errors kept."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, Quietness, ResourceSettings
 

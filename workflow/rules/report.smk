@@ -2,7 +2,7 @@
 # file: MLflow chooses run ids itself). MLflow mirrors the records from one rule; concurrent syncs
 # (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
 # Each table writes its numbers (CSV), Markdown and an HTML rendering of the Markdown, a result
-# of the HTML report captioned by workflow/report/<table>.rst (README, "Tables, figures and the report").
+# of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
 
 
 rule table3_models:

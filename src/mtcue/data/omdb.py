@@ -210,7 +210,7 @@ def fetch_all(id_files: Iterable[str | Path], cache: str | Path, out: str | Path
             "a day): cached films are not asked again") from None
     if not key:
         log.warning("%s is not set: OMDb was not asked; %d of %d films have metadata from earlier answers in %s, "
-                    "the others none (see README, 'Film metadata')", KEY_VARIABLE, counts["found"], len(ids), cache)
+                    "the others none (see docs/data.md, 'Film metadata')", KEY_VARIABLE, counts["found"], len(ids), cache)
     write_jsonl(out, records)
     summary = {"api_key": bool(key), "films": len(ids), **counts, "requests": client.requests,
                "api_url": settings.api_url}

@@ -82,12 +82,12 @@ def data_footnotes(records: Sequence[dict]) -> list[str]:
         notes.append("Corpus: the synthetic dialogue corpus (no subtitle corpus is available offline): its context "
                      "shares are set to resemble Table 1; its size is the demo's, not the paper's.")
     if "opensubtitles" in sources:
-        notes.append("Corpus: OpenSubtitles v2018 (OPUS), extracted with the paper's rules (README, 'Paper data').")
+        notes.append("Corpus: OpenSubtitles v2018 (OPUS), extracted with the paper's rules (docs/data.md).")
     for r in by_pair.values():
         omdb = r.get("metadata")
         if omdb and not omdb["api_key"] and not omdb["found"]:
             notes.append(f"{r['pair']}: OMDb was not queried (no OMDB_API_KEY was set), so every metadata share is "
-                         "0%; see README, 'Film metadata'.")
+                         "0%; see docs/data.md, 'Film metadata'.")
         elif omdb and not omdb["api_key"]:
             notes.append(f"{r['pair']}: no OMDB_API_KEY was set; metadata comes from the {omdb['found']} of "
                          f"{omdb['films']} films answered in an earlier run.")
