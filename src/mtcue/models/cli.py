@@ -62,6 +62,12 @@ def cmd_translate_corpus(a):
     write_lines(a.out, hyps)
 
 
+def cmd_bench_translate(a):
+    from mtcue.models.bench import benchmark_translation
+
+    print(json.dumps(benchmark_translation(a.model_dir, a.corpus, a.split, a.calls), indent=2))
+
+
 def cmd_count_params(a):
     from mtcue.models.params import count_config
 
@@ -126,6 +132,13 @@ def register(step) -> None:
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--out", required=True)
+
+    s = step("bench-translate", cmd_bench_translate, "the Python API against fairseq-generate and translate-text: "
+             "load time and sentences/s on a split of the study")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--corpus", required=True, help="the cleaned corpus of the split (results/clean/{pair}/{split}.jsonl)")
+    s.add_argument("--split", default="test", help="the binarised split of that corpus")
+    s.add_argument("--calls", type=positive_int, default=3, help="translate-text calls of one line to time")
 
     s = step("count-params", cmd_count_params, "count the parameters of every model of a config")
     s.add_argument("--config", required=True)
