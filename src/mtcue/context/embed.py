@@ -95,7 +95,7 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
 
 
 def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, rows: Sequence[int], batch_size: int,
-              label: str = "embed") -> None:
+              label: str) -> None:
     """Write the vector of `texts[i]` to row `rows[i]` of `out`, batch by batch, reporting progress
     (embedding is the slow part of the step)."""
     with Progress(label, len(texts), "strings") as progress:
