@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Self, TypeVar
 
 log = logging.getLogger(__name__)
 INTERVAL_S = 30.0
@@ -65,7 +66,7 @@ class Progress:
         log.info("%s: %d of %d %s (%.0f%%), %.1f/s, about %s left", self.label, self.done, self.total,
                  self.unit, 100 * self.done / self.total, rate, left)
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, error_type, *_) -> None:
