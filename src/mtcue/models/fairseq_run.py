@@ -99,7 +99,8 @@ class _ReportedBatches:
             self.progress.advance(len(batch.get("id", ())))
 
     def log(self, stats, tag=None, step=None) -> None:
-        """Words per second: fairseq's closing "Translated N sentences" line gives the rate."""
+        """fairseq's words per second after every batch: dropped (its closing "Translated N sentences"
+        line gives the rate)."""
 
 
 def generate(args: list[str], threads: int, total: int | None = None) -> str:
@@ -117,6 +118,7 @@ def generate(args: list[str], threads: int, total: int | None = None) -> str:
         label = f"translate {cfg.task.source_lang}-{cfg.task.target_lang} {cfg.dataset.gen_subset}"
         fairseq_bar = progress_bar.progress_bar
         with Progress(label, total, "sentences") as progress:
+            # fairseq-generate makes its bar with this module function: ours for this call only.
             progress_bar.progress_bar = lambda batches, **_: _ReportedBatches(batches, progress)
             try:
                 fairseq_cli.generate.main(cfg)
