@@ -1,4 +1,5 @@
 import json
+import logging
 import random
 
 import pytest
@@ -24,10 +25,12 @@ def test_clean_line(raw, lang, expected):
     assert clean_line(raw, lang) == expected
 
 
-def test_clean_corpus_drops_and_counts(write_corpus, tmp_path):
+def test_clean_corpus_drops_and_counts(write_corpus, tmp_path, caplog):
     samples = [make_sample(0), make_sample(1, en="♪ music ♪"), make_sample(2, previous_en=["- Hello.", "♪"])]
     out = tmp_path / "clean.jsonl"
-    stats = clean_corpus(write_corpus(samples), out, max_chars=400)
+    with caplog.at_level(logging.INFO, logger="mtcue.progress"):
+        stats = clean_corpus(write_corpus(samples), out, max_chars=400)
+    assert f"clean {tmp_path / 'c.jsonl'}: done 3 samples in 0 s" in caplog.text
     assert stats == {"input": 3, "dropped_empty": 1, "kept": 2}
     kept = list(read_corpus(out))
     assert [s["id"] for s in kept] == ["en-de.test.000000", "en-de.test.000002"]

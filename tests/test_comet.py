@@ -1,5 +1,6 @@
 """COMET scoring through unbabel-comet with a tiny, real checkpoint built from the local MiniLM."""
 import json
+import logging
 import math
 import sys
 from pathlib import Path
@@ -51,9 +52,14 @@ def files(tmp_path, write_corpus):
     return hyps, corpus
 
 
-def test_scores_are_finite_per_segment_and_their_mean_is_the_system_score(comet_dir, files):
+def test_scores_are_finite_per_segment_and_their_mean_is_the_system_score(comet_dir, files, caplog, monkeypatch):
     hyps, corpus = files
-    result = comet_files(hyps, corpus, "en-de", str(comet_dir / "checkpoints" / "model.ckpt"), 2, required=True)
+    monkeypatch.setattr("mtcue.progress.INTERVAL_S", 0)
+    with caplog.at_level(logging.INFO, logger="mtcue.progress"):
+        result = comet_files(hyps, corpus, "en-de", str(comet_dir / "checkpoints" / "model.ckpt"), 2, required=True)
+    progress = [r.getMessage().split(",")[0] for r in caplog.records if r.name == "mtcue.progress"]
+    assert progress[:2] == ["COMET: 2 of 4 segments (50%)", "COMET: 4 of 4 segments (100%)"]
+    assert len(progress) == 3 and progress[2].startswith("COMET: done 4 segments in ")
     assert result["unavailable"] is None and result["n_segments"] == len(HYPS)
     assert len(result["segment_scores"]) == len(HYPS)
     assert all(isinstance(s, float) and math.isfinite(s) for s in [result["comet"], *result["segment_scores"]])

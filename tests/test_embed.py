@@ -1,5 +1,6 @@
 import hashlib
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -44,10 +45,15 @@ def test_into_english_the_document_context_is_in_the_source_language_and_metadat
     assert context_strings(s, "de", COLUMNS) == ["Jetzt.", "Vorher.", None, "Genre: Comedy", None, "Formal"]
 
 
-def test_store_maps_every_sample_to_its_own_vector_without_duplicates(write_corpus, tmp_path):
+def test_store_maps_every_sample_to_its_own_vector_without_duplicates(write_corpus, tmp_path, caplog, monkeypatch):
     paths = corpus(write_corpus)
-    manifest = build_stores({"en-de": paths}, {"en-de": tmp_path / "store"}, COLUMNS, "fake",
-                            encoder=fake_encoder)["en-de"]
+    monkeypatch.setattr("mtcue.progress.INTERVAL_S", 0)
+    with caplog.at_level(logging.INFO, logger="mtcue.progress"):
+        manifest = build_stores({"en-de": paths}, {"en-de": tmp_path / "store"}, COLUMNS, "fake",
+                                encoder=fake_encoder, batch_size=4)["en-de"]
+    progress = [r.getMessage().split(",")[0] for r in caplog.records if r.name == "mtcue.progress"]
+    assert progress == ["embed en-de: 4 of 7 strings (57%)", "embed en-de: 7 of 7 strings (100%)",
+                        "embed en-de: done 7 strings in 0 s"]
     store = tmp_path / "store"
     vectors = np.load(store / "vectors.npy", mmap_mode="r")
     strings = ["Hello.", "Comedy", "Released in 2009", "Hi there.", "Formal", "Bye.", "Drama"]

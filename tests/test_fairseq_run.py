@@ -1,5 +1,6 @@
 """fairseq-train and fairseq-generate run in-process give what their commands gave."""
 import json
+import logging
 import os
 import random
 import subprocess
@@ -78,7 +79,7 @@ def test_in_process_training_and_generation_match_the_commands(data, tmp_path, m
     calls = []
     parse, generate = fairseq_run.training_config, fairseq_run.generate
     monkeypatch.setattr(fairseq_run, "training_config", lambda args: calls.append(args) or parse(args))
-    monkeypatch.setattr(fairseq_run, "generate", lambda args, threads: calls.append(args) or generate(args, threads))
+    monkeypatch.setattr(fairseq_run, "generate", lambda args, *rest: calls.append(args) or generate(args, *rest))
     records, init = {}, None
     for model in ("base", "mtcue"):
         spec = cfg.model_spec(data["config"], model, "en-de")
@@ -123,3 +124,22 @@ def test_a_second_training_in_one_process_starts_from_nothing_of_the_first(data,
     losses = [[(e["epoch"], e["train_loss"], e["valid_loss"]) for e in r["epochs"]] for r in records]
     assert losses[0] == losses[1] and len(losses[1]) == 2 and records[1]["best_epoch"] is not None
     assert_same_weights(tmp_path / "first.pt", tmp_path / "second.pt")
+
+
+def test_training_logs_updates_rate_and_epoch_and_translation_its_progress(data, tmp_path, caplog, monkeypatch):
+    """fairseq's lines every --log-interval updates say the epoch, how far into it, the updates done and
+    their rate; translation reports sentences done of the split through mtcue.progress."""
+    spec = cfg.model_spec(data["config"], "base", "en-de")
+    train(spec, "en-de", data["bin"], tmp_path / "ckpt", tmp_path / "base.pt", threads=1, log_interval=2)
+    inner = [json.loads(line.split("| train_inner | ", 1)[1])
+             for line in (tmp_path / "ckpt" / "train.log").read_text().splitlines() if "| train_inner | " in line]
+    assert inner and all({"epoch", "update", "num_updates", "ups", "wps"} <= set(stats) for stats in inner)
+
+    monkeypatch.setattr("mtcue.progress.INTERVAL_S", 0)
+    with caplog.at_level(logging.INFO, logger="mtcue.progress"):
+        translate(spec, "en-de", data["bin"], tmp_path / "base.pt", "test", SIZES["test"], tmp_path / "hyps.txt",
+                  GENERATION, threads=1)
+    progress = [r.getMessage() for r in caplog.records if r.name == "mtcue.progress"]
+    assert progress[0].startswith("translate en-de test: ") and " of 9 sentences (" in progress[0]
+    assert progress[-2].startswith("translate en-de test: 9 of 9 sentences (100%), ")
+    assert progress[-1].startswith("translate en-de test: done 9 sentences in ")

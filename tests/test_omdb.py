@@ -64,10 +64,13 @@ def records(tmp_path):
     return {r["imdb_id"]: r for r in map(json.loads, (tmp_path / "omdb.jsonl").read_text().splitlines())}
 
 
-def test_metadata_with_the_papers_clean_up_and_prefixes(ids, tmp_path, monkeypatch):
+def test_metadata_with_the_papers_clean_up_and_prefixes(ids, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("OMDB_API_KEY", KEY)
-    with serve(FakeOmdb, limit=100) as srv:
+    monkeypatch.setattr("mtcue.progress.INTERVAL_S", 0)
+    with serve(FakeOmdb, limit=100) as srv, caplog.at_level(logging.INFO, logger="mtcue.progress"):
         summary = run(srv, ids, tmp_path)
+    progress = [r.getMessage().split(",")[0] for r in caplog.records if r.name == "mtcue.progress"]
+    assert progress == [*(f"OMDb: {n} of 4 films ({25 * n}%)" for n in range(1, 5)), "OMDb: done 4 films in 0 s"]
     got = records(tmp_path)
     assert list(got) == ["tt0000099", "tt0111161", "tt1234567", "tt7654321"]
     assert got["tt0111161"] == {"imdb_id": "tt0111161", "status": "found", "meta": {

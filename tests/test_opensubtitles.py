@@ -365,10 +365,16 @@ def test_command_line(film_mirror, tmp_path):
     assert "extracted 6 pairs of en-de" in run_.stderr
 
 
-def test_generated_copy_extracts(tmp_path):
+def test_generated_copy_extracts(tmp_path, caplog, monkeypatch):
     written = generate_mirror(tmp_path / "gen", "en-ru", 3000, seed=3, links_per_film=300)
     assert written["links"] == 3000
-    samples, report = run(tmp_path / "gen", tmp_path, pair="en-ru")
+    monkeypatch.setattr("mtcue.progress.INTERVAL_S", 0)
+    with caplog.at_level(logging.INFO, logger="mtcue.progress"):
+        samples, report = run(tmp_path / "gen", tmp_path, pair="en-ru")
+    # Progress in pairs done and their rate (the stream's length is unknown), and the end.
+    lines = [r.getMessage() for r in caplog.records if r.name == "mtcue.progress"]
+    assert re.fullmatch(r"extract en-ru: 1 pairs, [\d.]+/s", lines[0])
+    assert re.fullmatch(rf"extract en-ru: done {len(samples)} pairs in \d+ s(, [\d.]+/s)?", lines[-1])
     assert report["links"] == 3000 and report["pairs"] == len(samples) > 1000
     assert report["pairs"] + sum(report["dropped"].values()) == report["links"]
     assert (tmp_path / "gen" / "xml" / "ru.zip").exists()  # zipped as OPUS ships it

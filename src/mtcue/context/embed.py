@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 from mtcue.config import langs_of
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
+from mtcue.progress import Progress
 
 log = logging.getLogger(__name__)
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
@@ -85,6 +85,7 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
             "path in context.encoder. Offline, use the bundled 'all-MiniLM-L6-v2'.") from None
 
     def encode(texts: Sequence[str]) -> np.ndarray:
+        # One call per batch of embed_all, which reports progress over all of them: no bar per call.
         return model.encode(list(texts), batch_size=256, convert_to_numpy=True,
                             normalize_embeddings=False, show_progress_bar=False).astype(np.float32)
 
@@ -93,16 +94,15 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
     return encode
 
 
-def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, rows: Sequence[int], batch_size: int) -> None:
-    """Write the vector of `texts[i]` to row `rows[i]` of `out`, batch by batch, logging progress
+def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, rows: Sequence[int], batch_size: int,
+              label: str) -> None:
+    """Write the vector of `texts[i]` to row `rows[i]` of `out`, batch by batch, reporting progress
     (embedding is the slow part of the step)."""
-    start = time.monotonic()
-    for begin in range(0, len(texts), batch_size):
-        end = min(begin + batch_size, len(texts))
-        out[rows[begin:end]] = encoder(texts[begin:end])
-        if end == len(texts) or (begin // batch_size) % 20 == 0:
-            rate = end / max(time.monotonic() - start, 1e-9)
-            log.info("embedded %d/%d strings (%.0f/s)", end, len(texts), rate)
+    with Progress(label, len(texts), "strings") as progress:
+        for begin in range(0, len(texts), batch_size):
+            end = min(begin + batch_size, len(texts))
+            out[rows[begin:end]] = encoder(texts[begin:end])
+            progress.advance(end - begin)
 
 
 def build_stores(corpora: dict[str, dict[str, str | Path]], out_dirs: dict[str, str | Path],
@@ -131,7 +131,7 @@ def build_stores(corpora: dict[str, dict[str, str | Path]], out_dirs: dict[str, 
                                                 shape=(len(texts), dim))
             new = [row for row, text in enumerate(texts) if text not in owner]
             log.info("%s: %d strings, %d not embedded for an earlier direction", direction, len(texts), len(new))
-            embed_all(encoder, [texts[row] for row in new], vectors, new, batch_size)
+            embed_all(encoder, [texts[row] for row in new], vectors, new, batch_size, f"embed {direction}")
             _copy_rows(vectors, [(row, owner[text]) for row, text in enumerate(texts) if text in owner])
             owner.update((texts[row], (vectors, row)) for row in new)
             vectors.flush()

@@ -15,6 +15,7 @@ from sacremoses import MosesDetokenizer, MosesPunctNormalizer
 
 from mtcue.corpus import read_corpus
 from mtcue.io import write_jsonl
+from mtcue.progress import track
 
 _LEADING_DASH = re.compile(r"^\s*[-–—]+\s*")
 _BRACKETED = re.compile(r"\[[^\]]*\]|\([^)]*\)|\{[^}]*\}")
@@ -120,7 +121,8 @@ def clean_samples(samples: Iterable[dict], max_chars: int, stats: Counter) -> It
 def clean_corpus(in_path: str | Path, out_path: str | Path, max_chars: int) -> dict:
     """Clean one corpus file into a fresh output file; returns the counts."""
     stats: Counter = Counter()
-    write_jsonl(out_path, clean_samples(read_corpus(in_path), max_chars, stats))
+    samples = track(read_corpus(in_path), f"clean {in_path}", unit="samples")
+    write_jsonl(out_path, clean_samples(samples, max_chars, stats))
     if stats["kept"] == 0:
         Path(out_path).unlink()
         raise ValueError(f"{in_path}: cleaning left no samples ({dict(stats)})")

@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 
 from mtcue.corpus import META_FIELDS
 from mtcue.io import atomic_write_text, read_text, write_jsonl
+from mtcue.progress import track
 
 log = logging.getLogger("mtcue")
 
@@ -197,7 +198,7 @@ def fetch_all(id_files: Iterable[str | Path], cache: str | Path, out: str | Path
     client = Client(cache, settings, key, sleep, clock)
     records, counts = [], {"found": 0, "not_found": 0, "no_key": 0}
     try:
-        for imdb in ids:
+        for imdb in track(ids, "OMDb", unit="films"):
             answer = client.fetch(imdb) if key else client.cached(imdb)
             status = "no_key" if answer is None else "found" if answer.get("Response") == "True" else "not_found"
             counts[status] += 1

@@ -41,6 +41,7 @@ from lxml import etree
 from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
 from mtcue.data.clean import clean_line
 from mtcue.io import atomic_write_text, write_jsonl
+from mtcue.progress import track
 
 log = logging.getLogger("mtcue")
 
@@ -469,7 +470,8 @@ def extract(mirror_dir: str | Path, pair: str, out: str | Path, films_out: str |
     mirror = Mirror(mirror_dir)
     extractor = Extractor(mirror, pair, rules)
     try:
-        write_jsonl(out, extractor.samples())
+        # The alignment file is streamed: its size in pairs is known only at the end.
+        write_jsonl(out, track(extractor.samples(), f"extract {pair}", unit="pairs"))
     finally:
         mirror.close()
     report = extractor.report()

@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 from mtcue.evaluation.score import hyp_provenance, read_hyps_and_corpus
+from mtcue.progress import Progress
 
 CHECKPOINT = Path("checkpoints") / "model.ckpt"
 
@@ -95,9 +96,12 @@ def comet_scores(sources: list[str], hyps: list[str], refs: list[str], model_nam
 
         gpus = 1 if torch.cuda.is_available() else 0
     samples = [{"src": s, "mt": h, "ref": r} for s, h, r in zip(sources, hyps, refs)]
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), Progress("COMET", len(samples), "segments") as progress:
         # pytorch-lightning 2.6 with torch >= 2.10 warns about pytree's LeafSpec once per batch.
         warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)`", category=FutureWarning)
+        # Progress through Lightning's batch-end hook (a no-op in COMET) rather than COMET's bar, which
+        # is a bar in a log file too; the batches, so the scores, stay COMET's own.
+        model.on_predict_batch_end = lambda outputs, *_: progress.advance(len(outputs["scores"]))
         out = model.predict(samples, batch_size=batch_size, gpus=gpus, progress_bar=False)
     return {"comet": 100 * out.system_score, "segment_scores": [100 * s for s in out.scores]}
 

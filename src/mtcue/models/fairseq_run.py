@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mtcue.io import scratch_directory
+from mtcue.progress import Progress
 
 # fairseq's log format (fairseq_cli/train.py): parse_fairseq_log reads lines in this form.
 LOG_FORMAT = "%(asctime)s | %(levelname)s | %(name)s | %(message)s"
@@ -84,15 +85,43 @@ def train(cfg, log_path: Path, threads: int) -> None:
         distributed_utils.call_main(cfg, fairseq_cli.train.main)
 
 
-def generate(args: list[str], threads: int) -> str:
-    """fairseq-generate's output text (S-/H-/D- lines) for its command-line arguments."""
+class _ReportedBatches:
+    """What fairseq-generate uses of its progress bar (iterating the batches, `log`), counting the
+    sentences of each batch through mtcue.progress. fairseq's own bar logs "i / n" batches every
+    100 batches, without time left, where stderr is not a terminal."""
+
+    def __init__(self, batches, progress: Progress):
+        self.batches, self.progress = batches, progress
+
+    def __iter__(self):
+        for batch in self.batches:
+            yield batch
+            self.progress.advance(len(batch.get("id", ())))
+
+    def log(self, stats, tag=None, step=None) -> None:
+        """fairseq's words per second after every batch: dropped (its closing "Translated N sentences"
+        line gives the rate)."""
+
+
+def generate(args: list[str], threads: int, total: int | None = None) -> str:
+    """fairseq-generate's output text (S-/H-/D- lines) for its command-line arguments; progress in
+    sentences done of `total` (the split's size)."""
     import fairseq_cli.generate
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.logging import progress_bar
 
     with scratch_directory("mtcue-generate-") as tmp, torch_threads(threads):
         parsed = options.parse_args_and_arch(options.get_generation_parser(),
                                              input_args=[*args, "--results-path", str(tmp)])
         cfg = convert_namespace_to_omegaconf(parsed)
-        fairseq_cli.generate.main(cfg)
+        label = f"translate {cfg.task.source_lang}-{cfg.task.target_lang} {cfg.dataset.gen_subset}"
+        fairseq_bar = progress_bar.progress_bar
+        with Progress(label, total, "sentences") as progress:
+            # fairseq-generate makes its bar with this module function: ours for this call only.
+            progress_bar.progress_bar = lambda batches, **_: _ReportedBatches(batches, progress)
+            try:
+                fairseq_cli.generate.main(cfg)
+            finally:
+                progress_bar.progress_bar = fairseq_bar
         return (tmp / f"generate-{cfg.dataset.gen_subset}.txt").read_text(encoding="utf-8")

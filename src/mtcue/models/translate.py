@@ -50,7 +50,7 @@ def translate(spec: dict, direction: str, data_bin: Path, checkpoint: Path, spli
             "--num-workers", "0", "--seed", str(spec["seed"])]
     args += [] if torch.cuda.is_available() else ["--cpu"]
     log.info("fairseq-generate %s", " ".join(args))
-    hyps = parse_generate_output(fairseq_run.generate(args, threads), n_samples)
+    hyps = parse_generate_output(fairseq_run.generate(args, threads, n_samples), n_samples)
     write_lines(out_path, hyps)
     log.info("wrote %d hypotheses to %s", len(hyps), out_path)
     return len(hyps)
