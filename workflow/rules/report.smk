@@ -109,6 +109,7 @@ rule table1_data:
     output:
         csv="results/tables/table1_data.csv",
         md="results/tables/table1_data.md",
+        html=report("results/tables/table1_data.html", caption="../report/table1_data.rst", category="Tables"),
     log:
         "results/logs/table1_data.log",
     benchmark:

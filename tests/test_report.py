@@ -1,0 +1,37 @@
+"""The HTML report and the MLflow mirror hold the whole study: checked on the jobs of the demo's and the
+paper's DAG (Snakemake's API; nothing is run, the working directory is empty)."""
+from pathlib import Path
+
+import pytest
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+from conftest import REPO
+
+RESULTS = ("results/tables/", "results/figures/")
+
+
+@pytest.fixture(scope="module", params=["config.yaml", "paper.yaml"])
+def jobs(request, tmp_path_factory):
+    """Every job of `snakemake all` with the config."""
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow_api = api.workflow(ResourceSettings(cores=1),
+                                    ConfigSettings(configfiles=[REPO / "config" / request.param]),
+                                    snakefile=REPO / "Snakefile", workdir=tmp_path_factory.mktemp("dag"))
+        workflow_api.dag(DAGSettings(forceall=True))
+        workflow = workflow_api._workflow
+        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
+        workflow._build_dag()
+        return list(workflow.dag.jobs)
+
+
+def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):
+    """A table or figure (a name under results/tables/ or results/figures/: its CSV, Markdown, HTML,
+    SVG or PNG) is shown by one of its files marked report(), whose caption file exists."""
+    outputs = [f for job in jobs for f in job.output if f.startswith(RESULTS)]
+    captions = {Path(f).stem: f.flags["report"].caption for f in outputs if "report" in f.flags}
+    names = {Path(f).stem for f in outputs}
+    assert len(names) >= 9  # Tables 1, 3-6, phenomena, three figures, Figure 4
+    assert not names - set(captions), f"not in the report: {sorted(names - set(captions))}"
+    uncaptioned = [n for n, caption in captions.items() if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
+    assert not uncaptioned, f"no caption file: {uncaptioned}"
