@@ -1,5 +1,6 @@
 """The HTML report and the MLflow mirror hold the whole study: checked on the jobs of the demo's and the
 paper's DAG (Snakemake's API; nothing is run, the working directory is empty)."""
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,12 @@ def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):
     assert not names - set(captions), f"not in the report: {sorted(names - set(captions))}"
     uncaptioned = [n for n, caption in captions.items() if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
     assert not uncaptioned, f"no caption file: {uncaptioned}"
+
+
+def test_the_mlflow_sync_mirrors_every_trained_model_tagged_with_its_experiments(jobs):
+    (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
+    trained = {f for job in jobs if job.rule.name == "train" for f in job.output if f.startswith("results/records/")}
+    assert len(trained) >= 55 and trained <= set(sync.input)
+    experiments = json.loads(sync.params.experiments)
+    assert {f"results/records/train/{key}.json" for key in experiments} == trained
+    assert all(experiments.values())  # each model of these configs gives some experiment's results

@@ -220,3 +220,13 @@ def zeroshot_options(kind):
     task = ABLATION_ZEROSHOT[kind]
     reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
     return f"--zeroshot-direction {kind}={task['direction']}{reason}"
+
+
+# ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
+
+TRAINED = cfg.trained_models(config)
+MODEL_RECORDS = sorted({
+    *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
+    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
+    *zeroshot_records("formality"), *zeroshot_records("eamt22"),
+})

@@ -76,12 +76,11 @@ def cmd_table_formality(a):
 
 def cmd_track(a):
     from mtcue.io import atomic_write_text
-    from mtcue.records import load_records
+    from mtcue.records import read_record
     from mtcue.reporting.tracking import resolve_uri, sync_records
 
     uri = resolve_uri(a.uri)
-    runs = sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
-                        load_records(a.comet_records, "comet"))
+    runs = sync_records(uri, a.study, [read_record(p) for p in a.records], json.loads(a.experiments))
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
         # The experiment is named after the study (tables.RunIds reads this).
@@ -155,12 +154,13 @@ def register(step) -> None:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 
-    s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
+    s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)
     s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
-    s.add_argument("--train-records", nargs="+", required=True)
-    s.add_argument("--score-records", nargs="+", required=True)
-    s.add_argument("--comet-records", nargs="*", default=[])
+    s.add_argument("--records", nargs="+", required=True,
+                   help="train, score, COMET, formality and EAMT22 records of the study")
+    s.add_argument("--experiments", default="{}",
+                   help='JSON {"direction/model": [experiment, ...]} (config.trained_models): tag mtcue.experiments')
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
