@@ -34,7 +34,8 @@ def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):
     names = {Path(f).stem for f in outputs}
     assert len(names) >= 9  # Tables 1, 3-6, phenomena, three figures, Figure 4
     assert not names - set(captions), f"not in the report: {sorted(names - set(captions))}"
-    uncaptioned = [n for n, caption in captions.items() if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
+    uncaptioned = [n for n, caption in captions.items()
+                   if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
     assert not uncaptioned, f"no caption file: {uncaptioned}"
 
 
@@ -45,3 +46,13 @@ def test_the_mlflow_sync_mirrors_every_trained_model_tagged_with_its_experiments
     experiments = json.loads(sync.params.experiments)
     assert {f"results/records/train/{key}.json" for key in experiments} == trained
     assert all(experiments.values())  # each model of these configs gives some experiment's results
+
+
+def test_every_csv_of_model_results_is_built_after_the_sync_and_reads_its_run_ids(jobs):
+    """Table 1 (data records) has no model runs; every other table's and Figure 4's CSV names the run of
+    each number, from the file the sync writes."""
+    (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
+    csvs = {job.rule.name: job for job in jobs if any(f.startswith(RESULTS) and f.endswith(".csv") for f in job.output)}
+    assert len(csvs) >= 7
+    missing = [name for name, job in csvs.items() if name != "table1_data" and sync.output[0] not in job.input]
+    assert not missing, f"not naming their MLflow runs: {missing}"

@@ -9,10 +9,16 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
+from mtcue.cli import main
+from mtcue.config import fewshot_name
+from mtcue.evaluation.eamt22 import ATTRIBUTES
+from mtcue.records import write_record
+from mtcue.reporting.tables import display_name
 from mtcue.reporting.tracking import resolve_uri, sync_records
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
@@ -210,13 +216,13 @@ def test_unavailable_comet_is_a_tag_and_switching_either_way_replaces_the_run(ur
 def formality(model, direction, study):
     return {"kind": "formality", "model": model, "direction": direction, "study": study, "formal": 0.9,
             "informal": 0.7, "average": 0.8, "formal_mean": 0.85, "informal_mean": None, "best_prompt": {},
-            "prompts": [], "config_hash": f"hash-{model}", "git_commit": "abc123"}
+            "prompts": [], "lines": 4, "test_set": "iwslt22", "config_hash": f"hash-{model}", "git_commit": "abc123"}
 
 
 def eamt22(model, direction, study, supervised=0):
     judged = {"correct": 3, "incorrect": 1, "ignored": 0, "accuracy": 0.75}
     return {"kind": "eamt22", "model": model, "direction": direction, "study": study, "split": "test",
-            "detector": "labels", "attributes": {"formality": judged, "speaker_gender": judged},
+            "detector": "labels", "attributes": dict.fromkeys(ATTRIBUTES, judged),
             "accuracy_mean": 0.75, "bleu": 12.5, "bleu_signature": SIG, "supervised_samples": supervised,
             "n_segments": 4, "hyp_sha256": "0" * 64, "config_hash": f"hash-{model}", "git_commit": "abc123"}
 
@@ -236,7 +242,8 @@ def whole_study(study):
     records += [score(m, d, study) for d, m, _, experiments in LINEAGE if "quality" in experiments]
     records += [score(m, "en-de", study, split="valid") for m in ("base", "mtcue", "ablated")]
     records += [formality(m, "en-de", study) for m in ("base", "mtcue")]
-    records += [eamt22(m, "en-pl", study, supervised=5 * ("fewshot" in m)) for m in ("base", "mtcue", "mtcue_fewshot_5")]
+    records += [eamt22(m, "en-pl", study, supervised=5 * ("fewshot" in m))
+                for m in ("base", "mtcue", "mtcue_fewshot_5")]
     return records, {f"{d}/{m}": experiments for d, m, _, experiments in LINEAGE}
 
 
@@ -277,9 +284,75 @@ def test_a_rerun_changes_nothing_and_a_relogged_parent_is_followed_by_its_childr
                  ("train", "en-pl", "base") else r for r in records]
     second = sync(uri, study, retrained, experiments=experiments)
     assert second["en-pl/base"] != first["en-pl/base"]
-    assert {k: v for k, v in second.items() if k != "en-pl/base"} == {k: v for k, v in first.items() if k != "en-pl/base"}
+    assert {k: v for k, v in second.items() if v != second["en-pl/base"]} == \
+        {k: v for k, v in first.items() if v != first["en-pl/base"]}
     assert MlflowClient(uri).get_run(second["en-pl/mtcue"]).data.tags["mtcue.parent_run_id"] == second["en-pl/base"]
     assert len(runs_of(uri, study)) == len(LINEAGE)
+
+
+def _files(folder, records):
+    return [str(write_record(folder / f"{i}.json", r)) for i, r in enumerate(records)]
+
+
+def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_direction(tmp_path, monkeypatch):
+    """The sync, then each table and Figure 4 through the commands the workflow runs: each row of ours names,
+    in each of its run_id columns, an active run of the study of that row's model in that column's direction."""
+    from test_tables import COMETS, GOOD, RECORDS, TRAIN, rec
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri, runs = f"sqlite:///{tmp_path}/mlflow.db", str(tmp_path / "runs.json")
+    scores = [*RECORDS, rec("mtcue", "en-de", GOOD, 0.9, "valid")]  # Table 4's test, Table 6's valid split
+    forms = [formality(m, "en-de", "demo") for m in ("base", "mtcue")]
+    points = [{"direction": "en-de", "model": "mtcue", "setting": s, "per_combination": n, "record": m}
+              for s, n, m in (("zero_shot", 0, "mtcue"), ("5", 5, fewshot_name("mtcue", "5")))]
+    fewshot = [eamt22(p["record"], "en-de", "demo", p["per_combination"]) for p in points]
+    records = {kind: _files(tmp_path / kind, rs) for kind, rs in
+               (("train", TRAIN), ("score", scores), ("comet", COMETS), ("formality", forms), ("eamt22", fewshot))}
+    split = {s: [f for f, r in zip(records["score"], scores) if r["split"] == s] for s in ("test", "valid")}
+    rows = {"Full MTCUE": "mtcue", "no context (non-contextual Transformer)": "base"}
+    steps = {
+        "table3": ["table", "--kind", "models", "--records", *records["train"]],
+        "table4": ["table", "--records", *split["test"], "--comet-records", *records["comet"]],
+        "phenomena": ["table", "--kind", "phenomena", "--records", *split["test"]],
+        "table5": ["table-formality", "--records", *records["formality"], "--models", "base", "mtcue"],
+        "table6": ["table-ablation", "--rows", json.dumps(rows), "--records", *split["valid"],
+                   "--formality-records", *records["formality"], "--zeroshot-direction", "formality=en-de",
+                   "eamt22=en-pl", "--unavailable", "eamt22=not trained there"],
+    }
+    assert main(["track", "--study", "demo", "--uri", uri, "--records", *sum(records.values(), []),
+                 "--run-ids", runs]) == 0
+    for name, argv in steps.items():
+        assert main([*argv, "--run-ids", runs, "--csv", str(tmp_path / f"{name}.csv"),
+                     "--md", str(tmp_path / f"{name}.md")]) == 0
+    assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points), "--run-ids", runs,
+                 "--csv", str(tmp_path / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
+
+    client = MlflowClient(uri)
+    named = 0
+    for name in [*steps, "figure4"]:
+        table = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+        columns = [c for c in table.columns if c.endswith("run_id")]
+        assert columns, name
+        for _, row in (table[table["source"] == "ours"] if "source" in table else table).iterrows():
+            for column in columns:
+                # "en-de run_id", "IWSLT22 formality en-de run_id"; Table 3: "en-de:<id> de-en:<id>";
+                # Figure 4: one "run_id" beside its direction.
+                cells = ([c.split(":") for c in row[column].split()] if name == "table3" else
+                         [(row["direction"] if name == "figure4" else column.split()[-2], row[column])])
+                group = column.removesuffix("run_id")  # "" for a column over the whole row
+                numbers = [row[c] for c in table.columns if c.startswith(group) and c != column and "paper" not in c]
+                if any(numbers):  # a direction without a record of this model has neither numbers nor run
+                    assert cells and all(run_id for _, run_id in cells), (name, column, dict(row))
+                for direction, run_id in [cell for cell in cells if cell[1]]:
+                    run = client.get_run(run_id)
+                    tags = run.data.tags
+                    assert run.info.lifecycle_stage == "active" and tags["mtcue.study"] == "demo"
+                    assert tags["mtcue.direction"] == direction, (name, column)
+                    model = tags["mtcue.model"]
+                    assert display_name(model) == display_name(row["model"]) or \
+                        (name == "figure4" and model == fewshot_name(row["model"], row["setting"])), (name, model)
+                    named += 1
+    assert named >= 20
 
 
 def test_environment_overrides_configured_uri(monkeypatch):

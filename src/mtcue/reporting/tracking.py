@@ -200,7 +200,8 @@ def _is_stale(run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> bo
     if any(run.data.params.get(k, v) != v for k, v in wanted.params.items()):
         return True
     ours = {k for k in run.data.tags if k.startswith(TAG)}
-    if set(run.data.params) - set(wanted.params) or set(run.data.metrics) - set(wanted.metrics) or ours - set(wanted.tags):
+    if set(run.data.params) - set(wanted.params) or set(run.data.metrics) - set(wanted.metrics) \
+            or ours - set(wanted.tags):
         return True
     if wanted.start_ms is not None and run.info.start_time != wanted.start_ms:
         return True
