@@ -124,25 +124,31 @@ def test_contextual_models_were_initialised_from_their_base(study, model):
 
 
 @pytest.mark.slow
-def test_rerun_does_nothing_and_mlflow_has_one_run_per_model(study):
+def test_rerun_does_nothing_and_mlflow_has_one_run_per_trained_model(study):
     again = snakemake(study, "--dry-run")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(f"sqlite:///{study / 'results' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("e2e")
-    runs = client.search_runs([experiment.experiment_id])
-    assert sorted(r.data.tags["mtcue.model"] for r in runs) == sorted(MODELS)
-    assert all("bleu" in r.data.metrics for r in runs)
-    # Each table row names the run of its cell; the run spans its training.
+    runs = {r.data.tags["mtcue.model"]: r for r in client.search_runs([experiment.experiment_id])}
+    records = {p.stem: json.loads(p.read_text())
+               for p in (study / "results" / "records" / "train" / "en-de").glob("*.json")}
+    assert sorted(runs) == sorted(records) and len(records) == len(MODELS) + 2 + 4  # ablations, few-shot fine-tunings
+    assert all("test_bleu" in runs[m].data.metrics for m in MODELS)
+    assert "valid_bleu" in runs["mtcue_discrete"].data.metrics
+    assert "eamt22_bleu" in runs["tagging_fewshot_1"].data.metrics
+    # Each table row names the run of its cell; the run spans its training and names the run it was trained from.
     table = pd.read_csv(study / "results" / "tables" / "table4_quality.csv").set_index("model")
-    for run in runs:
-        model = run.data.tags["mtcue.model"]
-        assert table.loc[model.upper().replace("_", "-"), "en-de run_id"] == run.info.run_id
-        record = json.loads((study / "results" / "records" / "train" / "en-de" / f"{model}.json").read_text())
+    for model, run in runs.items():
+        if model in MODELS:
+            assert table.loc[model.upper().replace("_", "-"), "en-de run_id"] == run.info.run_id
+        record = records[model]
         assert run.info.start_time == 1000 * datetime.fromisoformat(record["started"]).timestamp()
         assert run.info.end_time == 1000 * datetime.fromisoformat(record["finished"]).timestamp()
         assert run.data.tags["mtcue.model_path"] == f"results/models/en-de/{model}/checkpoint_best.pt"
+        parent = record["spec"]["init_from"]
+        assert run.data.tags.get("mtcue.parent_run_id") == (parent and runs[parent].info.run_id)
 
 
 @pytest.mark.slow

@@ -9,19 +9,25 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
+from mtcue.cli import main
+from mtcue.config import fewshot_name
+from mtcue.evaluation.eamt22 import ATTRIBUTES
+from mtcue.records import write_record
+from mtcue.reporting.tables import display_name
 from mtcue.reporting.tracking import resolve_uri, sync_records
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 
 
-def train(model, direction, study, valid_losses=(4.5, 4.1, 4.0)):
+def train(model, direction, study, valid_losses=(4.5, 4.1, 4.0), init_from=None):
     return {
         "kind": "train", "model": model, "direction": direction, "study": study,
-        "spec": {"model": model, "init_from": None, "arch": {"embed_dim": 128},
+        "spec": {"model": model, "init_from": init_from, "arch": {"embed_dim": 128},
                  "training": {"lr": 0.0005, "betas": [0.9, 0.98]}},
         "params": {"total": 1000, "trainable": 900},
         "epochs": [{"epoch": i + 1, "train_loss": 5.0 - i, "valid_loss": v, "wall_s": 10.0 + i}
@@ -34,9 +40,9 @@ def train(model, direction, study, valid_losses=(4.5, 4.1, 4.0)):
     }
 
 
-def score(model, direction, study, bleu=30.0):
+def score(model, direction, study, bleu=30.0, split="test"):
     return {
-        "kind": "score", "model": model, "direction": direction, "split": "test", "study": study,
+        "kind": "score", "model": model, "direction": direction, "split": split, "study": study,
         "bleu": bleu, "bleu_signature": SIG, "n_segments": 4, "hyp_sha256": "0" * 64,
         "phenomena": {"formality": {"correct": 3, "incorrect": 1, "ignored": 0, "accuracy": 0.75},
                       "all": {"correct": 3, "incorrect": 1, "ignored": 0, "accuracy": 0.75},
@@ -69,8 +75,9 @@ def runs_of(uri, study, view=ViewType.ACTIVE_ONLY):
     return client.search_runs([experiment.experiment_id], run_view_type=view)
 
 
-def sync(uri, study, trains, scores):
-    return sync_records(uri, study, trains, scores)
+def sync(uri, study, *kinds, experiments=None):
+    """sync_records of the records of every kind given (lists)."""
+    return sync_records(uri, study, [r for records in kinds for r in records], experiments)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +104,7 @@ def test_epoch_history_is_not_duplicated(uri, synced_twice):
     run_id = synced_twice[0]["en-de/base"]
     history = client.get_metric_history(run_id, "valid_loss")
     assert sorted((m.step, m.value) for m in history) == [(1, 4.5), (2, 4.1), (3, 4.0)]
-    assert [m.step for m in client.get_metric_history(run_id, "bleu")] == [0]
+    assert [m.step for m in client.get_metric_history(run_id, "test_bleu")] == [0]
 
 
 def test_params_tags_and_final_metrics(uri, synced_twice):
@@ -109,13 +116,13 @@ def test_params_tags_and_final_metrics(uri, synced_twice):
     assert {k: tags[k] for k in tags if k.startswith("mtcue.")} == {
         "mtcue.pair": "en-de", "mtcue.direction": "en-de", "mtcue.model": "base",
         "mtcue.study": "demo", "mtcue.config_hash": "hash-base", "mtcue.git_commit": "abc123",
-        "mtcue.split": "test", "mtcue.bleu_signature": SIG,
+        "mtcue.bleu_signature": SIG,
         "mtcue.model_path": "results/models/en-de/base/checkpoint_best.pt",
         "mtcue.spec": json.dumps(train("base", "en-de", "demo")["spec"], sort_keys=True),
     }
-    assert run.data.metrics["bleu"] == 30.0
-    assert run.data.metrics["acc_formality"] == 0.75
-    assert "acc_gender" not in run.data.metrics  # accuracy None is not logged
+    assert run.data.metrics["test_bleu"] == 30.0
+    assert run.data.metrics["test_acc_formality"] == 0.75
+    assert "test_acc_gender" not in run.data.metrics  # accuracy None is not logged
     assert run.data.metrics["params_total"] == 1000
     assert run.info.status == "FINISHED"
     # The run spans the training (times from the record, 90.5 s), not the sync.
@@ -126,13 +133,13 @@ def test_params_tags_and_final_metrics(uri, synced_twice):
 def test_new_points_are_appended_and_changed_values_replace_the_run(uri):
     study = "changes"
     client = MlflowClient(uri)
-    first = sync(uri, study, [train("base", "en-de", study, (4.5, 4.1))], [])
+    first = sync(uri, study, [train("base", "en-de", study, (4.5, 4.1))])
     # An epoch that leaves the best epoch as it was, and a score: new points, same run.
     grown = sync(uri, study, [train("base", "en-de", study, (4.5, 4.1, 4.2))],
                  [score("base", "en-de", study)])
     assert grown == first
     assert [m.step for m in client.get_metric_history(first["en-de/base"], "valid_loss")] == [1, 2, 3]
-    assert client.get_run(first["en-de/base"]).data.metrics["bleu"] == 30.0
+    assert client.get_run(first["en-de/base"]).data.metrics["test_bleu"] == 30.0
     # A changed value cannot be overwritten in MLflow: the run is deleted and logged afresh.
     changed = sync(uri, study, [train("base", "en-de", study, (4.5, 4.0, 4.2))],
                    [score("base", "en-de", study, bleu=31.0)])
@@ -140,34 +147,50 @@ def test_new_points_are_appended_and_changed_values_replace_the_run(uri):
     assert [r.info.run_id for r in runs_of(uri, study)] == [changed["en-de/base"]]
     history = client.get_metric_history(changed["en-de/base"], "valid_loss")
     assert sorted((m.step, m.value) for m in history) == [(1, 4.5), (2, 4.0), (3, 4.2)]
-    assert client.get_run(changed["en-de/base"]).data.metrics["bleu"] == 31.0
+    assert client.get_run(changed["en-de/base"]).data.metrics["test_bleu"] == 31.0
 
 
 def test_nan_loss_does_not_recreate_the_run(uri):
     study = "nan"
     rec = train("base", "en-de", study, (4.5, math.nan))
-    assert sync(uri, study, [rec], []) == sync(uri, study, [rec], [])
+    assert sync(uri, study, [rec]) == sync(uri, study, [rec])
 
 
-def test_records_of_another_study_or_a_second_split_are_refused(uri):
+def test_records_of_another_study_a_second_of_one_split_or_of_no_model_are_refused(uri):
     with pytest.raises(ValueError, match="study"):
-        sync(uri, "demo", [train("base", "en-de", "other")], [])
-    valid = {**score("base", "en-de", "demo"), "split": "valid"}
-    with pytest.raises(ValueError, match="several score records for en-de/base"):
-        sync(uri, "demo", [], [score("base", "en-de", "demo"), valid])
+        sync(uri, "demo", [train("base", "en-de", "other")])
+    with pytest.raises(ValueError, match="several score records of split test for en-de/base"):
+        sync(uri, "demo", [score("base", "en-de", "demo"), score("base", "en-de", "demo", bleu=1.0)])
+    with pytest.raises(ValueError, match="a data record belongs to no model's run"):
+        sync(uri, "demo", [{"kind": "data", "study": "demo", "pair": "en-de"}])
+
+
+def test_each_split_has_its_own_metrics_and_a_metric_no_longer_given_replaces_the_run(uri):
+    study = "splits"
+    client = MlflowClient(uri)
+    records = [train("base", "en-de", study), score("base", "en-de", study),
+               score("base", "en-de", study, bleu=28.0, split="valid")]
+    first = sync(uri, study, records)
+    metrics = client.get_run(first["en-de/base"]).data.metrics
+    assert (metrics["test_bleu"], metrics["valid_bleu"], metrics["valid_acc_all"]) == (30.0, 28.0, 0.75)
+    # A run holding a metric its records no longer give (a score dropped, or a run of an older sync's
+    # naming) is logged afresh: MLflow cannot delete a metric.
+    fewer = sync(uri, study, records[:2])
+    assert fewer != first and "valid_bleu" not in client.get_run(fewer["en-de/base"]).data.metrics
+    assert [r.info.run_id for r in runs_of(uri, study)] == [fewer["en-de/base"]]
 
 
 def test_comet_joins_the_score_run_and_a_rerun_adds_no_point(uri):
     study = "comet"
     client = MlflowClient(uri)
     records = [train("base", "en-de", study)], [score("base", "en-de", study)], [comet("base", "en-de", study)]
-    first = sync_records(uri, study, *records)
-    assert sync_records(uri, study, *records) == first
+    first = sync(uri, study, *records)
+    assert sync(uri, study, *records) == first
     assert [r.info.run_id for r in runs_of(uri, study)] == [first["en-de/base"]]
-    assert [(m.step, m.value) for m in client.get_metric_history(first["en-de/base"], "comet")] == [(0, 81.5)]
+    assert [(m.step, m.value) for m in client.get_metric_history(first["en-de/base"], "test_comet")] == [(0, 81.5)]
     run = client.get_run(first["en-de/base"])
     assert run.data.params["comet_model"] == "Unbabel/wmt20-comet-da"
-    assert run.data.metrics["bleu"] == 30.0
+    assert run.data.metrics["test_bleu"] == 30.0
     assert "mtcue.comet_unavailable" not in run.data.tags
 
 
@@ -175,27 +198,161 @@ def test_unavailable_comet_is_a_tag_and_switching_either_way_replaces_the_run(ur
     study = "comet-unavailable"
     client = MlflowClient(uri)
     missing = comet("base", "en-de", study, value=None, unavailable="COMET model 'x' is unavailable")
-    first = sync_records(uri, study, [], [score("base", "en-de", study)], [missing])
-    assert sync_records(uri, study, [], [score("base", "en-de", study)], [missing]) == first
+    first = sync(uri, study, [score("base", "en-de", study)], [missing])
+    assert sync(uri, study, [score("base", "en-de", study)], [missing]) == first
     run = client.get_run(first["en-de/base"])
-    assert "comet" not in run.data.metrics
+    assert "test_comet" not in run.data.metrics
     assert run.data.tags["mtcue.comet_unavailable"] == "COMET model 'x' is unavailable"
     # Neither a tag nor a metric can be taken back: the run is logged afresh.
-    scored = sync_records(uri, study, [], [score("base", "en-de", study)], [comet("base", "en-de", study)])
+    scored = sync(uri, study, [score("base", "en-de", study)], [comet("base", "en-de", study)])
     run = client.get_run(scored["en-de/base"])
     assert scored != first and "mtcue.comet_unavailable" not in run.data.tags
-    assert run.data.metrics["comet"] == 81.5
-    again = sync_records(uri, study, [], [score("base", "en-de", study)], [missing])
-    assert again != scored and "comet" not in client.get_run(again["en-de/base"]).data.metrics
+    assert run.data.metrics["test_comet"] == 81.5
+    again = sync(uri, study, [score("base", "en-de", study)], [missing])
+    assert again != scored and "test_comet" not in client.get_run(again["en-de/base"]).data.metrics
     assert [r.info.run_id for r in runs_of(uri, study)] == [again["en-de/base"]]
 
 
-def test_comet_of_another_split_than_the_score_is_refused_before_logging(uri):
-    study = "split-mismatch"
-    valid = {**comet("base", "en-de", study), "split": "valid"}
-    with pytest.raises(ValueError, match="COMET record of split 'valid' but score record of split 'test'"):
-        sync_records(uri, study, [train("base", "de-en", study)], [score("base", "en-de", study)], [valid])
-    assert MlflowClient(uri).get_experiment_by_name(study) is None
+def formality(model, direction, study):
+    return {"kind": "formality", "model": model, "direction": direction, "study": study, "formal": 0.9,
+            "informal": 0.7, "average": 0.8, "formal_mean": 0.85, "informal_mean": None, "best_prompt": {},
+            "prompts": [], "lines": 4, "test_set": "iwslt22", "config_hash": f"hash-{model}", "git_commit": "abc123"}
+
+
+def eamt22(model, direction, study, supervised=0):
+    judged = {"correct": 3, "incorrect": 1, "ignored": 0, "accuracy": 0.75}
+    return {"kind": "eamt22", "model": model, "direction": direction, "study": study, "split": "test",
+            "detector": "labels", "attributes": dict.fromkeys(ATTRIBUTES, judged),
+            "accuracy_mean": 0.75, "bleu": 12.5, "bleu_signature": SIG, "supervised_samples": supervised,
+            "n_segments": 4, "hyp_sha256": "0" * 64, "config_hash": f"hash-{model}", "git_commit": "abc123"}
+
+
+# A study of every experiment: (direction, model, the model it is trained from, experiments). "ablated"
+# sorts before its parent and grandparent: the sync logs parents first by lineage, not by name.
+LINEAGE = [("en-de", "base", None, ["ablation", "quality"]), ("en-de", "mtcue", "base", ["ablation", "quality"]),
+           ("en-de", "ablated", "mtcue", ["ablation"]), ("en-pl", "base", None, ["fewshot", "quality"]),
+           ("en-pl", "mtcue", "base", ["fewshot", "quality"]), ("en-pl", "mtcue_fewshot_5", "mtcue", ["fewshot"]),
+           ("en-pl", "base_pm", None, [])]
+
+
+def whole_study(study):
+    """Its records: every model trained, Table 4's test scores, Table 6's valid scores, Table 5's formality
+    and Figure 4's EAMT22 records; and {"direction/model": experiments}."""
+    records = [train(m, d, study, init_from=parent) for d, m, parent, _ in LINEAGE]
+    records += [score(m, d, study) for d, m, _, experiments in LINEAGE if "quality" in experiments]
+    records += [score(m, "en-de", study, split="valid") for m in ("base", "mtcue", "ablated")]
+    records += [formality(m, "en-de", study) for m in ("base", "mtcue")]
+    records += [eamt22(m, "en-pl", study, supervised=5 * ("fewshot" in m))
+                for m in ("base", "mtcue", "mtcue_fewshot_5")]
+    return records, {f"{d}/{m}": experiments for d, m, _, experiments in LINEAGE}
+
+
+def test_every_trained_model_is_one_run_tagged_with_its_experiments_and_parent(uri):
+    study = "lineage"
+    records, experiments = whole_study(study)
+    ids = sync(uri, study, records, experiments=experiments)
+    runs = {r.info.run_name: r for r in runs_of(uri, study)}
+    assert sorted(runs) == sorted(ids) == sorted(f"{d}/{m}" for d, m, _, _ in LINEAGE)
+    assert {name: r.info.run_id for name, r in runs.items()} == ids
+    for direction, model, parent, expected in LINEAGE:
+        tags = runs[f"{direction}/{model}"].data.tags
+        assert tags.get("mtcue.experiments") == (",".join(expected) or None)
+        assert tags.get("mtcue.init_from") == parent
+        assert tags.get("mtcue.parent_run_id") == (parent and ids[f"{direction}/{parent}"])
+        assert "mlflow.parentRunId" not in tags  # not nested: the UI would hide the fine-tuned models
+    experiment = MlflowClient(uri).get_experiment_by_name(study).experiment_id
+    assert runs["en-pl/mtcue_fewshot_5"].data.tags["mlflow.note.content"] == \
+        f"Trained from [en-pl/mtcue](#/experiments/{experiment}/runs/{ids['en-pl/mtcue']})."
+    metrics = runs["en-de/mtcue"].data.metrics
+    assert (metrics["test_bleu"], metrics["valid_bleu"], metrics["formality_average"]) == (30.0, 30.0, 0.8)
+    assert "formality_informal_mean" not in metrics  # null
+    fewshot = runs["en-pl/mtcue_fewshot_5"].data.metrics
+    assert (fewshot["eamt22_accuracy_mean"], fewshot["eamt22_acc_speaker_gender"], fewshot["eamt22_bleu"],
+            fewshot["eamt22_supervised_samples"]) == (0.75, 0.75, 12.5, 5)
+    assert "test_bleu" not in fewshot
+
+
+def test_a_rerun_changes_nothing_and_a_relogged_parent_is_followed_by_its_children(uri):
+    study = "lineage-rerun"
+    records, experiments = whole_study(study)
+    first = sync(uri, study, records, experiments=experiments)
+    before = _snapshot(uri, study)
+    assert sync(uri, study, records, experiments=experiments) == first
+    assert _snapshot(uri, study) == before
+    # BASE retrained in en-pl: its run is logged afresh, the models trained from it point at the new run.
+    retrained = [train("base", "en-pl", study, (4.5, 4.3)) if (r["kind"], r["direction"], r["model"]) ==
+                 ("train", "en-pl", "base") else r for r in records]
+    second = sync(uri, study, retrained, experiments=experiments)
+    assert second["en-pl/base"] != first["en-pl/base"]
+    assert {k: v for k, v in second.items() if v != second["en-pl/base"]} == \
+        {k: v for k, v in first.items() if v != first["en-pl/base"]}
+    assert MlflowClient(uri).get_run(second["en-pl/mtcue"]).data.tags["mtcue.parent_run_id"] == second["en-pl/base"]
+    assert len(runs_of(uri, study)) == len(LINEAGE)
+
+
+def _files(folder, records):
+    return [str(write_record(folder / f"{i}.json", r)) for i, r in enumerate(records)]
+
+
+def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_direction(tmp_path, monkeypatch):
+    """The sync, then each table and Figure 4 through the commands the workflow runs: each row of ours names,
+    in each of its run_id columns, an active run of the study of that row's model in that column's direction."""
+    from test_tables import COMETS, GOOD, RECORDS, TRAIN, rec
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri, runs = f"sqlite:///{tmp_path}/mlflow.db", str(tmp_path / "runs.json")
+    scores = [*RECORDS, rec("mtcue", "en-de", GOOD, 0.9, "valid")]  # Table 4's test, Table 6's valid split
+    forms = [formality(m, "en-de", "demo") for m in ("base", "mtcue")]
+    points = [{"direction": "en-de", "model": "mtcue", "setting": s, "per_combination": n, "record": m}
+              for s, n, m in (("zero_shot", 0, "mtcue"), ("5", 5, fewshot_name("mtcue", "5")))]
+    fewshot = [eamt22(p["record"], "en-de", "demo", p["per_combination"]) for p in points]
+    records = {kind: _files(tmp_path / kind, rs) for kind, rs in
+               (("train", TRAIN), ("score", scores), ("comet", COMETS), ("formality", forms), ("eamt22", fewshot))}
+    split = {s: [f for f, r in zip(records["score"], scores) if r["split"] == s] for s in ("test", "valid")}
+    rows = {"Full MTCUE": "mtcue", "no context (non-contextual Transformer)": "base"}
+    steps = {
+        "table3": ["table", "--kind", "models", "--records", *records["train"]],
+        "table4": ["table", "--records", *split["test"], "--comet-records", *records["comet"]],
+        "phenomena": ["table", "--kind", "phenomena", "--records", *split["test"]],
+        "table5": ["table-formality", "--records", *records["formality"], "--models", "base", "mtcue"],
+        "table6": ["table-ablation", "--rows", json.dumps(rows), "--records", *split["valid"],
+                   "--formality-records", *records["formality"], "--zeroshot-direction", "formality=en-de",
+                   "eamt22=en-pl", "--unavailable", "eamt22=not trained there"],
+    }
+    assert main(["track", "--study", "demo", "--uri", uri, "--records", *sum(records.values(), []),
+                 "--run-ids", runs]) == 0
+    for name, argv in steps.items():
+        assert main([*argv, "--run-ids", runs, "--csv", str(tmp_path / f"{name}.csv"),
+                     "--md", str(tmp_path / f"{name}.md")]) == 0
+    assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points), "--run-ids", runs,
+                 "--csv", str(tmp_path / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
+
+    client = MlflowClient(uri)
+    named = 0
+    for name in [*steps, "figure4"]:
+        table = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
+        columns = [c for c in table.columns if c.endswith("run_id")]
+        assert columns, name
+        for _, row in (table[table["source"] == "ours"] if "source" in table else table).iterrows():
+            for column in columns:
+                # "en-de run_id", "IWSLT22 formality en-de run_id"; Table 3: "en-de:<id> de-en:<id>";
+                # Figure 4: one "run_id" beside its direction.
+                cells = ([c.split(":") for c in row[column].split()] if name == "table3" else
+                         [(row["direction"] if name == "figure4" else column.split()[-2], row[column])])
+                group = column.removesuffix("run_id")  # "" for a column over the whole row
+                numbers = [row[c] for c in table.columns if c.startswith(group) and c != column and "paper" not in c]
+                if any(numbers):  # a direction without a record of this model has neither numbers nor run
+                    assert cells and all(run_id for _, run_id in cells), (name, column, dict(row))
+                for direction, run_id in [cell for cell in cells if cell[1]]:
+                    run = client.get_run(run_id)
+                    tags = run.data.tags
+                    assert run.info.lifecycle_stage == "active" and tags["mtcue.study"] == "demo"
+                    assert tags["mtcue.direction"] == direction, (name, column)
+                    model = tags["mtcue.model"]
+                    assert display_name(model) == display_name(row["model"]) or \
+                        (name == "figure4" and model == fewshot_name(row["model"], row["setting"])), (name, model)
+                    named += 1
+    assert named >= 20
 
 
 def test_environment_overrides_configured_uri(monkeypatch):
@@ -213,11 +370,11 @@ def test_the_experiment_opens_on_its_runs(uri, synced_twice):
 def test_runs_left_twice_by_an_unlocked_writer_are_replaced_by_one(uri):
     study = "duplicated"
     client = MlflowClient(uri)
-    first = sync(uri, study, [train("base", "en-de", study)], [])
+    first = sync(uri, study, [train("base", "en-de", study)])
     experiment = client.get_experiment_by_name(study).experiment_id
     identity = {"mtcue.direction": "en-de", "mtcue.model": "base", "mtcue.study": study}
     client.create_run(experiment, tags=identity)
-    repaired = sync(uri, study, [train("base", "en-de", study)], [])
+    repaired = sync(uri, study, [train("base", "en-de", study)])
     assert [r.info.run_id for r in runs_of(uri, study)] == [repaired["en-de/base"]] != [first["en-de/base"]]
     assert len(client.get_metric_history(repaired["en-de/base"], "valid_loss")) == 3
 
@@ -256,7 +413,7 @@ def record_files(tmp_path_factory):
 def test_concurrent_syncs_into_a_fresh_store_make_one_run_per_model(tmp_path, record_files, n):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     cmd = [str(Path(sys.executable).parent / "mtcue"), "track", "--study", "demo", "--uri", uri,
-           "--train-records", *map(str, record_files["train"]), "--score-records", *map(str, record_files["score"])]
+           "--records", *map(str, record_files["train"] + record_files["score"])]
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
     procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for _ in range(n)]
@@ -269,7 +426,7 @@ def test_concurrent_syncs_into_a_fresh_store_make_one_run_per_model(tmp_path, re
     assert runs_of(uri, "demo", ViewType.DELETED_ONLY) == []   # the later syncs found the runs and added nothing
     for run in runs:
         assert sorted(p.step for p in client.get_metric_history(run.info.run_id, "valid_loss")) == [1, 2, 3]
-        assert [p.step for p in client.get_metric_history(run.info.run_id, "bleu")] == [0]
+        assert [p.step for p in client.get_metric_history(run.info.run_id, "test_bleu")] == [0]
 
 
 def _free_port():
@@ -324,15 +481,15 @@ def test_sync_into_a_real_mlflow_server_and_a_second_sync_adds_nothing(mlflow_se
     trains = [train(m, d, "demo") for d, m in CELLS]
     scores = [score(m, d, "demo") for d, m in CELLS]
     comets = [comet(m, d, "demo") for d, m in CELLS]
-    first = sync_records(mlflow_server, "demo", trains, scores, comets)
+    first = sync(mlflow_server, "demo", trains, scores, comets)
     before = _snapshot(mlflow_server, "demo")
     assert sorted(before) == sorted(first.values()) and len(before) == len(CELLS)
     run = before[first["en-de/mtcue"]]
     assert run[1:3] == (1795338000000, 1795338090500) and run[3]["arch.embed_dim"] == "128"
     assert run[4]["mtcue.model_path"] == "results/models/en-de/mtcue/checkpoint_best.pt"
     assert run[5]["valid_loss"] == [(1, 4.5, 1795338090500), (2, 4.1, 1795338090500), (3, 4.0, 1795338090500)]
-    assert run[5]["comet"] == [(0, 81.5, 1795338090500)]
-    assert sync_records(mlflow_server, "demo", trains, scores, comets) == first
+    assert run[5]["test_comet"] == [(0, 81.5, 1795338090500)]
+    assert sync(mlflow_server, "demo", trains, scores, comets) == first
     assert _snapshot(mlflow_server, "demo") == before
     # The server path locks per user and URI, in the user's cache folder.
     locks = list((tmp_path / "cache" / "mtcue" / "mlflow-locks").glob("*.lock"))

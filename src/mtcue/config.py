@@ -418,6 +418,24 @@ def model_entry(cfg: dict, model: str) -> dict:
     return models[model]
 
 
+def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
+    """Every (direction, model) the study trains, with the experiments whose results it gives (quality,
+    ablation, fewshot, formality); a model trained only as another's starting point has none."""
+    models = experiment_models(cfg)
+    cells = [*((d, m, "quality") for m in models["quality"] for d in cfg["directions"]),
+             *((d, m, "ablation") for m in models["ablation"] for d in cfg["experiments"]["ablation"]["directions"]),
+             *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
+             *((p["direction"], p["record"], "fewshot") for p in fewshot_points(cfg))]
+    out: dict[tuple[str, str], set[str]] = {}
+    for direction, model, experiment in cells:
+        out.setdefault((direction, model), set()).add(experiment)
+        parent = model_entry(cfg, model).get("init_from")
+        while parent:
+            out.setdefault((direction, parent), set())
+            parent = model_entry(cfg, parent).get("init_from")
+    return {key: sorted(experiments) for key, experiments in sorted(out.items())}
+
+
 def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
     """Table 6's zero-shot columns: {record kind: {"direction", "unavailable"}}, where
     `unavailable` is None when the ablation models' records of that kind are written in this

@@ -11,6 +11,7 @@ rule table6_ablation:
         comet=ABLATION_COMETS,
         formality=zeroshot_records("formality"),
         eamt22=zeroshot_records("eamt22"),
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table6_ablation.csv",
         md="results/tables/table6_ablation.md",
@@ -28,4 +29,4 @@ rule table6_ablation:
         "mtcue table-ablation --rows {params.rows:q} --split {params.split} --records {input.score} "
         "--comet-records {input.comet} --formality-records {input.formality} --eamt22-records {input.eamt22} "
         "{params.zeroshot} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
-        "--csv {output.csv} --md {output.md} 2> {log}"
+        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

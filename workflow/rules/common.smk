@@ -107,10 +107,8 @@ SCORE_RECORDS = evaluation_records("score")
 # COMET is left out when evaluation.comet.model is null.
 COMET_RECORDS = evaluation_records("comet") if config["evaluation"]["comet"]["model"] else []
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
-TABLES = [
-    *expand("results/tables/table1_data.{ext}", ext=["csv", "md"]),
-    *expand("results/tables/{table}.{ext}", table=["table3_models", "table4_quality", "phenomena"], ext=["csv", "md", "html"]),
-]
+TABLES = expand("results/tables/{table}.{ext}", table=["table1_data", "table3_models", "table4_quality", "phenomena"],
+                ext=["csv", "md", "html"])
 # Figures where there is something to draw: phenomena are labelled only from English, a gain
 # needs a second model.
 FIGURES = [
@@ -222,3 +220,13 @@ def zeroshot_options(kind):
     task = ABLATION_ZEROSHOT[kind]
     reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
     return f"--zeroshot-direction {kind}={task['direction']}{reason}"
+
+
+# ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
+
+TRAINED = cfg.trained_models(config)
+MODEL_RECORDS = sorted({
+    *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
+    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
+    *zeroshot_records("formality"), *zeroshot_records("eamt22"),
+})

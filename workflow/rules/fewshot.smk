@@ -101,7 +101,8 @@ rule eamt22_score:
 rule figure4:
     localrule: True
     input:
-        EAMT22_RECORDS,
+        records=EAMT22_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",
         png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
@@ -112,4 +113,5 @@ rule figure4:
     benchmark:
         "results/benchmarks/figure4.tsv"
     shell:
-        "mtcue figure4 --records {input} --points {params.points:q} --csv {output.csv} --png {output.png} 2> {log}"
+        "mtcue figure4 --records {input.records} --points {params.points:q} --run-ids {input.runs} --csv {output.csv} "
+        "--png {output.png} 2> {log}"

@@ -53,7 +53,8 @@ rule formality_score:
 rule table5_formality:
     localrule: True
     input:
-        FORMALITY_RECORDS,
+        records=FORMALITY_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
@@ -65,4 +66,5 @@ rule table5_formality:
     benchmark:
         "results/benchmarks/tables/table5_formality.tsv"
     shell:
-        "mtcue table-formality --records {input} --models {params.models} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-formality --records {input.records} --models {params.models} --run-ids {input.runs} "
+        "--csv {output.csv} --md {output.md} 2> {log}"

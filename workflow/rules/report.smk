@@ -1,5 +1,6 @@
 # Tables are assembled from records only, plus the run ids the MLflow sync wrote (a plain JSON
-# file: MLflow chooses run ids itself). MLflow mirrors the records from one rule; concurrent syncs
+# file): MLflow chooses run ids itself, so the sync runs first and every table of model results
+# reads its file, never MLflow. MLflow mirrors the records from one rule; concurrent syncs
 # (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
 # Each table writes its numbers (CSV), Markdown and an HTML rendering of the Markdown, a result
 # of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
@@ -67,21 +68,20 @@ rule phenomena:
 rule mlflow_sync:
     localrule: True
     input:
-        train=TRAIN_RECORDS,
-        score=SCORE_RECORDS,
-        comet=COMET_RECORDS,
+        MODEL_RECORDS,
     output:
         MLFLOW_RUNS,
     params:
         uri=config["mlflow"]["tracking_uri"],
         study=STUDY,
+        experiments=json.dumps({f"{d}/{m}": experiments for (d, m), experiments in TRAINED.items()}),
     log:
         f"results/logs/mlflow_sync/{STUDY}.log",
     benchmark:
         f"results/benchmarks/mlflow_sync/{STUDY}.tsv",
     shell:
-        "mtcue track --study {params.study} --uri {params.uri} --train-records {input.train} "
-        "--score-records {input.score} --comet-records {input.comet} --run-ids {output} 2> {log}"
+        "mtcue track --study {params.study} --uri {params.uri} --records {input} "
+        "--experiments {params.experiments:q} --run-ids {output} 2> {log}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding
@@ -109,6 +109,7 @@ rule table1_data:
     output:
         csv="results/tables/table1_data.csv",
         md="results/tables/table1_data.md",
+        html=report("results/tables/table1_data.html", caption="../report/table1_data.rst", category="Tables"),
     log:
         "results/logs/table1_data.log",
     benchmark:

@@ -34,6 +34,7 @@ from mtcue.config import generation_settings, langs_of
 from mtcue.corpus import META_FIELDS
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
+from mtcue.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -175,12 +176,14 @@ class Translator:
         generator = self._generator(settings)
         strip = get_symbols_to_strip_from_output(generator)
         hyps: dict[int, str] = {}
-        for batch in self._batches(dataset, settings["batch_size"]):
-            for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(generator, self._models, batch)):
-                # fairseq-generate's D- line (utils.post_process_prediction, which would also add the words
-                # of the text to the dictionary: harmless in one run of the command, not in a long-lived one)
-                hyps[i] = self._task.target_dictionary.string(hypos[0]["tokens"].int().cpu(), "sentencepiece",
-                                                              extra_symbols_to_ignore=strip)
+        with Progress(f"translate {self.direction}", len(samples), "sentences") as progress:
+            for batch in self._batches(dataset, settings["batch_size"]):
+                for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(generator, self._models, batch)):
+                    # fairseq-generate's D- line (utils.post_process_prediction, which would also add the words of
+                    # the text to the dictionary: harmless in one run of the command, not in a long-lived one)
+                    hyps[i] = self._task.target_dictionary.string(hypos[0]["tokens"].int().cpu(), "sentencepiece",
+                                                                  extra_symbols_to_ignore=strip)
+                progress.advance(len(batch["id"]))
         return [hyps[i] for i in range(len(samples))]
 
     # ---- scoring -------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from mtcue.reporting.tables import (
     PAPER_FIGURES,
     QUALITY_COLUMNS,
     Bootstrap,
+    RunIds,
     _comet_footnotes,
     _quality_records,
     _read_csv,
@@ -58,6 +59,11 @@ ZEROSHOT_TASKS = (
 )
 PAPER_COLUMNS = {"comet_en-de": "COMET en-de", "comet_en-fr": "COMET en-fr", "comet_en-pl": "COMET en-pl",
                  **{t.paper: t.label for t in ZEROSHOT_TASKS}}
+
+
+def _zeroshot_group(task: ZeroShotTask, direction: str) -> str:
+    """The column group of a zero-shot task: its label and direction."""
+    return f"{task.label} {direction}".strip()
 
 
 def _zeroshot_values(task: ZeroShotTask, rows: Mapping[str, str], records: Sequence[dict],
@@ -117,7 +123,7 @@ def ablation_table(
                                                  bootstrap) for m in rows.values()]
     for task in ZEROSHOT_TASKS:
         direction = zeroshot_directions.get(task.kind, "")
-        group = f"{task.label} {direction}".strip()
+        group = _zeroshot_group(task, direction)
         if task.kind in unavailable:
             values = [math.nan] * len(rows)
         elif zeroshot.get(task.kind):
@@ -199,11 +205,17 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
                          zeroshot: Mapping[str, Sequence[dict]] | None = None,
                          zeroshot_directions: Mapping[str, str] | None = None,
                          unavailable: Mapping[str, str] | None = None, split: str = "valid",
-                         bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
-    """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown."""
+                         bootstrap: Bootstrap = BOOTSTRAP, run_ids: RunIds | None = None) -> pd.DataFrame:
+    """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown; with
+    `run_ids`, the MLflow run of each quality direction's and each available zero-shot task's cells."""
+    zeroshot_directions, unavailable = zeroshot_directions or {}, unavailable or {}
     df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
                         bootstrap=bootstrap)
     title = f"Ablations, study {_studies(score_records)} (cf. MTCue paper, Table 6)"
-    footnotes = ablation_footnotes(df, score_records, comet_records, unavailable or {}, split, bootstrap)
-    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha))
+    footnotes = ablation_footnotes(df, score_records, comet_records, unavailable, split, bootstrap)
+    tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
+    run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g != "paper"}
+    run_groups |= {g: zeroshot_directions[t.kind] for g, t in tasks.items() if t.kind not in unavailable}
+    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), run_ids=run_ids,
+                run_groups=run_groups)
     return df

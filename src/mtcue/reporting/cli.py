@@ -5,13 +5,20 @@ import json
 import logging
 
 log = logging.getLogger("mtcue")
+RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
+
+
+def _run_ids(a):
+    from mtcue.reporting.tables import RunIds
+
+    return RunIds.read(a.run_ids) if a.run_ids else None
 
 
 def cmd_table(a):
     from mtcue.records import load_records
     from mtcue.reporting import tables
 
-    run_ids = tables.RunIds.read(a.run_ids) if a.run_ids else None
+    run_ids = _run_ids(a)
     if a.kind == "models":
         tables.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
@@ -43,7 +50,7 @@ def cmd_figure4(a):
     from mtcue.records import load_records
     from mtcue.reporting.figure4 import write_figure4
 
-    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png)
+    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a))
 
 
 def _by_kind(items: list[str], option: str) -> dict[str, str]:
@@ -64,24 +71,23 @@ def cmd_table_ablation(a):
     ablation.write_ablation_table(
         json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
         zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a))
 
 
 def cmd_table_formality(a):
     from mtcue.records import load_records
     from mtcue.reporting.formality import write_formality_table
 
-    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md)
+    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a))
 
 
 def cmd_track(a):
     from mtcue.io import atomic_write_text
-    from mtcue.records import load_records
+    from mtcue.records import read_record
     from mtcue.reporting.tracking import resolve_uri, sync_records
 
     uri = resolve_uri(a.uri)
-    runs = sync_records(uri, a.study, load_records(a.train_records, "train"), load_records(a.score_records, "score"),
-                        load_records(a.comet_records, "comet"))
+    runs = sync_records(uri, a.study, [read_record(p) for p in a.records], json.loads(a.experiments))
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
         # The experiment is named after the study (tables.RunIds reads this).
@@ -114,7 +120,7 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
     s.add_argument("--alpha", type=float, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
-    s.add_argument("--run-ids", help="the MLflow run ids `mtcue track --run-ids` wrote: the CSV names each cell's run")
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 
@@ -132,6 +138,7 @@ def register(step) -> None:
                    help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model")
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
@@ -148,19 +155,22 @@ def register(step) -> None:
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("track", cmd_track, "mirror training, score and COMET records into MLflow")
+    s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)
     s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
-    s.add_argument("--train-records", nargs="+", required=True)
-    s.add_argument("--score-records", nargs="+", required=True)
-    s.add_argument("--comet-records", nargs="*", default=[])
+    s.add_argument("--records", nargs="+", required=True,
+                   help="train, score, COMET, formality and EAMT22 records of the study")
+    s.add_argument("--experiments", default="{}",
+                   help='JSON {"direction/model": [experiment, ...]} (config.trained_models): tag mtcue.experiments')
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")

@@ -12,20 +12,21 @@ import pandas as pd
 
 from mtcue.evaluation.eamt22 import ATTRIBUTES
 from mtcue.io import atomic_write_text
-from mtcue.reporting.tables import PAPER_FIGURES
+from mtcue.reporting.tables import PAPER_FIGURES, RunIds
 
 PAPER_ANCHORS_CSV = PAPER_FIGURES / "mtcue_eamt22_anchors.csv"
 COLUMNS = ["direction", "model", "setting", "per_combination", "samples", *ATTRIBUTES, "accuracy_mean", "bleu",
-           "source", "note"]
+           "source", "note", "run_id"]
 
 
 def _pct(value: float | None) -> float:
     return math.nan if value is None else 100 * value
 
 
-def figure4_frame(records: Sequence[dict], points: Sequence[dict]) -> pd.DataFrame:
+def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
     """One row per point (config.fewshot_points: direction, model, setting, per_combination, record) from
-    its EAMT22 record, accuracies in %; then the paper's anchors (source "paper") for the paper's pair."""
+    its EAMT22 record, accuracies in %, with the MLflow run of the record's model (given `run_ids`); then
+    the paper's anchors (source "paper") for the paper's pair."""
     by_key = {(r["direction"], r["model"]): r for r in records}
     rows = []
     for p in points:
@@ -37,13 +38,14 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict]) -> pd.DataFra
                      "per_combination": p["per_combination"], "samples": record["supervised_samples"],
                      **{a: _pct(record["attributes"][a]["accuracy"]) for a in ATTRIBUTES},
                      "accuracy_mean": _pct(record["accuracy_mean"]), "bleu": record["bleu"],
-                     "source": "ours", "note": ""})
+                     "source": "ours", "note": "",
+                     "run_id": run_ids.runs.get(f"{p['direction']}/{p['record']}") if run_ids else None})
     paper = pd.read_csv(io.StringIO(PAPER_ANCHORS_CSV.read_text()))
     for a in paper.itertuples():
         rows.append({"direction": "en-pl", "model": a.model, "setting": a.setting, "per_combination": math.nan,
                      "samples": a.supervised_samples, **{attr: math.nan for attr in ATTRIBUTES},
                      "accuracy_mean": a.accuracy_mean, "bleu": a.bleu, "source": "paper",
-                     "note": "lower bound" if a.relation == ">" else ""})
+                     "note": "lower bound" if a.relation == ">" else "", "run_id": None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -87,8 +89,9 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
     tmp.replace(png)
 
 
-def write_figure4(records: Sequence[dict], points: Sequence[dict], csv: str | Path, png: str | Path) -> pd.DataFrame:
-    frame = figure4_frame(records, points)
+def write_figure4(records: Sequence[dict], points: Sequence[dict], csv: str | Path, png: str | Path,
+                  run_ids: RunIds | None = None) -> pd.DataFrame:
+    frame = figure4_frame(records, points, run_ids)
     atomic_write_text(csv, frame.to_csv(index=False, float_format="%.2f"))
     plot_figure4(frame, png)
     return frame

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, _studies, display_name, write_table
+from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, _studies, display_name, write_table
 
 PAPER_FORMALITY_CSV = PAPER_FIGURES / "mtcue_table5_iwslt22_formality.csv"
 PAPER_METRICS = ("formal", "informal", "average")
@@ -68,7 +68,8 @@ def _prompts_note(records: Sequence[dict], direction: str) -> str:
     return "Best prompt (formal / informal): " + "; ".join(best) + "." if best else ""
 
 
-def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: str | Path, md: str | Path) -> None:
+def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: str | Path, md: str | Path,
+                          run_ids: RunIds | None = None) -> None:
     df = formality_table(records, models)
     prompts = {p["id"]: p["text"] for r in records for p in r["prompts"] if p["attribute"]}
     blocks = [Block(direction, _display(df, direction), _paper(direction), "paper, Table 5",
@@ -84,4 +85,4 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
         "Test sets: " + "; ".join(test_sets) + ".",
     ]
     write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {_studies(records)}", footnotes,
-                blocks=blocks)
+                blocks=blocks, run_ids=run_ids)

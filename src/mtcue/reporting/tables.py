@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -123,7 +123,7 @@ def display_name(model: str) -> str:
 class RunIds:
     """The MLflow run of each (direction, model) of a study, as the sync wrote them
     (results/mlflow/{study}.runs.json). MLflow chooses run ids itself, so only the sync knows
-    them; tables read this plain file and never MLflow."""
+    them: the DAG runs it before the tables, which read this plain file and never MLflow."""
 
     tracking_uri: str
     experiment: str
@@ -135,7 +135,8 @@ class RunIds:
         return cls(data["tracking_uri"], data["experiment"], data["runs"])
 
     def of(self, name: str) -> dict[str, str]:
-        """{direction: run id} of a table row (a display name: model keys are lower case, without hyphens)."""
+        """{direction: run id} of a table row's model (a display name or a config key: keys are lower
+        case, without hyphens)."""
         model = name.lower().replace("-", "_")
         return {key.split("/")[0]: run for key, run in self.runs.items() if key.split("/")[1] == model}
 
@@ -144,16 +145,21 @@ class RunIds:
                 "direction, named `{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.")
 
 
-def with_run_ids(df: pd.DataFrame, run_ids: RunIds) -> pd.DataFrame:
-    """`df` with a (direction, "run_id") column per direction group, or, when its rows span every
-    direction (Table 3), a "run_id" column listing `direction:id` for each."""
+def with_run_ids(df: pd.DataFrame, run_ids: RunIds, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """`df` (rows: models, index level "model") with a (group, "run_id") column per column group
+    whose numbers runs made: `groups` maps it to the direction of those runs (default: each group
+    but the average is a direction). Without column groups (Table 3: rows span every direction),
+    one "run_id" column listing `direction:id` for each."""
     out = df.copy()
+    names = df.index.get_level_values("model")
     if isinstance(df.columns, pd.MultiIndex):
-        for direction in dict.fromkeys(g for g in df.columns.get_level_values(0) if g != AVERAGE):
-            out[(direction, "run_id")] = [run_ids.of(name).get(direction) for name in df.index]
+        if groups is None:
+            groups = {g: g for g in df.columns.get_level_values(0) if g != AVERAGE}
+        for group, direction in groups.items():
+            out[(group, "run_id")] = [run_ids.of(name).get(direction) for name in names]
     else:
         out["run_id"] = [" ".join(f"{d}:{run_ids.of(name)[d]}" for d in sorted(run_ids.of(name), key=_direction_key))
-                         for name in df.index]
+                         for name in names]
     return out
 
 
@@ -382,12 +388,13 @@ def html_path(md_path: str | Path) -> Path:
 def write_table(
     df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
     display: pd.DataFrame | None = None, run_ids: RunIds | None = None, blocks: Sequence[Block] = (),
+    run_groups: Mapping[str, str] | None = None,
 ) -> None:
-    """CSV with every number of `df` (NaN as empty; with `run_ids`, each cell's MLflow run) and,
-    for people, Markdown and its HTML rendering (`html_path(md_path)`, what the report shows):
-    `blocks` (the paper's layout), or one block of `display` (by default `to_display(df)`). All
-    written atomically."""
-    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids)
+    """CSV with every number of `df` (NaN as empty; with `run_ids`, each cell's MLflow run:
+    `with_run_ids(df, run_ids, run_groups)`) and, for people, Markdown and its HTML rendering
+    (`html_path(md_path)`, what the report shows): `blocks` (the paper's layout), or one block of
+    `display` (by default `to_display(df)`). All written atomically."""
+    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids, run_groups)
     flat.columns = flat_columns(flat.columns)
     notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
     layout = Layout(title, blocks or [Block("", to_display(df) if display is None else display)], notes)

@@ -4,8 +4,9 @@ The only module that imports mlflow. One run per (study, direction, model), foun
 so a rerun updates that run. A run mirrors its records: points already logged are not logged
 again (MLflow appends a second history entry for a repeated (key, step), which the UI draws
 as a duplicate point); when the run disagrees with the records (other config hash, a
-changed value, a param with another value, another start time), it is deleted and logged
-afresh, since MLflow can neither overwrite a metric point nor change a param.
+changed value, a param with another value, a param, metric or mtcue.* tag the records no
+longer give, another start time), it is deleted and logged afresh, since MLflow can neither
+overwrite a metric point nor change or remove a param.
 
 Concurrent syncs (two Snakemake invocations, a sync by hand while a study runs) take turns on
 an inter-process lock around store creation and the whole sync: without it a fresh sqlite
@@ -26,9 +27,9 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -112,13 +113,13 @@ def _flatten(obj: object, prefix: str = "") -> dict[str, str]:
 
 @dataclass
 class _Wanted:
-    """What a run should hold: params, metrics as {key: {step: value}}, tags, the metric and tag
-    keys it must not hold, and its start and end (epoch ms; None: unknown, MLflow's default)."""
+    """What a run should hold: params, metrics as {key: {step: value}}, tags (a run holding a param,
+    metric or mtcue.* tag not among them is stale), and its start and end (epoch ms; None: unknown,
+    MLflow's default)."""
 
     params: dict[str, str]
     metrics: dict[str, dict[int, float]]
     tags: dict[str, str]
-    absent: set[str] = field(default_factory=set)
     start_ms: int | None = None
     end_ms: int | None = None
 
@@ -127,13 +128,38 @@ def _ms(iso: str | None) -> int | None:
     return None if iso is None else int(datetime.fromisoformat(iso).timestamp() * 1000)
 
 
-def _desired(train: dict | None, score: dict | None, comet: dict | None) -> _Wanted:
-    first = train or score or comet
+# The fields of a formality record logged as metrics (fractions), each as formality_{field}.
+FORMALITY_FIELDS = ("formal", "informal", "average", "formal_mean", "informal_mean")
+
+
+def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> dict[str, float | None]:
+    """The step-0 metrics of an evaluation record; adds its params and tags."""
+    kind, split = record["kind"], record.get("split")
+    if kind == "score":
+        tags[f"{TAG}bleu_signature"] = record["bleu_signature"]
+        return {f"{split}_bleu": record["bleu"],
+                **{f"{split}_acc_{p}": c["accuracy"] for p, c in record["phenomena"].items()}}
+    if kind == "comet":
+        params["comet_model"] = record["comet_model"]
+        if record["comet"] is None:
+            tags[f"{TAG}comet_unavailable"] = record["unavailable"]
+        return {f"{split}_comet": record["comet"]}
+    if kind == "formality":
+        return {f"formality_{f}": record[f] for f in FORMALITY_FIELDS}
+    return {"eamt22_bleu": record["bleu"], "eamt22_accuracy_mean": record["accuracy_mean"],
+            "eamt22_supervised_samples": record["supervised_samples"],
+            **{f"eamt22_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
+
+
+def _desired(records: list[dict], experiments: Sequence[str]) -> _Wanted:
+    train = next((r for r in records if r["kind"] == "train"), None)
+    first = train or records[0]
     params = {**_flatten((train or {}).get("spec", {})), "config_hash": first["config_hash"]}
     tags = {
         f"{TAG}pair": pair_of(first["direction"]),
         f"{TAG}config_hash": first["config_hash"],
         f"{TAG}git_commit": first["git_commit"],
+        **({f"{TAG}experiments": ",".join(experiments)} if experiments else {}),
     }
     wanted = _Wanted(params, {}, tags)
     metrics, summary = wanted.metrics, {}
@@ -149,25 +175,12 @@ def _desired(train: dict | None, score: dict | None, comet: dict | None) -> _Wan
         tags[f"{TAG}spec"] = json.dumps(train["spec"], sort_keys=True)
         if "model_path" in train:
             tags[f"{TAG}model_path"] = train["model_path"]
-    if score:
-        summary["bleu"] = score["bleu"]
-        summary |= {f"acc_{p}": c["accuracy"] for p, c in score["phenomena"].items()}
-        tags |= {f"{TAG}split": score["split"], f"{TAG}bleu_signature": score["bleu_signature"]}
-    if comet:
-        if score and comet["split"] != score["split"]:
-            raise ValueError(f"COMET record of split {comet['split']!r} but score record of split "
-                             f"{score['split']!r} for {comet['direction']}/{comet['model']}")
-        params["comet_model"] = comet["comet_model"]
-        tags[f"{TAG}split"] = comet["split"]
-        # A run must not keep a COMET score once the model became unavailable, nor the reason
-        # once it has a score: tags and metrics cannot be taken back, so either makes it stale.
-        if comet["comet"] is None:
-            tags[f"{TAG}comet_unavailable"] = comet["unavailable"]
-            wanted.absent.add("comet")
-        else:
-            summary["comet"] = comet["comet"]
-            wanted.absent.add(f"{TAG}comet_unavailable")
-    # Unknown values (no judged sample, no validation) are left out: MLflow has no null.
+        if train["spec"].get("init_from"):
+            tags[f"{TAG}init_from"] = train["spec"]["init_from"]
+    for r in records:
+        if r is not train:
+            summary |= _evaluation(r, params, tags)
+    # Unknown values (no judged sample, no validation, COMET unavailable) are left out: MLflow has no null.
     metrics |= {key: {0: float(v)} for key, v in summary.items() if v is not None}
     return wanted
 
@@ -182,10 +195,13 @@ def _same(a: float | None, b: float) -> bool:
 
 
 def _is_stale(run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> bool:
-    """True when the run holds a param, a metric point, a key or a start time that the records contradict."""
+    """True when the run holds a param, a metric point, a key or a start time that the records
+    contradict: MLflow can take back neither a param nor a metric nor, here, a tag of ours."""
     if any(run.data.params.get(k, v) != v for k, v in wanted.params.items()):
         return True
-    if any(k in run.data.metrics or k in run.data.tags for k in wanted.absent):
+    ours = {k for k in run.data.tags if k.startswith(TAG)}
+    if set(run.data.params) - set(wanted.params) or set(run.data.metrics) - set(wanted.metrics) \
+            or ours - set(wanted.tags):
         return True
     if wanted.start_ms is not None and run.info.start_time != wanted.start_ms:
         return True
@@ -249,44 +265,68 @@ def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]
         client.log_batch(run_id, tags=new_tags[i : i + TAG_BATCH])
 
 
+def _depth(key: tuple[str, str], desired: Mapping[tuple[str, str], _Wanted]) -> int:
+    """How many of its ancestors (init_from, in the same direction) are synced too."""
+    parent = (key[0], desired[key].tags.get(f"{TAG}init_from"))
+    return 1 + _depth(parent, desired) if parent in desired else 0
+
+
 def sync_records(
     tracking_uri: str,
     study: str,
-    train_records: Iterable[dict],
-    score_records: Iterable[dict],
-    comet_records: Iterable[dict] = (),
+    records: Iterable[dict],
+    experiments: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, str]:
-    """Mirror the records of one study into MLflow; returns {"direction/model": run_id}.
+    """Mirror the records of one study into MLflow, one run per (direction, model); returns
+    {"direction/model": run_id}.
 
-    Takes at most one train, one score and one COMET record (the evaluation split) per
-    (direction, model). Params: the train record's flattened model spec plus config_hash. Metrics:
-    train_loss, valid_loss, wall_s per epoch (step = epoch); at step 0 best_epoch,
-    best_valid_loss, params_total, params_trainable, bleu and acc_{phenomenon} (a fraction,
-    "acc_all" pooled). A COMET record of the same split adds param comet_model and metric
-    comet (x100), or, when its model was unavailable, tag mtcue.comet_unavailable (the reason).
-    Tags: identity (mtcue.study, .direction, .model), mtcue.pair, .config_hash, .git_commit,
-    .split, .bleu_signature, .spec (the spec as JSON) and .model_path (the trained checkpoint).
-    The run starts and ends when its training did. The experiment is of kind
-    custom_model_development, so the UI opens it on its runs.
+    `records`: train, score, COMET, formality and EAMT22 records, at most one per (direction,
+    model, kind, split). `experiments`: {"direction/model": the experiments it is part of}
+    (config.trained_models), tag mtcue.experiments (comma-separated).
+    Params: the train record's flattened model spec plus config_hash (and comet_model).
+    Metrics: train_loss, valid_loss, wall_s per epoch (step = epoch); at step 0 best_epoch,
+    best_valid_loss, params_total, params_trainable; per scored split S, S_bleu and S_acc_{phenomenon}
+    (a fraction, "all" pooled) and S_comet (x100; when its model was unavailable, tag
+    mtcue.comet_unavailable says why); formality_{formal,informal,average,formal_mean,informal_mean}
+    (IWSLT22, fractions); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
+    eamt22_supervised_samples. Tags: identity (mtcue.study, .direction, .model), mtcue.pair,
+    .config_hash, .git_commit, .experiments, .bleu_signature, .spec (the spec as JSON),
+    .model_path (the trained checkpoint); a model trained from another (spec init_from) has
+    mtcue.init_from and, when that model is synced too, mtcue.parent_run_id and a description
+    linking to its run. Plain tags, not MLflow's nested runs (mlflow.parentRunId): nesting would fold
+    every fine-tuned model (most runs) under its BASE run, the UI's search matches only the top
+    level, and it draws no deeper level than one. The run starts and ends when its training did.
+    The experiment is of kind custom_model_development, so the UI opens it on its runs.
     """
-    groups: dict[tuple[str, str], list[dict | None]] = {}
-    for slot, records in enumerate((train_records, score_records, comet_records)):
-        for r in records:
-            if r["study"] != study:
-                raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-            cell = groups.setdefault((r["direction"], r["model"]), [None, None, None])
-            if cell[slot] is not None:
-                raise ValueError(f"several {r['kind']} records for {r['direction']}/{r['model']} in study {study}")
-            cell[slot] = r
-    # All cells are checked (e.g. COMET and score splits agree) before anything is logged.
-    desired = {key: _desired(*cell) for key, cell in sorted(groups.items())}
+    groups: dict[tuple[str, str], list[dict]] = {}
+    slots = set()
+    for r in records:
+        if r["study"] != study:
+            raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
+        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22"):
+            raise ValueError(f"a {r['kind']} record belongs to no model's run")
+        slot = (r["direction"], r["model"], r["kind"], r.get("split"))
+        if slot in slots:
+            split = f" of split {slot[3]}" if slot[3] else ""
+            raise ValueError(f"several {r['kind']} records{split} for {r['direction']}/{r['model']} in study {study}")
+        slots.add(slot)
+        groups.setdefault(slot[:2], []).append(r)
+    # All cells are checked before anything is logged; a parent is logged before the models trained from it.
+    desired = {key: _desired(cell, (experiments or {}).get("/".join(key), ())) for key, cell in groups.items()}
     with store_lock(tracking_uri):
         ensure_store(tracking_uri)
         client = MlflowClient(tracking_uri)
         experiment_id = _experiment_id(client, study, tracking_uri)
         run_ids = {}
-        for (direction, model), wanted in desired.items():
+        for direction, model in sorted(desired, key=lambda key: (_depth(key, desired), key)):
+            wanted = desired[(direction, model)]
             identity = {f"{TAG}direction": direction, f"{TAG}model": model, f"{TAG}study": study}
+            wanted.tags |= identity
+            parent = f"{direction}/{wanted.tags.get(f'{TAG}init_from')}"
+            if parent in run_ids:  # the run page's description links to the parent's run
+                wanted.tags[f"{TAG}parent_run_id"] = run_ids[parent]
+                wanted.tags["mlflow.note.content"] = \
+                    f"Trained from [{parent}](#/experiments/{experiment_id}/runs/{run_ids[parent]})."
             run = _find_run(client, experiment_id, identity)
             history = _history(client, run.info.run_id, wanted.metrics) if run else {}
             if run is not None and _is_stale(run, history, wanted):

@@ -1,0 +1,58 @@
+"""The HTML report and the MLflow mirror hold the whole study: checked on the jobs of the demo's and the
+paper's DAG (Snakemake's API; nothing is run, the working directory is empty)."""
+import json
+from pathlib import Path
+
+import pytest
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+from conftest import REPO
+
+RESULTS = ("results/tables/", "results/figures/")
+
+
+@pytest.fixture(scope="module", params=["config.yaml", "paper.yaml"])
+def jobs(request, tmp_path_factory):
+    """Every job of `snakemake all` with the config."""
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow_api = api.workflow(ResourceSettings(cores=1),
+                                    ConfigSettings(configfiles=[REPO / "config" / request.param]),
+                                    snakefile=REPO / "Snakefile", workdir=tmp_path_factory.mktemp("dag"))
+        workflow_api.dag(DAGSettings(forceall=True))
+        workflow = workflow_api._workflow
+        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
+        workflow._build_dag()
+        return list(workflow.dag.jobs)
+
+
+def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):
+    """A table or figure (a name under results/tables/ or results/figures/: its CSV, Markdown, HTML,
+    SVG or PNG) is shown by one of its files marked report(), whose caption file exists."""
+    outputs = [f for job in jobs for f in job.output if f.startswith(RESULTS)]
+    captions = {Path(f).stem: f.flags["report"].caption for f in outputs if "report" in f.flags}
+    names = {Path(f).stem for f in outputs}
+    assert len(names) >= 9  # Tables 1, 3-6, phenomena, three figures, Figure 4
+    assert not names - set(captions), f"not in the report: {sorted(names - set(captions))}"
+    uncaptioned = [n for n, caption in captions.items()
+                   if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
+    assert not uncaptioned, f"no caption file: {uncaptioned}"
+
+
+def test_the_mlflow_sync_mirrors_every_trained_model_tagged_with_its_experiments(jobs):
+    (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
+    trained = {f for job in jobs if job.rule.name == "train" for f in job.output if f.startswith("results/records/")}
+    assert len(trained) >= 55 and trained <= set(sync.input)
+    experiments = json.loads(sync.params.experiments)
+    assert {f"results/records/train/{key}.json" for key in experiments} == trained
+    assert all(experiments.values())  # each model of these configs gives some experiment's results
+
+
+def test_every_csv_of_model_results_is_built_after_the_sync_and_reads_its_run_ids(jobs):
+    """Table 1 (data records) has no model runs; every other table's and Figure 4's CSV names the run of
+    each number, from the file the sync writes."""
+    (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
+    csvs = {job.rule.name: job for job in jobs if any(f.startswith(RESULTS) and f.endswith(".csv") for f in job.output)}
+    assert len(csvs) >= 7
+    missing = [name for name, job in csvs.items() if name != "table1_data" and sync.output[0] not in job.input]
+    assert not missing, f"not naming their MLflow runs: {missing}"
