@@ -1,0 +1,222 @@
+"""The study on more cores: its critical path, its total work and a projected wall time per core count,
+from Snakemake's `benchmark:` files and the study's DAG (docs/benchmarks.md, "The demo on more cores").
+
+A job's time is the wall seconds (column `s`) of its benchmark file; a job without one (rule `all`) or
+whose file is missing (an unfinished study) counts 0 s and is listed. The projection is a list schedule:
+a job starts once its inputs are done and its threads' cores are free, the ready job with the longest
+remaining path first; a stand-in for Snakemake's scheduler, which has no such priority (it favours rule
+priority), so the projection is what a good scheduler reaches. No schedule beats max(critical path,
+total work / cores), given as the lower bound.
+"""
+from __future__ import annotations
+
+import csv
+import heapq
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("mtcue")
+CORES = (2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    seconds: float
+    deps: tuple[str, ...] = ()  # names of the jobs whose outputs it reads
+    threads: int = 1
+
+
+def _dependants(jobs: list[Job]) -> dict[str, list[str]]:
+    """{job: the jobs that read its outputs}; a dependency that is not a job is an error."""
+    dependants = {job.name: [] for job in jobs}
+    unknown = sorted({d for job in jobs for d in job.deps} - set(dependants))
+    if unknown:
+        raise ValueError(f"dependencies that are not jobs: {unknown[:5]}")
+    for job in jobs:
+        for dep in job.deps:
+            dependants[dep].append(job.name)
+    return dependants
+
+
+def _topological(jobs: list[Job]) -> list[Job]:
+    """The jobs, each after its dependencies; a cycle is an error."""
+    by_name, dependants = {job.name: job for job in jobs}, _dependants(jobs)
+    waiting = {job.name: len(set(job.deps)) for job in jobs}
+    ready = [name for name, n in waiting.items() if n == 0]
+    order = []
+    while ready:
+        name = ready.pop()
+        order.append(by_name[name])
+        for d in set(dependants[name]):
+            waiting[d] -= 1
+            if waiting[d] == 0:
+                ready.append(d)
+    if len(order) != len(jobs):
+        raise ValueError("the jobs' dependencies form a cycle")
+    return order
+
+
+def remaining(jobs: list[Job]) -> dict[str, float]:
+    """{job: its time plus the longest chain of times after it}: the critical path through the job from its
+    start, the list schedule's priority."""
+    dependants = _dependants(jobs)
+    rest: dict[str, float] = {}
+    for job in reversed(_topological(jobs)):
+        rest[job.name] = job.seconds + max((rest[d] for d in dependants[job.name]), default=0.0)
+    return rest
+
+
+def critical_path(jobs: list[Job]) -> tuple[float, list[str]]:
+    """The longest chain of job times through the dependencies: (seconds, job names in run order)."""
+    if not jobs:
+        return 0.0, []
+    rest, dependants = remaining(jobs), _dependants(jobs)
+    # The path starts at a job with nothing before it and goes on through the dependant that carries the
+    # rest of it; ties go to the first name, so the chain is the same on every run.
+    chain = [min((j.name for j in jobs if not j.deps), key=lambda n: (-rest[n], n))]
+    while dependants[chain[-1]]:
+        chain.append(min(dependants[chain[-1]], key=lambda n: (-rest[n], n)))
+    return rest[chain[0]], chain
+
+
+def total_work(jobs: list[Job]) -> float:
+    """Core-seconds of the whole study: each job's time on each of its threads."""
+    return sum(job.seconds * job.threads for job in jobs)
+
+
+def list_schedule(jobs: list[Job], cores: int) -> float:
+    """The wall time (makespan) of the jobs on `cores` cores, each job as soon as its dependencies are done
+    and min(threads, cores) cores are free, longest remaining path first (a lower priority job may start
+    beside a higher one that does not fit)."""
+    if not jobs:
+        return 0.0
+    rest, dependants = remaining(jobs), _dependants(jobs)
+    need = {job.name: min(job.threads, cores) for job in jobs}
+    seconds = {job.name: job.seconds for job in jobs}
+    waiting = {job.name: len(set(job.deps)) for job in jobs}
+    ready = sorted((n for n, w in waiting.items() if w == 0), key=lambda n: (-rest[n], n))
+    running: list[tuple[float, str]] = []  # (finish time, job) heap
+    now, free = 0.0, cores
+    while ready or running:
+        for name in list(ready):
+            if need[name] <= free:
+                ready.remove(name)
+                free -= need[name]
+                heapq.heappush(running, (now + seconds[name], name))
+        now, name = heapq.heappop(running)
+        done = [name]
+        while running and running[0][0] <= now:  # every job finishing at this time frees its cores together
+            done.append(heapq.heappop(running)[1])
+        for name in done:
+            free += need[name]
+            for d in set(dependants[name]):
+                waiting[d] -= 1
+                if waiting[d] == 0:
+                    ready.append(d)
+        ready.sort(key=lambda n: (-rest[n], n))
+    return now
+
+
+def projection(jobs: list[Job], cores: tuple[int, ...] = CORES) -> dict:
+    """Total work, critical path, its chain and the projected and lowest possible wall time per core count."""
+    seconds, chain = critical_path(jobs)
+    work = total_work(jobs)
+    return {
+        "total_work_s": round(work, 2),
+        "critical_path_s": round(seconds, 2),
+        "chain": chain,
+        "projected_wall_s": {str(c): round(list_schedule(jobs, c), 2) for c in cores},
+        "lower_bound_s": {str(c): round(max(seconds, sum(j.seconds * min(j.threads, c) for j in jobs) / c), 2)
+                          for c in cores},
+    }
+
+
+def job_name(rule: str, wildcards: dict[str, str]) -> str:
+    """'train en-de/base': the rule, then its wildcards' values in the order of its output pattern."""
+    return " ".join([rule, "/".join(str(v) for v in wildcards.values())]) if wildcards else rule
+
+
+def benchmark_seconds(path: Path) -> float:
+    """Wall seconds of a benchmark file: column `s`, summed over its rows (one per repeat of the job)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return sum(float(row["s"]) for row in csv.DictReader(f, delimiter="\t"))
+
+
+@dataclass(frozen=True)
+class DagJob:
+    name: str
+    deps: tuple[str, ...]
+    threads: int
+    benchmark: str | None  # relative to the study's folder
+
+
+def study_dag(snakefile: Path, configfiles: list[Path], cores: int = max(CORES)) -> list[DagJob]:
+    """Every job of the study's default target (`all`), forced, so a finished study lists them all too.
+    Built in an empty folder: the study's own folder (and its lock, held by a running Snakemake) is not
+    touched, and the DAG has no checkpoints, so it does not depend on what is there."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+    snakefile, configfiles = Path(snakefile).absolute(), [Path(c).absolute() for c in configfiles]
+    with tempfile.TemporaryDirectory(prefix="mtcue-dag-") as empty, \
+            SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        # `cores` above any rule's threads: Snakemake caps a job's threads at the cores it is given.
+        workflow_api = api.workflow(ResourceSettings(cores=cores), ConfigSettings(configfiles=configfiles),
+                                    snakefile=snakefile, workdir=Path(empty))
+        workflow_api.dag(DAGSettings(forceall=True))
+        workflow = workflow_api._workflow
+        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
+        workflow._build_dag()
+        dag = workflow.dag
+        names = {job: job_name(job.rule.name, dict(job.wildcards_dict)) for job in dag.jobs}
+        return [DagJob(names[job], tuple(sorted(names[d] for d in dag.dependencies[job])), int(job.threads),
+                       str(job.benchmark) if job.benchmark else None)
+                for job in dag.jobs]
+
+
+def timed_jobs(dag: list[DagJob], study: Path) -> tuple[list[Job], list[str], list[str]]:
+    """The DAG's jobs with their benchmark times; the jobs without a benchmark file in the rule and those
+    whose file is missing (both count 0 s)."""
+    jobs, unmeasured, missing = [], [], []
+    for d in dag:
+        path = study / d.benchmark if d.benchmark else None
+        if path is None:
+            unmeasured.append(d.name)
+        elif not path.is_file():
+            missing.append(d.name)
+        seconds = benchmark_seconds(path) if path is not None and path.is_file() else 0.0
+        jobs.append(Job(d.name, seconds, d.deps, d.threads))
+    return jobs, sorted(unmeasured), sorted(missing)
+
+
+def observed_span(dag: list[DagJob], study: Path) -> float | None:
+    """Seconds from the first measured job's start to the last one's end: Snakemake writes a benchmark file
+    as its job ends, so its mtime is the end and mtime - s the start. The study's wall time when it ran in
+    one go; it also spans any pause of a resumed study, and copies without their mtimes are meaningless."""
+    spans = []
+    for d in dag:
+        path = study / d.benchmark if d.benchmark else None
+        if path is not None and path.is_file():
+            end = os.stat(path).st_mtime
+            spans.append((end - benchmark_seconds(path), end))
+    return round(max(e for _, e in spans) - min(s for s, _ in spans), 2) if spans else None
+
+
+def write_critical_path(snakefile: Path, configfiles: list[Path], study: Path, out: Path,
+                        cores: tuple[int, ...] = CORES) -> dict:
+    from mtcue.io import atomic_write_text
+
+    dag = study_dag(snakefile, configfiles, max(cores))
+    jobs, unmeasured, missing = timed_jobs(dag, Path(study))
+    result = {**projection(jobs, cores), "jobs": len(jobs), "observed_span_s": observed_span(dag, Path(study)),
+              "unmeasured_jobs": unmeasured, "missing_benchmarks": missing}
+    if missing:
+        log.warning("%d of %d jobs have no benchmark file (counted 0 s): the study is unfinished", len(missing),
+                    len(jobs))
+    atomic_write_text(out, json.dumps(result, indent=1) + "\n")
+    return result

@@ -1,0 +1,94 @@
+"""The critical path, total work and list-scheduled wall time of a study, on small DAGs worked out by hand."""
+import random
+
+import pytest
+
+from mtcue.reporting.critical_path import (Job, benchmark_seconds, critical_path, job_name, list_schedule,
+                                           projection, remaining, total_work)
+
+# A diamond a -> (b, c) -> d, a chain e -> f and an independent g; times in seconds.
+DIAMOND_CHAIN_SINGLE = [
+    Job("a", 2), Job("b", 3, ("a",)), Job("c", 1, ("a",)), Job("d", 2, ("b", "c")),
+    Job("e", 1), Job("f", 3, ("e",)),
+    Job("g", 6),
+]
+
+
+def test_critical_path_and_total_work_by_hand():
+    # a-b-d = 7 beats g = 6, e-f = 4 and a-c-d = 5; the work is every time added up.
+    assert critical_path(DIAMOND_CHAIN_SINGLE) == (7, ["a", "b", "d"])
+    assert total_work(DIAMOND_CHAIN_SINGLE) == 2 + 3 + 1 + 2 + 1 + 3 + 6 == 18
+    assert remaining(DIAMOND_CHAIN_SINGLE) == {"a": 7, "b": 5, "c": 3, "d": 2, "e": 4, "f": 3, "g": 6}
+
+
+@pytest.mark.parametrize("cores, wall", [
+    (1, 18),  # one core is never idle: the total work
+    # t=0 a, g (priorities 7, 6 over e's 4); t=2 b; t=5 e; t=6 c, f; t=7 d; f and d end at 9
+    (2, 9),
+    # t=0 a, g, e; t=1 f; t=2 b, c; t=5 d, ends at 7: the critical path
+    (4, 7),
+])
+def test_list_schedule_by_hand(cores, wall):
+    assert list_schedule(DIAMOND_CHAIN_SINGLE, cores) == wall
+
+
+def test_the_longest_remaining_path_goes_first():
+    # Name order would start a and b first and finish z2 at 5; z1's longer path puts it first: 4.
+    jobs = [Job("a", 1), Job("b", 1), Job("z1", 1), Job("z2", 3, ("z1",))]
+    assert list_schedule(jobs, 2) == 4
+
+
+def test_a_job_takes_its_threads_cores_up_to_all_of_them():
+    jobs = [Job("x", 3, threads=2), Job("y", 1), Job("z", 1)]
+    assert total_work(jobs) == 8
+    assert list_schedule(jobs, 1) == 5  # x on the one core there is
+    assert list_schedule(jobs, 2) == 4  # x alone on both cores, then y and z side by side
+    assert list_schedule(jobs, 4) == 3
+    assert projection(jobs, (1, 2, 4))["lower_bound_s"] == {"1": 5, "2": 4, "4": 3}
+
+
+def test_an_empty_study_and_zero_second_jobs():
+    assert list_schedule([], 2) == 0 and critical_path([]) == (0, [])
+    jobs = [Job("a", 0), Job("b", 2, ("a",)), Job("all", 0, ("b",))]
+    assert critical_path(jobs) == (2, ["a", "b", "all"]) and list_schedule(jobs, 2) == 2
+
+
+def test_random_dags_keep_within_the_bounds():
+    """No schedule beats max(critical path, work / cores); a list schedule is within work / cores + critical path
+    (Graham's bound) and one core does the whole work."""
+    rng = random.Random(28)
+    for _ in range(200):
+        n = rng.randint(1, 25)
+        jobs = [Job(str(i), rng.choice([0, 0.5, 1, 2, 7, 30]), tuple(str(d) for d in range(i) if rng.random() < 0.15))
+                for i in range(n)]
+        cp, work = critical_path(jobs)[0], total_work(jobs)
+        assert list_schedule(jobs, 1) == pytest.approx(work)
+        for cores in (2, 3, 8):
+            wall = list_schedule(jobs, cores)
+            assert max(cp, work / cores) - 1e-9 <= wall <= work / cores + cp + 1e-9
+
+
+def test_a_chain_is_a_path_and_its_times_add_up_to_the_critical_path():
+    rng = random.Random(4)
+    for _ in range(50):
+        jobs = [Job(str(i), rng.randint(0, 9), tuple(str(d) for d in range(i) if rng.random() < 0.3)) for i in range(12)]
+        seconds, chain = critical_path(jobs)
+        by_name = {j.name: j for j in jobs}
+        assert not by_name[chain[0]].deps
+        assert all(prev in by_name[nxt].deps for prev, nxt in zip(chain, chain[1:]))
+        assert sum(by_name[n].seconds for n in chain) == seconds
+
+
+def test_a_cycle_or_an_unknown_dependency_is_an_error():
+    with pytest.raises(ValueError, match="cycle"):
+        critical_path([Job("a", 1, ("b",)), Job("b", 1, ("a",))])
+    with pytest.raises(ValueError, match=r"not jobs: \['x'\]"):
+        list_schedule([Job("a", 1, ("x",))], 2)
+
+
+def test_job_names_and_benchmark_files(tmp_path):
+    assert job_name("train", {"direction": "en-de", "model": "base"}) == "train en-de/base"
+    assert job_name("all", {}) == "all"
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text("s\th:m:s\tmax_rss\n1.5\t0:00:01\t3\n2.25\t0:00:02\t3\n")  # two repeats of the job
+    assert benchmark_seconds(tsv) == 3.75
