@@ -1,8 +1,14 @@
-"""The critical path, total work and list-scheduled wall time of a study, on small DAGs worked out by hand."""
+"""`mtcue critical-path`: the critical path, total work and list-scheduled wall time of a study, on small
+DAGs worked out by hand and on a stubbed study's real DAG with made-up benchmark files."""
+import json
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
+from conftest import REPO, SNAKEMAKE
 from mtcue.reporting.critical_path import (Job, benchmark_seconds, critical_path, job_name, list_schedule,
                                            projection, remaining, total_work)
 
@@ -92,3 +98,89 @@ def test_job_names_and_benchmark_files(tmp_path):
     tsv = tmp_path / "b.tsv"
     tsv.write_text("s\th:m:s\tmax_rss\n1.5\t0:00:01\t3\n2.25\t0:00:02\t3\n")  # two repeats of the job
     assert benchmark_seconds(tsv) == 3.75
+
+
+# ---- a stubbed study ---------------------------------------------------------------------------------
+
+
+def _seconds(name: str) -> float:
+    """A made-up job time, different per job and the same on every run."""
+    return float(sum(map(ord, name)) % 97 + 1)
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory):
+    """config/tiny.yaml's study made to look finished (tests/stub_study.py), a benchmark file of made-up
+    time for every job but one, and its DAG {job name: dependency names} from Snakemake's API."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+    workdir, config = tmp_path_factory.mktemp("stub"), REPO / "config" / "tiny.yaml"
+    done = subprocess.run([sys.executable, str(REPO / "tests" / "stub_study.py"), str(REPO / "Snakefile"),
+                           str(config), str(workdir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow_api = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[config]),
+                                    snakefile=REPO / "Snakefile", workdir=tmp_path_factory.mktemp("dag"))
+        workflow_api.dag(DAGSettings(forceall=True))
+        workflow = workflow_api._workflow
+        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
+        workflow._build_dag()
+        dag = workflow.dag
+        names = {job: job_name(job.rule.name, dict(job.wildcards_dict)) for job in dag.jobs}
+        deps = {names[job]: {names[d] for d in dag.dependencies[job]} for job in dag.jobs}
+        benchmarks = {names[job]: job.benchmark for job in dag.jobs if job.benchmark}
+    skipped = sorted(benchmarks)[0]  # a job that has not run yet: its file is missing
+    for name, path in benchmarks.items():
+        if name != skipped:
+            (workdir / path).parent.mkdir(parents=True, exist_ok=True)
+            (workdir / path).write_text(f"s\th:m:s\n{_seconds(name)}\t0:00:01\n")
+    return workdir, config, deps, benchmarks, skipped
+
+
+def _longest(deps: dict[str, set[str]], seconds: dict[str, float]) -> float:
+    """The longest chain of times ending at any job, by plain recursion over the dependencies."""
+    memo = {}
+
+    def ending_at(name):
+        if name not in memo:
+            memo[name] = seconds[name] + max((ending_at(d) for d in deps[name]), default=0)
+        return memo[name]
+    return max(ending_at(n) for n in deps)
+
+
+def test_the_step_on_a_finished_study_lists_every_job_and_a_real_chain(stub):
+    from mtcue.cli import main
+
+    workdir, config, deps, benchmarks, skipped = stub
+    out = workdir / "out" / "critical_path.json"
+    assert main(["critical-path", "--snakefile", str(REPO / "Snakefile"), "--configfile", str(config),
+                 "--study", str(workdir), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert {"total_work_s", "critical_path_s", "chain", "projected_wall_s"} <= set(result)
+    assert set(result["projected_wall_s"]) == {"2", "4", "8", "16"}
+    assert result["jobs"] == len(deps) > 20  # forced: every job, though the study is finished
+    assert result["unmeasured_jobs"] == ["all"] and result["missing_benchmarks"] == [skipped]
+    seconds = {n: _seconds(n) if n in benchmarks and n != skipped else 0.0 for n in deps}
+    assert result["total_work_s"] == pytest.approx(sum(seconds.values()))
+    chain = result["chain"]
+    assert all(prev in deps[nxt] for prev, nxt in zip(chain, chain[1:])), chain  # each reads the one before
+    assert not deps[chain[0]] and chain[-1] == "all"
+    assert result["critical_path_s"] == pytest.approx(sum(seconds[n] for n in chain))
+    assert result["critical_path_s"] == pytest.approx(_longest(deps, seconds))
+    for cores, wall in result["projected_wall_s"].items():
+        assert wall >= result["lower_bound_s"][cores] >= max(result["critical_path_s"],
+                                                              result["total_work_s"] / int(cores)) - 0.01
+
+
+def test_the_rule_runs_alone_on_a_finished_study(stub):
+    """`snakemake results/benchmarks/critical_path.json` after a study runs that one job and writes the JSON."""
+    workdir, config, deps, benchmarks, skipped = stub
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+                           "--configfile", str(config), "--cores", "1", "results/benchmarks/critical_path.json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1 of 1 steps (100%) done" in done.stderr, done.stderr[-3000:]
+    result = json.loads((workdir / "results" / "benchmarks" / "critical_path.json").read_text())
+    assert result["jobs"] == len(deps) and result["chain"][-1] == "all"

@@ -116,3 +116,26 @@ rule table1_data:
         "results/benchmarks/table1_data.tsv"
     shell:
         "mtcue table --kind data --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+
+
+# Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo
+# on more cores"), a question about the machine, not a result of the study; in `all` it would rerun after
+# every change. After a study: `snakemake --cores 1 results/benchmarks/critical_path.json`. Its input is
+# every target of `all` (rule `all` is defined after this file is read, hence the function), so it runs
+# after the last job whose benchmark file it reads.
+rule critical_path:
+    localrule: True
+    input:
+        lambda w: list(rules.all.input),
+    output:
+        "results/benchmarks/critical_path.json",
+    params:
+        snakefile=workflow.main_snakefile,
+        configfiles=" ".join(shlex.quote(f) for f in CONFIG_FILES),
+    log:
+        "results/logs/critical_path.log",
+    benchmark:
+        "results/benchmarks/critical_path/critical_path.tsv"
+    shell:
+        "mtcue critical-path --snakefile {params.snakefile:q} --configfile {params.configfiles} --study . "
+        "--out {output} 2> {log}"

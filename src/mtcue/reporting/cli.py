@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import logging
 
+from mtcue.cli import positive_int
+
 log = logging.getLogger("mtcue")
 RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
 
@@ -106,6 +108,14 @@ def cmd_readme_results(a):
     log.info("%s: results %s from %s", a.readme, "current" if current else "rendered", ", ".join(a.records))
 
 
+def cmd_critical_path(a):
+    from mtcue.reporting.critical_path import write_critical_path
+
+    r = write_critical_path(a.snakefile, a.configfile or ["config/config.yaml"], a.study, a.out, tuple(a.cores))
+    log.info("%s: %d jobs, total work %.0f s, critical path %.0f s (%d jobs); projected wall s per cores %s",
+             a.out, r["jobs"], r["total_work_s"], r["critical_path_s"], len(r["chain"]), r["projected_wall_s"])
+
+
 def register(step) -> None:
     s = step("table", cmd_table, "assemble a table from records")
     s.add_argument("--kind", choices=["quality", "phenomena", "models", "data"], default="quality",
@@ -181,3 +191,13 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")
+
+    s = step("critical-path", cmd_critical_path,
+             "the study on more cores: critical path, total work and projected wall time per core count, from "
+             "the benchmark files and the DAG")
+    s.add_argument("--snakefile", default="Snakefile")
+    s.add_argument("--configfile", nargs="+", action="extend",
+                   help="the study's config files, as given to Snakemake (default config/config.yaml)")
+    s.add_argument("--study", default=".", help="the study's folder: its results/benchmarks/ holds the job times")
+    s.add_argument("--cores", nargs="+", type=positive_int, default=[2, 4, 8, 16], help="core counts to project")
+    s.add_argument("--out", default="results/benchmarks/critical_path.json")
