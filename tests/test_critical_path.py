@@ -77,7 +77,8 @@ def test_random_dags_keep_within_the_bounds():
 def test_a_chain_is_a_path_and_its_times_add_up_to_the_critical_path():
     rng = random.Random(4)
     for _ in range(50):
-        jobs = [Job(str(i), rng.randint(0, 9), tuple(str(d) for d in range(i) if rng.random() < 0.3)) for i in range(12)]
+        jobs = [Job(str(i), rng.randint(0, 9), tuple(str(d) for d in range(i) if rng.random() < 0.3))
+                for i in range(12)]
         seconds, chain = critical_path(jobs)
         by_name = {j.name: j for j in jobs}
         assert not by_name[chain[0]].deps
