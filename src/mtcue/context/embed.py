@@ -64,9 +64,10 @@ def resolve_encoder_path(name: str) -> str:
     return name
 
 
-def load_encoder(name: str, pooling: str = "mean", device: str | None = None) -> Encoder:
+def load_encoder(name: str, pooling: str = "mean", device: str | None = None, fp16: bool = False) -> Encoder:
     """`pooling` "mean": the model as sentence-transformers loads it (sentence encoders keep their own
-    pooling, plain transformers get mean pooling); "cls": the first token's final state."""
+    pooling, plain transformers get mean pooling); "cls": the first token's final state. `fp16`: half
+    precision weights (for a GPU; vectors are still returned as float32)."""
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
@@ -83,6 +84,8 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
             f"context encoder '{name}' could not be loaded ({err}). It is not bundled: it downloads "
             "from the Hugging Face hub on first use, which needs internet access, or give a local "
             "path in context.encoder. Offline, use the bundled 'all-MiniLM-L6-v2'.") from None
+    if fp16:
+        model.half()
 
     def encode(texts: Sequence[str]) -> np.ndarray:
         # One call per batch of embed_all, which reports progress over all of them: no bar per call.
@@ -92,6 +95,13 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None) ->
     dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     encode.dim = dim()  # type: ignore[attr-defined]
     return encode
+
+
+def embedding_order(texts: Sequence[str], rows: Sequence[int]) -> list[int]:
+    """`rows` (indices into `texts`) longest string first, ties in the given order: batches of similar
+    length pad less (sentence-transformers sorts only within one call, and embed_all calls it per batch);
+    the longest batch comes first, so running out of memory shows at once."""
+    return sorted(rows, key=lambda row: -len(texts[row]))
 
 
 def embed_all(encoder: Encoder, texts: Sequence[str], out: np.ndarray, rows: Sequence[int], batch_size: int,
@@ -129,7 +139,7 @@ def build_stores(corpora: dict[str, dict[str, str | Path]], out_dirs: dict[str, 
             tmp = stack.enter_context(atomic_directory(out_dirs[direction]))
             vectors = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
                                                 shape=(len(texts), dim))
-            new = [row for row, text in enumerate(texts) if text not in owner]
+            new = embedding_order(texts, [row for row, text in enumerate(texts) if text not in owner])
             log.info("%s: %d strings, %d not embedded for an earlier direction", direction, len(texts), len(new))
             embed_all(encoder, [texts[row] for row in new], vectors, new, batch_size, f"embed {direction}")
             _copy_rows(vectors, [(row, owner[text]) for row, text in enumerate(texts) if text in owner])
