@@ -50,6 +50,22 @@ def cmd_bench_store(a):
                      indent=2))
 
 
+def cmd_bench_embed_scale(a):
+    import torch
+
+    from mtcue.context.bench import benchmark_embed_scale
+
+    torch.set_num_threads(a.torch_threads)
+    result = benchmark_embed_scale(a.corpus, a.direction, a.columns.split(","), a.encoder, a.sample, a.batch_size,
+                                   a.project_threads, a.device, a.seed)
+    text = json.dumps(result, indent=2)
+    if a.out:
+        from pathlib import Path
+
+        Path(a.out).write_text(text + "\n")
+    print(text)
+
+
 def register(step) -> None:
     s = step("embed", cmd_embed, "embed every unique context string once, with one encoder, into the store "
                                  "of each direction (a string several directions read is embedded once)")
@@ -84,3 +100,19 @@ def register(step) -> None:
     s.add_argument("--batch-size", type=int, default=64)
     s.add_argument("--batches", type=int, default=20)
     s.add_argument("--train-record", help="training record of a contextual model, for the training speed-up")
+
+    s = step("bench-embed-scale", cmd_bench_embed_scale, "embedding at scale: unique context strings per 100k "
+             "pairs, each encoder's strings/s (first-seen and length order), projected store build time for "
+             "Table 1's pairs")
+    s.add_argument("--corpus", required=True, help="corpus-format JSONL (e.g. extract-opensubtitles' output)")
+    s.add_argument("--direction", required=True)
+    s.add_argument("--columns", required=True, help="comma-separated store columns; metadata columns without "
+                   "values are estimated as one string per film and field")
+    s.add_argument("--encoder", action="append", required=True, help="repeat for several encoders")
+    s.add_argument("--sample", type=int, default=4000, help="unique strings to time each encoder on")
+    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--torch-threads", type=int, default=1)
+    s.add_argument("--project-threads", type=int, nargs="+", default=[1, 16])
+    s.add_argument("--device", help="e.g. cuda (fp16); default CPU")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", help="also write the JSON here")
