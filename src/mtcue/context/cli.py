@@ -60,9 +60,9 @@ def cmd_bench_embed_scale(a):
                                    a.project_threads, a.device, a.seed)
     text = json.dumps(result, indent=2)
     if a.out:
-        from pathlib import Path
+        from mtcue.io import atomic_write_text
 
-        Path(a.out).write_text(text + "\n")
+        atomic_write_text(a.out, text + "\n")
     print(text)
 
 
