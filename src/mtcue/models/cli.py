@@ -82,7 +82,8 @@ def cmd_bench_train_cost(a):
 
         torch.set_num_threads(a.threads)
     result = bench_config(cfgmod.load(a.config), a.models.split(",") if a.models else None, a.updates, a.warmup,
-                          a.max_tokens, a.mean_len, a.max_len, a.vocab_size, a.n_tags, a.seed, a.device)
+                          a.max_tokens, a.mean_len, a.max_len, a.vocab_size, a.n_tags, a.seed, a.device,
+                          a.profile)
     text = json.dumps(result, indent=2)
     if a.out:
         Path(a.out).write_text(text + "\n")
@@ -175,4 +176,6 @@ def register(step) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
     s.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    s.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="also profile N further updates per model (torch.profiler): top operators by self time")
     s.add_argument("--out", help="also write the JSON here")

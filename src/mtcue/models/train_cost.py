@@ -149,10 +149,12 @@ def ratios(entries: dict) -> dict:
 
 def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, warmup: int = 3,
                  max_tokens: int | None = None, mean_len: float = 10.0, max_len: int = 64,
-                 vocab_size: int = 32864, n_tags: int = 1000, seed: int = 1, device: str | None = None) -> dict:
+                 vocab_size: int = 32864, n_tags: int = 1000, seed: int = 1, device: str | None = None,
+                 profile: int = 0) -> dict:
     """Seconds per training update of each contextual model of `cfg` (or of `models`), in its first
     direction, on the same generated batches of `max_tokens` (the config's training.max_tokens by
-    default)."""
+    default). `profile` > 0: also each model's top operators by self time (torch.profiler) over
+    `profile` more updates (on the first timed batches), after the timing."""
     from mtcue import config as cfgmod
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -170,11 +172,11 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
     chosen = [packed[i] for i in rng.permutation(order)]
 
     # On CPU, subnormal floats (tiny gradients and Adam moments of random data) make elementwise
-    # kernels up to ~30x slower and the timings erratic; GPUs carry no such penalty. Flush them to
+    # kernels up to ~40x slower and the timings erratic; GPUs carry no such penalty. Flush them to
     # zero while timing, as GPU-like arithmetic (docs/benchmarks.md, "Training cost per model").
     flushed = dev.type == "cpu" and torch.set_flush_denormal(True)
     try:
-        entries = _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed)
+        entries = _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed, profile)
     finally:
         if flushed:
             torch.set_flush_denormal(False)
@@ -189,7 +191,7 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
     }
 
 
-def _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed) -> dict:
+def _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed, profile=0) -> dict:
     from mtcue import config as cfgmod
     from mtcue.models import fairseq_args as fa
     from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args
@@ -220,5 +222,24 @@ def _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed) -> 
             "target_tokens_per_update": statistics.fmean(int(b["target"].ne(model.decoder.dictionary.pad()).sum())
                                                          for b in timed),
         }
+        if profile:
+            entries[name]["top_operators"] = top_operators(model, timed[:profile], spec["training"], dev, fp16)
         del model
     return entries
+
+
+def top_operators(model, batches: list[dict], training: dict, device: torch.device, fp16: bool = False,
+                  n: int = 10) -> list[dict]:
+    """The `n` operators with the most self time (CPU, or CUDA where the model runs there) over
+    updates on `batches`: name, seconds per update and share of all operators' self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        time_updates(model, batches, training, 0, device, fp16)
+    attr = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    events = [e for e in prof.key_averages() if getattr(e, attr, 0) > 0]
+    total = sum(getattr(e, attr) for e in events)
+    events.sort(key=lambda e: -getattr(e, attr))
+    return [{"name": e.key, "s_per_update": getattr(e, attr) / 1e6 / len(batches), "share": getattr(e, attr) / total}
+            for e in events[:n]]
