@@ -103,7 +103,8 @@ def test_bench_times_every_contextual_model_on_the_same_batches(small_config):
 def test_cli_writes_json_and_defaults_to_the_config_max_tokens(small_config, tmp_path, capsys):
     out = tmp_path / "cost.json"
     main(["bench-train-cost", "--config", str(small_config), "--models", "mtcue", "--updates", "2", "--warmup", "1",
-          "--vocab-size", "100", "--mean-len", "5", "--max-len", "10", "--device", "cpu", "--profile", "1", "--out", str(out)])
+          "--vocab-size", "100", "--mean-len", "5", "--max-len", "10", "--device", "cpu", "--profile", "1",
+          "--out", str(out)])
     result = json.loads(out.read_text())
     assert json.loads(capsys.readouterr().out) == result
     assert list(result["models"]) == ["mtcue"] and result["ratios"] == {}
@@ -111,4 +112,5 @@ def test_cli_writes_json_and_defaults_to_the_config_max_tokens(small_config, tmp
     assert result["models"]["mtcue"]["padded_tokens_per_update"] <= 512
     top = result["models"]["mtcue"]["top_operators"]
     assert 0 < len(top) <= 10 and all(op["s_per_update"] > 0 for op in top)
-    assert [op["share"] for op in top] == sorted((op["share"] for op in top), reverse=True) and sum(op["share"] for op in top) <= 1
+    shares = [op["share"] for op in top]
+    assert shares == sorted(shares, reverse=True) and sum(shares) <= 1

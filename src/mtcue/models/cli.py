@@ -168,7 +168,8 @@ def register(step) -> None:
     s.add_argument("--models", help="comma-separated models of the config (default: every contextual model)")
     s.add_argument("--updates", type=positive_int, default=30, help="timed updates per model")
     s.add_argument("--warmup", type=int, default=3, help="untimed updates first")
-    s.add_argument("--max-tokens", type=positive_int, help="tokens per batch (default: the config's training.max_tokens)")
+    s.add_argument("--max-tokens", type=positive_int,
+                   help="tokens per batch (default: the config's training.max_tokens)")
     s.add_argument("--mean-len", type=float, default=10.0, help="mean sentence length in pieces")
     s.add_argument("--max-len", type=positive_int, default=64, help="sentence length cap in pieces")
     s.add_argument("--vocab-size", type=int, default=32864)

@@ -66,7 +66,8 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
     target = torch.full((bsz, tgt_len), pad)
     prev = torch.full((bsz, tgt_len), pad)
     for i, (s, t) in enumerate(pairs):
-        src[i, src_len - s:] = torch.cat([torch.randint(d.nspecial, len(d), (s - 1,), generator=gen), torch.tensor([eos])])
+        words = torch.randint(d.nspecial, len(d), (s - 1,), generator=gen)
+        src[i, src_len - s:] = torch.cat([words, torch.tensor([eos])])
         words = torch.randint(d.nspecial, len(d), (t - 1,), generator=gen)
         target[i, :t] = torch.cat([words, torch.tensor([eos])])
         prev[i, :t] = torch.cat([torch.tensor([eos]), words])
@@ -142,7 +143,8 @@ def ratios(entries: dict) -> dict:
     for key in PAPER_RATIOS:
         num, den = key.split("/")
         if num in by_type and den in by_type:
-            out[key] = {"measured": entries[by_type[num]]["update_s"]["mean"] / entries[by_type[den]]["update_s"]["mean"],
+            mean = {k: entries[by_type[k]]["update_s"]["mean"] for k in (num, den)}
+            out[key] = {"measured": mean[num] / mean[den],
                         "paper": PAPER_RATIOS[key], "models": [by_type[num], by_type[den]]}
     return out
 
