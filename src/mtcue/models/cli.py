@@ -74,6 +74,22 @@ def cmd_count_params(a):
     print(json.dumps(count_config(cfgmod.load(a.config), a.vocab_size, a.n_tags), indent=2))
 
 
+def cmd_bench_train_cost(a):
+    from mtcue.models.train_cost import bench_config
+
+    if a.threads:
+        import torch
+
+        torch.set_num_threads(a.threads)
+    result = bench_config(cfgmod.load(a.config), a.models.split(",") if a.models else None, a.updates, a.warmup,
+                          a.max_tokens, a.mean_len, a.max_len, a.vocab_size, a.n_tags, a.seed, a.device,
+                          a.profile)
+    text = json.dumps(result, indent=2)
+    if a.out:
+        Path(a.out).write_text(text + "\n")
+    print(text)
+
+
 def _model_args(s) -> None:
     s.add_argument("--spec", help="model spec as JSON (what Snakemake passes)")
     s.add_argument("--config", help="config file, with --model, instead of --spec")
@@ -145,3 +161,22 @@ def register(step) -> None:
     s.add_argument("--vocab-size", type=int, default=32864)
     s.add_argument("--n-tags", type=int, default=1000,
                    help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")
+
+    s = step("bench-train-cost", cmd_bench_train_cost, "seconds per training update of each contextual model of a "
+             "config at its sizes, on generated batches (the paper's Table 3 training cost); JSON")
+    s.add_argument("--config", required=True)
+    s.add_argument("--models", help="comma-separated models of the config (default: every contextual model)")
+    s.add_argument("--updates", type=positive_int, default=30, help="timed updates per model")
+    s.add_argument("--warmup", type=int, default=3, help="untimed updates first")
+    s.add_argument("--max-tokens", type=positive_int,
+                   help="tokens per batch (default: the config's training.max_tokens)")
+    s.add_argument("--mean-len", type=float, default=10.0, help="mean sentence length in pieces")
+    s.add_argument("--max-len", type=positive_int, default=64, help="sentence length cap in pieces")
+    s.add_argument("--vocab-size", type=int, default=32864)
+    s.add_argument("--n-tags", type=int, default=1000, help="TAGGING's tag vocabulary")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
+    s.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    s.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="also profile N further updates per model (torch.profiler): top operators by self time")
+    s.add_argument("--out", help="also write the JSON here")
