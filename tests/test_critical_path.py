@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO, SNAKEMAKE
 from mtcue.reporting.critical_path import (Job, benchmark_seconds, critical_path, job_name, list_schedule,
-                                           projection, remaining, total_work)
+                                           projection, remaining, study_dag, total_work)
 
 # A diamond a -> (b, c) -> d, a chain e -> f and an independent g; times in seconds.
 DIAMOND_CHAIN_SINGLE = [
@@ -113,24 +113,13 @@ def _seconds(name: str) -> float:
 def stub(tmp_path_factory):
     """config/tiny.yaml's study made to look finished (tests/stub_study.py), a benchmark file of made-up
     time for every job but one, and its DAG {job name: dependency names} from Snakemake's API."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
-
     workdir, config = tmp_path_factory.mktemp("stub"), REPO / "config" / "tiny.yaml"
     done = subprocess.run([sys.executable, str(REPO / "tests" / "stub_study.py"), str(REPO / "Snakefile"),
                            str(config), str(workdir)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-        workflow_api = api.workflow(ResourceSettings(cores=1), ConfigSettings(configfiles=[config]),
-                                    snakefile=REPO / "Snakefile", workdir=tmp_path_factory.mktemp("dag"))
-        workflow_api.dag(DAGSettings(forceall=True))
-        workflow = workflow_api._workflow
-        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
-        workflow._build_dag()
-        dag = workflow.dag
-        names = {job: job_name(job.rule.name, dict(job.wildcards_dict)) for job in dag.jobs}
-        deps = {names[job]: {names[d] for d in dag.dependencies[job]} for job in dag.jobs}
-        benchmarks = {names[job]: job.benchmark for job in dag.jobs if job.benchmark}
+    dag = study_dag(REPO / "Snakefile", [config])
+    deps = {job.name: set(job.deps) for job in dag}
+    benchmarks = {job.name: job.benchmark for job in dag if job.benchmark}
     skipped = sorted(benchmarks)[0]  # a job that has not run yet: its file is missing
     for name, path in benchmarks.items():
         if name != skipped:
