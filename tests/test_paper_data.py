@@ -79,7 +79,7 @@ def test_held_out_films_never_reach_train(study):
     assert {s["imdb_id"] for s in corpus["valid"] + corpus["test"]} <= {film(f)["imdb"] for f in (2, 4, 5)}
     by_film = {s["imdb_id"]: s["meta"] for s in corpus["train"]}
     assert by_film[film(0)["imdb"]] == {"genre": "Drama", "pg_rating": None, "writers": "Written by: A. Writer",
-                                       "year": "Released in 1950", "country": "Country: France", "plot": "A plot."}
+                                       "year": "Released in 1950", "country": "France", "plot": "A plot."}
     assert set(by_film[film(7)["imdb"]].values()) == {None}
 
 
