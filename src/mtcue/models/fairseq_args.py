@@ -25,7 +25,7 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
         args += ["--task", "contextual_translation", "--context-dir", str(context_dir),
                  "--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
-            args += ["--random-context-seed", str(spec["seed"])]
+            args += ["--random-context", spec["context"]["random"], "--random-context-seed", str(spec["seed"])]
     else:
         args += ["--task", "translation"]
     return args
@@ -46,7 +46,6 @@ def arch_args(spec: dict) -> list[str]:
         args += [] if arch["context_positions"] else ["--no-context-positions"]
         if "context_doc_positions" in arch:  # few-shot variants (config.fewshot_models)
             args += ["--context-doc-positions", arch["context_doc_positions"]]
-    if spec["type"] == "mtcue":
         args += [] if arch["qk_norm"] else ["--no-qk-norm"]
         args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
     return [str(a) for a in args]
