@@ -377,6 +377,14 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
         assert {d for d, m in trained if m == model} == directions, model
     assert {d for d, m in trained if m == "mtcue"} == set(cfg.load(REPO / "config" / name)["directions"])
     assert "results/tables/table6_ablation.md" in run.stdout
+    # no MINILM-V2's random-vector store: built where the ablation runs only, without a GPU, read by it alone
+    embed = re.search(r"rule embed_random-384\.mean:\n    input: .*\n    output: (.*)\n[\s\S]*?resources: (.*)\n",
+                      run.stdout)
+    assert set(re.findall(r"results/embed/(\S+?)/random-384\.mean", embed.group(1))) == directions
+    assert "gpu=0" in embed.group(2)
+    readers = set(re.findall(r"--context-dir results/embed/(\S+)/random-384\.mean .*?--checkpoint-dir "
+                             r"results/checkpoints/\S+/(\S+) ", run.stdout))
+    assert readers == {(d, "mtcue_discrete") for d in directions}
     scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
     assert {m for _, m in scored} == {*ABLATIONS, "mtcue", "base"} and {d for d, _ in scored} == directions
 

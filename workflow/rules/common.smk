@@ -54,8 +54,9 @@ def cfg_hash(w):
 
 
 def vector_stores(direction):
-    """{store name: spec context} of the vector stores the models of `direction` read."""
-    contexts = [cfg.model_spec(config, m, direction).get("context") for m in MODELS]
+    """{store name: spec context} of the vector stores the models trained in `direction` read (an
+    ablation's store only where the ablation runs)."""
+    contexts = [cfg.model_spec(config, m, direction).get("context") for d, m in TRAINED if d == direction]
     return {cfg.store_name(c): c for c in contexts if c and "encoder" in c}
 
 

@@ -29,6 +29,11 @@ Encoder = Callable[[Sequence[str]], np.ndarray]
 RANDOM_ENCODER = re.compile(r"random-([1-9][0-9]*)")
 
 
+def is_random_encoder(name: str) -> bool:
+    """`random-N`: no model, no GPU; the vectors are random_vector's."""
+    return RANDOM_ENCODER.fullmatch(name) is not None
+
+
 def random_vector(text: str, dim: int) -> np.ndarray:
     """The fixed random vector of `text`: N(0, 1/dim) per element (unit norm on average, as MiniLM's
     vectors), drawn from a generator seeded by the string's SHA-256, so a string has the same vector
