@@ -304,8 +304,9 @@ def test_ablation_models_are_mtcue_with_one_switch_each():
         spec = flat(cfg.model_spec(c, name, "en-de"))
         assert {k for k in full.keys() | spec.keys() if full.get(k) != spec.get(k)} == switched, name
     assert cfg.model_spec(c, "mtcue_discrete", "en-de")["context"]["encoder"] == "random-384"
-    assert [cfg.model_spec(c, m, "en-de")["context"]["random"] for m in ("mtcue_random_context",
-                                                                          "mtcue_shuffled_context")] == ["noise", "shuffle"]
+    randoms = [cfg.model_spec(c, m, "en-de")["context"]["random"]
+               for m in ("mtcue_random_context", "mtcue_shuffled_context")]
+    assert randoms == ["noise", "shuffle"]
     rows = c["experiments"]["ablation"]["rows"]
     assert list(rows)[:8] == PAPER_ROWS and rows["Full MTCUE"] == "mtcue" and rows[PAPER_ROWS[-1]] == "base"
     paper = cfg.load(REPO / "config" / "paper.yaml")
