@@ -16,7 +16,7 @@ rule fewshot_store:
         model="|".join(FEWSHOT_MODELS) or "^$",
     params:
         per_combination=lambda w: FEWSHOT_MODELS[w.model]["fewshot"]["samples"],
-        seed=config["seed"],
+        seed=lambda w: model_spec(w)["seed"],  # a seeded run draws its own annotated lines
     log:
         "results/logs/fewshot_store/{direction}.{model}.log",
     benchmark:
@@ -32,9 +32,9 @@ if OPENSUBTITLES:
     rule eamt22_translate:
         input:
             unpack(trained_model),
-            test=EAMT22_TEST,
+            test=lambda w: eamt22_set(w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.txt",
+            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
         params:
             columns=lambda w: eamt22_columns_option(w),
             generation=json.dumps(config["generation"]),
@@ -42,9 +42,9 @@ if OPENSUBTITLES:
         resources:
             gpu=1,
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.log",
+            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
         shell:
             "mtcue translate-corpus --model-dir results/models/{wildcards.direction}/{wildcards.model} "
             "--corpus {input.test} {params.columns} --generation {params.generation:q} --threads {threads} "
@@ -57,9 +57,9 @@ else:
             unpack(eamt22_store),
             model="results/models/{direction}/{model}/checkpoint_best.pt",
             data="results/bin/{direction}",
-            corpus=lambda w: clean_corpus(w, "test"),
+            corpus=lambda w: clean_corpus(w, w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.txt",
+            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
         params:
             spec=eamt22_spec,
             generation=json.dumps(config["generation"]),
@@ -67,21 +67,21 @@ else:
         resources:
             gpu=1,
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.log",
+            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
         shell:
             "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-            "--context-dir {input.store} --checkpoint {input.model} --split test --corpus {input.corpus} "
+            "--context-dir {input.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
             "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
 
 
 rule eamt22_score:
     input:
         unpack(eamt22_inputs),
-        corpus=lambda w: EAMT22_TEST or clean_corpus(w, "test"),
+        corpus=lambda w: eamt22_set(w.split) or clean_corpus(w, w.split),
     output:
-        "results/records/eamt22/{direction}/{model}.json",
+        "results/records/eamt22/{direction}/{model}.{split}.json",
     params:
         spec=eamt22_spec,
         config_hash=cfg_hash,
@@ -89,12 +89,12 @@ rule eamt22_score:
         detector=config["experiments"]["fewshot"]["detector"],
         fewshot=lambda w, input: f"--fewshot-store {input.fewshot}" if "fewshot" in input.keys() else "",
     log:
-        "results/logs/eamt22_score/{direction}.{model}.log",
+        "results/logs/eamt22_score/{direction}.{model}.{split}.log",
     benchmark:
-        "results/benchmarks/eamt22_score/{direction}.{model}.tsv"
+        "results/benchmarks/eamt22_score/{direction}.{model}.{split}.tsv"
     shell:
         "mtcue score-eamt22 --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--model {wildcards.model} --split test --study {params.study} --config-hash {params.config_hash} "
+        "--model {wildcards.model} --split {wildcards.split} --study {params.study} --config-hash {params.config_hash} "
         "--detector {params.detector} --spec {params.spec:q} {params.fewshot} --out {output} 2> {log}"
 
 

@@ -73,7 +73,7 @@ def cmd_table_ablation(a):
     ablation.write_ablation_table(
         json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
         zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a))
+        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
 
 
 def cmd_table_formality(a):
@@ -153,6 +153,8 @@ def register(step) -> None:
     s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model")
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
     s.add_argument("--split", default="valid", help="split of the score records shown")
+    s.add_argument("--seeds", default="{}", help='JSON {"model": ["run", ...]}: the runs averaged per row '
+                   "(config.ablation_seeds); default one run, the model itself")
     s.add_argument("--records", nargs="+", required=True, help="score records of every row model and direction")
     s.add_argument("--comet-records", nargs="*", default=[])
     s.add_argument("--formality-records", nargs="*", default=[], help="IWSLT22 formality records, one per row model")
