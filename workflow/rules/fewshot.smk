@@ -1,9 +1,10 @@
 # EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
 # (config.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
-# zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context; on
-# the paper's data, on the official EAMT22 test set, the training lines annotated by EAMT22's rules
-# (annotate_eamt22, data.smk).
+# zero-shot, the ablations) is evaluated on a split with the attribute sentences as context (Figure 4: the
+# test split, Table 6's zero-shot column: the validation split); each variant runs once per seed
+# (experiments.fewshot.seeds); on the paper's data, on the official EAMT22 test set (dev.json for the
+# validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk).
 
 rule fewshot_store:
     input:
@@ -108,10 +109,11 @@ rule figure4:
         png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
     params:
         points=json.dumps(FEWSHOT_POINTS),
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/figure4.log",
     benchmark:
         "results/benchmarks/figure4.tsv"
     shell:
         "mtcue figure4 --records {input.records} --points {params.points:q} --run-ids {input.runs} --csv {output.csv} "
-        "--png {output.png} 2> {log}"
+        "--png {output.png} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"

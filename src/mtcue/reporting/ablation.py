@@ -263,7 +263,7 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
     title = f"Ablations, study {_studies(score_records)} (cf. MTCue paper, Table 6)"
     footnotes = ablation_footnotes(df, score_records, comet_records, unavailable, split, bootstrap)
     tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
-    run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g != "paper"}
+    run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g not in ("paper", "")}
     run_groups |= {g: zeroshot_directions[t.kind] for g, t in tasks.items() if t.kind not in unavailable}
     write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), run_ids=run_ids,
                 run_groups=run_groups)

@@ -51,8 +51,10 @@ def cmd_figure4(a):
 
     from mtcue.records import load_records
     from mtcue.reporting.figure4 import write_figure4
+    from mtcue.reporting.tables import Bootstrap
 
-    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a))
+    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a),
+                  Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def _by_kind(items: list[str], option: str) -> dict[str, str]:
@@ -143,7 +145,10 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the SVG file")
 
     s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
-    s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point")
+    s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
+    s.add_argument("--bootstrap-samples", type=int, default=1000,
+                   help="resamples of the confidence interval of the first parent's difference to the second")
+    s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
                    help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
     s.add_argument("--csv", required=True)
