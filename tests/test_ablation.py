@@ -423,3 +423,16 @@ def test_table_command_writes_csv_and_markdown(tmp_path):
     assert "| no metadata | mtcue_no_metadata |" in text
     assert main(["table-ablation", "--rows", json.dumps(ROWS), "--records", *map(str, paths),
                  "--csv", str(csv), "--md", str(md)]) == 1   # zero-shot columns without records or reasons
+
+
+def test_the_zeroshot_eamt22_column_reads_the_validation_split():
+    """Table 6's zero-shot columns are measured on the validation sets (paper, Table 6): on the paper's data
+    EAMT22's dev.json, scored for every row model."""
+    run = dry_run("results/tables/table6_ablation.csv", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    scored = dict(re.findall(r"mtcue score-eamt22 --hyps results/hyps/eamt22/en-pl/(\S+)\.txt --corpus (\S+) ",
+                             run.stdout))
+    rows = cfg.load(REPO / "config" / "paper.yaml")["experiments"]["ablation"]["rows"].values()
+    assert {m: scored.get(f"{m}.valid") for m in rows} == {m: "results/eval/eamt22/en-pl/valid.jsonl" for m in rows}
+    assert re.search(r"mtcue table-ablation .*--eamt22-records results/records/eamt22/en-pl/mtcue\.valid\.json",
+                     run.stdout)
