@@ -131,6 +131,7 @@ def ablation_table(
     order += [c for c in out if c not in order]
     df = pd.DataFrame({c: out[c] for c in order}, index=first.index, dtype=float)
     df.columns = pd.MultiIndex.from_tuples(df.columns, names=["group", "metric"])
+    df[("", "n_seeds")] = df[("", "n_seeds")].astype(int)
     return df
 
 
