@@ -466,3 +466,16 @@ def test_table6_and_figure4_claims_are_rendered_with_their_numbers(tmp_path):
     assert "| no context (non-contextual Transformer) | en-de BLEU | 1 | +1.00 | 0.30 | +5.67 | reproduced |" in lines
     assert "| en-pl | 5 | 3 | +10.00 | [+4.00, +16.00] | 2.83 | reproduced |" in lines
     assert "| en-pl | 1 | 3 | +3.00 | [-1.00, +7.00] | 2.83 | not settled by the demo |" in lines
+
+
+def test_a_seeded_fewshot_setting_shows_the_mean_and_sd_of_its_runs(tmp_path):
+    folder = write_run(tmp_path / "records")
+    variant = {"parent": "mtcue", "setting": "5", "samples": 5}
+    for record in (eamt22("mtcue", 0.5, 80.0), eamt22("mtcue_fewshot_5", 0.9, 81.0, samples=60, fewshot=variant),
+                   eamt22("mtcue_fewshot_5_seed2", 0.7, 79.0, samples=60, fewshot=variant),
+                   {**eamt22("mtcue_no_doc", 0.1, 10.0), "split": "valid"}):   # Table 6's: not Figure 4's
+        write_record(folder / "eamt22" / "en-de" / f"{record['model']}.{record['split']}.json", record)
+    lines = render([Run.load(folder)]).splitlines()
+    # (90 + 70) / 2 = 80, sd 20 / sqrt(2) = 14.1; BLEU 80.00 ± 1.41
+    assert "| MTCUE | 50.0 / 80.00 | 80.0 ± 14.1 / 80.00 ± 1.41 |" in lines
+    assert not [line for line in lines if "10.00" in line]
