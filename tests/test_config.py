@@ -199,7 +199,8 @@ def test_seeded_runs_repeat_only_the_fine_tunings_and_keep_run_1s_name_and_spec(
     assert {k: v for k, v in spec.items() if k not in ("seed", "model")} == \
         {k: v for k, v in cfg.model_spec(c, "mtcue_no_doc", "en-de").items() if k not in ("seed", "model")}
     variant = cfg.model_spec(c, "tagging_fewshot_1_seed2", "en-pl")
-    assert variant["seed"] == c["seed"] + 1 and variant["init_from"] == "tagging" and variant["fewshot"]["setting"] == "1"
+    assert variant["seed"] == c["seed"] + 1 and variant["init_from"] == "tagging"
+    assert variant["fewshot"]["setting"] == "1"
     points = {(p["model"], p["setting"]): p["records"] for p in cfg.fewshot_points(c)}
     assert points[("mtcue", "5")] == ["mtcue_fewshot_5", "mtcue_fewshot_5_seed2", "mtcue_fewshot_5_seed3"]
     assert points[("mtcue", "zero_shot")] == ["mtcue"] and points[("base", "baseline")] == ["base"]

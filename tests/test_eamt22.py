@@ -219,7 +219,8 @@ def test_figure4_points_average_their_seeds():
     records = [*RECORDS[:1], eamt22_record(runs[0], 2700, 0.9, 80.0), eamt22_record(runs[1], 2700, 0.7, 78.0),
                *RECORDS[2:]]
     points = [POINTS[0], {**POINTS[1], "records": runs}, *POINTS[2:]]
-    row = figure4_frame(records, points).query("source == 'ours'").set_index(["model", "setting"]).loc[("mtcue", "full")]
+    ours = figure4_frame(records, points).query("source == 'ours'").set_index(["model", "setting"])
+    row = ours.loc[("mtcue", "full")]
     assert (row["accuracy_mean"], row["sd"], row["n_seeds"]) == pytest.approx((80.0, 20 / math.sqrt(2), 2))
     assert (row["bleu"], row["bleu_sd"]) == pytest.approx((79.0, 2 / math.sqrt(2)))
     assert row["formality"] == pytest.approx(80.0)

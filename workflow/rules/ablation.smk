@@ -27,7 +27,8 @@ rule table6_ablation:
     benchmark:
         "results/benchmarks/tables/table6_ablation.tsv"
     shell:
-        "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split} --records {input.score} "
+        "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split} "
+        "--records {input.score} "
         "--comet-records {input.comet} --formality-records {input.formality} --eamt22-records {input.eamt22} "
         "{params.zeroshot} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
         "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

@@ -121,8 +121,9 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
         for ax, metric, label in ((row[0], "accuracy_mean", "mean attribute accuracy (%)"), (row[1], "bleu", "BLEU")):
             for i, (model, points) in enumerate(here[here["setting"] != "baseline"].groupby("model", sort=False)):
                 points = points.sort_values("samples")
-                ax.errorbar(points["samples"], points[metric], yerr=points["sd" if metric == "accuracy_mean" else "bleu_sd"],
-                            marker="o", color=f"C{i}", capsize=3, label=model.upper())
+                spread = points["sd" if metric == "accuracy_mean" else "bleu_sd"]
+                ax.errorbar(points["samples"], points[metric], yerr=spread, marker="o", color=f"C{i}", capsize=3,
+                            label=model.upper())
                 anchors = paper[(paper["model"] == model) & paper[metric].notna()]
                 ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none", edgecolors=f"C{i}",
                            s=60, label=f"{model.upper()} (paper{', lower bounds' if (anchors['note'] != '').any() else ''})")

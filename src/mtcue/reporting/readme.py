@@ -154,7 +154,8 @@ def _eamt22_cell(records: Sequence[dict]) -> str:
     bleu = [r["bleu"] for r in records]
     if len(records) == 1:
         return f"{_number(accuracy[0], 1)} / {bleu[0]:.2f}"
-    return f"{_mean_sd(np.mean(accuracy), np.std(accuracy, ddof=1))} / {np.mean(bleu):.2f} ± {np.std(bleu, ddof=1):.2f}"
+    bleu_text = f"{np.mean(bleu):.2f} ± {np.std(bleu, ddof=1):.2f}"
+    return f"{_mean_sd(np.mean(accuracy), np.std(accuracy, ddof=1))} / {bleu_text}"
 
 
 def fewshot_section(run: Run) -> list[str]:

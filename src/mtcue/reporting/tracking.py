@@ -291,7 +291,8 @@ def sync_records(
     (a fraction, "all" pooled) and S_comet (x100; when its model was unavailable, tag
     mtcue.comet_unavailable says why); formality_{formal,informal,average,formal_mean,informal_mean}
     (IWSLT22, fractions); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
-    eamt22_supervised_samples (test split; another split S's: S_eamt22_...). Tags: identity (mtcue.study, .direction, .model), mtcue.pair,
+    eamt22_supervised_samples (test split; another split S's: S_eamt22_...). Tags: identity
+    (mtcue.study, .direction, .model), mtcue.pair,
     .config_hash, .git_commit, .experiments, .bleu_signature, .spec (the spec as JSON),
     .model_path (the trained checkpoint); a model trained from another (spec init_from) has
     mtcue.init_from and, when that model is synced too, mtcue.parent_run_id and a description
