@@ -385,9 +385,9 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     assert "gpu=0" in embed.group(2)
     readers = set(re.findall(r"--context-dir results/embed/(\S+)/random-384\.mean .*?--checkpoint-dir "
                              r"results/checkpoints/\S+/(\S+) ", run.stdout))
-    assert readers == {(d, "mtcue_discrete") for d in directions}
-    scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
+    assert readers == {(d, cfg.seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
+    scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
     runs = {cfg.seed_name(m, s) for m in [*ABLATIONS, "mtcue"] for s in range(1, seeds + 1)}
     assert {m for _, m in scored} == {*runs, "base"} and {d for d, _ in scored} == directions
 
