@@ -158,20 +158,17 @@ def vector_store(tmp_path):
     return folder, vectors
 
 
-def test_a_prompted_store_holds_the_sentence_and_the_prompt_only(tmp_path):
-    folder, vectors = vector_store(tmp_path)
+def test_a_prompted_store_holds_the_prompt_only(tmp_path):
+    """The authors prompt with --no-doc-context: doc0 (the sentence itself) is empty too."""
+    folder, _vectors = vector_store(tmp_path)
     encoder = lambda texts: np.array([[100.0 + len(t), -1.0] for t in texts], dtype=np.float32)  # noqa: E731
     build_prompted_stores(folder, {"f0": "Formal conversation", "i0": "Informal chit-chat"}, "genre",
                           tmp_path / "prompts", encoder)
     for prompt, text in (("f0", "Formal conversation"), ("i0", "Informal chit-chat")):
         store = ContextStore(tmp_path / "prompts" / prompt)
-        index = store.index("test")
-        assert index[:, 1].tolist() == [-1, -1, -1] and index[:, 3].tolist() == [-1, -1, -1]
-        # doc0: the same vectors as in the parent (3 and 1), renumbered; the third line has none
-        np.testing.assert_array_equal(store.vectors[index[:2, 0]], vectors[[3, 1]])
-        assert index[2, 0] == -1
-        np.testing.assert_array_equal(store.vectors[index[:, 2]], [[100.0 + len(text), -1.0]] * 3)
-        assert store.manifest["prompt"]["text"] == text and len(store.vectors) == 3
+        assert store.index("test").tolist() == [[-1, -1, 0, -1]] * 3
+        np.testing.assert_array_equal(store.vectors, [[100.0 + len(text), -1.0]])
+        assert store.manifest["prompt"]["text"] == text
 
 
 def test_tagging_reads_a_prompt_it_never_saw_as_the_unknown_tag(tmp_path):
@@ -183,8 +180,57 @@ def test_tagging_reads_a_prompt_it_never_saw_as_the_unknown_tag(tmp_path):
                                                       "columns": ["doc0", "doc1", "genre"], "doc_columns": 2,
                                                       "splits": {"test": 1}}))
     build_prompted_stores(folder, {"f0": "Formal conversation", "i0": "Informal chit-chat"}, "genre", tmp_path / "p")
-    assert ContextStore(tmp_path / "p" / "f0").index("test").tolist() == [[5, -1, 2]]
-    assert ContextStore(tmp_path / "p" / "i0").index("test").tolist() == [[5, -1, 0]]
+    assert ContextStore(tmp_path / "p" / "f0").index("test").tolist() == [[-1, -1, 2]]
+    assert ContextStore(tmp_path / "p" / "i0").index("test").tolist() == [[-1, -1, 0]]
+
+
+def _translator(kind: str, columns: list[str], embedded: list[str]):
+    """A Translator with an in-memory store and a recording encoder, no model: what _context reads."""
+    from types import SimpleNamespace
+
+    from mtcue.models.translator import Translator
+
+    translator = object.__new__(Translator)
+    translator.direction, translator._vectors = "en-de", {}
+    translator.model = SimpleNamespace(spec={"type": "mtcue", "context": {"columns": columns}})
+    manifest = {"kind": kind, "model": "fake", "pooling": "mean", "dim": 2, "n_tags": 3, "columns": columns,
+                "doc_columns": 2}
+    translator._fairseq = SimpleNamespace(task=SimpleNamespace(store=ContextStore.in_memory(manifest)))
+    translator._encoder = lambda texts: (embedded.extend(texts), np.ones((len(texts), 2), np.float32))[1]
+    translator._tag_vocab = ["<unk>", "Formal conversation", "Hello."]
+    return translator
+
+
+@pytest.mark.parametrize("kind", ["vectors", "tags"])
+def test_prompting_gives_the_prompt_alone_not_the_sentence_as_doc0(kind):
+    embedded = []
+    translator = _translator(kind, ["doc0", "doc1", "genre"], embedded)
+    samples = translator.samples(["Hello.", "Bye."], "Formal conversation")
+    index, _ = translator._context(samples, doc0=False)
+    prompt = 0 if kind == "vectors" else 1  # the only vector / the prompt's tag id
+    assert index.tolist() == [[-1, -1, prompt], [-1, -1, prompt]]
+    assert embedded == (["Formal conversation"] if kind == "vectors" else [])
+    # the ordinary reading keeps the sentence as doc0
+    index, _ = translator._context(samples)
+    assert index[:, 0].tolist() == ([0, 2] if kind == "vectors" else [2, 0])  # first-seen order
+
+
+def test_translate_prompts_asks_for_no_doc0(tmp_path, monkeypatch):
+    from mtcue.models import translate_text
+
+    calls = []
+
+    class Fake:
+        context_columns = ["doc0", "doc1", "genre"]
+        samples = staticmethod(lambda sources, context=None, previous=None: [context] * len(sources))
+
+        def translate_samples(self, samples, generation, doc0=True):
+            calls.append((samples, doc0))
+            return ["x"] * len(samples)
+
+    monkeypatch.setattr(translate_text.Translator, "load", classmethod(lambda cls, model_dir: Fake()))
+    translate_text.translate_prompted("m", ["a", "b"], {"f0": "Formal conversation"}, tmp_path / "out")
+    assert calls == [(["Formal conversation"] * 2, False)]
 
 
 def test_the_prompt_goes_where_the_model_reads_it():

@@ -1,7 +1,7 @@
 # IWSLT22 zero-shot formality control (paper Table 5, appendix D) on the official test set (the
 # embedded default: its synthetic test split in the official layout, data.smk). Each contextual model
-# translates the source file once per prompt, the prompt the only context beside the sentence itself;
-# a model without context translates it once. Any model can be scored this way: Table 6 reads the
+# translates the source file once per prompt, the prompt the only context (as the authors' script,
+# --no-doc-context: not even the sentence itself as doc0); a model without context translates it once. Any model can be scored this way: Table 6 reads the
 # ablation models'.
 rule formality_translate:
     input:
