@@ -5,7 +5,15 @@ import zipfile
 import pytest
 
 from mtcue.corpus import read_corpus
-from mtcue.data.evalsets import _eamt22_attributes, attribute_sentences, contrapro, eamt22, iwslt22, iwslt22_files, lopes
+from mtcue.data.evalsets import (
+    _eamt22_attributes,
+    attribute_sentences,
+    contrapro,
+    eamt22,
+    iwslt22,
+    iwslt22_files,
+    lopes,
+)
 from mtcue.io import OWNED_MARKER
 
 IWSLT = {  # the first lines of the official EN-DE test files

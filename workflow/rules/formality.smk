@@ -48,7 +48,7 @@ rule formality_score:
         hyps="results/hyps/formality/{direction}/{model}",
         refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
         valid_hyps=formality_valid_hyps,
-        valid_refs=lambda w: [f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}"] if formality_valid_hyps(w) else [],
+        valid_refs=lambda w: formality_valid_hyps(w) and f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
         train=lambda w: clean_corpus(w, "train"),  # each prompt's kind: its words vs the training contexts
     output:
         "results/records/formality/{direction}/{model}.json",

@@ -42,7 +42,8 @@ EAMT22_SLOTS = (("speaker_gender", "sp:", ("feminine", "masculine")),
 # (section 3.2: "I am a man", "I'm talking to a group of people", "Formal"; corpus.py). "mixed" is the
 # formal "państwo", a virile plural "masculine" (EAMT22's convention). The three combinations the paper's
 # wording does not name are ours, in its pattern: a person, a group of women, a group of men.
-ADDRESSEE_SENTENCES = {("singular", FEMININE): ADDRESSEE_CUES[FEMININE], ("singular", MASCULINE): ADDRESSEE_CUES[MASCULINE],
+ADDRESSEE_SENTENCES = {("singular", FEMININE): ADDRESSEE_CUES[FEMININE],
+                       ("singular", MASCULINE): ADDRESSEE_CUES[MASCULINE],
                        ("plural", "mixed"): ADDRESSEE_CUES[GROUP], ("plural", None): ADDRESSEE_CUES[GROUP],
                        ("singular", None): "I'm talking to a person",
                        ("plural", FEMININE): "I'm talking to a group of women",

@@ -174,7 +174,9 @@ def detect(sentence: str, english: str | None = None) -> dict[str, set[str]]:
         found["speaker_gender"] = {speaker[-1]}
     if formal:
         number, gender = formal[0]
-        found.update(formality={FORMAL}, addressee_number={number}, **({"addressee_gender": {gender}} if gender else {}))
+        found.update(formality={FORMAL}, addressee_number={number})
+        if gender:
+            found["addressee_gender"] = {gender}
     elif informal:
         found["formality"] = {INFORMAL}
         numbers, genders = [n for n, _g in informal if n], [g for _n, g in informal if g]

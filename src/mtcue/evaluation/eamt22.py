@@ -1,8 +1,9 @@
 """EAMT22 control of attributes about the dialogue participants (Vincent et al., 2022b; MTCue paper
 section 3.2): each test line asks, through its attribute sentences ("I am a man", "I'm talking to a
-group of people", "Formal": the paper's wording, data/evalsets.attribute_sentences), for one value of each attribute; per attribute, a hypothesis is correct
-when it shows the requested value, incorrect when it shows another, and ignored otherwise. Accuracy =
-correct / (correct + incorrect); the summary is the mean over the attributes. BLEU as in score.py.
+group of people", "Formal": the paper's wording, data/evalsets.attribute_sentences), for one value of
+each attribute; per attribute, a hypothesis is correct when it shows the requested value, incorrect
+when it shows another, and ignored otherwise. Accuracy = correct / (correct + incorrect); the summary
+is the mean over the attributes. BLEU as in score.py.
 
 How a hypothesis shows a value (the detector):
 - `labels`: the marker words of the corpus's gold labels (the synthetic corpus renders every line once per

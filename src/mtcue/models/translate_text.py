@@ -40,8 +40,9 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
                        generation: dict | None = None, threads: int = 1) -> dict[str, int]:
     """Zero-shot prompting (IWSLT22, paper appendix D): `out_dir/{prompt id}.txt`, the sources translated
     once per prompt ({id: text}) with the prompt as the only context (the authors' `--no-doc-context`:
-    not even the sentence itself as doc0), in the model's prompt column (context.prompted.prompt_column); a model without context translates
-    them once, into `none.txt`. The folder appears when complete. Returns {file stem: lines}."""
+    not even the sentence itself as doc0), in the model's prompt column (context.prompted.prompt_column);
+    a model without context translates them once, into `none.txt`. The folder appears when complete.
+    Returns {file stem: lines}."""
     from mtcue.context.prompted import prompt_column
 
     check_sources(sources)

@@ -7,7 +7,7 @@ test lines), and the mean over the kind's prompts (%); the paper's rows below. T
 prompt's test accuracy, in its kind's row."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
