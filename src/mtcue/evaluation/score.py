@@ -6,6 +6,7 @@ Reads plain files only (hypotheses, cleaned corpus JSONL); knows nothing of fair
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,13 +100,7 @@ def paired_bootstrap(
     system B: A is better than B at level alpha when p_value <= alpha. Identical systems tie
     in every resample and get p_value 1.0.
     """
-    a = np.asarray(stats_a, dtype=float)
-    b = np.asarray(stats_b, dtype=float)
-    if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
-        raise ValueError(f"need equally many non-empty segment statistics, got {a.shape} and {b.shape}")
-    counts = _resample_counts(len(a), n, seed)
-    score_a = np.array([corpus_score(s) for s in counts @ a])
-    score_b = np.array([corpus_score(s) for s in counts @ b])
+    a, b, score_a, score_b = _resampled_scores(stats_a, stats_b, corpus_score, n, seed)
     better = score_a > score_b if higher_is_better else score_a < score_b
     return {
         "score_a": corpus_score(a.sum(0)),
@@ -114,6 +109,35 @@ def paired_bootstrap(
         "n": n,
         "seed": seed,
     }
+
+
+def _resampled_scores(stats_a: SegmentStats, stats_b: SegmentStats, corpus_score: CorpusScore, n: int, seed: int):
+    """Both systems' segment statistics as arrays and their corpus scores on the same `n` resamples."""
+    a = np.asarray(stats_a, dtype=float)
+    b = np.asarray(stats_b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
+        raise ValueError(f"need equally many non-empty segment statistics, got {a.shape} and {b.shape}")
+    counts = _resample_counts(len(a), n, seed)
+    return a, b, np.array([corpus_score(s) for s in counts @ a]), np.array([corpus_score(s) for s in counts @ b])
+
+
+def paired_bootstrap_ci(
+    stats_a: SegmentStats,
+    stats_b: SegmentStats,
+    corpus_score: CorpusScore = bleu_from_stats,
+    n: int = 1000,
+    seed: int = 12345,
+    alpha: float = 0.05,
+) -> dict:
+    """The difference A - B of a corpus metric and its (1 - alpha) percentile confidence interval over
+    the same paired resamples as `paired_bootstrap` (resamples where a score is undefined, NaN, are
+    left out of the interval)."""
+    a, b, score_a, score_b = _resampled_scores(stats_a, stats_b, corpus_score, n, seed)
+    diffs = score_a - score_b
+    diffs = diffs[~np.isnan(diffs)]
+    low, high = (np.quantile(diffs, [alpha / 2, 1 - alpha / 2]) if len(diffs) else (math.nan, math.nan))
+    return {"difference": corpus_score(a.sum(0)) - corpus_score(b.sum(0)), "low": float(low), "high": float(high),
+            "n": n, "seed": seed, "alpha": alpha}
 
 
 def _resample_counts(m: int, n: int, seed: int) -> np.ndarray:
@@ -128,10 +152,10 @@ def _resample_counts(m: int, n: int, seed: int) -> np.ndarray:
 
 def bootstrap_interval(stats: SegmentStats, corpus_score: CorpusScore, n: int = 1000, seed: int = 12345,
                        alpha: float = 0.05) -> tuple[float, float]:
-    """The (1 - alpha) percentile interval of a corpus metric under bootstrap resampling of its
-    segments (the resamples of paired_bootstrap). A difference between systems gets a paired interval
-    when `stats` holds both systems' statistics side by side and `corpus_score` subtracts. Resamples
-    whose score is undefined (NaN, e.g. nothing judged) are left out."""
+    """The (1 - alpha) percentile interval of one system's corpus metric under bootstrap resampling of
+    its segments (the resamples of paired_bootstrap and paired_bootstrap_ci, so the intervals of
+    systems on the same segments are paired). Resamples whose score is undefined (NaN, e.g. nothing
+    judged) are left out."""
     a = np.asarray(stats, dtype=float)
     if a.ndim != 2 or len(a) == 0:
         raise ValueError(f"need non-empty segment statistics, got shape {a.shape}")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mtcue.evaluation.formality import ATTRIBUTES, KINDS
-from mtcue.evaluation.score import bootstrap_interval
+from mtcue.evaluation.score import bootstrap_interval, paired_bootstrap_ci
 from mtcue.reporting.layout import Block
 from mtcue.reporting.tables import (
     BOOTSTRAP,
@@ -83,10 +83,7 @@ def difference(a: dict, b: dict, kind: str, bootstrap: Bootstrap = BOOTSTRAP) ->
     sa, sb = line_stats(a, kind), line_stats(b, kind)
     if sa is None or sb is None or len(sa) != len(sb):
         return None
-    both = np.hstack([sa, sb])
-    score = lambda s: SCORES["average"](s[:4]) - SCORES["average"](s[4:])  # noqa: E731
-    low, high = bootstrap_interval(both, score, bootstrap.n, bootstrap.seed, bootstrap.alpha)
-    return {"difference": score(both.sum(0)), "low": low, "high": high}
+    return paired_bootstrap_ci(sa, sb, SCORES["average"], bootstrap.n, bootstrap.seed, bootstrap.alpha)
 
 
 def _kind_values(record: dict, kind: str) -> dict[str, float | None]:
