@@ -105,7 +105,8 @@ def cmd_score_formality(a):
     kinds = {p["id"]: prompt_kind(p["text"], vocabulary) for p in prompts} if vocabulary is not None else None
     valid = (pairs(a.valid_hyps), references(a.valid_references)) if a.valid_hyps else None
     scores = score_formality(pairs(a.hyps), prompts, test_set, valid, kinds)
-    record = {"kind": "formality", "model": a.model, "direction": a.direction, "config_hash": a.config_hash, **scores}
+    record = {"kind": "formality", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, **scores}
     write_record(a.out, with_provenance(record, a.study))
     shown = {k: "n/a" if scores[k] is None else f"{100 * scores[k]:.1f}" for k in ("formal", "informal", "average")}
     log.info("%s %s IWSLT22 formality (best prompt): formal %s, informal %s, average %s", a.direction, a.model,
@@ -150,6 +151,8 @@ def register(step) -> None:
                    help="the validation split's annotated references: formal=PATH informal=PATH")
     s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
                                           "a content word occurs in a training context; unseen: none does)")
+    s.add_argument("--split", default="test", help="the split the test set (--references, --corpus) comes from: "
+                                                   "test (Table 5) or valid (Table 6's zero-shot column)")
     for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
         s.add_argument(name)
 
