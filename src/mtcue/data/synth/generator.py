@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 
 from mtcue.corpus import MAX_PREVIOUS
@@ -13,7 +12,7 @@ from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import RUSSIAN
-from mtcue.data.synth.situation import FORMAL, INFORMAL, cue_sentences
+from mtcue.data.synth.situation import alternatives, cue_sentences
 from mtcue.data.synth.template import Language
 from mtcue.io import write_jsonl
 
@@ -74,21 +73,22 @@ def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
     return samples
 
 
-def formality_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str, dict[str, str]]:
-    """{sample id: {"formal": text, "informal": text}} for the lines of `generate(pair, split, n_docs,
-    seed)` whose translation shows formality: the same line rendered in each register (IWSLT22's
-    contrastive references)."""
+def contrasts(pair: str, split: str, n_docs: int, seed: int, phenomenon: str = "formality"
+              ) -> dict[str, dict[str, str]]:
+    """{sample id: {value: text}} for the lines of `generate(pair, split, n_docs, seed)` whose translation
+    shows `phenomenon` (formality, speaker_gender, addressee_gender): the same line rendered with each
+    value of it, everything else kept (IWSLT22's contrastive references, the contrastive suites)."""
     target = _target(pair)
-    contrasts, first = {}, 0
+    out, first = {}, 0
     for d in range(n_docs):
         document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
         for i, line in enumerate(document.lines):
-            if "formality" in line_labels(target, line.frame, line.slots, line.situation):
-                contrasts[f"{pair}.{split}.{first + i:06d}"] = {
-                    register: target.render(line.frame, line.slots, replace(line.situation, formality=register))
-                    for register in (FORMAL, INFORMAL)}
+            if phenomenon in line_labels(target, line.frame, line.slots, line.situation):
+                out[f"{pair}.{split}.{first + i:06d}"] = {
+                    value: target.render(line.frame, line.slots, situations[0])
+                    for value, situations in alternatives(phenomenon, line.situation).items()}
         first += len(document.lines)
-    return contrasts
+    return out
 
 
 def write_split(pair: str, split: str, n_docs: int, seed: int, path: str | Path) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from mtcue.corpus import read_corpus, split_punctuation
 from mtcue.data.clean import clean_line
 from mtcue.data.evalsets import iwslt22_files
-from mtcue.data.synth.generator import formality_contrasts
+from mtcue.data.synth.generator import contrasts
 from mtcue.io import atomic_directory, write_lines
 
 
@@ -34,7 +34,7 @@ def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir
     """The five official files of `pair` from the cleaned test corpus that `generate(pair, "test",
     n_docs, seed)` produced; returns the counts of lines and of lines that show formality."""
     tgt = pair.split("-")[1]
-    contrasts = formality_contrasts(pair, "test", n_docs, seed)
+    contrasts = contrasts(pair, "test", n_docs, seed, "formality")
     columns: list[list[str]] = [[] for _ in range(5)]
     shown = 0
     for sample in read_corpus(corpus):
