@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 from mtcue.corpus import MAX_PREVIOUS
 from mtcue.data.synth.documents import Document, sample_document
-from mtcue.data.synth.english import ENGLISH
+from mtcue.data.synth.english import ENGLISH, NOUN_WORDS, OBJECTS
 from mtcue.data.synth.french import FRENCH
 from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
@@ -21,6 +22,7 @@ TARGETS: dict[str, Language] = {"en-de": GERMAN, "en-fr": FRENCH, "en-pl": POLIS
                                  "en-ru": RUSSIAN}
 PAIRS = tuple(TARGETS)
 SPLITS = ("train", "valid", "test")
+_IT = re.compile(r"\b[Ii]t\b")  # the anaphor lines' pronoun
 
 
 def _target(pair: str) -> Language:
@@ -87,6 +89,35 @@ def contrasts(pair: str, split: str, n_docs: int, seed: int, phenomenon: str = "
                 out[f"{pair}.{split}.{first + i:06d}"] = {
                     value: target.render(line.frame, line.slots, situations[0])
                     for value, situations in alternatives(phenomenon, line.situation).items()}
+        first += len(document.lines)
+    return out
+
+
+def pronoun_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str, dict]:
+    """{sample id: {"candidates": {gender: text}, "gold", "distance", "pronoun", "antecedent", "nouns"}} for
+    the anaphor lines of `generate(pair, split, n_docs, seed)`: the line rendered as if its antecedent
+    were a noun of each gender the target has (everything else kept), the antecedent's gender, how many
+    lines back it is, the English pronoun as written, the antecedent noun and every noun of its line."""
+    target = _target(pair)
+    stand_in: dict[str, str] = {}  # gender -> an object noun of that gender in the target
+    for key in OBJECTS:
+        stand_in.setdefault(target.nouns[key][-1], key)
+    out, first = {}, 0
+    for d in range(n_docs):
+        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        for i, line in enumerate(document.lines):
+            if line.antecedent is None:
+                continue
+            before = document.lines[line.antecedent]
+            english = ENGLISH.render_pattern(before.english, before.slots, before.situation)
+            words = [w.strip(".,?!").lower() for w in english.split()]
+            out[f"{pair}.{split}.{first + i:06d}"] = {
+                "candidates": {g: target.render(line.frame, {**line.slots, "obj": key}, line.situation)
+                               for g, key in sorted(stand_in.items())},
+                "gold": target.nouns[line.slots["obj"]][-1], "distance": i - line.antecedent,
+                "pronoun": _IT.search(ENGLISH.render_pattern(line.english, line.slots, line.situation)).group(0),
+                "antecedent": OBJECTS[line.slots["obj"]],
+                "nouns": [w for w in words if w in NOUN_WORDS]}
         first += len(document.lines)
     return out
 
