@@ -104,7 +104,7 @@ def cmd_contrastive_suite(a):
 
         if not (a.pair and a.docs):
             raise SystemExit("contrastive-suite --name synthetic needs --pair and --docs")
-        n = write_suite(a.pair, a.docs, a.seed, a.out)
+        n = write_suite(a.pair, a.docs, a.seed, a.out, a.per_phenomenon)
     else:
         from mtcue.data.contrastive_suites import from_evalset, voita2019
 
@@ -163,6 +163,7 @@ def register(step) -> None:
     s.add_argument("--pair", help="synthetic: the language pair")
     s.add_argument("--docs", type=int, help="synthetic: documents of the test split to draw from")
     s.add_argument("--seed", type=int, default=1, help="synthetic: the corpus seed")
+    s.add_argument("--per-phenomenon", type=int, help="synthetic: at most this many examples of each phenomenon")
     s.add_argument("--out", required=True)
 
     s = step("iwslt22-synth", cmd_iwslt22_synth,

@@ -83,6 +83,13 @@ def cmd_table_formality(a):
     write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a))
 
 
+def cmd_table_contrastive(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.contrastive import write_contrastive_table
+
+    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md)
+
+
 def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
@@ -173,6 +180,11 @@ def register(step) -> None:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-contrastive", cmd_table_contrastive, "the contrastive table (models x suites) from contrastive records")
+    s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)

@@ -37,8 +37,9 @@ def _differing_word(candidates: list[str], correct: int) -> str:
                 if w.strip(".,?!") and w.strip(".,?!") not in others).strip(".,?!").lower()
 
 
-def suite_examples(pair: str, n_docs: int, seed: int) -> list[dict]:
-    """The examples of the first `n_docs` documents of the test split of `pair` (corpus seed `seed`)."""
+def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None = None) -> list[dict]:
+    """The examples of the first `n_docs` documents of the test split of `pair` (corpus seed `seed`), at
+    most `per_phenomenon` (the first) of each phenomenon."""
     src, tgt = pair.split("-")
     renderings = {p: contrasts(pair, "test", n_docs, seed, p) for p in SUITE_PHENOMENA[:3]}
     pronouns = pronoun_contrasts(pair, "test", n_docs, seed)
@@ -66,12 +67,20 @@ def suite_examples(pair: str, n_docs: int, seed: int) -> list[dict]:
                 example["group"] |= {"pronoun": _differing_word(candidates, correct), "distance": anaphor["distance"]}
                 example["anaphor"] = {k: anaphor[k] for k in ("pronoun", "antecedent", "nouns")}
             examples.append(example)
-    return examples
+    if per_phenomenon is None:
+        return examples
+    kept = dict.fromkeys(SUITE_PHENOMENA, 0)
+    out = []
+    for ex in examples:
+        kept[ex["group"]["phenomenon"]] += 1
+        if kept[ex["group"]["phenomenon"]] <= per_phenomenon:
+            out.append(ex)
+    return out
 
 
-def write_suite(pair: str, n_docs: int, seed: int, out: str | Path) -> dict:
+def write_suite(pair: str, n_docs: int, seed: int, out: str | Path, per_phenomenon: int | None = None) -> dict:
     """Write the suite; returns the number of examples per phenomenon."""
-    examples = suite_examples(pair, n_docs, seed)
+    examples = suite_examples(pair, n_docs, seed, per_phenomenon)
     write_jsonl(out, examples)
     counts = dict.fromkeys(SUITE_PHENOMENA, 0)
     for ex in examples:
