@@ -117,6 +117,14 @@ def test_a_target_by_name_runs_only_what_it_needs(empty, target):
     assert jobs["train"] == 4 * len(CONFIG["directions"])
 
 
+def test_the_contrastive_table_scores_every_en_xx_model_on_its_suite(empty):
+    jobs = job_counts(run(empty, CONFIG, "table_contrastive"))
+    # en-de only (suites are en->xx), all four models of it, each on the synthetic suite
+    assert jobs["table_contrastive"] == jobs["contrastive_synthetic"] == 1
+    assert jobs["train"] == jobs["score_contrastive"] == 4
+    assert not {"translate", "mlflow_sync"} & set(jobs), jobs
+
+
 def test_a_target_by_path_runs_what_its_rule_name_runs(empty):
     by_path = job_counts(run(empty, CONFIG, "results/tables/table4_quality.md"))
     assert by_path == job_counts(run(empty, CONFIG, "table4_quality"))
@@ -153,8 +161,9 @@ def test_a_changed_model_reruns_that_model_and_what_depends_on_it(finished):
     out = pending(finished, changed(mtcue={**mtcue, "arch": {**mtcue["arch"], "context_layers": 2}}))
     assert models_of(out) == {(rule, d, "mtcue") for rule in PER_MODEL for d in CONFIG["directions"]}
     assert not upstream(out)
-    # The tables and figures read the records of every model, and MLflow mirrors them.
-    assert report_targets(out) == set(REPORT_TARGETS)
+    # The tables and figures read the records of every model, and MLflow mirrors them; the contrastive
+    # table reads the en->xx models' scores of their suites.
+    assert report_targets(out) == set(REPORT_TARGETS) | {"table_contrastive"}
     assert "mlflow_sync" in out.values()
 
 

@@ -6,15 +6,11 @@
 # Voita et al. 2019's consistency sets (EN-RU).
 
 CONTRASTIVE = config["evaluation"]["contrastive"]
-
-
-def contrastive_suites(direction):
-    if not direction.startswith("en-"):
-        return []
-    return CONTRASTIVE["suites"].get(direction, []) if OPENSUBTITLES else ["synthetic"]
-
-
-CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED for s in contrastive_suites(d)]
+# The suites of each en->xx direction: the synthetic one, or on the paper's data the configured real ones.
+CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else ["synthetic"]
+                      for d in DIRECTIONS if d.startswith("en-")}
+CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
+                       for s in CONTRASTIVE_SUITES.get(d, [])]
 CONTRASTIVE_TABLE = expand("results/tables/contrastive.{ext}", ext=["csv", "md", "html"]) if CONTRASTIVE_RECORDS else []
 
 
@@ -43,6 +39,8 @@ rule contrastive_from_evalset:
         evalset="contrapro|lopes",
     log:
         "results/logs/contrastive_from_evalset/{pair}.{evalset}.log",
+    benchmark:
+        "results/benchmarks/contrastive_from_evalset/{pair}.{evalset}.tsv"
     shell:
         "mtcue contrastive-suite --name {wildcards.evalset} --input {input} --out {output} 2> {log}"
 
@@ -59,6 +57,8 @@ if OPENSUBTITLES:
             vset="deixis|lex_cohesion|ellipsis_infl|ellipsis_vp",
         log:
             "results/logs/eval_voita2019/{vset}.log",
+        benchmark:
+            "results/benchmarks/eval_voita2019/{vset}.tsv"
         shell:
             "mtcue contrastive-suite --name voita2019_{wildcards.vset} --input {input:q} --out {output} 2> {log}"
 
