@@ -98,3 +98,37 @@ def test_bad_examples_named(tmp_path, bad, message):
 def test_score_count_mismatch():
     with pytest.raises(ValueError, match="3 candidates but 2 scores"):
         evaluate(_examples()[:1], [[(-1.0, 1), (-2.0, 1)]])
+
+
+def test_table_rows_from_a_hand_set_record(tmp_path):
+    from mtcue.reporting.contrastive import write_contrastive_table
+
+    result = evaluate(_examples(), [c for *_, c in CONTRAPRO])
+    record = {"kind": "contrastive", "model": "base", "direction": "en-de", "suite": "contrapro",
+              "needs_target_context": False, "study": "t", **result}
+    write_contrastive_table([record], tmp_path / "c.csv", tmp_path / "c.md")
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "c.csv")
+    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]
+    ours = csv[csv["source"] == "this study"].set_index("group")
+    assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
+    assert ours.loc["distance=>3", "accuracy"] == 0.5
+    seed = csv[(csv["source"] != "this study") & (csv["model"] == "Sentence-level")]
+    assert seed["accuracy"].tolist() == [0.4367, 0.7592] and seed["suite"].tolist() == ["contrapro", "lopes"]
+    md = (tmp_path / "c.md").read_text()
+    assert "| BASE | 60.0 (1 ties) |" in md and "43.67" in md and (tmp_path / "c.html").is_file()
+
+
+def test_paper_config_scores_the_real_suites():
+    from conftest import dry_run
+
+    run = dry_run("table_contrastive", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    for suite in ("contrapro", "lopes", "voita2019_deixis", "voita2019_lex_cohesion", "voita2019_ellipsis_infl",
+                  "voita2019_ellipsis_vp"):
+        direction = {"contrapro": "en-de", "lopes": "en-fr"}.get(suite, "en-ru")
+        assert f"results/records/contrastive/{direction}/mtcue.{suite}.json" in run.stdout, suite
+        assert f"results/eval/contrastive/{direction}/{suite}.jsonl" in run.stdout
+    assert "consistency_testsets/deixis_test.json" in run.stdout  # downloaded like the other sets
+    assert "synthetic.jsonl" not in run.stdout

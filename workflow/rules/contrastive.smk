@@ -1,4 +1,4 @@
-# Contrastive evaluation (docs/formats.md, section 7): every trained model of an en->xx direction
+# Contrastive evaluation (docs/formats.md, section 8): every trained model of an en->xx direction
 # force-decodes each candidate of each suite of its direction with the example's own context
 # (`mtcue score-contrastive`, through mtcue.Translator); right only if the correct candidate scores
 # strictly best. Suites: the synthetic corpus's own (formality, speaker/addressee gender, anaphoric

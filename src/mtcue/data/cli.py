@@ -154,7 +154,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True)
 
     s = step("contrastive-suite", cmd_contrastive_suite,
-             "a contrastive suite (docs/formats.md, section 7): the synthetic one of an en->xx pair, or a real set "
+             "a contrastive suite (docs/formats.md, section 8): the synthetic one of an en->xx pair, or a real set "
              "converted (ContraPro, Lopes et al. from their converted sets; Voita et al. 2019 from the official JSON)")
     s.add_argument("--name", required=True, choices=["synthetic", "contrapro", "lopes", "voita2019_deixis",
                                                      "voita2019_lex_cohesion", "voita2019_ellipsis_infl",

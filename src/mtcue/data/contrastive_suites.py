@@ -1,4 +1,4 @@
-"""The real contrastive suites in the suite format (docs/formats.md, section 7).
+"""The real contrastive suites in the suite format (docs/formats.md, section 8).
 
 - ContraPro (EN-DE) and Lopes et al. (EN-FR): from their converted evaluation sets (section 6: the
   reference, its `contrastive` variants, the previous lines); the reference is candidate 0. ContraPro's

@@ -100,7 +100,7 @@ def evalset_targets(cfg: dict, pairs: list[str]) -> list[str]:
         for pair in (p for p in set_pairs if p in pairs):
             if name == "iwslt22":
                 targets.append(f"results/eval/iwslt22/{pair}")
-            elif name == "voita2019":  # converted straight to contrastive suites (docs/formats.md, section 7)
+            elif name == "voita2019":  # converted straight to contrastive suites (docs/formats.md, section 8)
                 targets += [f"results/eval/contrastive/{pair}/{s}.jsonl" for s in evalset_sources(cfg, name, pair)]
             else:
                 splits = tuple(EAMT22_SPLITS) if name == "eamt22" else ("test",)

@@ -122,7 +122,7 @@ def cmd_score_contrastive(a):
 
 def register(step) -> None:
     s = step("score-contrastive", cmd_score_contrastive,
-             "contrastive accuracy of a trained model on a suite (docs/formats.md, section 7): every candidate "
+             "contrastive accuracy of a trained model on a suite (docs/formats.md, section 8): every candidate "
              "force-decoded with the example's context; right only if the correct one scores strictly best")
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--suite", required=True, help="suite JSONL: results/eval/contrastive/{direction}/{suite}.jsonl")

@@ -1,4 +1,4 @@
-"""Contrastive evaluation: verdicts and accuracies from candidate scores (docs/formats.md, section 7).
+"""Contrastive evaluation: verdicts and accuracies from candidate scores (docs/formats.md, section 8).
 
 A suite example lists `candidates` (target strings) and the index of the `correct` one; a model gives
 each candidate a log-probability (summed over its tokens) and a token count. The example is right only
@@ -39,7 +39,7 @@ def check_example(example: dict, where: str) -> None:
 
 
 def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
-    """The examples of a suite file (JSONL, docs/formats.md section 7), checked; errors name file and line."""
+    """The examples of a suite file (JSONL, docs/formats.md section 8), checked; errors name file and line."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: contrastive suite not found (run the step that writes it first)")
@@ -54,7 +54,7 @@ def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
             raise ValueError(f"{where}: expected a JSON object")
         for key in ("id", "doc_id", "text", "previous", "meta", "candidates", "correct"):
             if key not in example:
-                raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 7)")
+                raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 8)")
         if source_lang is not None and not isinstance(example["text"].get(source_lang), str):
             raise ValueError(f"{where}: 'text' has no '{source_lang}' source ({', '.join(example['text'])})")
         check_example(example, where)

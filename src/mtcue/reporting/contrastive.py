@@ -1,4 +1,4 @@
-"""The contrastive table from contrastive records only (docs/formats.md, section 7).
+"""The contrastive table from contrastive records only (docs/formats.md, sections 4, 7 and 8).
 
 CSV, long: one row per (direction, model, suite, group) with accuracy (0-1), n and ties; group "all" is
 the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the seeds'

@@ -1,4 +1,4 @@
-"""The synthetic contrastive suite of an en->xx direction (docs/formats.md, section 7).
+"""The synthetic contrastive suite of an en->xx direction (docs/formats.md, section 8).
 
 Its documents are those of the test split: `n_docs` of them, the first ones being the test corpus's
 (each document has its own random stream, so more documents extend the split with documents that no
