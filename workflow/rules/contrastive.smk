@@ -5,12 +5,7 @@
 # pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
 # Voita et al. 2019's consistency sets (EN-RU).
 
-CONTRASTIVE = config["evaluation"]["contrastive"]
-# The suites of each en->xx direction: the synthetic one, or on the paper's data the configured real ones.
-CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else ["synthetic"]
-                      for d in DIRECTIONS if d.startswith("en-")}
-CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
-                       for s in CONTRASTIVE_SUITES.get(d, [])]
+# CONTRASTIVE, CONTRASTIVE_SUITES and CONTRASTIVE_RECORDS are in common.smk (the MLflow sync mirrors the records).
 CONTRASTIVE_TABLE = expand("results/tables/contrastive.{ext}", ext=["csv", "md", "html"]) if CONTRASTIVE_RECORDS else []
 
 
@@ -92,7 +87,8 @@ rule score_contrastive:
 rule table_contrastive:
     localrule: True
     input:
-        CONTRASTIVE_RECORDS,
+        records=CONTRASTIVE_RECORDS,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/contrastive.csv",
         md="results/tables/contrastive.md",
@@ -102,4 +98,4 @@ rule table_contrastive:
     benchmark:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
-        "mtcue table-contrastive --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-contrastive --records {input.records} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

@@ -87,7 +87,7 @@ def cmd_table_contrastive(a):
     from mtcue.records import load_records
     from mtcue.reporting.contrastive import write_contrastive_table
 
-    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md)
+    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a))
 
 
 def cmd_track(a):
@@ -185,6 +185,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)

@@ -15,18 +15,19 @@ import pandas as pd
 
 from mtcue.io import atomic_write_text
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
-from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, display_name, html_path, model_key
+from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, display_name, html_path, model_key
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
 PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the seed's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
-CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]
+CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]  # then run_id
 OURS = "this study"
 
 
-def long_rows(records: Sequence[dict]) -> pd.DataFrame:
-    """The CSV's rows: ours, then the seed's published ones."""
+def long_rows(records: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
+    """The CSV's rows: ours, then the seed's published ones; with `run_ids`, a `run_id` column (the MLflow
+    run of the row's model in its direction; empty for the seed's rows)."""
     rows, seen = [], set()
     for r in records:
         key = (r["direction"], r["model"], r["suite"])
@@ -41,7 +42,11 @@ def long_rows(records: Sequence[dict]) -> pd.DataFrame:
         if p.pair in PAPER_SUITES:
             rows.append([p.pair, f"{p.model} ({p.context_size} previous)" if p.context_size else p.model,
                          PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, PAPER_LABEL])
-    return pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
+    df = pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
+    if run_ids is not None:
+        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if s == OURS else None
+                        for d, m, s in zip(df["direction"], df["model"], df["source"])]
+    return df
 
 
 def _sort_value(value: str) -> tuple:
@@ -92,7 +97,8 @@ def _paper(direction: str) -> pd.DataFrame | None:
     return pd.DataFrame.from_dict(rows, orient="index", columns=[PAPER_SUITES[direction]]).rename_axis("model")
 
 
-def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | Path) -> None:
+def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | Path,
+                            run_ids: RunIds | None = None) -> None:
     if not records:
         raise ValueError("no contrastive records to tabulate")
     directions = sorted({r["direction"] for r in records})
@@ -103,7 +109,8 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
                      "candidate counts as wrong (ContraPro's rule). Summed log-probabilities; the CSV's records also "
                      "hold the per-token mean's accuracy.",
                      "Examples per suite: " + ", ".join(f"{s} {k}" for s, k in sorted(n.items())) + ".",
-                     f"Study: {', '.join(sorted({r['study'] for r in records}))}."])
-    atomic_write_text(csv, long_rows(records).to_csv(index=False))
+                     f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
+                     *([run_ids.footnote()] if run_ids else [])])
+    atomic_write_text(csv, long_rows(records, run_ids).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))

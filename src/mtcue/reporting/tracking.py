@@ -146,6 +146,11 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
         return {f"{split}_comet": record["comet"]}
     if kind == "formality":
         return {f"formality_{f}": record[f] for f in FORMALITY_FIELDS}
+    if kind == "contrastive":
+        suite = record["suite"]
+        return {f"contrastive_{suite}": record["accuracy"],
+                **{f"contrastive_{suite}_{value}": s["accuracy"]
+                   for value, s in record["groups"].get("phenomenon", {}).items()}}
     return {"eamt22_bleu": record["bleu"], "eamt22_accuracy_mean": record["accuracy_mean"],
             "eamt22_supervised_samples": record["supervised_samples"],
             **{f"eamt22_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
@@ -303,9 +308,9 @@ def sync_records(
     for r in records:
         if r["study"] != study:
             raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22"):
+        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22", "contrastive"):
             raise ValueError(f"a {r['kind']} record belongs to no model's run")
-        slot = (r["direction"], r["model"], r["kind"], r.get("split"))
+        slot = (r["direction"], r["model"], r["kind"], r.get("split", r.get("suite")))
         if slot in slots:
             split = f" of split {slot[3]}" if slot[3] else ""
             raise ValueError(f"several {r['kind']} records{split} for {r['direction']}/{r['model']} in study {study}")
