@@ -132,3 +132,13 @@ def test_paper_config_scores_the_real_suites():
         assert f"results/eval/contrastive/{direction}/{suite}.jsonl" in run.stdout
     assert "consistency_testsets/deixis_test.json" in run.stdout  # downloaded like the other sets
     assert "synthetic.jsonl" not in run.stdout
+
+
+def test_mlflow_metrics_of_a_contrastive_record():
+    from mtcue.reporting.tracking import _evaluation
+
+    record = {"kind": "contrastive", "suite": "synthetic", "accuracy": 0.5,
+              "groups": {"phenomenon": {"pronoun": {"accuracy": 0.25}, "formality": {"accuracy": 0.75}},
+                         "distance": {"1": {"accuracy": 1.0}}}}
+    assert _evaluation(record, {}, {}) == {"contrastive_synthetic": 0.5, "contrastive_synthetic_pronoun": 0.25,
+                                           "contrastive_synthetic_formality": 0.75}
