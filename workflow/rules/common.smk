@@ -238,12 +238,13 @@ def zeroshot_options(kind):
 TRAINED = cfg.trained_models(config)
 
 # Contrastive evaluation (contrastive.smk): the suites of each en->xx direction (the synthetic one, or on
-# the paper's data the configured real ones), scored by every trained model of the direction.
+# the paper's data the configured real ones), scored by every trained model of the direction but the
+# repeats with other seeds (`seed_of`: Table 6's and Figure 4's spread), which would double the jobs.
 CONTRASTIVE = config["evaluation"]["contrastive"]
 CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else ["synthetic"]
                       for d in DIRECTIONS if d.startswith("en-")}
 CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
-                       for s in CONTRASTIVE_SUITES.get(d, [])]
+                       if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
 
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
