@@ -267,8 +267,18 @@ def zeroshot_options(kind):
 # ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
 
 TRAINED = cfg.trained_models(config)
+
+# Contrastive evaluation (contrastive.smk): the suites of each en->xx direction (the synthetic one, or on
+# the paper's data the configured real ones), scored by every trained model of the direction but the
+# repeats with other seeds (`seed_of`: Table 6's and Figure 4's spread), which would double the jobs.
+CONTRASTIVE = config["evaluation"]["contrastive"]
+CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else ["synthetic"]
+                      for d in DIRECTIONS if d.startswith("en-")}
+CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
+                       if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
+
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
-    *zeroshot_records("formality"), *zeroshot_records("eamt22"),
+    *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
 })

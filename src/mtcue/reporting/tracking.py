@@ -148,6 +148,11 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
     name = kind if split in (None, "test") else f"{split}_{kind}"
     if kind == "formality":
         return {f"{name}_{f}": record[f] for f in FORMALITY_FIELDS}
+    if kind == "contrastive":
+        suite = record["suite"]
+        return {f"contrastive_{suite}": record["accuracy"],
+                **{f"contrastive_{suite}_{value}": s["accuracy"]
+                   for value, s in record["groups"].get("phenomenon", {}).items()}}
     return {f"{name}_bleu": record["bleu"], f"{name}_accuracy_mean": record["accuracy_mean"],
             f"{name}_supervised_samples": record["supervised_samples"],
             **{f"{name}_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
@@ -306,9 +311,9 @@ def sync_records(
     for r in records:
         if r["study"] != study:
             raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22"):
+        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22", "contrastive"):
             raise ValueError(f"a {r['kind']} record belongs to no model's run")
-        slot = (r["direction"], r["model"], r["kind"], r.get("split"))
+        slot = (r["direction"], r["model"], r["kind"], r.get("split", r.get("suite")))
         if slot in slots:
             split = f" of split {slot[3]}" if slot[3] else ""
             raise ValueError(f"several {r['kind']} records{split} for {r['direction']}/{r['model']} in study {study}")
