@@ -78,14 +78,17 @@ def init_checkpoint(w):
 
 
 def context_store(w):
-    """The store a model trains on: a vector store per encoder, or TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk); none for BASE."""
+    """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
+    variant: its setting's masked copy, fewshot.smk) or the token store (VOITA-CONTEXT, CONCAT);
+    none for BASE."""
     entry = cfg.model_entry(config, w.model)
     if "fewshot" in entry:
         return {"store": f"results/fewshot/{w.direction}/{w.model}"}
     kind = cfg.context_kind(entry)
     if kind == "vectors":
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
+    if kind == "tokens":
+        return {"store": f"results/tokens/{w.direction}"}
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
 
 

@@ -1,0 +1,223 @@
+"""Voita et al. (2018): the token context store, VOITA-CONTEXT and CONCAT (tiny CPU models)."""
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.sequence_generator import SequenceGenerator
+
+import mtcue.models.plugin  # noqa: F401  (registers task and models)
+from mtcue.context.store import ContextStoreError
+from mtcue.corpus import META_FIELDS
+from mtcue.context.token_store import TokenStore, build_token_store, encode_rows, neighbour_texts, slot_names
+from mtcue.models.params import DataFreeTask, build_model
+from mtcue.models.plugin.context_dataset import TokenContextDataset
+from mtcue.models.plugin.pretrained import is_context_key
+from mtcue.models.plugin.voita_context_model import GatedContextLayer
+from test_plugin import save_fairseq_checkpoint
+
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 3, "decoder_layers": 2,
+        "dropout": 0.0}
+TOKEN_MODELS = ["voita_context", "concat"]
+
+
+def tiny(model_type, task=None, **arch):
+    torch.manual_seed(0)
+    return build_model(model_type, {**TINY, **arch}, task or DataFreeTask(40)).eval()
+
+
+def tiny_batch(task, batch_size=3, length=6, context_length=5, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    d = task.source_dictionary
+    tokens = torch.randint(d.nspecial, len(d), (batch_size, length), generator=g)
+    tokens[:, -1] = d.eos()
+    context = torch.randint(d.nspecial, len(d), (batch_size, context_length), generator=g)
+    context[:, 0], context[:, -1] = d.bos(), d.eos()
+    context[-1, :3] = d.pad()  # the last sample's context is shorter (left padding)
+    return {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
+            "prev_output_tokens": tokens.roll(1, dims=1), "context": context, "context_padding_mask": context.eq(d.pad())}
+
+
+# ---- the store ----------------------------------------------------------------------------------
+
+def sample(i, doc, text, previous):
+    return {"id": f"s{i}", "doc_id": doc, "text": {"en": text, "de": text.upper()}, "previous": {"en": previous,
+            "de": [p.upper() for p in previous]}, "meta": dict.fromkeys(META_FIELDS), "cues": [], "labels": {}}
+
+
+# Document d1: a, b, (scene gap) c, d; document d2: e, f. The corpus's `previous` already resets at the gap.
+CORPUS = [sample(0, "d1", "a", []), sample(1, "d1", "b", ["a"]), sample(2, "d1", "c", []),
+          sample(3, "d1", "d", ["c"]), sample(4, "d2", "e", []), sample(5, "d2", "f", ["e"])]
+
+
+def test_neighbours_follow_document_boundaries_and_gaps():
+    rows = neighbour_texts(CORPUS, "en", slot_names(2, True))
+    assert rows == [[None, None, "b"], ["a", None, None], [None, None, "d"], ["c", None, None],
+                    [None, None, "f"], ["e", None, None]]
+
+
+def test_encode_rows_offsets_point_at_each_line():
+    rows = [[None, "xy"], ["x", None], [None, None]]
+    tokens, offsets = encode_rows(rows, lambda text: [ord(c) - ord("w") for c in text])
+    assert tokens.tolist() == [1, 2, 1]
+    assert offsets.tolist() == [[[0, 0], [0, 2]], [[2, 1], [0, 0]], [[0, 0], [0, 0]]]
+
+
+def test_build_token_store_is_aligned_with_the_corpus(tmp_path):
+    import sentencepiece as spm
+
+    corpus = tmp_path / "train.jsonl"
+    corpus.write_text("".join(json.dumps(s) + "\n" for s in CORPUS))
+    text = tmp_path / "text.txt"
+    text.write_text("\n".join("a b c d e f".split() * 20) + "\n")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "spm"), vocab_size=7,
+                                   model_type="word", bos_id=-1, eos_id=-1, unk_id=0, minloglevel=2)
+    dictionary = Dictionary()
+    for piece in "▁a ▁b ▁c ▁d ▁e ▁f".split():
+        dictionary.add_symbol(piece)
+    (tmp_path / "bin").mkdir()
+    dictionary.save(str(tmp_path / "bin" / "dict.en.txt"))
+    build_token_store({"train": corpus}, "en-de", tmp_path / "spm.model", tmp_path / "bin", 1, True, tmp_path / "st")
+    store = TokenStore(tmp_path / "st")
+    assert store.slots == ["prev1", "next1"]
+    tokens, offsets = store.split("train")
+    line = {i: [dictionary[t] for t in tokens[s:s + n]] for i, (s, n) in enumerate(offsets[:, 0]) if n}
+    assert line == {1: ["▁a"], 3: ["▁c"], 5: ["▁e"]}
+    following = {i: [dictionary[t] for t in tokens[s:s + n]] for i, (s, n) in enumerate(offsets[:, 1]) if n}
+    assert following == {0: ["▁b"], 2: ["▁d"], 4: ["▁f"]}
+    manifest = json.loads((tmp_path / "st" / "manifest.json").read_text())
+    assert manifest["splits"] == {"train": 6} and manifest["present"] == {"train": {"prev1": 3, "next1": 3}}
+    with pytest.raises(ContextStoreError, match="no slot 'prev2'"):
+        store.slot("prev2")
+    with pytest.raises(ContextStoreError, match="no 'valid' split"):
+        store.split("valid")
+
+
+def test_collater_gives_marker_line_eos_left_padded_by_sample_id():
+    d = Dictionary()
+    for w in "abcdefgh":
+        d.add_symbol(w)
+    lengths = [2, 6, 3]
+    src = [torch.tensor([d.index("a")] * n + [d.eos()]) for n in lengths]
+    pairs = LanguagePairDataset(src, [len(s) for s in src], d, src, [len(s) for s in src], d)
+    tokens = np.array([d.index("c"), d.index("d"), d.index("e")], dtype=np.int32)
+    offsets = np.array([[[0, 2]], [[0, 0]], [[2, 1]]])  # sample 1 has no previous line
+    dataset = TokenContextDataset(pairs, tokens, offsets, 0, d.bos(), d.eos(), d.pad())
+    batch = dataset.collater([dataset[i] for i in range(3)])
+    ids = batch["id"].tolist()
+    expected = {0: [d.bos(), d.index("c"), d.index("d"), d.eos()], 1: [d.pad(), d.pad(), d.bos(), d.eos()],
+                2: [d.pad(), d.bos(), d.index("e"), d.eos()]}
+    for position, i in enumerate(ids):
+        assert batch["net_input"]["context"][position].tolist() == expected[i]
+        assert batch["net_input"]["context_padding_mask"][position].tolist() == [t == d.pad() for t in expected[i]]
+    with pytest.raises(ValueError, match="3 rows but the binarised split has 2"):
+        TokenContextDataset(torch.utils.data.Subset(pairs, [0, 1]), tokens, offsets, 0, 0, 2, 1)
+
+
+# ---- the models ---------------------------------------------------------------------------------
+
+def test_gate_merges_self_and_context_attention_as_voita_et_al():
+    """g = sigmoid(W [c_s; c_c] + b), c = g * c_s + (1 - g) * c_c, worked out by hand for d = 2."""
+    from argparse import Namespace
+
+    from fairseq.models.transformer import base_architecture
+
+    args = Namespace(encoder_embed_dim=2, encoder_attention_heads=1, encoder_ffn_embed_dim=4)
+    base_architecture(args)
+    layer = GatedContextLayer(args)
+    with torch.no_grad():
+        layer.context_gate.weight.copy_(torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]))
+        layer.context_gate.bias.copy_(torch.tensor([0.0, -1.0]))
+    own, other = torch.tensor([[0.5, 3.0]]), torch.tensor([[1.0, 0.25]])
+    g = [1 / (1 + math.exp(-0.5)), 1 / (1 + math.exp(-(2 * 0.25 - 1)))]
+    expected = [g[0] * 0.5 + (1 - g[0]) * 1.0, g[1] * 3.0 + (1 - g[1]) * 0.25]
+    torch.testing.assert_close(layer.gate(own, other), torch.tensor([expected]))
+
+
+def test_context_encoder_shares_all_but_the_last_layer():
+    task = DataFreeTask(40)
+    model = tiny("voita_context", task)
+    encoder = model.encoder
+    calls = {}
+    for name, module in [*((f"layer{i}", m) for i, m in enumerate(encoder.layers)), ("context", encoder.context_layer)]:
+        module.register_forward_hook(lambda m, i, o, name=name: calls.__setitem__(name, calls.get(name, 0) + 1))
+    batch = tiny_batch(task)
+    out = encoder(batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"])
+    # the first two layers run on the context and the source; the last source layer and the context's own once
+    assert calls == {"layer0": 2, "layer1": 2, "layer2": 1, "context": 1}
+    assert isinstance(encoder.layers[-1], GatedContextLayer) and encoder.context_layer is not encoder.layers[-1]
+    assert out["encoder_out"][0].shape == (6, 3, 16)  # source length x batch x d: the decoder sees the source only
+    # the context encoder's states are its shared layers and then its own layer
+    x, mask, _ = encoder.shared_layers(batch["context"])
+    states, _ = encoder.encode_context(batch["context"])
+    torch.testing.assert_close(states, encoder.context_layer(x, encoder_padding_mask=mask))
+
+
+def test_concat_adds_a_segment_embedding_per_token():
+    task = DataFreeTask(40)
+    model = tiny("concat", task)
+    encoder = model.encoder
+    batch = tiny_batch(task)
+    out = encoder(batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"])
+    assert out["encoder_out"][0].shape == (5 + 6, 3, 16)
+    embedded = out["encoder_embedding"][0]
+    tokens = torch.cat([batch["context"], batch["src_tokens"]], dim=1)
+    E, S = encoder.embed_tokens.weight, encoder.context_segments.weight
+    b = 0
+    for j in range(tokens.shape[1]):
+        segment = S[0] if j < 5 else S[1]
+        torch.testing.assert_close(embedded[b, j], math.sqrt(16) * (E[tokens[b, j]] + segment))
+    assert out["encoder_padding_mask"][0][-1, :3].all() and not out["encoder_padding_mask"][0][0].any()
+
+
+@pytest.mark.parametrize("model_type", TOKEN_MODELS)
+def test_logits_depend_on_the_context_sentence(model_type):
+    task = DataFreeTask(40)
+    model = tiny(model_type, task)
+    batch = tiny_batch(task)
+    logits, _ = model(**batch)
+    other = batch["context"].clone()
+    other[0, 2] = other[0, 2] % 30 + 5
+    changed, _ = model(**{**batch, "context": other})
+    assert not torch.allclose(changed[0], logits[0]) and torch.allclose(changed[1:], logits[1:], atol=1e-6)
+
+
+@pytest.mark.parametrize("model_type", TOKEN_MODELS)
+def test_beam_search_scores_equal_teacher_forced_scores(model_type):
+    task = DataFreeTask(40)
+    model = tiny(model_type, task)
+    batch = tiny_batch(task)
+    net_input = {k: v for k, v in batch.items() if k != "prev_output_tokens"}
+    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6).forward(
+        {"net_input": net_input})
+    eos = task.target_dictionary.eos()
+    for i, beams in enumerate(hypos):
+        for hypo in beams:
+            tokens = hypo["tokens"]
+            prev = torch.cat([tokens.new_tensor([eos]), tokens[:-1]])[None]
+            logits, _ = model(prev_output_tokens=prev, **{k: v[i:i + 1] for k, v in net_input.items()})
+            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
+            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("model_type", TOKEN_MODELS)
+def test_every_base_tensor_loads_and_only_context_modules_are_new(tmp_path, model_type):
+    task = DataFreeTask(40)
+    torch.manual_seed(1)
+    base = build_model("base", TINY, task)
+    path = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    model = tiny(model_type, task, pretrained_base=str(path), pretrained_report=str(tmp_path / "r.json"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    own = model.state_dict()
+    assert all(torch.equal(own[k], v) for k, v in base.state_dict().items())
+    new = {k.rsplit(".", 1)[0] for k in report["new"]}
+    assert all(is_context_key(k) for k in report["new"])
+    if model_type == "concat":
+        assert new == {"encoder.context_segments"}
+    else:
+        assert {k.split(".")[1] if k.split(".")[1] == "context_layer" else k.split(".")[3] for k in new} == {
+            "context_layer", "context_attn", "context_gate"}
