@@ -13,6 +13,7 @@ import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.context.store import ContextStoreError
 from mtcue.corpus import META_FIELDS
 from mtcue.context.token_store import TokenStore, build_token_store, encode_rows, neighbour_texts, slot_names
+from mtcue.evaluation.attention import agreement_table, heuristics, measure, most_attended_word, piece_words
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
@@ -221,3 +222,56 @@ def test_every_base_tensor_loads_and_only_context_modules_are_new(tmp_path, mode
     else:
         assert {k.split(".")[1] if k.split(".")[1] == "context_layer" else k.split(".")[3] for k in new} == {
             "context_layer", "context_attn", "context_gate"}
+
+
+# ---- the attention analysis (Table 7) -------------------------------------------------------------
+
+def test_piece_words_marks_punctuation_and_continuation_pieces():
+    assert piece_words(["▁The", "▁heart", "s", ".", "▁is"]) == [0, 1, 1, -1, 2]
+
+
+def test_most_attended_word_skips_marker_eos_and_punctuation():
+    # columns: marker, ▁the, ▁bo, ok, ",", ▁lamp, </s>; the marker and "," get the most attention
+    attention = np.array([[0.50, 0.05, 0.10, 0.04, 0.20, 0.08, 0.03],
+                          [0.10, 0.10, 0.00, 0.40, 0.10, 0.20, 0.10]])
+    words = [-1, 0, 1, 1, -1, 2, -1]
+    assert most_attended_word(attention[:1], [0], words) == 1          # ▁bo (0.10) over ▁lamp (0.08)
+    assert most_attended_word(attention, [0, 1], words) == 1           # mean of both rows: ok 0.22
+    assert most_attended_word(attention[1:], [0], words) == 1
+    attention[0, 5] = 0.2
+    assert most_attended_word(attention[:1], [0], words) == 2
+
+
+def test_heuristics_and_table():
+    assert heuristics([4, 1, 7], {4}) == {"random": 1 / 3, "first": 0.0, "last": 0.0}
+    assert heuristics([4, 1], {1}) == {"random": 0.5, "first": 1.0, "last": 0.0}
+    table = agreement_table([{"pronoun": "it", "attention": True, "random": 0.5, "first": 1.0, "last": 0.0},
+                             {"pronoun": "it", "attention": False, "random": 0.25, "first": 0.0, "last": 1.0},
+                             {"pronoun": "she", "attention": True, "random": 0.5, "first": 0.0, "last": 1.0}])
+    assert table["it"] == {"n": 2, "attention": 0.5, "random": 0.375, "first": 0.5, "last": 0.5}
+    assert table["all"]["n"] == 3 and table["all"]["attention"] == pytest.approx(2 / 3)
+
+
+def test_measure_selects_distance_one_examples_with_several_nouns():
+    def example(i, text, line, pronoun, antecedent, nouns, distance=1, phenomenon="pronoun"):
+        return {"id": i, "text": text, "previous": {"en": [line, "older line"]}, "candidates": ["x", "y"], "correct": 0,
+                "group": {"phenomenon": phenomenon, "pronoun": "er", "distance": distance},
+                "anaphor": {"pronoun": pronoun, "antecedent": antecedent, "nouns": nouns}}
+
+    suite = [example("a", "Where is it?", "The lamp is by the table.", "it", "lamp", ["lamp", "table"]),
+             example("b", "It broke.", "I saw the dog and the cup.", "It", "cup", ["dog", "cup"]),
+             example("c", "It is red.", "The car is new.", "it", "car", ["car"]),               # one noun
+             example("d", "It is red.", "The car and the key.", "it", "car", ["car", "key"], distance=2),
+             example("e", "Sie ist da.", "The car and the key.", "it", "car", ["car", "key"], phenomenon="formality")]
+    pieces = lambda text: [p for w in text.split() for p in (["▁" + w[:-1], w[-1]] if w[-1] in ".?" else ["▁" + w])]  # noqa: E731
+
+    def attend(source, context):
+        # every source row attends most to the last context word (before "." and </s>)
+        a = np.full((len(source) + 1, len(context) + 2), 0.01)
+        a[:, len(context) - 1] = 0.9
+        return a
+
+    result = measure(suite, "en", pieces, attend)
+    assert result["examples"] == 2
+    # a: last word "table" is not the antecedent lamp; b: last word "cup" is
+    assert result["pronouns"]["it"] == {"n": 2, "attention": 0.5, "random": 0.5, "first": 0.5, "last": 0.5}
