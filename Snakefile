@@ -26,6 +26,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
+include: "workflow/rules/voita2018.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -41,3 +42,4 @@ rule all:
         FIGURE4,
         TABLE5,
         ABLATION_TABLES,
+        VOITA2018_TABLE,

@@ -513,6 +513,25 @@ def token_slots(cfg: dict) -> list[str]:
     return [f"prev{i}" for i in range(1, cfg["context"]["doc_slots"] + 1)] + ["next1"]
 
 
+def voita2018_rows(cfg: dict) -> list[dict]:
+    """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (the seed's row name where
+    the model is one of its systems), "model", "variant": "" or "random" (random context at test time)}."""
+    exp = cfg["experiments"]["voita2018"]
+    sentence = {"prev1": "previous sentence", "next1": "next sentence"}
+    rows = []
+    for model in exp["models"]:
+        entry = cfg["models"][model]
+        slot = sentence[entry.get("context_slot", "prev1")]
+        label = {"base": "baseline (context-agnostic Transformer)", "concat": f"concatenation ({slot})",
+                 "voita_context": f"context encoder ({slot})"}.get(entry["type"], model)
+        rows.append({"label": label, "model": model, "variant": ""})
+        if model in exp["random_test"]:
+            rows.append({"label": "context encoder (random context)" if entry["type"] == "voita_context" else
+                         f"{label}, random context", "model": model, "variant": "random"})
+    labels = [r["label"] for r in rows]
+    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+
+
 def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     """(direction, model) pairs the voita2018 experiment trains and scores."""
     exp = cfg["experiments"]["voita2018"]

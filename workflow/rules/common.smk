@@ -230,6 +230,7 @@ def zeroshot_options(kind):
 TRAINED = cfg.trained_models(config)
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
-    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
+    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES,
+    *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)), *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"),
 })

@@ -76,6 +76,15 @@ def cmd_table_ablation(a):
         a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a))
 
 
+def cmd_table_voita2018(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.voita2018 import write_voita2018_table
+
+    write_voita2018_table(json.loads(a.rows), load_records(a.records, "score"),
+                          load_records(a.random_records, "score"), load_records(a.attention_records, "attention"),
+                          a.csv, a.md, a.attention_unavailable)
+
+
 def cmd_table_formality(a):
     from mtcue.records import load_records
     from mtcue.reporting.formality import write_formality_table
@@ -173,6 +182,16 @@ def register(step) -> None:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
+             "systems and the context attention's agreement with pronoun antecedents, beside the seed's")
+    s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
+    s.add_argument("--records", nargs="+", required=True, help="score records")
+    s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
+    s.add_argument("--attention-records", nargs="*", default=[])
+    s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)
