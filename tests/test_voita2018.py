@@ -275,3 +275,77 @@ def test_measure_selects_distance_one_examples_with_several_nouns():
     assert result["examples"] == 2
     # a: last word "table" is not the antecedent lamp; b: last word "cup" is
     assert result["pronouns"]["it"] == {"n": 2, "attention": 0.5, "random": 0.5, "first": 0.5, "last": 0.5}
+
+
+# ---- a tiny real training, then the in-memory API and the attention analysis ------------------------
+
+def tiny_corpus(path, n_docs, seed):
+    """Documents of three lines; the pronoun of the third line ("it"/"he") follows the first line's noun."""
+    rng = np.random.default_rng(seed)
+    nouns = {"lamp": ("Lampe", "sie"), "dog": ("Hund", "er"), "cup": ("Tasse", "sie"), "car": ("Wagen", "er")}
+    lines = []
+    for d in range(n_docs):
+        a, b = rng.choice(list(nouns), 2, replace=False)
+        doc = [(f"The {a} and the {b} are here.", f"Die {nouns[a][0]} und der {nouns[b][0]} sind hier."),
+               (f"I see the {a}.", f"Ich sehe die {nouns[a][0]}."),
+               ("Where is it?", f"Wo ist {nouns[a][1]}?")]
+        for i, (en, de) in enumerate(doc):
+            previous = [doc[j] for j in range(i - 1, -1, -1)]
+            lines.append({"id": f"en-de.x.{d:03d}{i}", "doc_id": f"d{d}", "text": {"en": en, "de": de},
+                          "previous": {"en": [p[0] for p in previous], "de": [p[1] for p in previous]},
+                          "meta": dict.fromkeys(META_FIELDS), "cues": [], "labels": {}})
+    path.write_text("".join(json.dumps(s) + "\n" for s in lines))
+    return path
+
+
+@pytest.mark.slow
+def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
+    from mtcue import config as cfgmod
+    from mtcue.data.prepare import binarise, encode_split, train_spm
+    from mtcue.evaluation.attention import measure, model_attention
+    from mtcue.models.train import train
+    from mtcue.models.translator import Translator
+
+    results = tmp_path / "results"
+    corpora = {split: tiny_corpus(tmp_path / f"{split}.jsonl", n, seed)
+               for split, n, seed in (("train", 40, 0), ("valid", 4, 1), ("test", 4, 2))}
+    train_spm(corpora["train"], "en-de", results / "spm" / "en-de.model", 60)
+    for split, path in corpora.items():
+        encode_split(results / "spm" / "en-de.model", path, "en-de", results / "prepared" / split)
+    binarise(results / "prepared", "en-de", results / "bin" / "en-de")
+    build_token_store(corpora, "en-de", results / "spm" / "en-de.model", results / "bin" / "en-de", 2, True,
+                      results / "tokens" / "en-de")
+    arch = {"embed_dim": 16, "heads": 2, "encoder_layers": 2, "encoder_ffn_dim": 32, "decoder_layers": 1,
+            "decoder_ffn_dim": 32}
+    config = cfgmod.validate({
+        "study": "tiny", "directions": ["en-de"], "context": {"doc_slots": 2},
+        "training": {"lr": 0.003, "warmup_updates": 5, "max_tokens": 400, "max_epoch": 1, "patience": 1},
+        "models": {"base": {"type": "base", "arch": arch},
+                   **{m: {"type": m, "init_from": "base", "arch": arch} for m in TOKEN_MODELS}},
+        "experiments": {"quality": {"models": ["base"]}, "formality": {"directions": []}}})
+    for model in ["base", *TOKEN_MODELS]:
+        spec = cfgmod.model_spec(config, model, "en-de")
+        out = results / "models" / "en-de" / model / "checkpoint_best.pt"
+        record = train(spec, "en-de", results / "bin" / "en-de", tmp_path / "ckpt" / model, out,
+                       context_dir=None if model == "base" else results / "tokens" / "en-de",
+                       init_checkpoint=None if model == "base" else results / "models" / "en-de" / "base" /
+                       "checkpoint_best.pt")
+        (results / "records" / "train" / "en-de").mkdir(parents=True, exist_ok=True)
+        (results / "records" / "train" / "en-de" / f"{model}.json").write_text(json.dumps(record))
+    init = json.loads((tmp_path / "ckpt" / "voita_context" / "init_report.json").read_text())
+    assert not init["missing_base_keys"] and init["new"]
+
+    for model in TOKEN_MODELS:
+        translator = Translator.load(results / "models" / "en-de" / model, device="cpu")
+        hyps = translator.translate(["Where is it?"] * 2, previous=[["I see the dog."], ["I see the lamp."]], beam=2)
+        assert len(hyps) == 2 and all(isinstance(h, str) for h in hyps)
+        with_dog = translator.score("Where is it?", ["Wo ist er?", "Wo ist sie?"], previous=["I see the dog."])
+        with_cup = translator.score("Where is it?", ["Wo ist er?", "Wo ist sie?"], previous=["I see the cup."])
+        assert len(with_dog) == 2 and with_dog != with_cup  # the context line reaches the scores
+    suite = [{"id": "s0", "doc_id": "d", "text": "Where is it?", "previous": {"en": ["The dog and the cup are here."]},
+              "meta": dict.fromkeys(META_FIELDS), "cues": [], "candidates": ["Wo ist er?", "Wo ist sie?"],
+              "correct": 0, "group": {"phenomenon": "pronoun", "pronoun": "er", "distance": 1},
+              "anaphor": {"pronoun": "it", "antecedent": "dog", "nouns": ["dog", "cup"]}}]
+    translator = Translator.load(results / "models" / "en-de" / "voita_context", device="cpu")
+    result = measure(suite, "en", lambda t: translator._spm.encode(t, out_type=str), model_attention(translator))
+    assert result["examples"] == 1 and result["pronouns"]["it"]["random"] == 0.5
