@@ -1,6 +1,7 @@
 """Voita et al. (2018): the token context store, VOITA-CONTEXT and CONCAT (tiny CPU models)."""
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 3, "decoder_layers": 2,
         "dropout": 0.0}
 TOKEN_MODELS = ["voita_context", "concat"]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def tiny(model_type, task=None, **arch):
@@ -349,3 +351,103 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
     translator = Translator.load(results / "models" / "en-de" / "voita_context", device="cpu")
     result = measure(suite, "en", lambda t: translator._spm.encode(t, out_type=str), model_attention(translator))
     assert result["examples"] == 1 and result["pronouns"]["it"]["random"] == 0.5
+
+
+# ---- config, table, DAG ---------------------------------------------------------------------------
+
+def demo_config():
+    from mtcue import config as cfgmod
+
+    return cfgmod.load(REPO / "config" / "config.yaml")
+
+
+def test_demo_trains_six_fine_tunes_and_the_next_sentence_model_in_en_ru_only():
+    from mtcue import config as cfgmod
+
+    c = demo_config()
+    new = [(d, m) for d, m in cfgmod.voita2018_models(c) if m != "base"]
+    assert sorted(new) == sorted([(d, m) for d in ("en-ru", "en-de", "en-fr") for m in ("concat", "voita_context")]
+                                 + [("en-ru", "voita_context_next")])
+    spec = cfgmod.model_spec(c, "voita_context_next", "en-ru")
+    assert spec["init_from"] == "base" and spec["context"]["slot"] == "next1"
+    assert spec["training"]["max_epoch"] == c["models"]["mtcue"]["training"]["max_epoch"]  # the demo's fine-tune
+    from mtcue.models import fairseq_args as fa
+    args = fa.task_args(spec, "en-ru", "bin", "tokens")
+    assert args[args.index("--context-slot") + 1] == "next1" and "--context-columns" not in args
+    assert [r["label"] for r in cfgmod.voita2018_rows(c)] == [
+        "baseline (context-agnostic Transformer)", "concatenation (previous sentence)",
+        "context encoder (previous sentence)", "context encoder (random context)", "context encoder (next sentence)"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["models"]["mtcue"].update(context_slot="next1"), "models.mtcue.context_slot"),
+    (lambda c: c["models"]["concat"].update(context_columns=["doc"]), "models.concat.context_columns"),
+    (lambda c: c["experiments"]["voita2018"].update(random_test=["mtcue"]), "experiments.voita2018.random_test"),
+    (lambda c: c["experiments"]["voita2018"].update(directions=["en-xx"]), "experiments.voita2018.directions"),
+])
+def test_bad_voita2018_config_is_refused(change, message):
+    from mtcue import config as cfgmod
+
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    change(raw)
+    with pytest.raises(cfgmod.ConfigError, match=message.replace(".", r"\.")):
+        cfgmod.validate(raw)
+
+
+def test_table_puts_ours_beside_the_seeds(tmp_path):
+    import pandas as pd
+
+    from mtcue import config as cfgmod
+    from mtcue.reporting.voita2018 import write_voita2018_table
+
+    def score(model, bleu):
+        return {"model": model, "direction": "en-ru", "bleu": bleu, "study": "demo"}
+
+    rows = cfgmod.voita2018_rows(demo_config())
+    attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
+                 "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}}}
+    write_voita2018_table(rows, [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)],
+                          [score("voita_context", 19.5)], [attention], tmp_path / "t.csv", tmp_path / "t.md")
+    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+    assert df[("bleu", "en-ru", "context encoder (previous sentence)", "bleu")] == 21.25
+    assert df[("bleu", "en-ru", "context encoder (random context)", "bleu")] == 19.5
+    assert np.isnan(df[("bleu", "en-ru", "context encoder (next sentence)", "bleu")])
+    assert df[("bleu", "paper en-ru", "context encoder (previous sentence)", "bleu")] == 30.14
+    assert df[("attention", "en-ru", "all", "attention")] == 75.0
+    assert df[("attention", "paper en-ru", "it", "attention")] == 58
+    md = (tmp_path / "t.md").read_text()
+    assert "30.14" in md and "21.25" in md and (tmp_path / "t.html").is_file()
+
+
+def test_demo_dag_builds_the_token_stores_fine_tunes_and_table():
+    from conftest import dry_run
+
+    run = dry_run("results/tables/voita2018.csv", "--configfile", str(REPO / "config" / "config.yaml"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+    for direction in ("en-ru", "en-de", "en-fr"):
+        assert f"--out results/tokens/{direction} " in out
+        assert f"results/records/score_random_context/{direction}/voita_context.test.json" in out
+        for model in ("concat", "voita_context"):
+            assert f"results/models/{direction}/{model}/checkpoint_best.pt" in out
+    assert "results/models/en-ru/voita_context_next/checkpoint_best.pt" in out
+    assert "results/models/en-de/voita_context_next/" not in out
+    assert '"slot": "next1"' in out  # the spec of the next-sentence model
+    assert '"random": true, "slot": "prev1"' in out  # random context at test: the translation's spec only
+    assert "--attention-unavailable 'no rule in this workflow writes the synthetic contrastive suite'" in out
+
+
+def test_attention_analysis_runs_on_each_en_xx_previous_sentence_model_given_the_suite(tmp_path):
+    from conftest import dry_run
+
+    for direction in ("en-ru", "en-de", "en-fr"):  # the contrastive suites, in the fixed format
+        suite = tmp_path / "results" / "eval" / "contrastive" / direction / "synthetic.jsonl"
+        suite.parent.mkdir(parents=True)
+        suite.write_text("{}\n")
+    run = dry_run("results/tables/voita2018.csv", "--configfile", str(REPO / "config" / "config.yaml"),
+                  workdir=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    commands = [line for line in run.stdout.splitlines() if "mtcue attention-agreement" in line]
+    assert sorted(c.split("--model-dir ")[1].split()[0] for c in commands) == [
+        f"results/models/{d}/voita_context" for d in ("en-de", "en-fr", "en-ru")]
+    assert "--attention-records results/records/attention/" in run.stdout
