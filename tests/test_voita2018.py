@@ -398,6 +398,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     import pandas as pd
 
     from mtcue import config as cfgmod
+    from mtcue.reporting.tables import RunIds
     from mtcue.reporting.voita2018 import write_voita2018_table
 
     def score(model, bleu):
@@ -406,9 +407,15 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     rows = cfgmod.voita2018_rows(demo_config())
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}}}
+    runs = RunIds("file:///m", "demo", {"en-ru/voita_context": "r1", "en-ru/base": "r0"})
     write_voita2018_table(rows, [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)],
-                          [score("voita_context", 19.5)], [attention], tmp_path / "t.csv", tmp_path / "t.md")
-    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+                          [score("voita_context", 19.5)], [attention], tmp_path / "t.csv", tmp_path / "t.md",
+                          run_ids=runs)
+    csv = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])
+    df = csv["value"]
+    assert csv["run_id"][("bleu", "en-ru", "context encoder (random context)", "bleu")] == "r1"
+    assert csv["run_id"][("attention", "en-ru", "all", "attention")] == "r1"
+    assert pd.isna(csv["run_id"][("bleu", "paper en-ru", "context encoder (previous sentence)", "bleu")])
     assert df[("bleu", "en-ru", "context encoder (previous sentence)", "bleu")] == 21.25
     assert df[("bleu", "en-ru", "context encoder (random context)", "bleu")] == 19.5
     assert np.isnan(df[("bleu", "en-ru", "context encoder (next sentence)", "bleu")])

@@ -77,6 +77,8 @@ rule score_random_context:
         study=STUDY,
     log:
         "results/logs/score_random_context/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/score_random_context/{direction}.{model}.{split}.tsv"
     shell:
         "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
@@ -109,6 +111,7 @@ rule table_voita2018:
         score=VOITA2018_SCORES,
         random=VOITA2018_RANDOM,
         attention=voita2018_attention_records,
+        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/voita2018.csv",
         md="results/tables/voita2018.md",
@@ -123,4 +126,4 @@ rule table_voita2018:
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score} --random-records {input.random} "
         "--attention-records {input.attention} --attention-unavailable {params.unavailable:q} "
-        "--csv {output.csv} --md {output.md} 2> {log}"
+        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

@@ -82,7 +82,7 @@ def cmd_table_voita2018(a):
 
     write_voita2018_table(json.loads(a.rows), load_records(a.records, "score"),
                           load_records(a.random_records, "score"), load_records(a.attention_records, "attention"),
-                          a.csv, a.md, a.attention_unavailable)
+                          a.csv, a.md, a.attention_unavailable, _run_ids(a))
 
 
 def cmd_table_formality(a):
@@ -192,6 +192,7 @@ def register(step) -> None:
     s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
     s.add_argument("--study", required=True)

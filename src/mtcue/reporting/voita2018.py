@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, _studies, write_table
+from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, _studies, write_table
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
 PAPER_ATTENTION_CSV = PAPER_FIGURES / "voita2018_table7_attention.csv"
@@ -46,21 +46,28 @@ def attention_frame(records: Sequence[dict]) -> pd.DataFrame:
 
 def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_scores: Sequence[dict],
                           attention: Sequence[dict], csv: str | Path, md: str | Path,
-                          attention_unavailable: str = "") -> None:
+                          attention_unavailable: str = "", run_ids: RunIds | None = None) -> None:
+    """The CSV is long (docs/formats.md, section 7); with `run_ids`, each of our numbers names the MLflow run
+    of its model in its direction."""
     bleu = bleu_frame(rows, scores, random_scores)
     paper_bleu = _read_csv(PAPER_BLEU_CSV).set_index("model")["bleu"]
     agreement = attention_frame(attention)
     paper_attention = _read_csv(PAPER_ATTENTION_CSV).set_index("pronoun")
-    long = [{"table": "bleu", "direction": d, "row": label, "metric": "bleu", "value": v}
+    model_of = {row["label"]: row["model"] for row in rows}
+    long = [{"table": "bleu", "direction": d, "row": label, "metric": "bleu", "value": v, "model": model_of[label]}
             for label, values in bleu.iterrows() for d, v in values.items()]
     long += [{"table": "bleu", "direction": "paper en-ru", "row": label, "metric": "bleu", "value": v}
              for label, v in paper_bleu.items()]
-    long += [{"table": "attention", "direction": d, "row": p, "metric": m, "value": v}
+    attention_model = {r["direction"]: r["model"] for r in attention}
+    long += [{"table": "attention", "direction": d, "row": p, "metric": m, "value": v, "model": attention_model[d]}
              for (d, p), values in agreement.iterrows() for m, v in values.items()]
     long += [{"table": "attention", "direction": "paper en-ru", "row": p, "metric": m, "value": v}
              for p, values in paper_attention.iterrows() for m, v in values.items()]
-    df = pd.DataFrame(long, columns=["table", "direction", "row", "metric", "value"]).set_index(
-        ["table", "direction", "row", "metric"])
+    df = pd.DataFrame(long, columns=["table", "direction", "row", "metric", "value", "model"])
+    if run_ids is not None:
+        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+                        for d, m in zip(df["direction"], df["model"])]
+    df = df.set_index(["table", "direction", "row", "metric"])
 
     display = bleu.map(lambda v: NA if pd.isna(v) else f"{v:.2f}")
     display["paper (en-ru)"] = [f"{paper_bleu[label]:.2f}" if label in paper_bleu else NA for label in bleu.index]
@@ -83,5 +90,6 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
         "punctuation excluded) is the antecedent; random = expected agreement of a random noun.",
         f"Study: {_studies([*scores, *random_scores, *attention]) or NA}. The paper's numbers: en-ru "
         "OpenSubtitles2018, CoreNLP antecedents.",
+        *([run_ids.footnote()] if run_ids else []),
     ]
     write_table(df, csv, md, "Voita et al. (2018): context-aware Transformer", footnotes, blocks=blocks)
