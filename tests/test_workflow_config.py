@@ -68,8 +68,9 @@ def test_the_seed_varies_training_only(tmp_path):
     run = dry_run("--config", "seed=2", "--configfile", str(REPO / "config" / "config.yaml"), workdir=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     specs = [json.loads(m) for m in re.findall(r"mtcue train --spec '(\{.*?\})' ", run.stdout)]
-    # 5 models x 8 directions, 2 parents x 4 few-shot settings in en-pl, 7 ablations in en-de
-    assert len(specs) == 5 * 8 + 2 * 4 + 7 and {s["seed"] for s in specs} == {2}
+    # 5 models x 8 directions, 2 parents x 4 few-shot settings in en-pl, 7 ablations in en-de, Voita et al.'s
+    # CONCAT and VOITA-CONTEXT in en-ru, en-de, en-fr and the next-sentence model in en-ru
+    assert len(specs) == 5 * 8 + 2 * 4 + 7 + 2 * 3 + 1 and {s["seed"] for s in specs} == {2}
     generate = re.findall(r"mtcue generate .*?--seed (\d+) ", run.stdout)
     assert len(generate) == 12 and set(generate) == {"1"}     # the same documents as seed 1's run
 

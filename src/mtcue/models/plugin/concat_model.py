@@ -30,6 +30,8 @@ class ConcatEncoder(TransformerEncoder):
         require_context(context, context_padding_mask)
         tokens = torch.cat([context, src_tokens], dim=1)
         segments = torch.cat([torch.zeros_like(context), torch.ones_like(src_tokens)], dim=1)
+        # The positional embeddings end at max_source_positions: a longer pair loses the context's beginning.
+        tokens, segments = tokens[:, -self.max_source_positions:], segments[:, -self.max_source_positions:]
         embedded = self.embed_tokens(tokens) + self.context_segments(segments)
         return super().forward(tokens, None, return_all_hiddens, token_embeddings=embedded)
 
