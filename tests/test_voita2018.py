@@ -458,3 +458,16 @@ def test_attention_analysis_runs_on_each_en_xx_previous_sentence_model_given_the
     assert sorted(c.split("--model-dir ")[1].split()[0] for c in commands) == [
         f"results/models/{d}/voita_context" for d in ("en-de", "en-fr", "en-ru")]
     assert "--attention-records results/records/attention/" in run.stdout
+
+
+def test_training_cost_batches_give_token_models_a_context_sentence():
+    from mtcue.models.train_cost import make_batch
+
+    task = DataFreeTask(40)
+    task.context_kind = "tokens"
+    batch = make_batch([(3, 2), (5, 4)], task, "voita_context", torch.Generator().manual_seed(0))["net_input"]
+    d = task.source_dictionary
+    context, mask = batch["context"], batch["context_padding_mask"]
+    assert context.shape == (2, 6) and mask.tolist() == [[True] * 2 + [False] * 4, [False] * 6]  # <s>, 2 words, </s>
+    assert context[:, -1].tolist() == [d.eos()] * 2 and context[0, 2] == context[1, 0] == d.bos()
+    tiny("voita_context", task)(**batch)  # the model reads it

@@ -1,6 +1,7 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-exact resumption of fairseq-train (`resume`).
+Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; exact resumption of
+fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
 """
