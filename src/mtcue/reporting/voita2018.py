@@ -24,7 +24,8 @@ def bleu_frame(rows: Sequence[dict], scores: Sequence[dict], random_scores: Sequ
         for r in records:
             key = (r["model"], r["direction"], kind)
             if key in cells:
-                raise ValueError(f"two score records for {r['model']} in {r['direction']}{' (random context)' * bool(kind)}")
+                what = " (random context)" if kind else ""
+                raise ValueError(f"two score records for {r['model']} in {r['direction']}{what}")
             cells[key] = r["bleu"]
     directions = sorted({d for _, d, _ in cells})
     data = {row["label"]: {d: cells.get((row["model"], d, row["variant"]), float("nan")) for d in directions}
