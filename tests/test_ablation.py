@@ -307,7 +307,9 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     assert {d for d, m in trained if m == "mtcue"} == set(cfg.load(REPO / "config" / name)["directions"])
     assert "results/tables/table6_ablation.md" in run.stdout
     scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
-    assert {m for _, m in scored} == {*ABLATIONS, "mtcue", "base"} and {d for d, _ in scored} == directions
+    seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
+    runs = {cfg.seed_name(m, s) for m in [*ABLATIONS, "mtcue"] for s in range(1, seeds + 1)}
+    assert {m for _, m in scored} == {*runs, "base"} and {d for d, _ in scored} == directions
 
 
 # ---- Table 6 -----------------------------------------------------------------------------------
@@ -359,6 +361,30 @@ def test_each_row_against_the_full_model():
     assert display.loc["Full MTCUE", "en-de BLEU"] == f"{bleu['mtcue']:.2f}"
 
 
+def test_seeded_rows_show_mean_and_sample_sd_over_their_runs():
+    # mtcue_no_metadata run twice: seed 2 scores like BAD; BASE (trained from scratch) runs once.
+    second = rec("mtcue_no_metadata_seed2", "en-de", BAD, 0.5, "valid")
+    second_f = dict(ZEROSHOT["formality"][1], model="mtcue_no_metadata_seed2", average=0.6)
+    seeds = {"mtcue_no_metadata": ["mtcue_no_metadata", "mtcue_no_metadata_seed2"]}
+    df = table([*SCORES, second], zeroshot={"formality": [*ZEROSHOT["formality"], second_f]}, seeds=seeds)
+    one = table()
+    row, full = ("no metadata", "mtcue_no_metadata"), ("Full MTCUE", "mtcue")
+    assert df[("", "n_seeds")].tolist() == [1, 2, 1, 1]
+    a, b = one.loc[row, ("en-de", "BLEU")], second["bleu"]
+    assert df.loc[row, ("en-de", "BLEU")] == pytest.approx((a + b) / 2)
+    assert df.loc[row, ("en-de", "BLEU sd")] == pytest.approx(abs(a - b) / math.sqrt(2))   # n-1 = 1
+    assert df.loc[row, ("en-de", "BLEU Δ")] == pytest.approx((a + b) / 2 - one.loc[full, ("en-de", "BLEU")])
+    assert df.loc[row, ("en-de", "phenomena %")] == pytest.approx(100 * (0.8 + 0.5) / 2)
+    # formality averages (0.9 + 0.7) / 2 = 0.8 and 0.6: mean 70, sd 10 / sqrt(2) * 2 = 14.14; Δ to 95
+    assert df.loc[row, ("IWSLT22 formality en-de", "accuracy %")] == pytest.approx(70.0)
+    assert df.loc[row, ("IWSLT22 formality en-de", "accuracy % sd")] == pytest.approx(20 / math.sqrt(2))
+    assert df.loc[row, ("IWSLT22 formality en-de", "Δ")] == pytest.approx(-25.0)
+    assert math.isnan(df.loc[full, ("en-de", "BLEU sd")])
+    assert df.loc[row, ("en-de", "BLEU p")] == one.loc[row, ("en-de", "BLEU p")]   # the first runs
+    assert ablation_display(df, 0.05).loc["no metadata", "IWSLT22 formality en-de accuracy %"] == \
+        "70.00 ± 14.14 (-25.00)"
+
+
 def test_a_zeroshot_column_is_never_silently_empty():
     with pytest.raises(ValueError, match="no eamt22 records and no reason"):
         table(unavailable={})
@@ -390,10 +416,23 @@ def test_table_command_writes_csv_and_markdown(tmp_path):
                  "--zeroshot-direction", "eamt22=en-pl", "--unavailable", f"eamt22={EAMT22_REASON}",
                  "--csv", str(csv), "--md", str(md)]) == 0
     header = csv.read_text().splitlines()[0].split(",")
-    assert header[:4] == ["ablation", "model", "en-de BLEU", "en-de BLEU Δ"]
+    assert header[:6] == ["ablation", "model", "n_seeds", "en-de BLEU", "en-de BLEU sd", "en-de BLEU Δ"]
     text = md.read_text()
     assert f"EAMT22 en-pl: n/a, {EAMT22_REASON}." in text
     assert "not in the paper: no QK-norm" in text
     assert "| no metadata | mtcue_no_metadata |" in text
     assert main(["table-ablation", "--rows", json.dumps(ROWS), "--records", *map(str, paths),
                  "--csv", str(csv), "--md", str(md)]) == 1   # zero-shot columns without records or reasons
+
+
+def test_the_zeroshot_eamt22_column_reads_the_validation_split():
+    """Table 6's zero-shot columns are measured on the validation sets (paper, Table 6): on the paper's data
+    EAMT22's dev.json, scored for every row model."""
+    run = dry_run("results/tables/table6_ablation.csv", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    scored = dict(re.findall(r"mtcue score-eamt22 --hyps results/hyps/eamt22/en-pl/(\S+)\.txt --corpus (\S+) ",
+                             run.stdout))
+    rows = cfg.load(REPO / "config" / "paper.yaml")["experiments"]["ablation"]["rows"].values()
+    assert {m: scored.get(f"{m}.valid") for m in rows} == {m: "results/eval/eamt22/en-pl/valid.jsonl" for m in rows}
+    assert re.search(r"mtcue table-ablation .*--eamt22-records results/records/eamt22/en-pl/mtcue\.valid\.json",
+                     run.stdout)

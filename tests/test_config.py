@@ -165,7 +165,8 @@ def test_fewshot_variants_are_models_derived_from_the_experiment():
 
     c = demo()
     fewshot = cfg.fewshot_models(c)
-    assert list(fewshot) == [f"{m}_fewshot_{s}" for m in ("mtcue", "tagging") for s in ("1", "5", "30", "full")]
+    assert [n for n in fewshot if "_seed" not in n] == [f"{m}_fewshot_{s}" for m in ("mtcue", "tagging")
+                                                         for s in ("1", "5", "30", "full")]
     assert set(fewshot) <= set(cfg.all_models(c)) and not set(fewshot) & set(c["models"])
     spec = cfg.model_spec(c, "mtcue_fewshot_5", "en-pl")
     assert spec["type"] == "mtcue" and spec["init_from"] == "mtcue"
@@ -180,6 +181,31 @@ def test_fewshot_variants_are_models_derived_from_the_experiment():
     points = cfg.fewshot_points(c)
     assert {(p["model"], p["setting"], p["record"]) for p in points} >= {
         ("mtcue", "zero_shot", "mtcue"), ("mtcue", "full", "mtcue_fewshot_full"), ("base", "baseline", "base")}
+
+
+def test_seeded_runs_repeat_only_the_fine_tunings_and_keep_run_1s_name_and_spec():
+    c = demo()
+    assert c["experiments"]["ablation"]["seeds"] == c["experiments"]["fewshot"]["seeds"] == 3
+    one = cfg.validate({**demo(), "experiments": {**demo()["experiments"],
+                                                  "ablation": {**demo()["experiments"]["ablation"], "seeds": 1},
+                                                  "fewshot": {**demo()["experiments"]["fewshot"], "seeds": 1}}})
+    # run 1 is the model itself, trained exactly as with one seed: nothing already trained is retrained
+    for model, direction in (("mtcue", "en-de"), ("mtcue_no_doc", "en-de"), ("mtcue_fewshot_5", "en-pl")):
+        assert cfg.model_spec(c, model, direction) == cfg.model_spec(one, model, direction)
+    assert cfg.ablation_seeds(c)["mtcue_no_doc"] == ["mtcue_no_doc", "mtcue_no_doc_seed2", "mtcue_no_doc_seed3"]
+    assert cfg.ablation_seeds(c)["base"] == ["base"]   # trained from scratch: the shared parent, once
+    spec = cfg.model_spec(c, "mtcue_no_doc_seed3", "en-de")
+    assert spec["seed"] == c["seed"] + 2 and spec["init_from"] == "base"
+    assert {k: v for k, v in spec.items() if k not in ("seed", "model")} == \
+        {k: v for k, v in cfg.model_spec(c, "mtcue_no_doc", "en-de").items() if k not in ("seed", "model")}
+    variant = cfg.model_spec(c, "tagging_fewshot_1_seed2", "en-pl")
+    assert variant["seed"] == c["seed"] + 1 and variant["init_from"] == "tagging"
+    assert variant["fewshot"]["setting"] == "1"
+    points = {(p["model"], p["setting"]): p["records"] for p in cfg.fewshot_points(c)}
+    assert points[("mtcue", "5")] == ["mtcue_fewshot_5", "mtcue_fewshot_5_seed2", "mtcue_fewshot_5_seed3"]
+    assert points[("mtcue", "zero_shot")] == ["mtcue"] and points[("base", "baseline")] == ["base"]
+    assert cfg.load(REPO / "config" / "paper.yaml")["experiments"]["ablation"]["seeds"] == 1   # as the paper
+    assert not [m for m in cfg.all_models(one) if "_seed" in m]
 
 
 def test_the_paper_config_runs_the_papers_eight_settings():

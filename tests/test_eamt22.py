@@ -1,6 +1,8 @@
 """EAMT22 attribute accuracy (per attribute, mean) and BLEU; the offline Polish detector; Figure 4."""
 import json
+import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import sacrebleu
@@ -9,7 +11,7 @@ from conftest import make_sample
 from mtcue.cli import main
 from mtcue.data.polish import detect
 from mtcue.data.synth.generator import generate
-from mtcue.evaluation.eamt22 import requested, score_eamt22
+from mtcue.evaluation.eamt22 import accuracy_mean_from_stats, requested, score_eamt22
 from mtcue.records import read_record
 from mtcue.reporting.figure4 import figure4_frame, write_figure4
 
@@ -154,15 +156,22 @@ def test_official_rows_judge_only_their_target_by_the_official_rule(tmp_path):
     assert counts == {"speaker_gender": [0, 0, 0], "addressee_gender": [1, 1, 1], "addressee_number": [1, 0, 0],
                       "formality": [0, 0, 0]}
     assert result["accuracy_mean"] == pytest.approx((0.5 + 1.0) / 2) and result["annotated_lines"] == 4
+    # per line (attribute order: speaker_gender, addressee_gender, addressee_number, formality), [correct, judged]
+    assert [line[2:6] for line in result["segment_stats"]] == [[0, 0, 1, 1], [1, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]]
+    assert accuracy_mean_from_stats(np.sum(result["segment_stats"], axis=0)) == pytest.approx(0.75)
     with pytest.raises(ValueError, match=r"test\.jsonl, line 1: an official EAMT22 row is judged by the 'polish'"):
         score_eamt22(tmp_path / "hyps.txt", tmp_path / "test.jsonl", "en-pl", "labels")
 
 
-def eamt22_record(model, supervised, mean, bleu, direction="en-pl"):
+def eamt22_record(model, supervised, mean, bleu, direction="en-pl", formality=None):
+    """A record whose attributes all score `mean`; `formality`: per test line, formality judged correct (1) or
+    incorrect (0), the only attribute of the lines' statistics (then `mean` should be their mean)."""
     attributes = {a: {"correct": 1, "incorrect": 0, "ignored": 0, "accuracy": mean}
                   for a in ("speaker_gender", "addressee_gender", "addressee_number", "formality")}
+    lines = [1] * 10 if formality is None else formality
     return {"kind": "eamt22", "model": model, "direction": direction, "supervised_samples": supervised,
-            "attributes": attributes, "accuracy_mean": mean, "bleu": bleu}
+            "attributes": attributes, "accuracy_mean": mean, "bleu": bleu,
+            "segment_stats": [[0, 0, 0, 0, 0, 0, ok, 1] for ok in lines]}
 
 
 POINTS = [{"direction": "en-pl", "model": "mtcue", "setting": "zero_shot", "per_combination": 0, "record": "mtcue"},
@@ -188,6 +197,33 @@ def test_figure4_rows_come_from_the_records_with_the_papers_anchors(tmp_path):
     assert paper.loc[("mtcue", "zero_shot"), "accuracy_mean"] == 80.25 and paper.loc[("base", "baseline"), "bleu"] == 23.36
     assert paper.loc[("tagging", "full"), "note"] == "lower bound"
     assert len(frame) == len(POINTS) + len(paper)
+
+
+def test_figure4_mtcue_minus_tagging_with_a_paired_bootstrap_interval():
+    # MTCUE right on all 10 lines, TAGGING on 5: each resample's difference is 100 - 10 k, k ~ Binomial(10, 1/2)
+    # of TAGGING's right lines drawn; P(k <= 1) = 1.1% < 2.5% < P(k <= 2) = 5.5%: the 95% interval is [20, 80].
+    half = [1, 0] * 5
+    records = [eamt22_record("mtcue", 0, 1.0, 70.0), eamt22_record("tagging", 0, 0.5, 69.0, formality=half),
+               eamt22_record("base", 0, 0.55, 68.0)]
+    points = [POINTS[0], POINTS[2], POINTS[3]]
+    ours = figure4_frame(records, points).query("source == 'ours'").set_index(["model", "setting"])
+    row = ours.loc[("mtcue", "zero_shot")]
+    assert row["compared_with"] == "tagging"
+    assert (row["difference"], row["ci_low"], row["ci_high"]) == pytest.approx((50.0, 20.0, 80.0))
+    # only the first parent's rows carry the comparison
+    assert pd.isna(ours.loc[("tagging", "zero_shot"), "ci_low"])
+
+
+def test_figure4_points_average_their_seeds():
+    runs = ["mtcue_fewshot_full", "mtcue_fewshot_full_seed2"]
+    records = [*RECORDS[:1], eamt22_record(runs[0], 2700, 0.9, 80.0), eamt22_record(runs[1], 2700, 0.7, 78.0),
+               *RECORDS[2:]]
+    points = [POINTS[0], {**POINTS[1], "records": runs}, *POINTS[2:]]
+    ours = figure4_frame(records, points).query("source == 'ours'").set_index(["model", "setting"])
+    row = ours.loc[("mtcue", "full")]
+    assert (row["accuracy_mean"], row["sd"], row["n_seeds"]) == pytest.approx((80.0, 20 / math.sqrt(2), 2))
+    assert (row["bleu"], row["bleu_sd"]) == pytest.approx((79.0, 2 / math.sqrt(2)))
+    assert row["formality"] == pytest.approx(80.0)
 
 
 def test_figure4_names_a_missing_record():

@@ -161,7 +161,7 @@ def test_fewshot_figure_from_the_eamt22_records(study):
                                         + [("base", "baseline")])
     for (model, setting), row in ours.iterrows():
         name = model if setting in ("zero_shot", "baseline") else f"{model}_fewshot_{setting}"
-        record = json.loads((study / "results" / "records" / "eamt22" / "en-de" / f"{name}.json").read_text())
+        record = json.loads((study / "results" / "records" / "eamt22" / "en-de" / f"{name}.test.json").read_text())
         assert row["bleu"] == pytest.approx(record["bleu"], abs=0.01)
         assert row["samples"] == record["supervised_samples"]
         if record["attributes"]["formality"]["accuracy"] is not None:
@@ -357,7 +357,7 @@ def test_translate_corpus_gives_the_studys_eamt22_translations(study, model, par
                           "--columns", columns, "--generation", json.dumps(TINY["generation"]),
                           "--out", str(tmp_path / "hyps.txt")], capture_output=True, text=True, cwd=study)
     assert run.returncode == 0, run.stderr[-2000:]
-    expected = (study / "results" / "hyps" / "eamt22" / "en-de" / f"{model}.txt").read_text().splitlines()
+    expected = (study / "results" / "hyps" / "eamt22" / "en-de" / f"{model}.test.txt").read_text().splitlines()
     assert len(expected) > 25 and (tmp_path / "hyps.txt").read_text().splitlines() == expected
 
 

@@ -423,3 +423,59 @@ def test_the_checks_catch_broken_links_and_commands(tmp_path):
         "`snakemake no_such_rule`: no rule no_such_rule",
         "`snakemake --cores 2 results/tables/nothing.md`: no rule makes results/tables/nothing.md",
         "`snakemake --set-resources nosuch:slurm_partition=a`: no rule nosuch"]
+
+
+# ---- claims worded as the numbers allow (issue 24, "Spread") ------------------------------------
+
+def test_a_claim_is_reproduced_only_beyond_its_spread():
+    from mtcue.reporting.readme import OPPOSITE, REPRODUCED, UNSETTLED, verdict
+
+    nan = float("nan")
+    assert verdict(2.0, 1.0) == REPRODUCED
+    assert verdict(0.5, 1.0) == UNSETTLED            # within one sd of the difference
+    assert verdict(-2.0, 1.0) == OPPOSITE
+    assert verdict(2.0, nan) == UNSETTLED             # one run each: no spread measured
+    assert verdict(2.0, 0.5, (-0.1, 4.0)) == UNSETTLED   # beyond the sd, but the interval holds 0
+    assert verdict(2.0, nan, (0.5, 3.5)) == REPRODUCED   # one run (zero-shot): the interval alone
+    assert verdict(-2.0, 0.5, (-3.5, -0.5)) == OPPOSITE
+
+
+def test_table6_and_figure4_claims_are_rendered_with_their_numbers(tmp_path):
+    import pandas as pd
+
+    folder = write_run(tmp_path / "results" / "records")
+    (tmp_path / "results" / "tables").mkdir()
+    (tmp_path / "results" / "figures").mkdir()
+    # Full MTCUE 30.0 ± 0.3 (3 runs); no metadata 28.0 ± 0.4: 2.0 > sqrt(0.3² + 0.4²) = 0.5; no QK-norm 29.6 ± 0.4:
+    # 0.4 < 0.5; BASE one run 29.0: 1.0 > 0.3 (the full model's sd alone). The paper: 46.89 - 45.23 = +1.66.
+    pd.DataFrame({"ablation": ["Full MTCUE", "no metadata", "no QK-norm", "no context (non-contextual Transformer)"],
+                  "model": ["mtcue", "mtcue_no_metadata", "mtcue_no_qk_norm", "base"], "n_seeds": [3, 3, 3, 1],
+                  "en-de BLEU": [30.0, 28.0, 29.6, 29.0], "en-de BLEU sd": [0.3, 0.4, 0.4, None],
+                  "paper COMET en-de": [46.89, 45.23, None, 41.22]}).to_csv(
+        tmp_path / "results" / "tables" / "table6_ablation.csv", index=False)
+    # setting 5: +10 in [4, 16], sd 2 and 2: 10 > 2.83; setting 1: +3 in [-1, 7]: the interval holds 0.
+    points = [("mtcue", "1", 60.0, 2.0, "tagging", 3.0, -1.0, 7.0), ("tagging", "1", 57.0, 2.0, "", None, None, None),
+              ("mtcue", "5", 80.0, 2.0, "tagging", 10.0, 4.0, 16.0), ("tagging", "5", 70.0, 2.0, "", None, None, None)]
+    pd.DataFrame([{"direction": "en-pl", "model": m, "setting": s, "accuracy_mean": a, "sd": sd, "n_seeds": 3,
+                   "compared_with": c, "difference": d, "ci_low": lo, "ci_high": hi, "source": "ours"}
+                  for m, s, a, sd, c, d, lo, hi in points]).to_csv(
+        tmp_path / "results" / "figures" / "figure4_eamt22_fewshot.csv", index=False)
+    lines = render([Run.load(folder)]).splitlines()
+    assert "| no metadata | en-de BLEU | 3 | +2.00 | 0.50 | +1.66 | reproduced |" in lines
+    assert "| no QK-norm | en-de BLEU | 3 | +0.40 | 0.50 | n/a | not settled by the demo |" in lines
+    assert "| no context (non-contextual Transformer) | en-de BLEU | 1 | +1.00 | 0.30 | +5.67 | reproduced |" in lines
+    assert "| en-pl | 5 | 3 | +10.00 | [+4.00, +16.00] | 2.83 | reproduced |" in lines
+    assert "| en-pl | 1 | 3 | +3.00 | [-1.00, +7.00] | 2.83 | not settled by the demo |" in lines
+
+
+def test_a_seeded_fewshot_setting_shows_the_mean_and_sd_of_its_runs(tmp_path):
+    folder = write_run(tmp_path / "records")
+    variant = {"parent": "mtcue", "setting": "5", "samples": 5}
+    for record in (eamt22("mtcue", 0.5, 80.0), eamt22("mtcue_fewshot_5", 0.9, 81.0, samples=60, fewshot=variant),
+                   eamt22("mtcue_fewshot_5_seed2", 0.7, 79.0, samples=60, fewshot=variant),
+                   {**eamt22("mtcue_no_doc", 0.1, 10.0), "split": "valid"}):   # Table 6's: not Figure 4's
+        write_record(folder / "eamt22" / "en-de" / f"{record['model']}.{record['split']}.json", record)
+    lines = render([Run.load(folder)]).splitlines()
+    # (90 + 70) / 2 = 80, sd 20 / sqrt(2) = 14.1; BLEU 80.00 ± 1.41
+    assert "| MTCUE | 50.0 / 80.00 | 80.0 ± 14.1 / 80.00 ± 1.41 |" in lines
+    assert not [line for line in lines if "10.00" in line]

@@ -190,6 +190,9 @@ def _check_fewshot(cfg: dict) -> None:
     clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")
+    clash = sorted(set(ablation_seed_models(cfg)) & set(cfg["models"]))
+    if clash:
+        raise ConfigError(f"models: {clash} are the names of seeded runs (experiments.ablation.seeds); rename them")
 
 
 def validate(raw: dict, source: str = "config") -> dict:
@@ -375,9 +378,43 @@ def eamt22_columns(cfg: dict, model: str) -> list[str]:
             if c in cues or c in own]
 
 
+def seed_name(model: str, seed: int) -> str:
+    """The name of `model`'s run with seed number `seed` (wildcard, file names, MLflow tag): seed 1 is the
+    model itself, so a study with one seed trains and reads exactly what it did before seeds existed."""
+    return model if seed == 1 else f"{model}_seed{seed}"
+
+
+def seed_runs(cfg: dict, experiment: str, model: str) -> list[str]:
+    """The runs of `model` that `experiment` (ablation, fewshot) averages: a fine-tuning (a model with
+    `init_from`) once per seed of experiments.{experiment}.seeds, a model trained from scratch (BASE)
+    once, as the parents of the fine-tunings are shared."""
+    entry = model_entry(cfg, model)
+    seeds = cfg["experiments"][experiment]["seeds"] if entry.get("init_from") else 1
+    return [seed_name(model, s) for s in range(1, seeds + 1)]
+
+
+def _with_seeds(cfg: dict, experiment: str, models: dict[str, dict]) -> dict[str, dict]:
+    """`models` and, for each fine-tuning, its runs with seeds 2..n: the same entry with the training seed
+    `seed` + n - 1 (fairseq's --seed; `seed_of`: the model it repeats)."""
+    seeds = cfg["experiments"][experiment]["seeds"]
+    out = dict(models)
+    for model, entry in models.items():
+        if entry.get("init_from"):
+            out |= {seed_name(model, s): {**entry, "seed": cfg["seed"] + s - 1, "seed_of": model}
+                    for s in range(2, seeds + 1)}
+    return out
+
+
+def ablation_seed_models(cfg: dict) -> dict[str, dict]:
+    """The repeated fine-tunings of Table 6's rows (experiments.ablation.seeds), derived here only."""
+    rows = {m: cfg["models"][m] for m in experiment_models(cfg)["ablation"]}
+    return {name: entry for name, entry in _with_seeds(cfg, "ablation", rows).items() if name not in rows}
+
+
 def fewshot_models(cfg: dict) -> dict[str, dict]:
     """The few-shot variants, derived here only: {name: model entry}. Each fine-tunes its parent for the
-    experiment's budget on the EAMT22 context; `fewshot` says which setting it is."""
+    experiment's budget on the EAMT22 context; `fewshot` says which setting it is; each is repeated
+    with experiments.fewshot.seeds seeds (each run its own sample of annotated lines and training seed)."""
     fewshot = cfg["experiments"]["fewshot"]
     out = {}
     for parent in fewshot["models"]:
@@ -397,7 +434,7 @@ def fewshot_models(cfg: dict) -> dict[str, dict]:
                 "context_columns": eamt22_columns(cfg, parent),
                 "fewshot": {"parent": parent, "setting": setting, "samples": samples},
             }
-    return out
+    return _with_seeds(cfg, "fewshot", out)
 
 
 def fewshot_points(cfg: dict) -> list[dict]:
@@ -413,16 +450,19 @@ def fewshot_points(cfg: dict) -> list[dict]:
         if fewshot["baseline"]:
             points.append({"direction": direction, "model": fewshot["baseline"], "setting": "baseline",
                            "per_combination": 0, "record": fewshot["baseline"]})
-    return points
+    # Only the few-shot fine-tunings repeat: the zero-shot parent and the baseline are one run each.
+    return [{**p, "records": seed_runs(cfg, "fewshot", p["record"]) if p["record"] in fewshot_models(cfg)
+             else [p["record"]]} for p in points]
 
 
 def all_models(cfg: dict) -> dict[str, dict]:
-    """Every model the study can train: the configured ones and the few-shot variants."""
-    return {**cfg["models"], **fewshot_models(cfg)}
+    """Every model the study can train: the configured ones, the few-shot variants and the repeated
+    (seeded) runs of the ablation rows."""
+    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg)}
 
 
 def model_entry(cfg: dict, model: str) -> dict:
-    """The entry of a configured model or of a few-shot variant."""
+    """The entry of a configured model, a few-shot variant or a seeded run."""
     if model in cfg["models"]:
         return cfg["models"][model]
     models = all_models(cfg)
@@ -436,9 +476,9 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
     ablation, fewshot, formality, voita2018); a model trained only as another's starting point has none."""
     models = experiment_models(cfg)
     cells = [*((d, m, "quality") for m in models["quality"] for d in cfg["directions"]),
-             *((d, m, "ablation") for m in models["ablation"] for d in cfg["experiments"]["ablation"]["directions"]),
+             *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
-             *((p["direction"], p["record"], "fewshot") for p in fewshot_points(cfg)),
+             *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
              *((d, m, "voita2018") for d, m in voita2018_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
@@ -448,6 +488,16 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
             out.setdefault((direction, parent), set())
             parent = model_entry(cfg, parent).get("init_from")
     return {key: sorted(experiments) for key, experiments in sorted(out.items())}
+
+
+def ablation_seeds(cfg: dict) -> dict[str, list[str]]:
+    """{row model: its runs} of Table 6 (seed_runs)."""
+    return {m: seed_runs(cfg, "ablation", m) for m in experiment_models(cfg)["ablation"]}
+
+
+def ablation_runs(cfg: dict) -> list[str]:
+    """Every run Table 6 reads: each row model's seeds."""
+    return [run for runs in ablation_seeds(cfg).values() for run in runs]
 
 
 def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
@@ -490,7 +540,7 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
         "init_from": entry.get("init_from"),
         "arch": entry["arch"],
         "training": {**cfg["training"], **entry["training"]},
-        "seed": cfg["seed"],
+        "seed": entry.get("seed", cfg["seed"]),
     }
     if "fewshot" in entry:
         spec["fewshot"] = entry["fewshot"]

@@ -1,7 +1,7 @@
 # Table 6 (ablations): each row model is trained, translated and scored only in the ablation
-# directions, on the split the paper used (experiments.ablation.split); the zero-shot columns read
-# the records of the formality and few-shot experiments where this config runs them, and are n/a
-# with the reason otherwise.
+# directions, on the split the paper used (experiments.ablation.split), each fine-tuned row once per
+# seed (experiments.ablation.seeds); the zero-shot columns read the validation-split records of the
+# formality and few-shot experiments where this config runs them, and are n/a with the reason otherwise.
 
 
 rule table6_ablation:
@@ -18,6 +18,7 @@ rule table6_ablation:
         html=report("results/tables/table6_ablation.html", caption="../report/table6_ablation.rst", category="Tables"),
     params:
         rows=json.dumps(ABLATION["rows"]),
+        seeds=json.dumps(ABLATION_SEEDS),
         split=ABLATION["split"],
         zeroshot=" ".join(zeroshot_options(kind) for kind in ABLATION_ZEROSHOT),
         bootstrap=config["evaluation"]["bootstrap"],
@@ -26,7 +27,8 @@ rule table6_ablation:
     benchmark:
         "results/benchmarks/tables/table6_ablation.tsv"
     shell:
-        "mtcue table-ablation --rows {params.rows:q} --split {params.split} --records {input.score} "
+        "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split} "
+        "--records {input.score} "
         "--comet-records {input.comet} --formality-records {input.formality} --eamt22-records {input.eamt22} "
         "{params.zeroshot} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
         "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

@@ -129,7 +129,8 @@ EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
 
 FEWSHOT_MODELS = cfg.fewshot_models(config)
 FEWSHOT_POINTS = cfg.fewshot_points(config)
-EAMT22_RECORDS = sorted({f"results/records/eamt22/{p['direction']}/{p['record']}.json" for p in FEWSHOT_POINTS})
+EAMT22_RECORDS = sorted({f"results/records/eamt22/{p['direction']}/{m}.test.json" for p in FEWSHOT_POINTS
+                         for m in p["records"]})
 FIGURE4 = expand("results/figures/figure4_eamt22_fewshot.{ext}", ext=["csv", "png"]) if FEWSHOT_POINTS else []
 
 
@@ -148,8 +149,10 @@ def eamt22_spec(w):
     return json.dumps(spec, sort_keys=True)
 
 
-# The paper's EAMT22 test set (the embedded default: the test split, whose lines carry attribute sentences).
-EAMT22_TEST = "results/eval/eamt22/en-pl/test.jsonl" if OPENSUBTITLES else None
+def eamt22_set(split):
+    """The paper's EAMT22 set of a split (valid: the official dev.json); None for the embedded default,
+    whose own splits carry attribute sentences."""
+    return f"results/eval/eamt22/en-pl/{split}.jsonl" if OPENSUBTITLES else None
 # Pairs whose training lines are annotated with EAMT22's rules (the paper's data; data.smk).
 EAMT22_PAIRS = sorted({cfg.pair_of(d) for d in config["experiments"]["fewshot"]["directions"]}) if OPENSUBTITLES else []
 
@@ -160,10 +163,10 @@ def eamt22_columns_option(w):
 
 
 def eamt22_inputs(w):
-    """Hypotheses (on the test split, a model without context: its ordinary test translation) and a
+    """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
     variant's store."""
     own = cfg.is_contextual(cfg.model_entry(config, w.model)) or OPENSUBTITLES
-    hyps = f"results/hyps/eamt22/{w.direction}/{w.model}.txt" if own else f"results/hyps/{w.direction}/{w.model}.test.txt"
+    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
     return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
 
 
@@ -195,13 +198,15 @@ def trained_model(w):
 
 
 ABLATION = config["experiments"]["ablation"]
+ABLATION_SEEDS = cfg.ablation_seeds(config)  # {row model: its runs, one per seed}
+ABLATION_RUNS = cfg.ablation_runs(config)
 ABLATION_SCORES = expand(
     "results/records/score/{direction}/{model}.{split}.json",
-    direction=ABLATION["directions"], model=cfg.experiment_models(config)["ablation"], split=ABLATION["split"],
+    direction=ABLATION["directions"], model=ABLATION_RUNS, split=ABLATION["split"],
 )
 ABLATION_COMETS = (
     expand("results/records/comet/{direction}/{model}.{split}.json", direction=ABLATION["directions"],
-           model=cfg.experiment_models(config)["ablation"], split=ABLATION["split"])
+           model=ABLATION_RUNS, split=ABLATION["split"])
     if config["evaluation"]["comet"]["model"] else []
 )
 ABLATION_ZEROSHOT = cfg.ablation_zeroshot(config)
@@ -211,12 +216,18 @@ ABLATION_TABLES = (
 )
 
 
+# Table 6's zero-shot columns read the validation sets (the paper: "on the validation sets in all cases"):
+# EAMT22's dev.json (the demo: its valid split). FORMALITY: still the test set's records until the formality
+# rules write valid-split ones (results/records/formality/{direction}/{model}.valid.json).
+ZEROSHOT_RECORD = {"eamt22": "results/records/eamt22/{direction}/{model}.valid.json",
+                   "formality": "results/records/formality/{direction}/{model}.json"}
+
+
 def zeroshot_records(kind):
     task = ABLATION_ZEROSHOT[kind]
     if task["unavailable"]:
         return []
-    return expand("results/records/{kind}/{direction}/{model}.json", kind=kind, direction=task["direction"],
-                  model=cfg.experiment_models(config)["ablation"])
+    return expand(ZEROSHOT_RECORD[kind], direction=task["direction"], model=ABLATION_RUNS)
 
 
 def zeroshot_options(kind):

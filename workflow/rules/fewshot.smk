@@ -1,9 +1,10 @@
 # EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
 # (config.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
-# zero-shot, the ablations) is evaluated on the test split with the attribute sentences as context; on
-# the paper's data, on the official EAMT22 test set, the training lines annotated by EAMT22's rules
-# (annotate_eamt22, data.smk).
+# zero-shot, the ablations) is evaluated on a split with the attribute sentences as context (Figure 4: the
+# test split, Table 6's zero-shot column: the validation split); each variant runs once per seed
+# (experiments.fewshot.seeds); on the paper's data, on the official EAMT22 test set (dev.json for the
+# validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk).
 
 rule fewshot_store:
     input:
@@ -16,7 +17,7 @@ rule fewshot_store:
         model="|".join(FEWSHOT_MODELS) or "^$",
     params:
         per_combination=lambda w: FEWSHOT_MODELS[w.model]["fewshot"]["samples"],
-        seed=config["seed"],
+        seed=lambda w: model_spec(w)["seed"],  # a seeded run draws its own annotated lines
     log:
         "results/logs/fewshot_store/{direction}.{model}.log",
     benchmark:
@@ -32,9 +33,9 @@ if OPENSUBTITLES:
     rule eamt22_translate:
         input:
             unpack(trained_model),
-            test=EAMT22_TEST,
+            test=lambda w: eamt22_set(w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.txt",
+            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
         params:
             columns=lambda w: eamt22_columns_option(w),
             generation=json.dumps(config["generation"]),
@@ -42,9 +43,9 @@ if OPENSUBTITLES:
         resources:
             gpu=1,
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.log",
+            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
         shell:
             "mtcue translate-corpus --model-dir results/models/{wildcards.direction}/{wildcards.model} "
             "--corpus {input.test} {params.columns} --generation {params.generation:q} --threads {threads} "
@@ -57,9 +58,9 @@ else:
             unpack(eamt22_store),
             model="results/models/{direction}/{model}/checkpoint_best.pt",
             data="results/bin/{direction}",
-            corpus=lambda w: clean_corpus(w, "test"),
+            corpus=lambda w: clean_corpus(w, w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.txt",
+            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
         params:
             spec=eamt22_spec,
             generation=json.dumps(config["generation"]),
@@ -67,21 +68,21 @@ else:
         resources:
             gpu=1,
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.log",
+            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.tsv"
+            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
         shell:
             "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-            "--context-dir {input.store} --checkpoint {input.model} --split test --corpus {input.corpus} "
+            "--context-dir {input.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
             "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
 
 
 rule eamt22_score:
     input:
         unpack(eamt22_inputs),
-        corpus=lambda w: EAMT22_TEST or clean_corpus(w, "test"),
+        corpus=lambda w: eamt22_set(w.split) or clean_corpus(w, w.split),
     output:
-        "results/records/eamt22/{direction}/{model}.json",
+        "results/records/eamt22/{direction}/{model}.{split}.json",
     params:
         spec=eamt22_spec,
         config_hash=cfg_hash,
@@ -89,12 +90,12 @@ rule eamt22_score:
         detector=config["experiments"]["fewshot"]["detector"],
         fewshot=lambda w, input: f"--fewshot-store {input.fewshot}" if "fewshot" in input.keys() else "",
     log:
-        "results/logs/eamt22_score/{direction}.{model}.log",
+        "results/logs/eamt22_score/{direction}.{model}.{split}.log",
     benchmark:
-        "results/benchmarks/eamt22_score/{direction}.{model}.tsv"
+        "results/benchmarks/eamt22_score/{direction}.{model}.{split}.tsv"
     shell:
         "mtcue score-eamt22 --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--model {wildcards.model} --split test --study {params.study} --config-hash {params.config_hash} "
+        "--model {wildcards.model} --split {wildcards.split} --study {params.study} --config-hash {params.config_hash} "
         "--detector {params.detector} --spec {params.spec:q} {params.fewshot} --out {output} 2> {log}"
 
 
@@ -108,10 +109,11 @@ rule figure4:
         png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
     params:
         points=json.dumps(FEWSHOT_POINTS),
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/figure4.log",
     benchmark:
         "results/benchmarks/figure4.tsv"
     shell:
         "mtcue figure4 --records {input.records} --points {params.points:q} --run-ids {input.runs} --csv {output.csv} "
-        "--png {output.png} 2> {log}"
+        "--png {output.png} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"

@@ -13,7 +13,10 @@ How a hypothesis shows a value (the detector):
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+
+import numpy as np
 
 from mtcue.corpus import ADDRESSEE_CUES, FEMININE, FORMALITY_CUES, GROUP, MASCULINE, SPEAKER_CUES, marker_tokens
 from mtcue.evaluation.score import (
@@ -91,24 +94,25 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
     if detector == "polish":
         from mtcue.data.polish import detect
     counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
-    annotated = 0
+    annotated, segments = 0, []
     for i, (hyp, sample) in enumerate(zip(hyps, samples)):
         where = f"{corpus_path}, line {i + 1}"
         if sample.get("target"):  # a row of the official test set (data/evalsets.py)
             if detector != "polish":
                 raise ValueError(f"{where}: an official EAMT22 row is judged by the 'polish' detector, not '{detector}'")
             target = sample["target"]
-            counts[target["attribute"]][judge_official(detect(hyp), target["attribute"], target["value"])] += 1
+            judged = {target["attribute"]: judge_official(detect(hyp), target["attribute"], target["value"])}
             annotated += 1
-            continue
-        request = requested(sample.get("cues") or [], where)
-        annotated += bool(request)
-        if detector == "labels":
-            judged = judge_by_labels(hyp, request, (sample.get("labels") or {}).get(tgt, {}), where)
         else:
-            judged = judge_by_detector(detect(hyp), request)
+            request = requested(sample.get("cues") or [], where)
+            annotated += bool(request)
+            if detector == "labels":
+                judged = judge_by_labels(hyp, request, (sample.get("labels") or {}).get(tgt, {}), where)
+            else:
+                judged = judge_by_detector(detect(hyp), request)
         for attribute, result in judged.items():
             counts[attribute][result] += 1
+        segments.append(segment_stats(judged))
     if not annotated:
         raise ValueError(f"{corpus_path}: no line carries EAMT22 attribute sentences (`cues`)")
     attributes = {a: with_accuracy(c) for a, c in counts.items()}
@@ -118,5 +122,22 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
         "detector": detector, "attributes": attributes, "annotated_lines": annotated,
         "accuracy_mean": sum(judged_accuracies) / len(judged_accuracies) if judged_accuracies else None,
         "bleu": scores["bleu"], "bleu_signature": scores["bleu_signature"], "bleu_stats": scores["bleu_stats"],
-        **hyp_provenance(hyp_path, hyps),
+        "segment_stats": segments, **hyp_provenance(hyp_path, hyps),
     }
+
+
+def segment_stats(judged: Mapping[str, str]) -> list[int]:
+    """A line's statistics for the paired bootstrap of `accuracy_mean`: per attribute (ATTRIBUTES order)
+    1/0 correct and 1/0 judged (correct or incorrect)."""
+    return [int(n) for a in ATTRIBUTES for n in (judged.get(a) == "correct", judged.get(a) in ("correct", "incorrect"))]
+
+
+def accuracy_mean_from_stats(stats) -> float:
+    """`accuracy_mean` (a fraction) of summed segment_stats; of several runs' statistics side by side
+    (one block per run), the mean over runs. NaN where a run judged nothing."""
+    width = 2 * len(ATTRIBUTES)
+    means = []
+    for run in np.asarray(stats, dtype=float).reshape(-1, width):
+        correct, judged = run[0::2], run[1::2]
+        means.append(float(np.mean(correct[judged > 0] / judged[judged > 0])) if (judged > 0).any() else math.nan)
+    return float(np.mean(means))

@@ -6,6 +6,7 @@ Reads plain files only (hypotheses, cleaned corpus JSONL); knows nothing of fair
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,19 @@ def paired_bootstrap(
     system B: A is better than B at level alpha when p_value <= alpha. Identical systems tie
     in every resample and get p_value 1.0.
     """
+    a, b, score_a, score_b = _resampled_scores(stats_a, stats_b, corpus_score, n, seed)
+    better = score_a > score_b if higher_is_better else score_a < score_b
+    return {
+        "score_a": corpus_score(a.sum(0)),
+        "score_b": corpus_score(b.sum(0)),
+        "p_value": float(1 - better.mean()),
+        "n": n,
+        "seed": seed,
+    }
+
+
+def _resampled_scores(stats_a: SegmentStats, stats_b: SegmentStats, corpus_score: CorpusScore, n: int, seed: int):
+    """Both systems' segment statistics as arrays and their corpus scores on the same `n` resamples."""
     a = np.asarray(stats_a, dtype=float)
     b = np.asarray(stats_b, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
@@ -109,16 +123,26 @@ def paired_bootstrap(
     # of every resample are then one matrix product (n x m x k stays out of memory).
     idx = rng.integers(0, m, size=(n, m)) + m * np.arange(n)[:, None]
     counts = np.bincount(idx.ravel(), minlength=n * m).reshape(n, m).astype(float)
-    score_a = np.array([corpus_score(s) for s in counts @ a])
-    score_b = np.array([corpus_score(s) for s in counts @ b])
-    better = score_a > score_b if higher_is_better else score_a < score_b
-    return {
-        "score_a": corpus_score(a.sum(0)),
-        "score_b": corpus_score(b.sum(0)),
-        "p_value": float(1 - better.mean()),
-        "n": n,
-        "seed": seed,
-    }
+    return a, b, np.array([corpus_score(s) for s in counts @ a]), np.array([corpus_score(s) for s in counts @ b])
+
+
+def paired_bootstrap_ci(
+    stats_a: SegmentStats,
+    stats_b: SegmentStats,
+    corpus_score: CorpusScore = bleu_from_stats,
+    n: int = 1000,
+    seed: int = 12345,
+    alpha: float = 0.05,
+) -> dict:
+    """The difference A - B of a corpus metric and its (1 - alpha) percentile confidence interval over
+    the same paired resamples as `paired_bootstrap` (resamples where a score is undefined, NaN, are
+    left out of the interval)."""
+    a, b, score_a, score_b = _resampled_scores(stats_a, stats_b, corpus_score, n, seed)
+    diffs = score_a - score_b
+    diffs = diffs[~np.isnan(diffs)]
+    low, high = (np.quantile(diffs, [alpha / 2, 1 - alpha / 2]) if len(diffs) else (math.nan, math.nan))
+    return {"difference": corpus_score(a.sum(0)) - corpus_score(b.sum(0)), "low": float(low), "high": float(high),
+            "n": n, "seed": seed, "alpha": alpha}
 
 
 @dataclass(frozen=True)

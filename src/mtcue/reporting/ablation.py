@@ -97,10 +97,49 @@ def ablation_table(
     split: str = "valid",
     paper_csv: str | Path | Traversable = PAPER_ABLATION_CSV,
     bootstrap: Bootstrap = BOOTSTRAP,
+    seeds: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """(ablation, model) x (group, metric). `rows`: label -> model, the first the full model.
     `zeroshot`: {record kind: records} and `zeroshot_directions`: {kind: direction} of each task
-    in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}."""
+    in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}. `seeds`: {row model: its runs}
+    (config.ablation_seeds; default one run, the model itself): each value is the mean over the
+    row's runs, with its sample standard deviation in "<metric> sd" (NaN for one run) and the
+    number of runs in ("", "n_seeds"); Δ is the difference of the means; the BLEU p-value and the
+    paper's figures are those of the first runs."""
+    runs = {m: list((seeds or {}).get(m) or [m]) for m in rows.values()}
+    frames = [_one_run_table({label: runs[m][min(k, len(runs[m]) - 1)] for label, m in rows.items()}, score_records,
+                             comet_records, zeroshot, zeroshot_directions, unavailable, split, paper_csv, bootstrap)
+              for k in range(max(len(r) for r in runs.values()))]
+    first = frames[0]
+    first.index = pd.MultiIndex.from_tuples(list(rows.items()), names=["ablation", "model"])
+    n_seeds = [len(runs[m]) for m in rows.values()]
+    out: dict[tuple[str, str], list[float]] = {("", "n_seeds"): n_seeds}
+    for group, metric in first.columns:
+        if group == "paper" or metric == "BLEU p":
+            out[(group, metric)] = first[(group, metric)].tolist()
+            continue
+        if metric.endswith(" Δ") or metric == "Δ":
+            continue
+        per_run = np.array([f[(group, metric)].to_numpy() for f in frames])   # runs x rows
+        values = [per_run[:n, i] for i, n in enumerate(n_seeds)]
+        means = [float(np.mean(v)) for v in values]
+        out[(group, metric)] = means
+        out[(group, f"{metric} sd")] = [float(np.std(v, ddof=1)) if len(v) > 1 else math.nan for v in values]
+        out[(group, "Δ" if metric == "accuracy %" else f"{metric} Δ")] = [m - means[0] for m in means]
+    order = [("", "n_seeds")] + [c for col in first.columns if col in out
+                                 for c in (col, (col[0], f"{col[1]} sd")) if c in out]
+    order += [c for c in out if c not in order]
+    df = pd.DataFrame({c: out[c] for c in order}, index=first.index, dtype=float)
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["group", "metric"])
+    df[("", "n_seeds")] = df[("", "n_seeds")].astype(int)
+    return df
+
+
+def _one_run_table(rows: Mapping[str, str], score_records: Sequence[dict], comet_records: Sequence[dict],
+                   zeroshot: Mapping[str, Sequence[dict]] | None, zeroshot_directions: Mapping[str, str] | None,
+                   unavailable: Mapping[str, str] | None, split: str, paper_csv: str | Path | Traversable,
+                   bootstrap: Bootstrap) -> pd.DataFrame:
+    """ablation_table of one run per row (`rows`: label -> that run)."""
     zeroshot, zeroshot_directions, unavailable = zeroshot or {}, zeroshot_directions or {}, unavailable or {}
     if not rows:
         raise ValueError("no ablation rows")
@@ -153,16 +192,22 @@ def _p_value(full: dict, other: dict, bootstrap: Bootstrap) -> float:
 
 
 def ablation_display(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Markdown cells: each value with its difference to the full model, "96.23 (-0.41)", BLEU
-    with † where the difference is significant; the paper's figures as they are."""
+    """Markdown cells: each value (a mean over seeds: "± sd") with its difference to the full model,
+    "96.23 ± 0.30 (-0.41)", BLEU with † where the difference is significant; the paper's figures as
+    they are."""
     cells: dict[tuple[str, str], list[str]] = {("", "model"): list(df.index.get_level_values("model"))}
+    if ("", "n_seeds") in df.columns:
+        cells[("", "runs")] = [str(int(n)) for n in df[("", "n_seeds")]]
     for group, metric in df.columns:
-        if metric.endswith((" Δ", " p")) or metric == "Δ":
+        if metric.endswith((" Δ", " p", " sd")) or metric in ("Δ", "n_seeds"):
             continue
         delta = next((df[c] for c in ((group, f"{metric} Δ"), (group, "Δ")) if c in df.columns), None)
+        sd = df[(group, f"{metric} sd")] if (group, f"{metric} sd") in df.columns else None
         shown = []
         for i, value in enumerate(df[(group, metric)]):
             text = format_cell(value)
+            if sd is not None and not pd.isna(sd.iloc[i]) and not pd.isna(value):
+                text += f" ± {sd.iloc[i]:.2f}"
             if delta is not None and i and not pd.isna(delta.iloc[i]):
                 text += f" ({delta.iloc[i]:+.2f})"
                 p = df[(group, "BLEU p")].iloc[i] if metric == "BLEU" else math.nan
@@ -180,9 +225,13 @@ def ablation_footnotes(df: pd.DataFrame, score_records: Sequence[dict], comet_re
     full, full_model = df.index[0]
     signatures = sorted({cell["score"]["bleu_signature"] for cell in q.cells.values()})
     not_in_paper = [label for (label, _), absent in zip(df.index, df["paper"].isna().all(axis=1)) if absent]
+    runs = df[("", "n_seeds")]
     notes = [
         f"Every row is compared with the first, {full} ({full_model}): (±x) is the row minus the full model. "
         f"Quality on the {split} split of each direction (the paper's Table 6 used the validation sets).",
+        f"runs: fine-tunings with different seeds (BASE, trained from scratch, once); each cell is their mean "
+        f"{'± sample standard deviation' if runs.max() > 1 else '(one run)'}, Δ the difference of the means, "
+        f"p and {SIGNIFICANT} compare the first runs."
         "BLEU: sacrebleu on detokenised output, signature " + ", ".join(f"`{s}`" for s in signatures) + f". "
         f"{SIGNIFICANT}: BLEU differs significantly from the full model's (paired bootstrap resampling, "
         f"p <= {bootstrap.alpha}; {bootstrap.n} resamples, seed {bootstrap.seed}); the CSV has each p-value.",
@@ -205,16 +254,17 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
                          zeroshot: Mapping[str, Sequence[dict]] | None = None,
                          zeroshot_directions: Mapping[str, str] | None = None,
                          unavailable: Mapping[str, str] | None = None, split: str = "valid",
-                         bootstrap: Bootstrap = BOOTSTRAP, run_ids: RunIds | None = None) -> pd.DataFrame:
+                         bootstrap: Bootstrap = BOOTSTRAP, run_ids: RunIds | None = None,
+                       seeds: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown; with
     `run_ids`, the MLflow run of each quality direction's and each available zero-shot task's cells."""
     zeroshot_directions, unavailable = zeroshot_directions or {}, unavailable or {}
     df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
-                        bootstrap=bootstrap)
+                        bootstrap=bootstrap, seeds=seeds)
     title = f"Ablations, study {_studies(score_records)} (cf. MTCue paper, Table 6)"
     footnotes = ablation_footnotes(df, score_records, comet_records, unavailable, split, bootstrap)
     tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
-    run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g != "paper"}
+    run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g not in ("paper", "")}
     run_groups |= {g: zeroshot_directions[t.kind] for g, t in tasks.items() if t.kind not in unavailable}
     write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), run_ids=run_ids,
                 run_groups=run_groups)

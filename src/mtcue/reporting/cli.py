@@ -51,8 +51,10 @@ def cmd_figure4(a):
 
     from mtcue.records import load_records
     from mtcue.reporting.figure4 import write_figure4
+    from mtcue.reporting.tables import Bootstrap
 
-    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a))
+    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a),
+                  Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def _by_kind(items: list[str], option: str) -> dict[str, str]:
@@ -73,7 +75,7 @@ def cmd_table_ablation(a):
     ablation.write_ablation_table(
         json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
         zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a))
+        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
 
 
 def cmd_table_voita2018(a):
@@ -152,7 +154,10 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the SVG file")
 
     s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
-    s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point")
+    s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
+    s.add_argument("--bootstrap-samples", type=int, default=1000,
+                   help="resamples of the confidence interval of the first parent's difference to the second")
+    s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
                    help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
     s.add_argument("--csv", required=True)
@@ -162,6 +167,8 @@ def register(step) -> None:
     s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model")
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
     s.add_argument("--split", default="valid", help="split of the score records shown")
+    s.add_argument("--seeds", default="{}", help='JSON {"model": ["run", ...]}: the runs averaged per row '
+                   "(config.ablation_seeds); default one run, the model itself")
     s.add_argument("--records", nargs="+", required=True, help="score records of every row model and direction")
     s.add_argument("--comet-records", nargs="*", default=[])
     s.add_argument("--formality-records", nargs="*", default=[], help="IWSLT22 formality records, one per row model")

@@ -1,6 +1,8 @@
 """Figure 4 (EAMT22 few-shot): mean attribute accuracy and BLEU against the number of supervised
 (annotated) training lines, MTCUE against TAGGING, built from EAMT22 records only, with the paper's
-anchors (section 4) beside ours."""
+anchors (section 4) beside ours. A point repeated with several seeds shows the mean over its runs and
+their standard deviation; the first parent's difference to the second in each setting comes with a
+paired-bootstrap confidence interval over the test lines."""
 from __future__ import annotations
 
 import io
@@ -10,42 +12,95 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtcue.evaluation.eamt22 import ATTRIBUTES
+import numpy as np
+
+from mtcue.evaluation.eamt22 import ATTRIBUTES, accuracy_mean_from_stats
+from mtcue.evaluation.score import paired_bootstrap_ci
 from mtcue.io import atomic_write_text
-from mtcue.reporting.tables import PAPER_FIGURES, RunIds
+from mtcue.reporting.tables import BOOTSTRAP, PAPER_FIGURES, Bootstrap, RunIds
 
 PAPER_ANCHORS_CSV = PAPER_FIGURES / "mtcue_eamt22_anchors.csv"
-COLUMNS = ["direction", "model", "setting", "per_combination", "samples", *ATTRIBUTES, "accuracy_mean", "bleu",
-           "source", "note", "run_id"]
+# sd: of accuracy_mean over the point's runs; difference, ci_low, ci_high: accuracy_mean of this (first)
+# parent minus that of `compared_with` in the same setting, with its paired-bootstrap interval.
+COLUMNS = ["direction", "model", "setting", "per_combination", "samples", *ATTRIBUTES, "accuracy_mean", "sd",
+           "n_seeds", "bleu", "bleu_sd", "compared_with", "difference", "ci_low", "ci_high", "source", "note",
+           "run_id"]
 
 
 def _pct(value: float | None) -> float:
     return math.nan if value is None else 100 * value
 
 
-def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
-    """One row per point (config.fewshot_points: direction, model, setting, per_combination, record) from
-    its EAMT22 record, accuracies in %, with the MLflow run of the record's model (given `run_ids`); then
-    the paper's anchors (source "paper") for the paper's pair."""
+def _sd(values: Sequence[float]) -> float:
+    """Sample standard deviation; NaN for one run."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+
+
+def _runs(point: dict) -> list[str]:
+    return list(point.get("records") or [point["record"]])
+
+
+def _segment_stats(record: dict) -> np.ndarray:
+    if "segment_stats" not in record:
+        raise ValueError(f"EAMT22 record of {record['direction']}/{record['model']} has no per-line `segment_stats` "
+                         "(written by `mtcue score-eamt22` since the confidence intervals): score it again")
+    return np.asarray(record["segment_stats"], dtype=float)
+
+
+def difference_ci(runs_a: Sequence[dict], runs_b: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> dict:
+    """accuracy_mean (%) of A's runs (their mean) minus B's, with its (1 - alpha) paired-bootstrap interval:
+    the test lines are resampled once per resample for every run of both (runs side by side per line)."""
+    a = np.hstack([_segment_stats(r) for r in runs_a])
+    b = np.hstack([_segment_stats(r) for r in runs_b])
+    if a.shape != b.shape:   # unequally many runs: repeat each side's blocks (their mean stays) to one width
+        a, b = np.hstack([a] * len(runs_b)), np.hstack([b] * len(runs_a))
+    ci = paired_bootstrap_ci(a, b, accuracy_mean_from_stats, bootstrap.n, bootstrap.seed, bootstrap.alpha)
+    return {"difference": 100 * ci["difference"], "ci_low": 100 * ci["low"], "ci_high": 100 * ci["high"]}
+
+
+def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunIds | None = None,
+                  bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    """One row per point (config.fewshot_points: direction, model, setting, per_combination, `records`: the
+    runs, one per seed) from its EAMT22 records, accuracies in % (the mean over the runs; `sd`, `bleu_sd`:
+    their standard deviation), with the MLflow run of the first run's model (given `run_ids`); the first
+    parent's rows carry its difference to the second parent of the same setting (difference_ci); then the
+    paper's anchors (source "paper") for the paper's pair."""
     by_key = {(r["direction"], r["model"]): r for r in records}
+    for p in points:
+        missing = [m for m in _runs(p) if (p["direction"], m) not in by_key]
+        if missing:
+            raise ValueError(f"no EAMT22 record of {p['direction']}/{missing[0]} (point {p['model']}, "
+                             f"setting {p['setting']})")
+
+    def runs_of(p: dict) -> list[dict]:
+        return [by_key[(p["direction"], m)] for m in _runs(p)]
+
+    parents = list(dict.fromkeys(p["model"] for p in points if p["setting"] != "baseline"))
     rows = []
     for p in points:
-        record = by_key.get((p["direction"], p["record"]))
-        if record is None:
-            raise ValueError(f"no EAMT22 record of {p['direction']}/{p['record']} (point {p['model']}, "
-                             f"setting {p['setting']})")
-        rows.append({"direction": p["direction"], "model": p["model"], "setting": p["setting"],
-                     "per_combination": p["per_combination"], "samples": record["supervised_samples"],
-                     **{a: _pct(record["attributes"][a]["accuracy"]) for a in ATTRIBUTES},
-                     "accuracy_mean": _pct(record["accuracy_mean"]), "bleu": record["bleu"],
-                     "source": "ours", "note": "",
-                     "run_id": run_ids.runs.get(f"{p['direction']}/{p['record']}") if run_ids else None})
+        runs = runs_of(p)
+        accuracy = [_pct(r["accuracy_mean"]) for r in runs]
+        row = {"direction": p["direction"], "model": p["model"], "setting": p["setting"],
+               "per_combination": p["per_combination"], "samples": runs[0]["supervised_samples"],
+               **{a: float(np.mean([_pct(r["attributes"][a]["accuracy"]) for r in runs])) for a in ATTRIBUTES},
+               "accuracy_mean": float(np.mean(accuracy)), "sd": _sd(accuracy), "n_seeds": len(runs),
+               "bleu": float(np.mean([r["bleu"] for r in runs])), "bleu_sd": _sd([r["bleu"] for r in runs]),
+               "compared_with": "", "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+               "source": "ours", "note": "",
+               "run_id": run_ids.runs.get(f"{p['direction']}/{p['record']}") if run_ids else None}
+        other = next((q for q in points if len(parents) > 1 and p["model"] == parents[0] and q["model"] == parents[1]
+                      and (q["direction"], q["setting"]) == (p["direction"], p["setting"])), None)
+        if other is not None:
+            row |= {"compared_with": other["model"], **difference_ci(runs, runs_of(other), bootstrap)}
+        rows.append(row)
     paper = pd.read_csv(io.StringIO(PAPER_ANCHORS_CSV.read_text()))
     for a in paper.itertuples():
         rows.append({"direction": "en-pl", "model": a.model, "setting": a.setting, "per_combination": math.nan,
                      "samples": a.supervised_samples, **{attr: math.nan for attr in ATTRIBUTES},
-                     "accuracy_mean": a.accuracy_mean, "bleu": a.bleu, "source": "paper",
-                     "note": "lower bound" if a.relation == ">" else "", "run_id": None})
+                     "accuracy_mean": a.accuracy_mean, "sd": math.nan, "n_seeds": 1, "bleu": a.bleu,
+                     "bleu_sd": math.nan, "compared_with": "", "difference": math.nan, "ci_low": math.nan,
+                     "ci_high": math.nan, "source": "paper", "note": "lower bound" if a.relation == ">" else "",
+                     "run_id": None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -66,7 +121,9 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
         for ax, metric, label in ((row[0], "accuracy_mean", "mean attribute accuracy (%)"), (row[1], "bleu", "BLEU")):
             for i, (model, points) in enumerate(here[here["setting"] != "baseline"].groupby("model", sort=False)):
                 points = points.sort_values("samples")
-                ax.plot(points["samples"], points[metric], marker="o", color=f"C{i}", label=model.upper())
+                spread = points["sd" if metric == "accuracy_mean" else "bleu_sd"]
+                ax.errorbar(points["samples"], points[metric], yerr=spread, marker="o", color=f"C{i}", capsize=3,
+                            label=model.upper())
                 anchors = paper[(paper["model"] == model) & paper[metric].notna()]
                 ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none", edgecolors=f"C{i}",
                            s=60, label=f"{model.upper()} (paper{', lower bounds' if (anchors['note'] != '').any() else ''})")
@@ -90,8 +147,8 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
 
 
 def write_figure4(records: Sequence[dict], points: Sequence[dict], csv: str | Path, png: str | Path,
-                  run_ids: RunIds | None = None) -> pd.DataFrame:
-    frame = figure4_frame(records, points, run_ids)
+                  run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    frame = figure4_frame(records, points, run_ids, bootstrap)
     atomic_write_text(csv, frame.to_csv(index=False, float_format="%.2f"))
     plot_figure4(frame, png)
     return frame

@@ -38,8 +38,9 @@ class Layout:
 
 
 def flat_columns(columns: pd.Index) -> list[str]:
-    """Column labels as one string each: ("en-de", "BLEU") -> "en-de BLEU" (the CSV's column names)."""
-    return [" ".join(c) if isinstance(c, tuple) else str(c) for c in columns]
+    """Column labels as one string each: ("en-de", "BLEU") -> "en-de BLEU", ("", "n_seeds") -> "n_seeds"
+    (the CSV's column names)."""
+    return [" ".join(p for p in c if p) if isinstance(c, tuple) else str(c) for c in columns]
 
 
 def _header(display: pd.DataFrame) -> list[str]:

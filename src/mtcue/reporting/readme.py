@@ -3,12 +3,17 @@
 `mtcue readme-results --records results/records --readme README.md` (`make readme`) replaces
 what lies between BEGIN and END in the README with condensed Tables 3 and 4, the phenomena and,
 where the run has EAMT22 records, Figure 4's points, naming the run they come from (study, commit, seed). Records of further runs (other seeds, or
-the same seed on another machine) add a table of the spread between runs. The block's first line
-holds a checksum of the rest, so a hand edit shows (tests/test_readme.py).
+the same seed on another machine) add a table of the spread between runs. Where the run wrote Table 6's
+and Figure 4's CSVs (results/tables, results/figures beside the records), each of their claims is
+worded as its numbers allow (`verdict`): "reproduced" only where the difference exceeds its spread (the
+standard deviation over seeds, and for Figure 4 also the paired-bootstrap interval), else "not settled
+by the demo". The block's first line holds a checksum of the rest, so a hand edit shows
+(tests/test_readme.py).
 """
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +55,8 @@ class Run:
     eamt22: list[dict] = ()
     split: str = "test"
     formality: list[dict] = ()
+    table6: pd.DataFrame | None = None    # results/tables/table6_ablation.csv
+    figure4: pd.DataFrame | None = None   # results/figures/figure4_eamt22_fewshot.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -63,8 +70,11 @@ class Run:
         scores, comets = ([r for r in records if r["split"] == split] for records in (scores, comets))
         scored = {(r["direction"], r["model"]) for r in scores}
         formality = [r for r in load_records(folder, "formality") if (r["direction"], r["model"]) in scored]
+        eamt22 = [r for r in eamt22 if r["split"] == "test"]   # Figure 4's; Table 6 reads the validation split's
+        table6, figure4 = (folder.parent / "tables" / "table6_ablation.csv",
+                           folder.parent / "figures" / "figure4_eamt22_fewshot.csv")
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split, formality)
+                  split, formality, *(pd.read_csv(f) if f.is_file() else None for f in (table6, figure4)))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -138,9 +148,14 @@ def models_section(run: Run) -> list[str]:
             *markdown_table(display)]
 
 
-def _eamt22_cell(record: dict) -> str:
-    mean = record["accuracy_mean"]
-    return f"{NA if mean is None else f'{100 * mean:.1f}'} / {record['bleu']:.2f}"
+def _eamt22_cell(records: Sequence[dict]) -> str:
+    """Mean attribute accuracy / BLEU of a point's runs (their mean, ± sd over several)."""
+    accuracy = [math.nan if r["accuracy_mean"] is None else 100 * r["accuracy_mean"] for r in records]
+    bleu = [r["bleu"] for r in records]
+    if len(records) == 1:
+        return f"{_number(accuracy[0], 1)} / {bleu[0]:.2f}"
+    bleu_text = f"{np.mean(bleu):.2f} ± {np.std(bleu, ddof=1):.2f}"
+    return f"{_mean_sd(np.mean(accuracy), np.std(accuracy, ddof=1))} / {bleu_text}"
 
 
 def fewshot_section(run: Run) -> list[str]:
@@ -155,15 +170,19 @@ def fewshot_section(run: Run) -> list[str]:
         settings = sorted({(r["supervised_samples"], r["fewshot"]["setting"]) for r in variants})
         display = pd.DataFrame(index=pd.Index([display_name(p) for p in parents], name="model"))
         by_model = {r["model"]: r for r in records}
-        display["zero-shot"] = [_eamt22_cell(by_model[p]) if p in by_model else NA for p in parents]
+        display["zero-shot"] = [_eamt22_cell([by_model[p]]) if p in by_model else NA for p in parents]
         for samples, setting in settings:
-            of = {r["fewshot"]["parent"]: r for r in variants if r["fewshot"]["setting"] == setting}
+            of: dict[str, list[dict]] = {}
+            for r in sorted(variants, key=lambda r: r["model"]):
+                if r["fewshot"]["setting"] == setting:
+                    of.setdefault(r["fewshot"]["parent"], []).append(r)
             display[f"{setting} ({samples} lines)"] = [_eamt22_cell(of[p]) if p in of else NA for p in parents]
         baselines = [r for r in records if not r["context_columns"]]
-        baseline = "; ".join(f"{display_name(r['model'])} without context: {_eamt22_cell(r)}" for r in baselines)
+        baseline = "; ".join(f"{display_name(r['model'])} without context: {_eamt22_cell([r])}" for r in baselines)
         lines += [f"EAMT22 few-shot ({direction}; Figure 4 in `results/figures/figure4_eamt22_fewshot.png`): mean "
                   "attribute accuracy (%) / BLEU, zero-shot and fine-tuned with the attribute sentences of N "
-                  f"annotated training lines{'; ' + baseline if baseline else ''}:", "", *markdown_table(display), ""]
+                  "annotated training lines (mean ± sd over the seeds of a repeated fine-tuning)"
+                  f"{'; ' + baseline if baseline else ''}:", "", *markdown_table(display), ""]
     return lines[:-1]
 
 
@@ -185,6 +204,99 @@ def formality_section(run: Run) -> list[str]:
     return [f"IWSLT22 zero-shot formality (Table 5 in `results/tables/table5_formality.md`): accuracy (%) in the "
             f"prompted register, best of {len(prompts) // 2} prompts per register and the mean over them; a model "
             "without context translates once (its two shares sum to 100):", "", *markdown_table(display)]
+
+
+REPRODUCED, UNSETTLED, OPPOSITE = "reproduced", "not settled by the demo", "not reproduced: the opposite"
+
+
+def verdict(effect: float, spread: float = math.nan, ci: tuple[float, float] | None = None) -> str:
+    """How a claim stands on the demo's numbers. `effect`: the measured difference, signed so that the
+    claim says it is positive; `spread`: its standard deviation over seeds (NaN: one run, none measured);
+    `ci`: its confidence interval, signed likewise. Reproduced only where the effect exceeds the spread
+    and the interval lies above 0; the opposite where both hold below 0; else not settled (so too
+    with neither a spread nor an interval)."""
+    if pd.isna(effect) or (pd.isna(spread) and ci is None):
+        return UNSETTLED
+    for sign, outcome in ((1, REPRODUCED), (-1, OPPOSITE)):
+        beyond = pd.isna(spread) or sign * effect > spread
+        outside = ci is None or (sign * ci[0] > 0 and sign * ci[1] > 0)
+        if beyond and outside:
+            return outcome
+    return UNSETTLED
+
+
+def _combined_sd(*sds: float) -> float:
+    """The standard deviation of a difference of independent means; NaN when none was measured."""
+    known = [sd for sd in sds if not pd.isna(sd)]
+    return math.sqrt(sum(sd * sd for sd in known)) if known else math.nan
+
+
+def _ablation_paper_column(measure: str) -> str:
+    """The paper's Table 6 column beside one of ours: COMET for a quality column of a direction."""
+    if measure.startswith("IWSLT22"):
+        return "paper IWSLT22 formality"
+    if measure.startswith("EAMT22"):
+        return "paper EAMT22"
+    return f"paper COMET {measure.split()[0]}"
+
+
+def ablation_claims(table6: pd.DataFrame) -> pd.DataFrame:
+    """Table 6's claims, one per row and measure (a CSV column with its " sd"): the full model minus the
+    row, the spread (combined sd over seeds), the paper's full minus row (its COMET beside our quality
+    columns), and the verdict. The claim is the paper's direction where the paper has the row and the
+    measure differs, else that the part helps (full minus row > 0)."""
+    full = table6.iloc[0]
+    measures = [c for c in table6.columns if f"{c} sd" in table6.columns and table6[c].notna().any()]
+    rows = []
+    for _, row in table6.iloc[1:].iterrows():
+        for measure in measures:
+            if pd.isna(row[measure]) or pd.isna(full[measure]):
+                continue
+            effect = full[measure] - row[measure]
+            spread = _combined_sd(full[f"{measure} sd"], row[f"{measure} sd"])
+            paper_column = _ablation_paper_column(measure)
+            paper = (full[paper_column] - row[paper_column]) if paper_column in table6.columns else math.nan
+            sign = -1 if not pd.isna(paper) and paper < 0 else 1
+            rows.append({"ablation": row["ablation"], "measure": measure, "runs": f"{int(row['n_seeds'])}",
+                         "full − row": f"{effect:+.2f}", "spread (sd)": _number(spread, 2),
+                         "paper full − row": NA if pd.isna(paper) else f"{paper:+.2f}",
+                         "verdict": verdict(sign * effect, spread)})
+    return pd.DataFrame(rows)
+
+
+def fewshot_claims(figure4: pd.DataFrame) -> pd.DataFrame:
+    """Figure 4's claim, per direction and setting: the first parent (MTCUE) controls the attributes
+    better than the second (TAGGING): its difference with the paired-bootstrap interval and the spread
+    over seeds (combined sd), and the verdict."""
+    ours = figure4[figure4["source"] == "ours"]
+    compared = ours[ours["compared_with"].fillna("") != ""]
+    by_point = ours.set_index(["direction", "model", "setting"])
+    rows = []
+    for _, row in compared.iterrows():
+        other = by_point.loc[(row["direction"], row["compared_with"], row["setting"])]
+        spread = _combined_sd(row["sd"], other["sd"])
+        rows.append({"direction": row["direction"], "setting": str(row["setting"]),
+                     "runs": f"{int(row['n_seeds'])}",
+                     f"{row['model'].upper()} − {row['compared_with'].upper()}": f"{row['difference']:+.2f}",
+                     "95% CI": f"[{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]", "spread (sd)": _number(spread, 2),
+                     "verdict": verdict(row["difference"], spread, (row["ci_low"], row["ci_high"]))})
+    return pd.DataFrame(rows)
+
+
+def claims_section(run: Run, bootstrap: Bootstrap) -> list[str]:
+    lines = []
+    if run.table6 is not None and len(run.table6) > 1:
+        lines += ["Table 6's claims (`results/tables/table6_ablation.md`): each removed part lowers the score "
+                  "(or, where the paper's row shows the opposite, raises it). Reproduced only where the difference "
+                  "exceeds its spread (the standard deviation over seeds of both means); the paper's column is its "
+                  "COMET beside our BLEU and phenomena:", "", *markdown_table(ablation_claims(run.table6)
+                                                                             .set_index("ablation")), ""]
+    if run.figure4 is not None and (run.figure4["compared_with"].fillna("") != "").any():
+        lines += ["Figure 4's claim: MTCUE controls the EAMT22 attributes better than TAGGING (mean attribute "
+                  f"accuracy, points): reproduced only where the difference exceeds the spread over seeds and its "
+                  f"{100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} resamples of the test "
+                  "lines) excludes 0:", "", *markdown_table(fewshot_claims(run.figure4).set_index("direction")), ""]
+    return lines[:-1]
 
 
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
@@ -222,6 +334,8 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *formality]
     if fewshot := fewshot_section(first):
         body += ["", *fewshot]
+    if claims := claims_section(first, bootstrap):
+        body += ["", *claims]
     if len(runs) > 1:
         body += ["", *spread_section(runs)]
     text = "\n".join(body) + "\n"

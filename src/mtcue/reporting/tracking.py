@@ -146,9 +146,11 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
         return {f"{split}_comet": record["comet"]}
     if kind == "formality":
         return {f"formality_{f}": record[f] for f in FORMALITY_FIELDS}
-    return {"eamt22_bleu": record["bleu"], "eamt22_accuracy_mean": record["accuracy_mean"],
-            "eamt22_supervised_samples": record["supervised_samples"],
-            **{f"eamt22_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
+    # The test split's (Figure 4) keep their names; another split's (Table 6: valid) are prefixed with it.
+    name = "eamt22" if split in (None, "test") else f"{split}_eamt22"
+    return {f"{name}_bleu": record["bleu"], f"{name}_accuracy_mean": record["accuracy_mean"],
+            f"{name}_supervised_samples": record["supervised_samples"],
+            **{f"{name}_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
 
 
 def _desired(records: list[dict], experiments: Sequence[str]) -> _Wanted:
@@ -289,7 +291,8 @@ def sync_records(
     (a fraction, "all" pooled) and S_comet (x100; when its model was unavailable, tag
     mtcue.comet_unavailable says why); formality_{formal,informal,average,formal_mean,informal_mean}
     (IWSLT22, fractions); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
-    eamt22_supervised_samples. Tags: identity (mtcue.study, .direction, .model), mtcue.pair,
+    eamt22_supervised_samples (test split; another split S's: S_eamt22_...). Tags: identity
+    (mtcue.study, .direction, .model), mtcue.pair,
     .config_hash, .git_commit, .experiments, .bleu_signature, .spec (the spec as JSON),
     .model_path (the trained checkpoint); a model trained from another (spec init_from) has
     mtcue.init_from and, when that model is synced too, mtcue.parent_run_id and a description
