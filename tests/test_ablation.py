@@ -38,7 +38,7 @@ from mtcue.records import write_record
 from mtcue.reporting.ablation import ablation_display, ablation_table
 
 ABLATIONS = ["mtcue_no_context_encoder", "mtcue_no_positions", "mtcue_discrete", "mtcue_no_metadata",
-             "mtcue_no_doc", "mtcue_random_context", "mtcue_no_qk_norm"]
+             "mtcue_no_doc", "mtcue_random_context", "mtcue_no_qk_norm", "mtcue_shuffled_context"]
 PAPER_ROWS = ["Full MTCUE", "no context encoder", "no pos. embeddings", "no MINILM-V2", "no metadata",
               "no doclevel data", "random context", "no context (non-contextual Transformer)"]
 
@@ -64,10 +64,10 @@ def test_ablation_parameter_counts_drop_by_the_removed_part():
     full = counts["mtcue"]
     assert full - counts["mtcue_no_context_encoder"] == layers * (layer + 1)    # + each layer's QK-norm scale
     assert full - counts["mtcue_no_positions"] == 6 * d                          # POS(0..5)
-    assert counts["mtcue_discrete"] - full == n_tags * d - (384 * d + d)        # tag table instead of projection
-    assert full - counts["mtcue_no_doc"] == 5 * d                                # only POS(0) is left
+    assert full - counts["mtcue_no_doc"] == 6 * d                                # no document column left
     assert full - counts["mtcue_no_qk_norm"] == layers                           # one scale per layer
-    assert counts["mtcue_no_metadata"] == counts["mtcue_random_context"] == full  # data switches
+    data_switches = ["mtcue_discrete", "mtcue_no_metadata", "mtcue_random_context", "mtcue_shuffled_context"]
+    assert [counts[m] for m in data_switches] == [full] * 4
 
 
 def test_no_context_encoder_sends_the_projection_straight_to_the_decoder():
@@ -79,7 +79,7 @@ def test_no_context_encoder_sends_the_projection_straight_to_the_decoder():
     out = model.encoder(batch["src_tokens"], batch["src_lengths"], batch["context"], batch["context_padding_mask"])
     projected = encoder.project(batch["context"])
     projected[:, :DOC_COLUMNS] += encoder.embed_positions.weight[:DOC_COLUMNS]
-    torch.testing.assert_close(out["context_out"][0], projected.transpose(0, 1))
+    torch.testing.assert_close(out["context_out"][0], 4.0 * projected.transpose(0, 1))   # sqrt(16)
 
 
 def test_no_positions_adds_none_and_ignores_the_order_of_previous_lines():
@@ -88,7 +88,7 @@ def test_no_positions_adds_none_and_ignores_the_order_of_previous_lines():
     encoder = model.encoder.context_encoder
     assert encoder.embed_positions is None and "embed_positions" not in dict(model.named_modules())
     context = torch.randn(2, N_COLUMNS, CONTEXT_DIM)
-    torch.testing.assert_close(encoder.forward_embedding(context), encoder.project(context))
+    torch.testing.assert_close(encoder.forward_embedding(context), 4.0 * encoder.project(context))
     # Without positions the encoder cannot tell document slots apart: swapping doc1 and doc2 swaps
     # their states and changes nothing else. With positions it changes them.
     swap = [0, 2, 1, *range(DOC_COLUMNS, N_COLUMNS)]
@@ -102,7 +102,7 @@ def test_no_positions_adds_none_and_ignores_the_order_of_previous_lines():
     assert not torch.allclose(swapped[0], states[0], atol=1e-4)
 
 
-def test_discrete_model_reads_tag_ids_through_the_same_context_encoder():
+def test_context_kind_tags_reads_tag_ids_through_the_same_context_encoder():
     task = tiny_task()
     model = tiny_model("mtcue", task, context_kind="tags")
     vectors = tiny_model("mtcue", tiny_task())
@@ -149,7 +149,7 @@ def test_no_qk_norm_changes_the_attention_and_the_outputs():
 
 @pytest.mark.parametrize("model, kept", [
     ("mtcue_no_metadata", [f"doc{i}" for i in range(6)]),
-    ("mtcue_no_doc", ["doc0", "genre", "pg_rating", "writers", "year", "country", "plot"]),
+    ("mtcue_no_doc", ["genre", "pg_rating", "writers", "year", "country", "plot"]),   # not even doc0
 ])
 def test_column_ablations_never_see_the_removed_columns(tmp_path, model, kept):
     """Their batches hold exactly the kept columns: changing the removed ones changes nothing."""
@@ -171,6 +171,30 @@ def test_column_ablations_never_see_the_removed_columns(tmp_path, model, kept):
     torch.testing.assert_close(batches[0], batches[1])
 
 
+@pytest.mark.parametrize("no_context", ["one sample", "every sample"])
+def test_without_document_columns_a_sample_with_no_context_at_all_gives_no_nan(no_context):
+    """mtcue_no_doc reads metadata only, so a film without metadata leaves a sample with no context
+    at all (a whole batch of them is possible): attention must not softmax over nothing."""
+    from mtcue.models.params import DataFreeTask
+
+    task = DataFreeTask(40, CONTEXT_DIM, doc_columns=0, n_columns=3)
+    model = tiny_model("mtcue", task).train()
+    assert model.encoder.context_encoder.embed_positions is None
+    tokens = torch.randint(task.source_dictionary.nspecial, 40, (4, 6))
+    mask = torch.zeros(4, 3, dtype=torch.bool)
+    mask[0 if no_context == "one sample" else slice(None)] = True
+    batch = {"src_tokens": tokens, "src_lengths": torch.full((4,), 6), "prev_output_tokens": tokens.roll(1, 1),
+             "context": torch.randn(4, 3, CONTEXT_DIM).masked_fill(mask[..., None], 0.0), "context_padding_mask": mask}
+    logits = model(**batch)[0]
+    logits.sum().backward()
+    assert torch.isfinite(logits).all()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+    # such a sample translates as if the context were absent: its context changes nothing
+    model.eval()
+    changed = {**batch, "context": batch["context"] + mask[..., None].float()}
+    torch.testing.assert_close(model(**changed)[0][mask.all(1)], model(**batch)[0][mask.all(1)])
+
+
 def pairs(n):
     dictionary = Dictionary()
     src = [torch.tensor([dictionary.eos()])] * n
@@ -184,7 +208,7 @@ def context_batch(dataset):
 
 # ---- random context ----------------------------------------------------------------------------
 
-def test_random_context_reads_every_row_once_never_its_own():
+def test_shuffled_context_reads_every_row_once_never_its_own():
     rows = other_samples(50, seed=1, epoch=1)
     assert sorted(rows) == list(range(50)) and not (rows == np.arange(50)).any()
     assert (rows == other_samples(50, seed=1, epoch=1)).all()        # seeded
@@ -192,10 +216,10 @@ def test_random_context_reads_every_row_once_never_its_own():
     assert not (rows == other_samples(50, seed=2, epoch=1)).all()
 
 
-def test_random_context_dataset_gives_each_sample_another_samples_whole_row(tmp_path):
+def test_shuffled_context_dataset_gives_each_sample_another_samples_whole_row(tmp_path):
     store = ContextStore(write_store(tmp_path, {"train": 8}))
     index = np.array(store.index("train"))
-    dataset = ContextDataset(pairs(8), index, store.vectors, random_seed=3)
+    dataset = ContextDataset(pairs(8), index, store.vectors, random="shuffle", random_seed=3)
     own = context_batch(ContextDataset(pairs(8), index, store.vectors))
     for epoch in (1, 2):
         dataset.set_epoch(epoch)
@@ -205,10 +229,53 @@ def test_random_context_dataset_gives_each_sample_another_samples_whole_row(tmp_
     # evaluation: fairseq's validation and generation iterate epoch 1, so the draw is fixed
     dataset.set_epoch(1)
     torch.testing.assert_close(context_batch(dataset), own[torch.from_numpy(other_samples(8, 3, 1))])
+    spec = cfg.model_spec(demo(), "mtcue_shuffled_context", "en-de")
+    args = fa.task_args(spec, "en-de", "bin", "store")
+    assert args[args.index("--random-context") + 1] == "shuffle"
+    assert args[args.index("--random-context-seed") + 1] == str(spec["seed"])
+    assert "--random-context" not in fa.task_args(cfg.model_spec(demo(), "mtcue", "en-de"), "en-de", "b", "s")
+
+
+def noise_batch(dataset, ids):
+    """(context, padding mask) of the samples `ids` collated alone, in id order."""
+    batch = dataset.collater([dataset[i] for i in ids])
+    order = batch["id"].argsort()
+    return batch["net_input"]["context"][order], batch["net_input"]["context_padding_mask"][order]
+
+
+def test_random_context_replaces_every_present_vector_by_the_authors_noise(tmp_path):
+    """The authors' `torch.randn_like(x) * 0.1` on every present vector: N(0, 0.1^2), independent of
+    the real vectors; missing columns stay padding. A sample's noise depends on (seed, epoch, sample)
+    only: not on its batch, the same in a retry, redrawn the next epoch."""
+    n = 60
+    store = ContextStore(write_store(tmp_path, {"train": n}, dim=64))
+    index = np.array(store.index("train"))
+    dataset = ContextDataset(pairs(n), index, store.vectors, random="noise", random_seed=3)
+    own, own_mask = noise_batch(ContextDataset(pairs(n), index, store.vectors), range(n))
+    noise, mask = noise_batch(dataset, range(n))
+    assert torch.equal(mask, own_mask) and torch.equal(mask, torch.from_numpy(index < 0))
+    assert (noise[mask] == 0).all()
+    present = noise[~mask]                                   # [n present vectors, 64]
+    assert present.shape[0] > 150
+    assert abs(present.mean().item()) < 0.01                 # hand bounds: 0.1 / sqrt(~10k values) = 0.001
+    assert present.std().item() == pytest.approx(0.1, rel=0.05)
+    real = own[~own_mask]
+    correlation = np.corrcoef(present.flatten().numpy(), real.flatten().numpy())[0, 1]
+    assert abs(correlation) < 0.05                           # nothing of the real vectors is left
+    # per (seed, epoch, sample): the same alone or in another batch, and in a fresh dataset (a retry)
+    again = ContextDataset(pairs(n), index, store.vectors, random="noise", random_seed=3)
+    torch.testing.assert_close(noise_batch(again, [5, 1])[0], noise[[1, 5]])
+    dataset.set_epoch(2)
+    assert not torch.allclose(noise_batch(dataset, range(n))[0][~mask], present)
+    dataset.set_epoch(1)
+    torch.testing.assert_close(noise_batch(dataset, range(n))[0], noise)
+    other_seed = ContextDataset(pairs(n), index, store.vectors, random="noise", random_seed=4)
+    assert not torch.allclose(noise_batch(other_seed, range(n))[0][~mask], present)
     spec = cfg.model_spec(demo(), "mtcue_random_context", "en-de")
     args = fa.task_args(spec, "en-de", "bin", "store")
-    assert args[args.index("--random-context-seed") + 1] == str(spec["seed"])
-    assert "--random-context-seed" not in fa.task_args(cfg.model_spec(demo(), "mtcue", "en-de"), "en-de", "b", "s")
+    assert args[args.index("--random-context") + 1] == "noise"
+    with pytest.raises(ValueError, match="tag store"):
+        ContextDataset(pairs(n), index, None, random="noise")
 
 
 # ---- config ------------------------------------------------------------------------------------
@@ -216,11 +283,12 @@ def test_random_context_dataset_gives_each_sample_another_samples_whole_row(tmp_
 SWITCHED = {  # ablation -> the spec entries in which it differs from MTCUE's
     "mtcue_no_context_encoder": {"arch.context_layers"},
     "mtcue_no_positions": {"arch.context_positions"},
-    "mtcue_discrete": {"context.kind", "context.encoder", "context.pooling", "context.tags_min_docs"},
+    "mtcue_discrete": {"context.encoder"},
     "mtcue_no_metadata": {"context.columns"},
     "mtcue_no_doc": {"context.columns"},
     "mtcue_random_context": {"context.random"},
     "mtcue_no_qk_norm": {"arch.qk_norm"},
+    "mtcue_shuffled_context": {"context.random"},
 }
 
 
@@ -235,7 +303,10 @@ def test_ablation_models_are_mtcue_with_one_switch_each():
     for name, switched in SWITCHED.items():
         spec = flat(cfg.model_spec(c, name, "en-de"))
         assert {k for k in full.keys() | spec.keys() if full.get(k) != spec.get(k)} == switched, name
-    assert cfg.model_spec(c, "mtcue_discrete", "en-de")["context"]["kind"] == "tags"
+    assert cfg.model_spec(c, "mtcue_discrete", "en-de")["context"]["encoder"] == "random-384"
+    randoms = [cfg.model_spec(c, m, "en-de")["context"]["random"]
+               for m in ("mtcue_random_context", "mtcue_shuffled_context")]
+    assert randoms == ["noise", "shuffle"]
     rows = c["experiments"]["ablation"]["rows"]
     assert list(rows)[:8] == PAPER_ROWS and rows["Full MTCUE"] == "mtcue" and rows[PAPER_ROWS[-1]] == "base"
     paper = cfg.load(REPO / "config" / "paper.yaml")
@@ -245,11 +316,12 @@ def test_ablation_models_are_mtcue_with_one_switch_each():
 
 @pytest.mark.parametrize("model, change, message", [
     ("tagging", {"context_kind": "vectors"}, r"models\.tagging\.context_kind: a 'tagging' model has no context encoder"),
-    ("base", {"random_context": True}, r"models\.base\.random_context: a 'base' model reads no context"),
-    ("novotney_cue", {"arch": {"qk_norm": False}}, r"models\.novotney_cue\.arch: qk_norm .* no QK-norm"),
+    ("base", {"random_context": "shuffle"}, r"models\.base\.random_context: a 'base' model reads no context"),
+    ("base", {"arch": {"qk_norm": False}}, r"models\.base\.arch: qk_norm .* a 'base' model has none"),
+    ("tagging", {"random_context": "noise"}, r"models\.tagging\.random_context: noise replaces context vectors"),
     ("mtcue", {"arch": {"qk_norm": False, "qk_norm_scale_init": 3.0}}, r"qk_norm_scale_init: set, but qk_norm"),
     ("tagging", {"arch": {"context_positions": False}}, r"tagging\.arch\.context_positions"),
-    ("mtcue_discrete", {"context_encoder": "x"}, r"mtcue_discrete\.context_encoder: .* reads no context vectors"),
+    ("tagging", {"context_encoder": "x"}, r"tagging\.context_encoder: .* reads no context vectors"),
 ])
 def test_a_switch_the_model_cannot_act_on_is_an_error(model, change, message):
     raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -306,8 +378,16 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
         assert {d for d, m in trained if m == model} == directions, model
     assert {d for d, m in trained if m == "mtcue"} == set(cfg.load(REPO / "config" / name)["directions"])
     assert "results/tables/table6_ablation.md" in run.stdout
-    scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
+    # no MINILM-V2's random-vector store: built where the ablation runs only, without a GPU, read by it alone
+    embed = re.search(r"rule embed_random-384\.mean:\n    input: .*\n    output: (.*)\n[\s\S]*?resources: (.*)\n",
+                      run.stdout)
+    assert set(re.findall(r"results/embed/(\S+?)/random-384\.mean", embed.group(1))) == directions
+    assert "gpu=0" in embed.group(2)
+    readers = set(re.findall(r"--context-dir results/embed/(\S+)/random-384\.mean .*?--checkpoint-dir "
+                             r"results/checkpoints/\S+/(\S+) ", run.stdout))
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
+    assert readers == {(d, cfg.seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
+    scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
     runs = {cfg.seed_name(m, s) for m in [*ABLATIONS, "mtcue"] for s in range(1, seeds + 1)}
     assert {m for _, m in scored} == {*runs, "base"} and {d for d, _ in scored} == directions
 

@@ -1,6 +1,7 @@
 """EAMT22 attribute accuracy (per attribute, mean) and BLEU; the offline Polish detector; Figure 4."""
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,11 +97,55 @@ def test_a_request_that_contradicts_the_gold_label_is_an_error(tmp_path, write_c
     ("Czy pan jest gotowy?", {"formality": {"formal"}, "addressee_number": {"singular"},
                               "addressee_gender": {"masculine"}}),
     ("Dziękuję państwu.", {"formality": {"formal"}, "addressee_number": {"plural"}, "addressee_gender": {"mixed"}}),
-    ("Proszę usiąść.", {}),        # a polite formula without pan/pani: nothing shows
     ("Ci ludzie tu byli.", {}),    # "ci": pronoun, particle or determiner: no reading agrees
+    # the official detector's markers (eamt22_evaluate.py, check_if_formal / check_speaker_gender)
+    ("Proszę usiąść.", {"formality": {"formal"}}),
+    ("Czy pańskie dziecko tu jest?", {"formality": {"formal"}, "addressee_number": {"singular"},
+                                      "addressee_gender": {"masculine"}}),
+    ("Jestem lekarzem.", {"speaker_gender": {"masculine"}}),
+    ("Jestem nauczycielką.", {"speaker_gender": {"feminine"}}),
+    ("Jestem kobietą.", {}),  # "kobieta" is on the official stopword list
+    # both registers: the first formal address decides, as officially
+    ("Czy pani wie, co zrobiłeś?", {"formality": {"formal"}, "addressee_number": {"singular"},
+                                    "addressee_gender": {"feminine"}}),
+    # "proszę" is weaker than an informal form
+    ("Proszę, usiądź.", {"formality": {"informal"}, "addressee_number": {"singular"}}),
 ])
 def test_the_polish_detector_reads_morphology(sentence, shows):
     assert detect(sentence) == shows
+
+
+@pytest.mark.parametrize("sentence, english, shows", [
+    ("Proszę usiąść.", "Please sit down.", {}),                   # "please" in the source: a formula
+    ("Proszę usiąść.", "Sit down.", {"formality": {"formal"}}),
+    ("Pan Smith tu jest.", "Mr. Smith is here.", {}),             # a title in the source: not address
+    ("Pan tu jest.", "You are here.", {"formality": {"formal"}, "addressee_number": {"singular"},
+                                       "addressee_gender": {"masculine"}}),
+])
+def test_the_polish_detector_reads_the_english_source_as_the_official_one(sentence, english, shows):
+    assert detect(sentence, english) == shows
+
+
+# Measured on the official EAMT22 references (st-vincent1/eamt22_evaluation@7147b40, data/test.json and
+# data/dev.json; docs/study.md): the seeded 1,000-row sample per split in tests/data (the full sets:
+# test 85.5% judged, 99.72% agreement; dev 85.8%, 99.75%).
+OFFICIAL_SAMPLE = {"test": (0.844, 0.9976), "dev": (0.862, 0.9965)}
+
+
+@pytest.mark.parametrize("split", sorted(OFFICIAL_SAMPLE))
+def test_the_polish_detector_judges_the_official_references_as_measured(split):
+    """The share of official rows judged and the agreement with their gold `marking` may not drop (a
+    margin of 1 point judged, 0.3 points agreement: 3 rows of the sample)."""
+    import gzip
+
+    from mtcue.evaluation.eamt22 import detector_agreement
+
+    with gzip.open(Path(__file__).parent / "data" / "eamt22_official_sample.jsonl.gz", "rt", encoding="utf-8") as f:
+        rows = [row for row in map(json.loads, f) if row["split"] == split]
+    result = detector_agreement(rows)
+    judged, agreement = OFFICIAL_SAMPLE[split]
+    assert result["rows"] == 1000
+    assert result["judged_share"] >= judged - 0.01 and result["agreement"] >= agreement - 0.003, result
 
 
 def test_the_polish_detector_agrees_with_the_generators_gold_labels():
@@ -131,8 +176,9 @@ def test_scoring_with_the_polish_detector_and_the_record(files, tmp_path):
     assert record["context_columns"] == ["doc0", "cue1", "cue2", "cue3"]
     # "chciałam pani": speaker feminine and formal feminine singular addressee, as line 0 asks
     assert record["attributes"]["speaker_gender"]["correct"] >= 1
-    # line 0 formal as asked, line 1 formal against informal, line 2 both forms, line 3 neither
-    assert [record["attributes"]["formality"][k] for k in ("correct", "incorrect", "ignored")] == [1, 1, 2]
+    # line 0 formal as asked, line 1 formal against informal, line 2 both forms (formal asked: the formal
+    # address decides, as in the official detector), line 3 neither
+    assert [record["attributes"]["formality"][k] for k in ("correct", "incorrect", "ignored")] == [2, 1, 1]
     assert main(["score-eamt22", "--hyps", str(files[0]), "--corpus", str(files[1]), "--direction", "en-de",
                  "--model", "m", "--split", "test", "--study", "t", "--config-hash", "abc", "--detector", "polish",
                  "--out", str(tmp_path / "x.json")]) == 1
@@ -239,10 +285,10 @@ def test_a_polish_corpus_is_annotated_in_eamt22s_words(tmp_path, write_corpus):
     corpus = write_corpus([{**line(i, pl, [], {}), "labels": {}} for i, pl in enumerate(polish)], "train.jsonl")
     stats = annotate_corpus(corpus, tmp_path / "annotated.jsonl")
     lines = list(read_corpus(tmp_path / "annotated.jsonl"))
-    assert [s["cues"] for s in lines] == [
-        ["I am a woman.", "I am having an informal chat with a person."],  # żebyś: no gender shown
-        ["I am having a formal conversation with a group of people."],
-        ["I am having an informal chat with a group of men."],
+    assert [s["cues"] for s in lines] == [  # the paper's wording (section 3.2)
+        ["I am a woman", "I'm talking to a person", "Informal"],  # żebyś: no gender shown
+        ["I'm talking to a group of people", "Formal"],
+        ["I'm talking to a group of men", "Informal"],
         []]
     assert lines[2]["attributes"] == {"speaker_gender": None, "addressee_gender": "masculine",
                                       "addressee_number": "plural", "formality": "informal"}

@@ -133,6 +133,36 @@ def test_shared_embedding_with_the_bundled_encoder_gives_the_vectors_embedded_al
                                rtol=0, atol=1e-5)
 
 
+def vector_of(store, split, sample, column):
+    row = np.load(store / f"{split}.index.npy")[sample, COLUMNS.index(column)]
+    return np.load(store / "vectors.npy")[row]
+
+
+def test_random_vector_store_gives_each_string_its_own_fixed_vector(write_corpus, tmp_path):
+    """The "no MINILM-V2" ablation (`random-384`): a store like a sentence encoder's, but each unique
+    string's vector is random, seeded by the string alone: equal strings get equal vectors in every
+    split, store and run; different strings independent ones, unit norm on average as MiniLM's."""
+    paths = corpus(write_corpus)
+    manifest = build_stores({"en-de": paths}, {"en-de": tmp_path / "all"}, COLUMNS, "random-384")["en-de"]
+    assert (manifest["model"], manifest["dim"], manifest["n_vectors"]) == ("random-384", 384, 7)
+    store = tmp_path / "all"
+    vectors = np.load(store / "vectors.npy")
+    # "Hello." is doc0 of train sample 0, doc1 of sample 1, doc2 of sample 2 and doc0 of the test sample
+    hello = vector_of(store, "train", 0, "doc0")
+    for split, sample, column in (("train", 1, "doc1"), ("train", 2, "doc2"), ("test", 0, "doc0")):
+        np.testing.assert_array_equal(vector_of(store, split, sample, column), hello)
+    # seven different strings: seven vectors, pairwise far apart (independent 384-d draws: cosine ~ 0 +- 0.05)
+    cosine = (vectors @ vectors.T) / np.outer(np.linalg.norm(vectors, axis=1), np.linalg.norm(vectors, axis=1))
+    assert np.abs(cosine[~np.eye(7, dtype=bool)]).max() < 0.25
+    assert np.linalg.norm(vectors, axis=1).mean() == pytest.approx(1.0, abs=0.1)
+    # independent of the order, the split and the run: the test split alone, in another store
+    build_stores({"en-de": {"test": paths["test"]}}, {"en-de": tmp_path / "test-only"}, COLUMNS, "random-384")
+    np.testing.assert_array_equal(vector_of(tmp_path / "test-only", "test", 0, "doc0"), hello)
+    np.testing.assert_array_equal(vector_of(tmp_path / "test-only", "test", 0, "genre"),
+                                  vector_of(store, "train", 1, "genre"))            # "Comedy"
+    np.testing.assert_array_equal(load_encoder("random-384")(["Hello.", "Comedy"])[0], hello)
+
+
 def test_size_report_against_dense_matrix(write_corpus, tmp_path):
     build_stores({"en-de": corpus(write_corpus)}, {"en-de": tmp_path / "s"}, COLUMNS, "fake", encoder=fake_encoder)
     report = store_size_report(tmp_path / "s")

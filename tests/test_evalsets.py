@@ -5,7 +5,15 @@ import zipfile
 import pytest
 
 from mtcue.corpus import read_corpus
-from mtcue.data.evalsets import _eamt22_attributes, contrapro, eamt22, eamt22_context, iwslt22, iwslt22_files, lopes
+from mtcue.data.evalsets import (
+    _eamt22_attributes,
+    attribute_sentences,
+    contrapro,
+    eamt22,
+    iwslt22,
+    iwslt22_files,
+    lopes,
+)
 from mtcue.io import OWNED_MARKER
 
 IWSLT = {  # the first lines of the official EN-DE test files
@@ -66,7 +74,9 @@ def test_eamt22_rows_become_corpus_lines_with_attributes(tmp_path):
     assert eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl") == 2
     first, second = read_corpus(tmp_path / "test.jsonl", ("en", "pl"))
     assert first["text"] == {"en": EAMT[0]["english"], "pl": EAMT[0]["polish"]}
-    assert first["cues"] == ["I am a woman.", "I am having an informal chat with a man."]
+    # the paper's wording of context_csv, not the row's context_text
+    assert first["cues"] == ["I am a woman", "I'm talking to a man", "Informal"]
+    assert second["cues"] == ["I'm talking to a group of people", "Formal"]
     assert first["attributes"] == {"speaker_gender": "feminine", "addressee_gender": "masculine",
                                    "addressee_number": "singular", "formality": "informal"}
     assert first["target"] == {"attribute": "addressee_number", "value": "singular"}
@@ -75,32 +85,37 @@ def test_eamt22_rows_become_corpus_lines_with_attributes(tmp_path):
     assert first["previous"] == {"en": [], "pl": []} and first["id"] == "eamt22.test.000000"
 
 
-# (context_csv, context_text) of the official test and dev sets: every addressee wording there is.
-EAMT22_WORDINGS = [
-    (",,,<formal>", "I am having a formal conversation."),
-    (",,<plural>,<informal>", "I am having an informal chat with a group of people."),
-    (",,<singular>,<informal>", "I am having an informal chat with a person."),
-    (",<il:feminine>,<plural>,<formal>", "I am having a formal conversation with a group of women."),
-    (",<il:feminine>,<plural>,<informal>", "I am having an informal chat with a group of women."),
-    (",<il:feminine>,<singular>,<formal>", "I am having a formal conversation with a woman."),
-    (",<il:masculine>,<plural>,<informal>", "I am having an informal chat with a group of men."),
-    (",<il:masculine>,<singular>,<informal>", "I am having an informal chat with a man."),
-    (",<il:mixed>,<plural>,<formal>", "I am having a formal conversation with a group of people."),
-    ("<sp:feminine>,,,", "I am a woman."),
-    ("<sp:masculine>,,,<formal>", "I am a man. I am having a formal conversation."),
-    ("<sp:masculine>,<il:masculine>,<plural>,<formal>", "I am a man. I am having a formal conversation with a group of men."),
+# context_csv -> the paper's attribute sentences (section 3.2), for every addressee combination of the
+# official test and dev sets.
+PAPER_WORDINGS = [
+    # the paper's own example: "I am a man", "I'm talking to a group of people", "Formal"
+    ("<sp:masculine>,<il:mixed>,<plural>,<formal>", ["I am a man", "I'm talking to a group of people", "Formal"]),
+    (",,,<formal>", ["Formal"]),
+    ("<sp:feminine>,,,", ["I am a woman"]),
+    (",,<plural>,<informal>", ["I'm talking to a group of people", "Informal"]),
+    (",<il:feminine>,<singular>,<formal>", ["I'm talking to a woman", "Formal"]),
+    (",<il:masculine>,<singular>,<informal>", ["I'm talking to a man", "Informal"]),
+    # not in the paper's wording: ours, in its pattern
+    (",,<singular>,<informal>", ["I'm talking to a person", "Informal"]),
+    (",<il:feminine>,<plural>,<formal>", ["I'm talking to a group of women", "Formal"]),
+    ("<sp:masculine>,<il:masculine>,<plural>,<formal>", ["I am a man", "I'm talking to a group of men", "Formal"]),
 ]
 
 
-@pytest.mark.parametrize("csv, text", EAMT22_WORDINGS)
-def test_eamt22_context_sentences_are_the_official_wording(csv, text):
-    assert " ".join(eamt22_context(_eamt22_attributes(csv, "test.json"))) == text
+@pytest.mark.parametrize("csv, sentences", PAPER_WORDINGS)
+def test_eamt22_attribute_sentences_are_the_papers_wording(csv, sentences):
+    assert attribute_sentences(_eamt22_attributes(csv, "test.json")) == sentences
 
 
-def test_eamt22_rejects_a_context_text_that_is_not_its_attributes(tmp_path):
-    (tmp_path / "test.json").write_text(json.dumps([{**EAMT[0], "context_text": "I am a man."}]))
-    with pytest.raises(ValueError, match=r"test\.json: entry 0: context_text 'I am a man\.' is not EAMT22's wording"):
-        eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
+def test_every_attribute_sentence_asks_for_what_it_names():
+    from mtcue.evaluation.eamt22 import requested
+
+    for csv, sentences in PAPER_WORDINGS:
+        attributes = _eamt22_attributes(csv, "test.json")
+        asked = {a: v for a, v in attributes.items() if v}
+        if attributes["addressee_number"] == "plural" and not attributes["addressee_gender"]:
+            asked["addressee_gender"] = "mixed"  # "a group of people" is EAMT22's mixed group
+        assert requested(sentences) == asked, csv
 
 
 def test_eamt22_rejects_an_unknown_attribute_value(tmp_path):

@@ -37,13 +37,16 @@ def fairseq_train_args(spec: dict, direction: str = "en-de"):
 def test_paper_config_reaches_fairseq_as_the_papers_settings(paper_run):
     """Section 3.4 and appendix B: fairseq's transformer recipe (dropout 0.3, weight decay 1e-4,
     Adam (0.9, 0.98), inverse_sqrt with 4,000 warm-up updates, label smoothing 0.1), lr 3e-4 and
-    ~200K tokens per update for the contextual models (BASE: fairseq's 5e-4), patience 5, fp16 on
-    the GPU, beam 5; context dropout 0.25."""
+    ~200K tokens per update for the contextual models, patience 5, fp16 on the GPU, beam 5; context
+    dropout 0.25. BASE and BASE-PM as the authors' pretrain.sh: lr 5e-4, --max-tokens 25000
+    --update-freq 1, --max-epoch 75 (the contextual models keep the schema's 100)."""
     specs = train_specs(paper_run)
     for model in PAPER_MODELS:
         args = fairseq_train_args(specs[model])
-        assert args.lr == [0.0005 if model.startswith("base") else 0.0003], model
-        assert args.max_tokens * args.update_freq[0] == 200_000
+        pretrained = model in ("base", "base_pm")
+        assert args.lr == [0.0005 if pretrained else 0.0003], model
+        assert (args.max_tokens, args.update_freq) == ((25_000, [1]) if pretrained else (25_000, [8])), model
+        assert args.max_epoch == (75 if pretrained else 100), model
         assert (args.patience, args.dropout, args.weight_decay) == (5, 0.3, 0.0001), model
         assert (args.label_smoothing, args.warmup_updates, args.lr_scheduler) == (0.1, 4000, "inverse_sqrt")
         assert (args.optimizer, eval(args.adam_betas), args.fp16) == ("adam", (0.9, 0.98), True)

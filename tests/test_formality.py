@@ -81,6 +81,51 @@ def test_each_register_keeps_its_best_prompt(tmp_path):
         score_formality({"f0": paths["f0"]}, PROMPTS, test_set)
 
 
+def test_the_best_prompt_is_chosen_on_valid_and_reported_on_test(tmp_path):
+    test_set = FormalityTestSet.from_corpus(corpus(tmp_path, ["formal", "informal", "formal", None, "formal"]), "en-de")
+    outputs = {"f0": ["Können Sie helfen?", "Kannst du helfen?", "Hilfe?", "Sie du", "Sie und du"],  # test 1/2
+               "f1": ["Können Sie helfen?", "Können Sie helfen?", "Können Sie?", "du", "Hilfe"],      # test 3/3
+               "i0": ["Kannst du?", "Kannst du?", "Können Sie?", "Sie", "Kannst du?"]}                # test 3/4
+    valid_outputs = {"f0": ["Sie", "Sie"], "f1": ["du", "Sie"], "i0": ["du", "du"]}  # valid: f0 2/2, f1 1/2
+    paths, valid_paths = {}, {}
+    for prompt in outputs:
+        paths[prompt], valid_paths[prompt] = tmp_path / f"{prompt}.txt", tmp_path / f"{prompt}.valid.txt"
+        write_lines(paths[prompt], outputs[prompt])
+        write_lines(valid_paths[prompt], valid_outputs[prompt])
+    valid_dir = tmp_path / "valid"
+    valid_dir.mkdir()
+    valid_set = FormalityTestSet.from_corpus(corpus(valid_dir, ["formal", "informal"]), "en-de")
+    kinds = {"f0": "unseen", "f1": "in_distribution", "i0": "unseen"}
+    scores = score_formality(paths, PROMPTS, test_set, (valid_paths, valid_set), kinds)
+    # f0 wins on valid (2/2 against 1/2), so its test accuracy 1/2 is reported, not f1's 3/3
+    assert scores["chosen_on"] == "valid" and scores["best_prompt"] == {"formal": "f0", "informal": "i0"}
+    assert (scores["formal"], scores["informal"]) == (0.5, 0.75)
+    assert scores["prompts"][1]["valid_accuracy"] == 0.5 and scores["prompts"][1]["kind"] == "in_distribution"
+    assert scores["by_kind"]["in_distribution"]["best_prompt"] == {"formal": "f1", "informal": None}
+    assert scores["by_kind"]["in_distribution"]["accuracy"] == {"formal": 1.0, "informal": None}
+    assert scores["by_kind"]["unseen"]["accuracy"] == {"formal": 0.5, "informal": 0.75}
+    assert scores["prompts"][0]["labels"] == "FIN-O"  # one letter per line, "-" outside the test set
+
+
+def test_a_prompts_kind_is_computed_from_the_training_contexts(tmp_path, write_corpus):
+    """in_distribution: a content word of the prompt occurs in a metadata value or a previous line of
+    the training corpus (source side); unseen: none does. Function words do not count."""
+    from mtcue.evaluation.formality import prompt_kind, training_context_words
+
+    train = write_corpus([
+        make_sample(0, en="Conversation starts here.", meta={"genre": "Biography, Drama", "plot": "A musician"}),
+        make_sample(1, previous_en=["We are with the family."], previous_de=["Familie"]),
+    ], "train.jsonl")
+    words = training_context_words(train, "en-de")
+    # "conversation" is only the sentence itself (not a context), "familie" only the target side
+    assert "conversation" not in words and "familie" not in words and {"drama", "family", "the"} <= words
+    assert prompt_kind("Biography, Drama,", words) == "in_distribution"
+    assert prompt_kind("Drama, Family, Romance", words) == "in_distribution"
+    assert prompt_kind("Formal conversation", words) == "unseen"
+    assert prompt_kind("With the", words) == "unseen"  # function words only
+    assert prompt_kind("A MUSICIAN travels", words) == "in_distribution"  # case does not matter
+
+
 def official_layout(tmp_path, formal, informal):
     """The annotated references as IWSLT22 names them (formality-control.test.en-de.*.annotated.de)."""
     paths = [tmp_path / f"formality-control.test.en-de.{a}.annotated.de" for a in ("formal", "informal")]
@@ -158,20 +203,17 @@ def vector_store(tmp_path):
     return folder, vectors
 
 
-def test_a_prompted_store_holds_the_sentence_and_the_prompt_only(tmp_path):
-    folder, vectors = vector_store(tmp_path)
+def test_a_prompted_store_holds_the_prompt_only(tmp_path):
+    """The authors prompt with --no-doc-context: doc0 (the sentence itself) is empty too."""
+    folder, _vectors = vector_store(tmp_path)
     encoder = lambda texts: np.array([[100.0 + len(t), -1.0] for t in texts], dtype=np.float32)  # noqa: E731
     build_prompted_stores(folder, {"f0": "Formal conversation", "i0": "Informal chit-chat"}, "genre",
                           tmp_path / "prompts", encoder)
     for prompt, text in (("f0", "Formal conversation"), ("i0", "Informal chit-chat")):
         store = ContextStore(tmp_path / "prompts" / prompt)
-        index = store.index("test")
-        assert index[:, 1].tolist() == [-1, -1, -1] and index[:, 3].tolist() == [-1, -1, -1]
-        # doc0: the same vectors as in the parent (3 and 1), renumbered; the third line has none
-        np.testing.assert_array_equal(store.vectors[index[:2, 0]], vectors[[3, 1]])
-        assert index[2, 0] == -1
-        np.testing.assert_array_equal(store.vectors[index[:, 2]], [[100.0 + len(text), -1.0]] * 3)
-        assert store.manifest["prompt"]["text"] == text and len(store.vectors) == 3
+        assert store.index("test").tolist() == [[-1, -1, 0, -1]] * 3
+        np.testing.assert_array_equal(store.vectors, [[100.0 + len(text), -1.0]])
+        assert store.manifest["prompt"]["text"] == text
 
 
 def test_tagging_reads_a_prompt_it_never_saw_as_the_unknown_tag(tmp_path):
@@ -183,8 +225,57 @@ def test_tagging_reads_a_prompt_it_never_saw_as_the_unknown_tag(tmp_path):
                                                       "columns": ["doc0", "doc1", "genre"], "doc_columns": 2,
                                                       "splits": {"test": 1}}))
     build_prompted_stores(folder, {"f0": "Formal conversation", "i0": "Informal chit-chat"}, "genre", tmp_path / "p")
-    assert ContextStore(tmp_path / "p" / "f0").index("test").tolist() == [[5, -1, 2]]
-    assert ContextStore(tmp_path / "p" / "i0").index("test").tolist() == [[5, -1, 0]]
+    assert ContextStore(tmp_path / "p" / "f0").index("test").tolist() == [[-1, -1, 2]]
+    assert ContextStore(tmp_path / "p" / "i0").index("test").tolist() == [[-1, -1, 0]]
+
+
+def _translator(kind: str, columns: list[str], embedded: list[str]):
+    """A Translator with an in-memory store and a recording encoder, no model: what _context reads."""
+    from types import SimpleNamespace
+
+    from mtcue.models.translator import Translator
+
+    translator = object.__new__(Translator)
+    translator.direction, translator._vectors = "en-de", {}
+    translator.model = SimpleNamespace(spec={"type": "mtcue", "context": {"columns": columns}})
+    manifest = {"kind": kind, "model": "fake", "pooling": "mean", "dim": 2, "n_tags": 3, "columns": columns,
+                "doc_columns": 2}
+    translator._fairseq = SimpleNamespace(task=SimpleNamespace(store=ContextStore.in_memory(manifest)))
+    translator._encoder = lambda texts: (embedded.extend(texts), np.ones((len(texts), 2), np.float32))[1]
+    translator._tag_vocab = ["<unk>", "Formal conversation", "Hello."]
+    return translator
+
+
+@pytest.mark.parametrize("kind", ["vectors", "tags"])
+def test_prompting_gives_the_prompt_alone_not_the_sentence_as_doc0(kind):
+    embedded = []
+    translator = _translator(kind, ["doc0", "doc1", "genre"], embedded)
+    samples = translator.samples(["Hello.", "Bye."], "Formal conversation")
+    index, _ = translator._context(samples, doc0=False)
+    prompt = 0 if kind == "vectors" else 1  # the only vector / the prompt's tag id
+    assert index.tolist() == [[-1, -1, prompt], [-1, -1, prompt]]
+    assert embedded == (["Formal conversation"] if kind == "vectors" else [])
+    # the ordinary reading keeps the sentence as doc0
+    index, _ = translator._context(samples)
+    assert index[:, 0].tolist() == ([0, 2] if kind == "vectors" else [2, 0])  # first-seen order
+
+
+def test_translate_prompts_asks_for_no_doc0(tmp_path, monkeypatch):
+    from mtcue.models import translate_text
+
+    calls = []
+
+    class Fake:
+        context_columns = ["doc0", "doc1", "genre"]
+        samples = staticmethod(lambda sources, context=None, previous=None: [context] * len(sources))
+
+        def translate_samples(self, samples, generation, doc0=True):
+            calls.append((samples, doc0))
+            return ["x"] * len(samples)
+
+    monkeypatch.setattr(translate_text.Translator, "load", classmethod(lambda cls, model_dir: Fake()))
+    translate_text.translate_prompted("m", ["a", "b"], {"f0": "Formal conversation"}, tmp_path / "out")
+    assert calls == [(["Formal conversation"] * 2, False)]
 
 
 def test_the_prompt_goes_where_the_model_reads_it():
@@ -194,34 +285,87 @@ def test_the_prompt_goes_where_the_model_reads_it():
         prompt_column(["doc0"])
 
 
-def test_table5_from_records_beside_the_papers_rows(tmp_path):
-    def record(model, direction, formal, informal, accuracies=None):
-        prompts = [{**p, "counts": {}, "accuracy": a} for p, a in zip(PROMPTS, accuracies or [])]
-        means = {f"{a}_mean": None if not prompts else sum(p["accuracy"] for p in prompts if p["attribute"] == a)
-                 / sum(p["attribute"] == a for p in prompts) for a in ("formal", "informal")}
-        if not prompts:
-            means = {"formal_mean": formal, "informal_mean": informal}
-        return {"kind": "formality", "model": model, "direction": direction, "formal": formal, "informal": informal,
-                "average": (formal + informal) / 2, **means, "best_prompt": {"formal": "f1", "informal": "i0"},
-                "prompts": prompts, "lines": 40, "test_set": "test.jsonl",
-                "config_hash": "h", "git_commit": "c", "study": "demo"}
-    records = [record("base", "en-de", 0.75, 0.25), record("mtcue", "en-de", 1.0, 0.9, [0.5, 1.0, 0.9]),
-               record("mtcue", "en-ru", 0.5, 0.5, [0.5, 0.25, 0.5])]
-    df = formality_table(records, ["base", "mtcue"])
-    assert df.loc["MTCUE", ("en-de", "average")] == pytest.approx(95.0)
-    assert df.loc["MTCUE", ("en-de", "formal mean")] == pytest.approx(75.0)
-    assert pd.isna(df.loc["BASE", ("en-ru", "formal")])
-    write_formality_table(records, ["base", "mtcue"], tmp_path / "t5.csv", tmp_path / "t5.md")
+def formality_record(model, direction, prompts, by_kind=None):
+    """A formality record from per-prompt test labels ({id: (attribute, kind, labels)}; a model without
+    context: {"none": (None, None, labels)}), best prompts given per kind."""
+    from mtcue.evaluation.formality import accuracy, counts_of
+
+    scored = [{"id": i, "attribute": a, "text": i, **({"kind": k} if k else {}), "labels": labels,
+               "counts": counts_of(labels), **({"accuracy": accuracy(counts_of(labels), a)} if a else {})}
+              for i, (a, k, labels) in prompts.items()]
+    if not by_kind:
+        counts = scored[0]["counts"]
+        f, i = accuracy(counts, "formal"), accuracy(counts, "informal")
+        return {"kind": "formality", "model": model, "direction": direction, "formal": f, "informal": i,
+                "average": (f + i) / 2, "formal_mean": f, "informal_mean": i, "best_prompt": {}, "chosen_on": None,
+                "by_kind": {}, "prompts": scored, "lines": 4, "test_set": "t", "config_hash": "h", "git_commit": "c",
+                "study": "demo"}
+    summary = {}
+    for kind, best in by_kind.items():
+        acc = {a: next(s["accuracy"] for s in scored if s["id"] == best[a]) for a in ("formal", "informal")}
+        mean = {a: np.mean([s["accuracy"] for s in scored if s.get("kind") == kind and s["attribute"] == a])
+                for a in ("formal", "informal")}
+        summary[kind] = {"best_prompt": best, "accuracy": acc, "mean": mean}
+    return {"kind": "formality", "model": model, "direction": direction, "formal": 0, "informal": 0, "average": 0,
+            "best_prompt": {}, "chosen_on": "valid", "by_kind": summary, "prompts": scored, "lines": 4,
+            "test_set": "t", "config_hash": "h", "git_commit": "c", "study": "demo"}
+
+
+MTCUE_PROMPTS = {"f0": ("formal", "unseen", "FFFI-"), "f1": ("formal", "in_distribution", "FFFF-"),
+                 "f2": ("formal", "in_distribution", "FIIN-"), "i0": ("informal", "unseen", "IIFN-"),
+                 "i1": ("informal", "in_distribution", "IIII-")}
+MTCUE_BEST = {"in_distribution": {"formal": "f1", "informal": "i1"}, "unseen": {"formal": "f0", "informal": "i0"}}
+
+
+def test_table5_rows_per_prompt_kind_with_intervals_beside_the_papers_rows(tmp_path):
+    from mtcue.reporting.tables import Bootstrap
+
+    records = [formality_record("base", "en-de", {"none": (None, None, "FIFI-")}),
+               formality_record("mtcue", "en-de", MTCUE_PROMPTS, MTCUE_BEST)]
+    df = formality_table(records, ["base", "mtcue"], Bootstrap(n=200))
+    assert list(df.index) == [("BASE", "in_distribution"), ("BASE", "unseen"), ("MTCUE", "in_distribution"),
+                              ("MTCUE", "unseen")]
+    # unseen: f0 3/4 formal, i0 2/3 informal (hand-counted), mean over unseen prompts the same
+    unseen = df.loc[("MTCUE", "unseen"), "en-de"]
+    assert unseen["formal"] == pytest.approx(75.0) and unseen["informal"] == pytest.approx(200 / 3)
+    assert unseen["average"] == pytest.approx((75 + 200 / 3) / 2)
+    # in_distribution: f1 4/4, i1 4/4; mean formal (4/4 + 1/3) / 2
+    seen = df.loc[("MTCUE", "in_distribution"), "en-de"]
+    assert (seen["formal"], seen["informal"]) == (100.0, 100.0)
+    assert seen["formal mean"] == pytest.approx(100 * (1 + 1 / 3) / 2)
+    # a 4-line output that is all formal resamples to all formal: the interval is [100, 100]
+    assert (seen["formal low"], seen["formal high"]) == (100.0, 100.0)
+    # f0 (3 of 4 formal): every resample lies in [0, 100] and the interval holds the estimate
+    assert 0 <= unseen["formal low"] <= 75.0 <= unseen["formal high"] <= 100
+    # BASE translates once: the same numbers in both kinds' rows, shares summing to 100
+    base = df.loc["BASE", ("en-de", "formal")]
+    assert base["unseen"] == base["in_distribution"] == 50
+    # each prompt's accuracy in its kind's row only
+    assert df.loc[("MTCUE", "in_distribution"), ("en-de", "prompt f2")] == pytest.approx(100 / 3)
+    assert pd.isna(df.loc[("MTCUE", "unseen"), ("en-de", "prompt f2")])
+    write_formality_table(records, ["base", "mtcue"], tmp_path / "t5.csv", tmp_path / "t5.md",
+                          bootstrap=Bootstrap(n=200))
+    csv = pd.read_csv(tmp_path / "t5.csv")
+    assert set(csv["prompt_kind"]) == {"in_distribution", "unseen"}
+    assert {"en-de formal low", "en-de average high", "en-de prompt f0"} <= set(csv.columns)
     md = (tmp_path / "t5.md").read_text()
-    assert "| MTCUE | 100.0 | 90.0 | 95.0 | 75.0 | 90.0 |" in md
-    assert "| BASE | 75.0 | 25.0 | 50.0 | 75.0 | 25.0 |" in md
-    csv = pd.read_csv(tmp_path / "t5.csv").set_index("model")
-    assert csv.loc["MTCUE", "en-ru prompt f1"] == pytest.approx(25.0)  # each prompt's accuracy, in the CSV only
-    assert pd.isna(csv.loc["BASE", "en-de prompt f0"]) and "prompt f1" not in md
-    assert "| MTCUE (zero-shot) | 100.0 | 99.4 | 99.7 |" in md  # the paper's en-ru row
-    assert "Best prompt (formal / informal): MTCUE: f1 / i0." in md
-    assert (tmp_path / "t5.html").exists()
-    write_record(tmp_path / "r.json", records[0])  # the record kind's required fields
+    assert "en-de, unseen prompts" in md and "| MTCUE | 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] |" in md
+    assert "| MTCUE (zero-shot) | 100.0 | 100.0 | 100.0 |" in md  # the paper's en-de row
+    assert "Best unseen prompt (formal / informal), chosen on the valid split: MTCUE: f0 / i0." in md
+    write_record(tmp_path / "r.json", records[1])  # the record kind's required fields
+
+
+def test_a_difference_is_paired_and_its_interval_excludes_zero_only_when_it_should():
+    from mtcue.reporting.formality import difference
+    from mtcue.reporting.tables import Bootstrap
+
+    base = formality_record("base", "en-de", {"none": (None, None, "FIFI-" * 20)})
+    perfect = {i: (a, k, "FFFF-" * 20 if a == "formal" else "IIII-" * 20) for i, (a, k, _l) in MTCUE_PROMPTS.items()}
+    better = formality_record("mtcue", "en-de", perfect, MTCUE_BEST)
+    gap = difference(better, base, "unseen", Bootstrap(n=300))
+    assert gap["difference"] == pytest.approx(0.5) and gap["low"] > 0  # 100 against 50 on 80 lines
+    same = difference(base, base, "unseen", Bootstrap(n=300))
+    assert (same["difference"], same["low"], same["high"]) == (0.0, 0.0, 0.0)  # paired: identical systems
 
 
 @pytest.fixture(scope="module")

@@ -75,10 +75,10 @@ def test_metadata_with_the_papers_clean_up_and_prefixes(ids, tmp_path, monkeypat
     assert list(got) == ["tt0000099", "tt0111161", "tt1234567", "tt7654321"]
     assert got["tt0111161"] == {"imdb_id": "tt0111161", "status": "found", "meta": {
         "genre": "Drama", "pg_rating": "PG rating: R", "writers": "Written by: Stephen King, Frank Darabont",
-        "year": "Released in 1994", "country": "Country: United States",
+        "year": "Released in 1994", "country": "United States",
         "plot": "Two imprisoned men bond over a number of years."}}
     assert got["tt1234567"]["meta"] == {"genre": None, "pg_rating": None, "writers": None,
-                                        "year": "Released in 2009–2013", "country": "Country: Canada, France",
+                                        "year": "Released in 2009–2013", "country": "Canada, France",
                                         "plot": None}
     assert got["tt7654321"]["meta"]["pg_rating"] == "PG rating: TV-14" and got["tt7654321"]["meta"]["country"] is None
     assert got["tt0000099"] == {"imdb_id": "tt0000099", "status": "not_found",

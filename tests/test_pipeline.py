@@ -32,8 +32,8 @@ TINY = {
         "tagging": {"type": "tagging", "init_from": "base_pm", "arch": ARCH_PM},
         "novotney_cue": {"type": "novotney_cue", "init_from": "base", "arch": CONTEXTUAL},
         "mtcue": {"type": "mtcue", "init_from": "base", "arch": CONTEXTUAL},
-        "mtcue_discrete": {"type": "mtcue", "init_from": "base", "context_kind": "tags", "arch": CONTEXTUAL},
-        "mtcue_random_context": {"type": "mtcue", "init_from": "base", "random_context": True, "arch": CONTEXTUAL},
+        "mtcue_discrete": {"type": "mtcue", "init_from": "base", "context_encoder": "random-384", "arch": CONTEXTUAL},
+        "mtcue_random_context": {"type": "mtcue", "init_from": "base", "random_context": "noise", "arch": CONTEXTUAL},
     },
     "experiments": {
         "quality": {"models": MODELS},
@@ -239,7 +239,9 @@ def test_ablation_table_from_the_dag(study):
     assert "EAMT22 en-pl: n/a" in md  # the few-shot experiment runs in en-de here
     # the ablation models were trained in the ablation direction only, from BASE
     report = json.loads((study / "results" / "checkpoints" / "en-de" / "mtcue_discrete" / "init_report.json").read_text())
-    assert report["missing_base_keys"] == [] and any("embed_tags" in k for k in report["new"])
+    assert report["missing_base_keys"] == [] and "encoder.context_encoder.project.weight" in report["new"]
+    manifest = json.loads((study / "results" / "embed" / "en-de" / "random-384.mean" / "manifest.json").read_text())
+    assert (manifest["model"], manifest["dim"]) == ("random-384", 384)
 
 
 @pytest.mark.slow

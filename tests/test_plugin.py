@@ -163,9 +163,49 @@ def test_positional_embeddings_reach_document_columns_only():
     encoder.set_doc_columns(1)
     fewer = encoder.forward_embedding(context)
     torch.testing.assert_close(fewer[:, 0], after[:, 0])
-    torch.testing.assert_close(fewer[:, 1:], encoder.project(context)[:, 1:])
+    torch.testing.assert_close(fewer[:, 1:], 4.0 * encoder.project(context)[:, 1:])   # sqrt(16)
     with pytest.raises(ValueError, match="document positions"):
         encoder.set_doc_columns(DOC_COLUMNS + 1)
+
+
+@pytest.mark.parametrize("model_type", ["mtcue", "novotney_cue"])
+def test_context_vectors_enter_as_sqrt_d_times_a_bias_free_projection(model_type):
+    """The authors' context encoder: x = sqrt(d) * (W v + POS(j)), `lin_proj` without bias (their
+    `embed_scale`). Hand-set W, v and positions, d = 16 (sqrt(d) = 4)."""
+    model = tiny_model(model_type)
+    encoder = model.encoder.context_encoder
+    assert encoder.project.bias is None and "project.bias" not in dict(encoder.named_parameters())
+    with torch.no_grad():
+        encoder.project.weight.zero_()
+        encoder.project.weight[0, 0] = 1.0      # out 0 = v0
+        encoder.project.weight[1, 2] = -2.0     # out 1 = -2 v2
+        encoder.project.weight[15, 7] = 0.5     # out 15 = v7 / 2
+        encoder.embed_positions.weight.zero_()
+        encoder.embed_positions.weight[:, 3] = torch.arange(1.0, DOC_COLUMNS + 1)   # POS(j) = (j + 1) e_3
+    v = torch.zeros(1, N_COLUMNS, CONTEXT_DIM)
+    v[0, :, 0] = torch.arange(1.0, N_COLUMNS + 1)   # column c: v0 = c + 1, v2 = 1, v7 = 2
+    v[0, :, 2], v[0, :, 7] = 1.0, 2.0
+    expected = torch.zeros(1, N_COLUMNS, 16)
+    for c in range(N_COLUMNS):
+        expected[0, c, 0], expected[0, c, 1], expected[0, c, 15] = 4 * (c + 1), 4 * -2.0, 4 * 1.0
+        if c < DOC_COLUMNS:                          # document slots only
+            expected[0, c, 3] = 4 * (c + 1)
+    torch.testing.assert_close(encoder.forward_embedding(v), expected)
+    # and this is what the first context layer reads (dropout is 0 in the tiny model)
+    seen = []
+    encoder.layers[0].register_forward_hook(lambda module, inputs, output: seen.append(inputs[0]))
+    encoder(v, torch.zeros(1, N_COLUMNS, dtype=torch.bool))
+    torch.testing.assert_close(seen[0], expected.transpose(0, 1))
+
+
+def test_novotney_cue_context_encoder_uses_qk_norm_as_the_authors():
+    """The authors' `novotney_cue` architecture sets qknorm=True for its context encoder (the paper is
+    silent); its scale starts, as MTCUE's, at log2(L^2 - L) for L = 5 context columns."""
+    layers = tiny_model("novotney_cue").encoder.context_encoder.layers
+    assert len(layers) == 2 and all(isinstance(layer.self_attn, QKNormAttention) for layer in layers)
+    assert [layer.self_attn.qk_scale.item() for layer in layers] == pytest.approx([math.log2(20)] * 2)
+    plain = tiny_model("novotney_cue", no_qk_norm=True).encoder.context_encoder.layers
+    assert all(type(layer.self_attn) is MultiheadAttention for layer in plain)
 
 
 @pytest.mark.parametrize("model_type", CONTEXTUAL)
@@ -448,18 +488,25 @@ def test_paper_config_parameter_counts():
     TAGGING is BASE-PM plus one 512-d vector per tag (the authors' 94.77M had 384-d random vectors
     and a projection instead)."""
     counts = count_config(cfg.load(REPO / "config" / "paper.yaml"), 32864, n_tags=1000)
-    mtcue_total = 86_383_110
+    base = 60_964_864
+    layer = 3_152_384           # one context encoder layer: attention 4 x (512^2 + 512), FFN, 2 layer norms
+    # MTCUE = BASE + bias-free 384 -> 512 projection + 6 slot embeddings + 6 layers with a QK-norm
+    # scale each + 6 decoder context attentions of 4 x (512^2 + 512)
+    mtcue_total = base + 384 * 512 + 6 * 512 + 6 * (layer + 1) + 6 * 4 * (512 * 512 + 512)
+    assert mtcue_total == 86_382_598
     assert {name: c["total"] for name, c in counts.items()} == {
-        "base": 60_964_864, "base_pm": 94_566_400, "tagging": 94_566_400 + 1000 * 512,
-        "novotney_cue": 80_275_968, "mtcue": mtcue_total,
-        # Table 6's ablations, from MTCUE's modules: 6 context layers of 3,152,385; the 384 -> 512
-        # projection (197,120) replaced by 1,000 tags of 512; 6 (resp. 5 of 6) slot embeddings of 512;
-        # 6 QK-norm scales.
-        "mtcue_no_context_encoder": mtcue_total - 6 * 3_152_385,
-        "mtcue_discrete": mtcue_total - (384 * 512 + 512) + 1000 * 512,
-        "mtcue_no_positions": mtcue_total - 6 * 512, "mtcue_no_doc": mtcue_total - 5 * 512,
+        "base": base, "base_pm": 94_566_400, "tagging": 94_566_400 + 1000 * 512,
+        # NOVOTNEY-CUE: BASE + the same encoder (QK-norm included) over 768-d vectors; no decoder attention
+        "novotney_cue": base + 768 * 512 + 6 * 512 + 6 * (layer + 1), "mtcue": mtcue_total,
+        # Table 6's ablations, from MTCUE's modules: 6 context layers of 3,152,385; 6 slot
+        # embeddings of 512 (none without document columns); 6 QK-norm scales. The discrete
+        # ablation reads 384-d random vectors through the same projection.
+        "mtcue_no_context_encoder": mtcue_total - 6 * (layer + 1),
+        "mtcue_discrete": mtcue_total,
+        "mtcue_no_positions": mtcue_total - 6 * 512, "mtcue_no_doc": mtcue_total - 6 * 512,
         "mtcue_no_qk_norm": mtcue_total - 6,
         "mtcue_no_metadata": mtcue_total, "mtcue_random_context": mtcue_total,
+        "mtcue_shuffled_context": mtcue_total,
         # Voita et al. (2018): BASE plus the context encoder's own last layer (4 x (512 x 512 + 512) attention,
         # 2 x 1,024 layer norms, 512 x 2,048 + 2,048 + 2,048 x 512 + 512 FFN = 3,152,384), the last source
         # layer's context attention (1,050,624) and gate (1,024 x 512 + 512); CONCAT: two segment vectors.
@@ -468,10 +515,9 @@ def test_paper_config_parameter_counts():
         "concat": 60_964_864 + 2 * 512}
     assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
     mtcue = counts["mtcue"]
-    assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 512 + 6 * 512 + 6 * (3_152_384 + 1)
+    assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 6 * 512 + 6 * (layer + 1)
     assert mtcue["by_module"]["decoder.context_attn"] == 6 * 4 * (512 * 512 + 512)
-    # NOVOTNEY-CUE: the same encoder without QK-norm scales, over 768-d vectors; no decoder attention
-    assert counts["novotney_cue"]["by_module"]["encoder.context_encoder"] == 768 * 512 + 512 + 6 * 512 + 6 * 3_152_384
+    assert counts["novotney_cue"]["by_module"]["encoder.context_encoder"] == 768 * 512 + 6 * 512 + 6 * (layer + 1)
 
 
 # ---- end to end through fairseq's command lines ------------------------------------------------

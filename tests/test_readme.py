@@ -140,25 +140,29 @@ def test_records_of_another_split_stay_out(tmp_path):
         str(tmp_path / "plain"), str(tmp_path / "records"))
 
 
-def test_table5_points_are_rendered_from_formality_records_and_ablations_stay_out(tmp_path):
+def test_table5_points_are_rendered_per_prompt_kind_with_claims_worded_by_their_intervals(tmp_path):
+    from test_formality import MTCUE_BEST, MTCUE_PROMPTS, formality_record
+
     folder = write_run(tmp_path / "records")
-    prompts = [{"id": "f0", "attribute": "formal", "text": "Formal", "counts": {}, "accuracy": 0.9},
-               {"id": "f1", "attribute": "formal", "text": "Biography, Drama,", "counts": {}, "accuracy": 0.7},
-               {"id": "i0", "attribute": "informal", "text": "Informal", "counts": {}, "accuracy": 0.6},
-               {"id": "i1", "attribute": "informal", "text": "Comedy", "counts": {}, "accuracy": 0.8}]
-    none = [{"id": "none", "attribute": None, "text": None, "counts": {}}]
-    for model, formal, informal, formal_mean, informal_mean, scored in (
-            ("mtcue", 0.9, 0.8, 0.8, 0.7, prompts), ("base", 0.6, 0.4, 0.6, 0.4, none),
-            ("mtcue_discrete", 0.5, 0.5, 0.5, 0.5, prompts)):  # an ablation: no score record of the test split
-        write_record(folder / "formality" / "en-de" / f"{model}.json", {
-            "kind": "formality", "model": model, "direction": "en-de", "formal": formal, "informal": informal,
-            "average": (formal + informal) / 2, "formal_mean": formal_mean, "informal_mean": informal_mean,
-            "best_prompt": {}, "prompts": scored, "lines": 10, "test_set": "t", "config_hash": "h", "study": "demo",
-            "git_commit": COMMIT})
+    # 40 test lines: MTCUE's in_distribution prompts are all right, its unseen ones as BASE (half)
+    prompts = {i: (a, k, ("FFFF-" if a == "formal" else "IIII-") * 10 if k == "in_distribution" else "FIFI-" * 10)
+               for i, (a, k, _labels) in MTCUE_PROMPTS.items()}
+    records = {"mtcue": formality_record("mtcue", "en-de", prompts, MTCUE_BEST),
+               "base": formality_record("base", "en-de", {"none": (None, None, "FIFI-" * 10)}),
+               "mtcue_discrete": formality_record("mtcue_discrete", "en-de", prompts, MTCUE_BEST)}  # an ablation
+    for model, record in records.items():
+        write_record(folder / "formality" / "en-de" / f"{model}.json", {**record, "git_commit": COMMIT})
     lines = render([Run.load(folder)]).splitlines()
-    assert any(line.startswith("IWSLT22 zero-shot formality") and "best of 2 prompts" in line for line in lines)
-    assert "| BASE | 60.0 / 40.0 (50.0) | 60.0 / 40.0 |" in lines
-    assert "| MTCUE | 90.0 / 80.0 (85.0) | 80.0 / 70.0 |" in lines
+    assert any(line.startswith("IWSLT22 zero-shot formality") and "in_distribution 2 + 1; unseen 1 + 1" in line
+               and "chosen on the valid split" in line for line in lines)
+    assert "| MTCUE | in_distribution | 100.0 / 100.0 (100.0 [100.0, 100.0]) | 100.0 / 100.0 |" in lines
+    assert "| BASE | unseen | 50.0 / 50.0 (50.0 [50.0, 50.0]) | 50.0 / 50.0 |" in lines
+    claims = [line for line in lines if line.startswith("- en-de")]
+    assert claims == [
+        "- en-de, in_distribution prompts: MTCUE above BASE (the paper's claim): **reproduced**; average "
+        "difference +50.0 points, paired 95% interval [+50.0, +50.0].",
+        "- en-de, unseen prompts: MTCUE above BASE (the paper's claim): **not settled by the demo**; average "
+        "difference +0.0 points, paired 95% interval [+0.0, +0.0]."]
     assert not [line for line in lines if "MTCUE-DISCRETE" in line]
 
 

@@ -7,7 +7,7 @@ from mtcue.corpus import read_corpus
 from mtcue.data.splits import heldout_films, make_splits
 
 META = {"genre": "Drama", "pg_rating": "PG rating: R", "writers": "Written by: A", "year": "Released in 1999",
-        "country": "Country: Canada", "plot": "A plot."}
+        "country": "Canada", "plot": "A plot."}
 NONE = dict.fromkeys(META)
 # film -> number of pairs; films 2..5 are named by the held-out lists below.
 FILMS = {1: 30, 2: 20, 3: 25, 4: 15, 5: 10, 6: 12}

@@ -440,7 +440,7 @@ def test_demo_dag_builds_the_token_stores_fine_tunes_and_table():
     assert "results/models/en-ru/voita_context_next/checkpoint_best.pt" in out
     assert "results/models/en-de/voita_context_next/" not in out
     assert '"slot": "next1"' in out  # the spec of the next-sentence model
-    assert '"random": true, "slot": "prev1"' in out  # random context at test: the translation's spec only
+    assert '"random": "shuffle", "slot": "prev1"' in out  # random context at test: the translation's spec only
     assert "--attention-unavailable 'no rule in this workflow writes the synthetic contrastive suite'" in out
 
 

@@ -176,10 +176,12 @@ def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
     assert "mlflow_sync" in out.values()
 
 
-def test_a_changed_bootstrap_setting_rebuilds_only_the_table(finished):
+def test_a_changed_bootstrap_setting_rebuilds_only_the_tables(finished):
+    """Table 4's significance marks and Table 5's intervals resample; nothing is translated or scored anew."""
     out = pending(finished, changed(evaluation={**CONFIG["evaluation"], "bootstrap": {"samples": 200}}))
-    assert set(out.values()) == {"table4_quality"}
-    assert set(out) == {f"results/tables/table4_quality.{ext}" for ext in ("csv", "md", "html")}
+    assert set(out.values()) == {"table4_quality", "table5_formality"}
+    assert set(out) == {f"results/tables/{table}.{ext}" for table in ("table4_quality", "table5_formality")
+                        for ext in ("csv", "md", "html")}
 
 
 # ---- lint ------------------------------------------------------------------------------------

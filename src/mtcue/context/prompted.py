@@ -1,11 +1,12 @@
 """Prompted context stores for zero-shot prompting (IWSLT22 formality, paper appendix D): the test
-split with the sentence itself (doc0) and one prompt ("Formal conversation") as its only context.
+split with one prompt ("Formal conversation") as its only context. The authors' script prompts with
+`--no-doc-context`: not even the sentence itself (doc0) is given, so the prompt is the whole context.
 
 A prompted store keeps its parent's columns, so a model reads it exactly as it reads its training
-store: doc0 as in the parent, the prompt in one column (`prompt_column`), every other column empty
-(-1). A vector store holds only the vectors it needs (the test split's doc0 vectors and the prompt's,
-embedded with the parent's encoder); a tag store maps the prompt through the parent's vocabulary,
-where a prompt never seen in training is the unknown tag, as the paper's TAGGING reads it.
+store: the prompt in one column (`prompt_column`), every other column empty (-1), doc0 included. A
+vector store holds only the prompt's vector (embedded with the parent's encoder); a tag store maps the
+prompt through the parent's vocabulary, where a prompt never seen in training is the unknown tag, as the
+paper's TAGGING reads it.
 """
 from __future__ import annotations
 
@@ -36,12 +37,10 @@ def prompt_column(columns: Sequence[str]) -> str:
     raise ValueError(f"a model reading only {list(columns)} has no column for a prompt")
 
 
-def prompted_index(index: np.ndarray, columns: Sequence[str], column: str, prompt_entry: int,
-                   doc0_entries: np.ndarray | None = None) -> np.ndarray:
-    """[n, n_columns]: doc0 as in `index` (or `doc0_entries`, its renumbering), `prompt_entry` in
-    `column`, -1 elsewhere."""
-    out = np.full(index.shape, -1, dtype=np.int32)
-    out[:, columns.index("doc0")] = index[:, columns.index("doc0")] if doc0_entries is None else doc0_entries
+def prompted_index(n: int, columns: Sequence[str], column: str, prompt_entry: int) -> np.ndarray:
+    """[n, n_columns]: `prompt_entry` in `column`, -1 elsewhere (doc0 included: the prompt is the only
+    context, as the authors' `--no-doc-context` gives it)."""
+    out = np.full((n, len(columns)), -1, dtype=np.int32)
     out[:, columns.index(column)] = prompt_entry
     return out
 
@@ -54,41 +53,35 @@ def build_prompted_stores(store_dir: str | Path, prompts: dict[str, str], column
     for prompt_id in prompts:
         check_file_name(prompt_id, "prompt id")
     store = ContextStore(store_dir)
-    if column not in store.columns or "doc0" not in store.columns:
-        raise ValueError(f"{store.dir}: the prompt column '{column}' and doc0 must be columns of the store "
-                         f"({store.columns})")
-    index = np.asarray(store.index(SPLIT))
-    doc0 = index[:, store.columns.index("doc0")]
-    manifest = {**store.manifest, "splits": {SPLIT: int(len(index))}}
+    if column not in store.columns:
+        raise ValueError(f"{store.dir}: the prompt column '{column}' must be a column of the store ({store.columns})")
+    n = len(store.index(SPLIT))
+    manifest = {**store.manifest, "splits": {SPLIT: n}}
     with atomic_directory(out_dir) as tmp:
         if store.kind == "vectors":
             if encoder is None:
                 from mtcue.context.embed import load_encoder
 
                 encoder = load_encoder(store.manifest["model"], store.manifest.get("pooling", "mean"))
-            prompt_vectors = encoder(list(prompts.values()))
-            used, renumbered = np.unique(doc0[doc0 >= 0], return_inverse=True)
-            doc0_entries = np.full(len(doc0), -1, dtype=np.int32)
-            doc0_entries[doc0 >= 0] = renumbered
-            base = np.asarray(store.vectors[used], dtype=np.float32)
+            prompt_vectors = np.asarray(encoder(list(prompts.values())), dtype=np.float32)
         else:
             vocab = json.loads((store.dir / VOCAB_FILE).read_text(encoding="utf-8"))
             ids = {value: i for i, value in enumerate(vocab) if i}
-        for n, (prompt_id, text) in enumerate(prompts.items()):
+        for k, (prompt_id, text) in enumerate(prompts.items()):
             folder = tmp / prompt_id
             folder.mkdir()
             if store.kind == "vectors":
-                np.save(folder / "vectors.npy", np.concatenate([base, prompt_vectors[n:n + 1]]))
-                index_out = prompted_index(index, store.columns, column, len(base), doc0_entries)
-                meta = {**manifest, "n_vectors": len(base) + 1}
+                np.save(folder / "vectors.npy", prompt_vectors[k:k + 1])
+                index_out = prompted_index(n, store.columns, column, 0)
+                meta = {**manifest, "n_vectors": 1}
             else:
                 os.symlink(os.path.relpath((store.dir / VOCAB_FILE).resolve(), (Path(out_dir) / prompt_id).resolve()),
                            folder / VOCAB_FILE)
-                index_out = prompted_index(index, store.columns, column, ids.get(text, UNKNOWN_TAG))
+                index_out = prompted_index(n, store.columns, column, ids.get(text, UNKNOWN_TAG))
                 meta = dict(manifest)
             np.save(folder / f"{SPLIT}.index.npy", index_out)
             meta["prompt"] = {"id": prompt_id, "text": text, "column": column, "from": str(store.dir)}
             (folder / "manifest.json").write_text(json.dumps(meta, indent=2) + "\n")
-    log.info("%d prompted stores of %s (%d test lines, prompt in '%s') -> %s", len(prompts), store.dir,
-             len(index), column, out_dir)
-    return {"prompts": len(prompts), "lines": int(len(index)), "column": column}
+    log.info("%d prompted stores of %s (%d test lines, prompt in '%s') -> %s", len(prompts), store.dir, n, column,
+             out_dir)
+    return {"prompts": len(prompts), "lines": n, "column": column}

@@ -3,10 +3,10 @@ few-shot settings of the paper's configuration fine-tune on OpenSubtitles en-pl 
 what their Polish shows, as EAMT22 annotated its 5.1M lines with its detector.
 
 Each line gets `attributes` (speaker_gender, addressee_gender, addressee_number, formality: a value,
-or null where the Polish shows none, or more than one) and, as its `cues`, EAMT22's context sentences
-for them ("I am a woman.", "I am having an informal chat with a group of men."), the wording of the
-official test set (data/evalsets.py), so the few-shot models read in training what they are given in
-the test. A line that shows nothing has no cues: it is not annotated.
+or null where the Polish shows none) and, as its `cues`, the paper's attribute sentences for them
+("I am a man", "I'm talking to a group of people", "Formal": data/evalsets.attribute_sentences), the
+wording the official test rows are given too, so the few-shot models read in training what they are
+given in the test. A line that shows nothing has no cues: it is not annotated.
 """
 from __future__ import annotations
 
@@ -15,23 +15,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mtcue.corpus import read_corpus
-from mtcue.data.evalsets import EAMT22_SLOTS, eamt22_context
+from mtcue.data.evalsets import EAMT22_SLOTS, attribute_sentences
 from mtcue.data.polish import detect
 from mtcue.io import write_jsonl
 
 ATTRIBUTES = tuple(name for name, _prefix, _values in EAMT22_SLOTS)
 
 
-def attributes_of(polish: str) -> dict[str, str | None]:
-    """{attribute: the one value the sentence shows, else None}."""
-    found = detect(polish)
+def attributes_of(polish: str, english: str | None = None) -> dict[str, str | None]:
+    """{attribute: the one value the sentence shows, else None}; `english`: its source, for the
+    detector's English checks."""
+    found = detect(polish, english)
     return {a: next(iter(found[a])) if len(found.get(a, ())) == 1 else None for a in ATTRIBUTES}
 
 
 def annotate(samples: Iterator[dict], lang: str, counts: Counter) -> Iterator[dict]:
     for sample in samples:
-        attributes = attributes_of(sample["text"][lang])
-        cues = eamt22_context(attributes)
+        english = next((t for language, t in sample["text"].items() if language != lang), None)
+        attributes = attributes_of(sample["text"][lang], english)
+        cues = attribute_sentences(attributes)
         counts["lines"] += 1
         counts["annotated"] += bool(cues)
         counts.update(f"{a}={v}" for a, v in attributes.items() if v)

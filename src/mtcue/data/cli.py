@@ -19,8 +19,8 @@ def cmd_generate(a):
 def cmd_iwslt22_synth(a):
     from mtcue.data.synth.iwslt22 import write_iwslt22
 
-    counts = write_iwslt22(a.corpus, a.pair, a.docs, a.seed, a.out)
-    log.info("IWSLT22-layout test set of %s: %d lines, %d showing formality -> %s", a.pair, counts["lines"],
+    counts = write_iwslt22(a.corpus, a.pair, a.docs, a.seed, a.out, a.split)
+    log.info("IWSLT22-layout %s set of %s: %d lines, %d showing formality -> %s", a.split, a.pair, counts["lines"],
              counts["with_formality"], a.out)
 
 
@@ -139,9 +139,10 @@ def register(step) -> None:
 
     s = step("iwslt22-synth", cmd_iwslt22_synth,
              "the synthetic test split as an IWSLT22 formality test set (official layout, [F]-annotated)")
-    s.add_argument("--corpus", required=True, help="the cleaned test split")
+    s.add_argument("--corpus", required=True, help="the cleaned split")
     s.add_argument("--pair", required=True)
-    s.add_argument("--docs", type=int, required=True, help="documents of the generated test split")
+    s.add_argument("--split", choices=["valid", "test"], default="test", help="the split the corpus is")
+    s.add_argument("--docs", type=int, required=True, help="documents of the generated split")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--out", required=True, help="folder for the five formality-control.test.* files")
 

@@ -19,7 +19,16 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
-from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
+from mtcue.corpus import (
+    ADDRESSEE_CUES,
+    FEMININE,
+    FORMALITY_CUES,
+    GROUP,
+    MASCULINE,
+    MAX_PREVIOUS,
+    META_FIELDS,
+    SPEAKER_CUES,
+)
 from mtcue.io import atomic_directory, read_text, write_jsonl
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
@@ -29,12 +38,16 @@ EAMT22_SLOTS = (("speaker_gender", "sp:", ("feminine", "masculine")),
                 ("addressee_gender", "il:", ("feminine", "masculine", "mixed")),
                 ("addressee_number", "", ("singular", "plural")),
                 ("formality", "", ("formal", "informal")))
-# Whom EAMT22's context sentences name, by (addressee_number, addressee_gender): "mixed" is the formal
-# "państwo"; a group whose Polish is virile is "masculine" (a group of men).
-_EAMT22_ADDRESSEES = {("singular", None): "a person", ("singular", "feminine"): "a woman",
-                      ("singular", "masculine"): "a man", ("plural", None): "a group of people",
-                      ("plural", "mixed"): "a group of people", ("plural", "feminine"): "a group of women",
-                      ("plural", "masculine"): "a group of men"}
+# The addressee's attribute sentence by (addressee_number, addressee_gender), in the paper's wording
+# (section 3.2: "I am a man", "I'm talking to a group of people", "Formal"; corpus.py). "mixed" is the
+# formal "państwo", a virile plural "masculine" (EAMT22's convention). The three combinations the paper's
+# wording does not name are ours, in its pattern: a person, a group of women, a group of men.
+ADDRESSEE_SENTENCES = {("singular", FEMININE): ADDRESSEE_CUES[FEMININE],
+                       ("singular", MASCULINE): ADDRESSEE_CUES[MASCULINE],
+                       ("plural", "mixed"): ADDRESSEE_CUES[GROUP], ("plural", None): ADDRESSEE_CUES[GROUP],
+                       ("singular", None): "I'm talking to a person",
+                       ("plural", FEMININE): "I'm talking to a group of women",
+                       ("plural", MASCULINE): "I'm talking to a group of men"}
 DOC_KEY = re.compile(r"(\d+)/(\d+)/(\d+)\.xml")
 
 
@@ -92,41 +105,46 @@ def _eamt22_attributes(csv: str, where: str) -> dict[str, str | None]:
     return attributes
 
 
-def eamt22_context(attributes: dict[str, str | None]) -> list[str]:
-    """EAMT22's context sentences for a combination of attribute values (its `context_text`, sentence by
-    sentence): "I am a woman.", "I am having an informal chat with a group of men.". The addressee is
-    named only with a formality, as in every combination of the official sets."""
+def attribute_sentences(attributes: dict[str, str | None]) -> list[str]:
+    """The paper's attribute sentences for a combination of values (section 3.2), one per attribute known:
+    speaker ("I am a man"), addressee ("I'm talking to a group of people", named when its number is
+    known) and register ("Formal"), in that order. Both the annotated training lines and the official
+    test rows read these, so a model is tested in the wording it was trained on."""
     sentences = []
     if attributes.get("speaker_gender"):
-        sentences.append(f"I am a {'woman' if attributes['speaker_gender'] == 'feminine' else 'man'}.")
-    formality = attributes.get("formality")
-    if formality:
-        talk = "I am having a formal conversation" if formality == "formal" else "I am having an informal chat"
-        number = attributes.get("addressee_number")
-        whom = _EAMT22_ADDRESSEES[number, attributes.get("addressee_gender")] if number else None
-        sentences.append(f"{talk} with {whom}." if whom else f"{talk}.")
+        sentences.append(SPEAKER_CUES[attributes["speaker_gender"]])
+    if attributes.get("addressee_number"):
+        sentences.append(ADDRESSEE_SENTENCES[attributes["addressee_number"], attributes.get("addressee_gender")])
+    if attributes.get("formality"):
+        sentences.append(FORMALITY_CUES[attributes["formality"]])
     return sentences
 
 
+def official_target(row: dict, where: str) -> tuple[str, str]:
+    """(attribute, value) that an official EAMT22 row tests: the one of its `context_csv` values that its
+    `marking` names."""
+    attributes = _eamt22_attributes(row["context_csv"], where)
+    tested = [name for name, prefix, _ in EAMT22_SLOTS if row["marking"] == f"<{prefix}{attributes[name]}>"]
+    if not tested:
+        raise ValueError(f"{where}: marking {row['marking']!r} is none of its attributes {attributes}")
+    return tested[0], attributes[tested[0]]
+
+
 def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
-    """EAMT22 rows (english, polish, context_csv, marking, context_text, ...) as corpus-format lines."""
+    """EAMT22 rows as corpus-format lines. Of the official fields, a row is read from `english` (source),
+    `polish` (reference), `context_csv` (the attribute values, given to the model as the paper's
+    attribute sentences) and `marking` (the attribute the row tests); EAMT22's own context wordings
+    (`context_text`, `context_text_excluding_formality`, `formality_text`) are not read."""
     rows = json.loads(read_text(json_path))
     samples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
         attributes = _eamt22_attributes(row["context_csv"], where)
-        tested = [name for name, prefix, _ in EAMT22_SLOTS if row["marking"] == f"<{prefix}{attributes[name]}>"]
-        if not tested:
-            raise ValueError(f"{where}: marking {row['marking']!r} is none of its attributes {attributes}")
-        cues = [s for s in re.split(r"(?<=\.)\s+", row["context_text"].strip()) if s]
-        if cues != eamt22_context(attributes):
-            raise ValueError(f"{where}: context_text {row['context_text']!r} is not EAMT22's wording of "
-                             f"{row['context_csv']!r} ({' '.join(eamt22_context(attributes))!r})")
+        attribute, value = official_target(row, where)
         samples.append({**_sample(f"eamt22.{split}.{i:06d}", f"eamt22.{split}", {"en": row["english"], "pl": row["polish"]},
                                   {"en": [], "pl": []}),
-                        "cues": cues, "attributes": attributes,
-                        "target": {"attribute": tested[0], "value": attributes[tested[0]]},
-                        "formality_text": row.get("formality_text", "")})
+                        "cues": attribute_sentences(attributes), "attributes": attributes,
+                        "target": {"attribute": attribute, "value": value}})
     return write_jsonl(out, samples)
 
 

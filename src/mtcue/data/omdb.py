@@ -39,7 +39,7 @@ FIELDS = {
     "Rated": ("pg_rating", "PG rating: "),
     "Writer": ("writers", "Written by: "),
     "Year": ("year", "Released in "),
-    "Country": ("country", "Country: "),
+    "Country": ("country", ""),   # no prefix: neither Table 2 nor the public code has one
     "Plot": ("plot", ""),
 }
 assert sorted(f for f, _ in FIELDS.values()) == sorted(META_FIELDS)

@@ -89,7 +89,13 @@ def cmd_score_eamt22(a):
 
 
 def cmd_score_formality(a):
-    from mtcue.evaluation.formality import FormalityTestSet, score_formality, score_standalone
+    from mtcue.evaluation.formality import (
+        FormalityTestSet,
+        prompt_kind,
+        score_formality,
+        score_standalone,
+        training_context_words,
+    )
     from mtcue.records import write_record
 
     if a.hyp:  # the official scorer's use: one file, JSON on stdout
@@ -103,13 +109,22 @@ def cmd_score_formality(a):
     if missing or not (a.corpus or a.references):
         raise SystemExit(f"score-formality: missing {' '.join(missing) or '--corpus or --references'} (or score "
                          "one file: --hyp H --formal-ref F --informal-ref I)")
-    hyps = dict(item.split("=", 1) for item in a.hyps)
-    if a.references:
-        refs = dict(item.split("=", 1) for item in a.references)
-        test_set = FormalityTestSet.from_references(refs["formal"], refs["informal"], a.no_spaces)
-    else:
-        test_set = FormalityTestSet.from_corpus(a.corpus, a.direction)
-    scores = score_formality(hyps, json.loads(a.prompts), test_set)
+    if bool(a.valid_hyps) != bool(a.valid_references):
+        raise SystemExit("score-formality: --valid-hyps and --valid-references go together")
+
+    def pairs(items: list[str]) -> dict[str, str]:
+        return dict(item.split("=", 1) for item in items)
+
+    def references(items: list[str]) -> FormalityTestSet:
+        refs = pairs(items)
+        return FormalityTestSet.from_references(refs["formal"], refs["informal"], a.no_spaces)
+
+    test_set = references(a.references) if a.references else FormalityTestSet.from_corpus(a.corpus, a.direction)
+    prompts = json.loads(a.prompts)
+    vocabulary = training_context_words(a.train_corpus, a.direction) if a.train_corpus else None
+    kinds = {p["id"]: prompt_kind(p["text"], vocabulary) for p in prompts} if vocabulary is not None else None
+    valid = (pairs(a.valid_hyps), references(a.valid_references)) if a.valid_hyps else None
+    scores = score_formality(pairs(a.hyps), prompts, test_set, valid, kinds)
     record = {"kind": "formality", "model": a.model, "direction": a.direction, "config_hash": a.config_hash, **scores}
     write_record(a.out, with_provenance(record, a.study))
     shown = {k: "n/a" if scores[k] is None else f"{100 * scores[k]:.1f}" for k in ("formal", "informal", "average")}
@@ -159,6 +174,12 @@ def register(step) -> None:
     test_set.add_argument("--corpus", help="test corpus whose lines carry formality labels (the synthetic set)")
     test_set.add_argument("--references", nargs=2, metavar="ATTRIBUTE=PATH",
                           help="the official annotated references: formal=PATH informal=PATH")
+    s.add_argument("--valid-hyps", nargs="+", metavar="PROMPT_ID=PATH",
+                   help="the prompts' hypotheses on the validation split, where the best prompt is chosen")
+    s.add_argument("--valid-references", nargs=2, metavar="ATTRIBUTE=PATH",
+                   help="the validation split's annotated references: formal=PATH informal=PATH")
+    s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
+                                          "a content word occurs in a training context; unseen: none does)")
     for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
         s.add_argument(name)
 

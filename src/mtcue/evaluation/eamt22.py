@@ -1,13 +1,15 @@
 """EAMT22 control of attributes about the dialogue participants (Vincent et al., 2022b; MTCue paper
-section 3.2): each test line asks, through its attribute sentences ("I am a woman", "I'm talking to a
-group of people", "Formal"), for one value of each attribute; per attribute, a hypothesis is correct
-when it shows the requested value, incorrect when it shows another, and ignored otherwise. Accuracy =
-correct / (correct + incorrect); the summary is the mean over the attributes. BLEU as in score.py.
+section 3.2): each test line asks, through its attribute sentences ("I am a man", "I'm talking to a
+group of people", "Formal": the paper's wording, data/evalsets.attribute_sentences), for one value of
+each attribute; per attribute, a hypothesis is correct when it shows the requested value, incorrect
+when it shows another, and ignored otherwise. Accuracy = correct / (correct + incorrect); the summary
+is the mean over the attributes. BLEU as in score.py.
 
 How a hypothesis shows a value (the detector):
 - `labels`: the marker words of the corpus's gold labels (the synthetic corpus renders every line once per
   value, docs/formats.md section 1); only the attributes the line's reference shows are judged;
-- `polish`: Morfeusz-2 rules over Polish (mtcue.data.polish), for output without labels; every
+- `polish`: Morfeusz-2 rules over Polish (mtcue.data.polish, the official detector's logic; the line's
+  English source feeds its English checks), for output without labels; every
   requested attribute is judged, except on a row of the official test set, which tests one (`target`)
   and counts as incorrect only the official evaluator's opposite value (OFFICIAL_OPPOSITE).
 """
@@ -18,7 +20,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from mtcue.corpus import ADDRESSEE_CUES, FEMININE, FORMALITY_CUES, GROUP, MASCULINE, SPEAKER_CUES, marker_tokens
+from mtcue.corpus import ADDRESSEE_CUES, FORMALITY_CUES, GROUP, SPEAKER_CUES, marker_tokens
+from mtcue.data.evalsets import ADDRESSEE_SENTENCES
 from mtcue.evaluation.score import (
     bleu,
     hyp_provenance,
@@ -30,10 +33,11 @@ from mtcue.evaluation.score import (
 
 ATTRIBUTES = ("speaker_gender", "addressee_gender", "addressee_number", "formality")
 DETECTORS = ("labels", "polish")
-# What each attribute sentence requests (EAMT22: a group of addressees is of mixed gender).
+# What each attribute sentence requests (EAMT22: a group of people is of mixed gender).
 REQUESTS: dict[str, dict[str, str]] = {
     **{sentence: {"speaker_gender": g} for g, sentence in SPEAKER_CUES.items()},
-    **{ADDRESSEE_CUES[g]: {"addressee_gender": g, "addressee_number": "singular"} for g in (FEMININE, MASCULINE)},
+    **{sentence: {"addressee_number": number, **({"addressee_gender": gender} if gender else {})}
+       for (number, gender), sentence in ADDRESSEE_SENTENCES.items() if sentence != ADDRESSEE_CUES[GROUP]},
     ADDRESSEE_CUES[GROUP]: {"addressee_gender": "mixed", "addressee_number": "plural"},
     **{sentence: {"formality": f} for f, sentence in FORMALITY_CUES.items()},
 }
@@ -82,6 +86,22 @@ def judge_official(found: Mapping[str, set[str]], attribute: str, value: str) ->
     return outcome(value in shown, OFFICIAL_OPPOSITE[value] in shown)
 
 
+def detector_agreement(rows: list[dict]) -> dict:
+    """The Polish detector on the official EAMT22 rows' own references (`polish`, with `english`,
+    `context_csv`, `marking`): the share of rows it judges (correct or incorrect by the official rule)
+    and, of those, the share that agree with the row's gold `marking`."""
+    from mtcue.data.evalsets import official_target
+    from mtcue.data.polish import detect
+
+    counts = {"correct": 0, "incorrect": 0, "ignored": 0}
+    for i, row in enumerate(rows):
+        attribute, value = official_target(row, f"row {i}")
+        counts[judge_official(detect(row["polish"], row["english"]), attribute, value)] += 1
+    judged = counts["correct"] + counts["incorrect"]
+    return {**counts, "rows": len(rows), "judged_share": judged / len(rows) if rows else None,
+            "agreement": counts["correct"] / judged if judged else None}
+
+
 def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels") -> dict:
     """Per-attribute counts and accuracy, their mean (`accuracy_mean`, None when nothing was judged) and
     BLEU of a hypothesis file against the cleaned test corpus of `direction`."""
@@ -101,7 +121,8 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
             if detector != "polish":
                 raise ValueError(f"{where}: an official EAMT22 row is judged by the 'polish' detector, not '{detector}'")
             target = sample["target"]
-            judged = {target["attribute"]: judge_official(detect(hyp), target["attribute"], target["value"])}
+            found = detect(hyp, sample["text"].get("en"))
+            judged = {target["attribute"]: judge_official(found, target["attribute"], target["value"])}
             annotated += 1
         else:
             request = requested(sample.get("cues") or [], where)
@@ -109,7 +130,7 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
             if detector == "labels":
                 judged = judge_by_labels(hyp, request, (sample.get("labels") or {}).get(tgt, {}), where)
             else:
-                judged = judge_by_detector(detect(hyp), request)
+                judged = judge_by_detector(detect(hyp, sample["text"].get("en")), request)
         for attribute, result in judged.items():
             counts[attribute][result] += 1
         segments.append(segment_stats(judged))

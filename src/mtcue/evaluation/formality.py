@@ -3,9 +3,16 @@
 Each hypothesis is labelled FORMAL, INFORMAL, NEUTRAL (no formality-bearing phrase) or OTHER (both)
 as the official IWSLT 2022 scorer does; the accuracy for an attribute is FORMAL / (FORMAL + INFORMAL)
 (resp. INFORMAL / ...), NEUTRAL and OTHER left out. A model is prompted once per prompt and keeps its
-best prompt per attribute; a model without context translates once, and its formal and informal
-accuracies are the two shares of that one output (they sum to 100%). Unlike the official scorer, an
-accuracy with nothing judged is None (n/a), not 0.
+best prompt per attribute, chosen on the validation split where one is given (else on the test split
+itself) and reported on the test split, over all prompts and per kind of prompt (`prompt_kind`); a
+model without context translates once, and its formal and informal accuracies are the two shares of
+that one output (they sum to 100%). Unlike the official scorer, an accuracy with nothing judged is
+None (n/a), not 0. Each scored output keeps its label per line (`labels`: one of F, I, N, O, or "-"
+for a line outside the test set), from which the report draws bootstrap intervals.
+
+Kinds of prompt: a prompt is `in_distribution` when one of its content words occurs in some training
+context of the direction (a metadata value or a previous line of the training corpus), `unseen` when
+none does: the second kind tests zero-shot prompting, the first may only recall a training context.
 
 The phrases come from either
 - the official annotated references (`[F]...[/F]` around formality-bearing words): a phrase matches
@@ -29,6 +36,14 @@ from mtcue.evaluation.score import hyp_provenance, read_lines
 FORMAL, INFORMAL = "formal", "informal"
 ATTRIBUTES = (FORMAL, INFORMAL)
 LABELS = ("FORMAL", "INFORMAL", "NEUTRAL", "OTHER")
+KINDS = ("in_distribution", "unseen")
+_WORD = re.compile(r"[^\W\d_]+")
+# English function words: not content words (a prompt's kind rests on its content words only).
+FUNCTION_WORDS = frozenset(
+    "a an the of to in on at for with from by and or but not no nor is are was were be been being am i you he "
+    "she it we they me him us them my your his her its our their this that these those as so if then than do "
+    "does did have has had can could will would shall should may might must what which who whom whose when "
+    "where why how all any some up out down over about into just very too also there here".split())
 _PHRASE = re.compile(r"\[F\](.*?)\[/F\]")
 _TAG = re.compile(r"\[/?F\]")
 
@@ -58,6 +73,26 @@ def official_label(hyp: str, formal_phrases: Sequence[str], informal_phrases: Se
     else:
         matches = lambda phrases: any(set(p.split(" ")) <= tokens for p in phrases)  # noqa: E731
     return label(matches(formal_phrases), matches(informal_phrases))
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of two letters or more that are not function words."""
+    return {w for w in map(str.lower, _WORD.findall(text)) if len(w) > 1 and w not in FUNCTION_WORDS}
+
+
+def training_context_words(corpus: str | Path, direction: str) -> set[str]:
+    """The words of every training context of a corpus: its metadata values and its previous lines
+    (source side), the contexts the main models read."""
+    src = direction.split("-")[0]
+    words: set[str] = set()
+    for sample in read_corpus(corpus):
+        for text in [*(v for v in sample["meta"].values() if v), *sample["previous"][src]]:
+            words |= {w.lower() for w in _WORD.findall(text)}
+    return words
+
+
+def prompt_kind(text: str, vocabulary: set[str]) -> str:
+    return KINDS[0] if content_words(text) & vocabulary else KINDS[1]
 
 
 def marker_label(hyp: str, markers: Mapping[str, Sequence[str]]) -> str:
@@ -95,12 +130,20 @@ class FormalityTestSet:
         return cls([lambda h, f=f, i=i: official_label(h.strip(), f, i, no_spaces)
                     for f, i in zip(phrases[formal], phrases[informal])], f"{formal}, {informal}")
 
-    def counts(self, hyps: list[str], where: str) -> dict[str, int]:
+    def labels(self, hyps: list[str], where: str) -> str:
+        """One letter per line: the first of its label (F, I, N, O), "-" for a line outside the test set."""
         if len(hyps) != len(self.labellers):
             raise ValueError(f"{where}: {len(hyps)} hypotheses for the {len(self.labellers)} lines of {self.where}; "
                              "translate the whole test set, one line per source line")
-        counted = Counter(judge(h) for h, judge in zip(hyps, self.labellers) if judge is not None)
-        return {name: counted.get(name, 0) for name in LABELS}
+        return "".join("-" if judge is None else judge(h)[0] for h, judge in zip(hyps, self.labellers))
+
+    def counts(self, hyps: list[str], where: str) -> dict[str, int]:
+        return counts_of(self.labels(hyps, where))
+
+
+def counts_of(labels: str) -> dict[str, int]:
+    counted = Counter(labels)
+    return {name: counted.get(name[0], 0) for name in LABELS}
 
 
 def accuracy(counts: Mapping[str, int], attribute: str) -> float | None:
@@ -108,41 +151,67 @@ def accuracy(counts: Mapping[str, int], attribute: str) -> float | None:
     return counts[attribute.upper()] / judged if judged else None
 
 
-def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict], test_set: FormalityTestSet) -> dict:
+def _scored(path: str | Path, test_set: FormalityTestSet) -> dict:
+    hyps = read_lines(Path(path))
+    labels = test_set.labels(hyps, str(path))
+    return {"counts": counts_of(labels), "labels": labels, **hyp_provenance(path, hyps)}
+
+
+def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict], test_set: FormalityTestSet,
+                    valid: tuple[Mapping[str, str | Path], FormalityTestSet] | None = None,
+                    kinds: Mapping[str, str] | None = None) -> dict:
     """The fields of a formality record. `hyp_paths`: {prompt id: hypotheses}; `prompts`: each
     {"id", "attribute", "text"} (config.formality_prompts). A model without context gives one file
-    under the id "none" and no prompts."""
+    under the id "none" and no prompts. `valid`: the same prompts' hypotheses on the validation split
+    and its test set, where the best prompt is chosen (else on the test split); `kinds`: {prompt id:
+    prompt_kind}."""
     if set(hyp_paths) == {"none"}:
-        hyps = read_lines(Path(hyp_paths["none"]))
-        counts = test_set.counts(hyps, str(hyp_paths["none"]))
-        scored = [{"id": "none", "attribute": None, "text": None, "counts": counts,
-                   **hyp_provenance(hyp_paths["none"], hyps)}]
+        scored = [{"id": "none", "attribute": None, "text": None, **_scored(hyp_paths["none"], test_set)}]
+        counts = scored[0]["counts"]
         best = {a: (accuracy(counts, a), "none") for a in ATTRIBUTES}
         mean = {a: best[a][0] for a in ATTRIBUTES}
+        by_kind, chosen_on = {}, None
     else:
-        if set(hyp_paths) != {p["id"] for p in prompts}:
-            raise ValueError(f"hypotheses for prompts {sorted(hyp_paths)}, but the prompts are "
-                             f"{sorted(p['id'] for p in prompts)}")
+        ids = {p["id"] for p in prompts}
+        for given, name in ((hyp_paths, "hypotheses"), *(((valid[0], "validation hypotheses"),) if valid else ())):
+            if set(given) != ids:
+                raise ValueError(f"{name} for prompts {sorted(given)}, but the prompts are {sorted(ids)}")
         scored = []
         for p in prompts:
-            hyps = read_lines(Path(hyp_paths[p["id"]]))
-            counts = test_set.counts(hyps, str(hyp_paths[p["id"]]))
-            scored.append({**p, "counts": counts, "accuracy": accuracy(counts, p["attribute"]),
-                           **hyp_provenance(hyp_paths[p["id"]], hyps)})
-        best = {}
-        for attribute in ATTRIBUTES:
-            mine = [s for s in scored if s["attribute"] == attribute and s["accuracy"] is not None]
-            top = max(mine, key=lambda s: s["accuracy"], default=None)
-            best[attribute] = (None, None) if top is None else (top["accuracy"], top["id"])
-        # The mean over the prompts of an attribute (the authors' code logs it beside the best).
-        mean = {a: _mean([s["accuracy"] for s in scored if s["attribute"] == a and s["accuracy"] is not None])
-                for a in ATTRIBUTES}
+            entry = {**p, **({"kind": kinds[p["id"]]} if kinds else {}), **_scored(hyp_paths[p["id"]], test_set)}
+            entry["accuracy"] = accuracy(entry["counts"], p["attribute"])
+            if valid:
+                entry["valid_counts"] = valid[1].counts(read_lines(Path(valid[0][p["id"]])), str(valid[0][p["id"]]))
+                entry["valid_accuracy"] = accuracy(entry["valid_counts"], p["attribute"])
+            scored.append(entry)
+        chosen_on = "valid" if valid else "test"
+        best, mean = _choose(scored, f"{chosen_on}_accuracy" if valid else "accuracy")
+        by_kind = {kind: dict(zip(("best_prompt", "accuracy", "mean"), _kind_summary(
+            [s for s in scored if s.get("kind") == kind], f"{chosen_on}_accuracy" if valid else "accuracy")))
+            for kind in KINDS if kinds}
     formal, informal = best[FORMAL][0], best[INFORMAL][0]
     return {"formal": formal, "informal": informal,
             "average": None if formal is None or informal is None else (formal + informal) / 2,
             "formal_mean": mean[FORMAL], "informal_mean": mean[INFORMAL],
-            "best_prompt": {a: best[a][1] for a in ATTRIBUTES}, "prompts": scored,
-            "lines": sum(j is not None for j in test_set.labellers), "test_set": test_set.where}
+            "best_prompt": {a: best[a][1] for a in ATTRIBUTES}, "chosen_on": chosen_on, "by_kind": by_kind,
+            "prompts": scored, "lines": sum(j is not None for j in test_set.labellers), "test_set": test_set.where}
+
+
+def _choose(scored: list[dict], key: str) -> tuple[dict, dict]:
+    """Per attribute: (test accuracy, id) of the prompt with the best `key` accuracy (ties: the first),
+    and the mean test accuracy over the attribute's prompts (the authors' code logs it beside the best)."""
+    best, mean = {}, {}
+    for attribute in ATTRIBUTES:
+        mine = [s for s in scored if s["attribute"] == attribute]
+        top = max((s for s in mine if s.get(key) is not None), key=lambda s: s[key], default=None)
+        best[attribute] = (None, None) if top is None else (top["accuracy"], top["id"])
+        mean[attribute] = _mean([s["accuracy"] for s in mine if s["accuracy"] is not None])
+    return best, mean
+
+
+def _kind_summary(scored: list[dict], key: str) -> tuple[dict, dict, dict]:
+    best, mean = _choose(scored, key)
+    return {a: best[a][1] for a in ATTRIBUTES}, {a: best[a][0] for a in ATTRIBUTES}, mean
 
 
 def _mean(values: Sequence[float]) -> float | None:

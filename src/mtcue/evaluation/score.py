@@ -117,12 +117,7 @@ def _resampled_scores(stats_a: SegmentStats, stats_b: SegmentStats, corpus_score
     b = np.asarray(stats_b, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or len(a) == 0:
         raise ValueError(f"need equally many non-empty segment statistics, got {a.shape} and {b.shape}")
-    m = len(a)
-    rng = np.random.default_rng(seed)
-    # All resamples at once, as counts of each segment per resample: the summed statistics
-    # of every resample are then one matrix product (n x m x k stays out of memory).
-    idx = rng.integers(0, m, size=(n, m)) + m * np.arange(n)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=n * m).reshape(n, m).astype(float)
+    counts = _resample_counts(len(a), n, seed)
     return a, b, np.array([corpus_score(s) for s in counts @ a]), np.array([corpus_score(s) for s in counts @ b])
 
 
@@ -143,6 +138,33 @@ def paired_bootstrap_ci(
     low, high = (np.quantile(diffs, [alpha / 2, 1 - alpha / 2]) if len(diffs) else (math.nan, math.nan))
     return {"difference": corpus_score(a.sum(0)) - corpus_score(b.sum(0)), "low": float(low), "high": float(high),
             "n": n, "seed": seed, "alpha": alpha}
+
+
+def _resample_counts(m: int, n: int, seed: int) -> np.ndarray:
+    """[n, m]: how often each of m segments is drawn in each of n bootstrap resamples. All resamples
+    at once, as counts: the summed statistics of every resample are then one matrix product
+    (n x m x k stays out of memory). The same (m, n, seed) draws the same resamples, so intervals of
+    systems on the same segments are paired."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, m, size=(n, m)) + m * np.arange(n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n * m).reshape(n, m).astype(float)
+
+
+def bootstrap_interval(stats: SegmentStats, corpus_score: CorpusScore, n: int = 1000, seed: int = 12345,
+                       alpha: float = 0.05) -> tuple[float, float]:
+    """The (1 - alpha) percentile interval of one system's corpus metric under bootstrap resampling of
+    its segments (the resamples of paired_bootstrap and paired_bootstrap_ci, so the intervals of
+    systems on the same segments are paired). Resamples whose score is undefined (NaN, e.g. nothing
+    judged) are left out."""
+    a = np.asarray(stats, dtype=float)
+    if a.ndim != 2 or len(a) == 0:
+        raise ValueError(f"need non-empty segment statistics, got shape {a.shape}")
+    scores = np.array([corpus_score(s) for s in _resample_counts(len(a), n, seed) @ a], dtype=float)
+    scores = scores[~np.isnan(scores)]
+    if not len(scores):
+        return float("nan"), float("nan")
+    low, high = np.quantile(scores, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
 
 
 @dataclass(frozen=True)

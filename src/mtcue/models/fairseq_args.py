@@ -29,7 +29,7 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
         else:
             args += ["--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
-            args += ["--random-context-seed", str(spec["seed"])]
+            args += ["--random-context", spec["context"]["random"], "--random-context-seed", str(spec["seed"])]
     else:
         args += ["--task", "translation"]
     return args
@@ -50,7 +50,6 @@ def arch_args(spec: dict) -> list[str]:
         args += [] if arch["context_positions"] else ["--no-context-positions"]
         if "context_doc_positions" in arch:  # few-shot variants (config.fewshot_models)
             args += ["--context-doc-positions", arch["context_doc_positions"]]
-    if spec["type"] == "mtcue":
         args += [] if arch["qk_norm"] else ["--no-qk-norm"]
         args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
     return [str(a) for a in args]

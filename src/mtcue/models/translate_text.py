@@ -39,9 +39,10 @@ def _check_prompts(prompts) -> None:
 def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[str, str], out_dir: str | Path,
                        generation: dict | None = None, threads: int = 1) -> dict[str, int]:
     """Zero-shot prompting (IWSLT22, paper appendix D): `out_dir/{prompt id}.txt`, the sources translated
-    once per prompt ({id: text}) with the sentence itself (doc0) and the prompt as the only context, in
-    the model's prompt column (context.prompted.prompt_column); a model without context translates
-    them once, into `none.txt`. The folder appears when complete. Returns {file stem: lines}."""
+    once per prompt ({id: text}) with the prompt as the only context (the authors' `--no-doc-context`:
+    not even the sentence itself as doc0), in the model's prompt column (context.prompted.prompt_column);
+    a model without context translates them once, into `none.txt`. The folder appears when complete.
+    Returns {file stem: lines}."""
     from mtcue.context.prompted import prompt_column
 
     check_sources(sources)
@@ -58,7 +59,7 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
         as_previous = prompt_column(columns) == "doc1"  # a model that reads only the document
         return {pid: write_lines(out / f"{pid}.txt", translator.translate_samples(
                     translator.samples(sources, previous=text) if as_previous else translator.samples(sources, text),
-                    generation))
+                    generation, doc0=False))
                 for pid, text in prompts.items()}
 
 

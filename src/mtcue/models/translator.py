@@ -158,10 +158,11 @@ class Translator:
                                                 "max_len_b": max_len_b})
 
     def translate_samples(self, samples: list[dict], generation: dict | None = None,
-                          source: str | Path = "the input") -> list[str]:
+                          source: str | Path = "the input", doc0: bool = True) -> list[str]:
         """Translations of corpus-format samples (docs/formats.md, section 1; read from `source`), each
         with its own context. A sample's target text, where it has one, orders the batches as
-        fairseq-generate orders a binarised split with its references."""
+        fairseq-generate orders a binarised split with its references. `doc0=False`: the sentence itself
+        is not given as context (the authors' `--no-doc-context` of zero-shot prompting)."""
         from fairseq_cli.generate import get_symbols_to_strip_from_output
 
         settings = generation_settings(generation or {})
@@ -172,7 +173,7 @@ class Translator:
                                  f"{', '.join(sample['text'])}): a {self.direction} model translates a corpus of its "
                                  "own language pair")
         targets = all(tgt in s["text"] for s in samples)
-        dataset = self._dataset(samples, with_targets=targets)
+        dataset = self._dataset(samples, with_targets=targets, doc0=doc0)
         generator = self._generator(settings)
         strip = get_symbols_to_strip_from_output(generator)
         hyps: dict[int, str] = {}
@@ -288,7 +289,7 @@ class Translator:
             out.append(dictionary.encode_line(" ".join(pieces), add_if_not_exist=False, append_eos=True).long())
         return out
 
-    def _dataset(self, samples: list[dict], with_targets: bool):
+    def _dataset(self, samples: list[dict], with_targets: bool, doc0: bool = True):
         from fairseq.data import LanguagePairDataset
 
         src, tgt = langs_of(self.direction)
@@ -303,25 +304,31 @@ class Translator:
             return dataset
         if task.store.kind == "tokens":
             return task.with_tokens(dataset, *self._context_tokens(samples), name="the input's context")
-        index, vectors = self._context(samples)
+        index, vectors = self._context(samples, doc0)
         return task.with_context(dataset, index, vectors, "the input's context")
 
-    def _context(self, samples: list[dict]) -> tuple[np.ndarray, np.ndarray | None]:
+    def _context(self, samples: list[dict], doc0: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """The samples' context as a store holds it: an index over the store's columns and, for sentence
-        vectors, the vectors it points to (tags: the ids themselves, no vectors)."""
+        vectors, the vectors it points to (tags: the ids themselves, no vectors). `doc0=False`: the doc0
+        column empty (-1) and its sentences not embedded."""
         from mtcue.context.embed import build_index
         from mtcue.context.tags import tag_index
 
         src = langs_of(self.direction)[0]
         store = self._task.store
+        read = [c for c in store.columns if doc0 or c != "doc0"]
+        index = np.full((len(samples), len(store.columns)), -1, dtype=np.int32)
+        where = [store.columns.index(c) for c in read]
         if store.kind == "tags":
-            return tag_index(samples, src, store.columns, self._tags()), None
-        texts, indices = build_index({"input": samples}, src, store.columns)
+            index[:, where] = tag_index(samples, src, read, self._tags())
+            return index, None
+        texts, indices = build_index({"input": samples}, src, read)
+        index[:, where] = indices["input"]
         new = [t for t in texts if t not in self._vectors]  # build_index lists each string once
         if new:
             self._vectors.update(zip(new, self._encoder(new)))
         vectors = np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, store.dim), np.float32)
-        return indices["input"], vectors
+        return index, vectors
 
     def _context_tokens(self, samples: list[dict]) -> tuple[np.ndarray, np.ndarray]:
         """The samples' neighbouring lines as a token store holds them (tokens, offsets)."""

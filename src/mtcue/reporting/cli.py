@@ -89,9 +89,11 @@ def cmd_table_voita2018(a):
 
 def cmd_table_formality(a):
     from mtcue.records import load_records
+    from mtcue.reporting import tables
     from mtcue.reporting.formality import write_formality_table
 
-    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a))
+    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a),
+                          tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_track(a):
@@ -185,6 +187,8 @@ def register(step) -> None:
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
     s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the accuracies' intervals")
+    s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)

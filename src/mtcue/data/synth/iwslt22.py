@@ -30,11 +30,13 @@ def annotate(reference: str, markers: list[str]) -> str:
     return " ".join(out)
 
 
-def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir: str | Path) -> dict:
-    """The five official files of `pair` from the cleaned test corpus that `generate(pair, "test",
-    n_docs, seed)` produced; returns the counts of lines and of lines that show formality."""
+def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir: str | Path,
+                  split: str = "test") -> dict:
+    """The five official files of `pair` (official names, whatever the split) from the cleaned corpus
+    that `generate(pair, split, n_docs, seed)` produced; returns the counts of lines and of lines that
+    show formality."""
     tgt = pair.split("-")[1]
-    contrasts = formality_contrasts(pair, "test", n_docs, seed)
+    contrasts = formality_contrasts(pair, split, n_docs, seed)
     columns: list[list[str]] = [[] for _ in range(5)]
     shown = 0
     for sample in read_corpus(corpus):
@@ -45,7 +47,7 @@ def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir
             annotated = refs
         else:
             if sample["id"] not in contrasts:
-                raise ValueError(f"{corpus}: sample {sample['id']} is not a line of the synthetic test split of "
+                raise ValueError(f"{corpus}: sample {sample['id']} is not a line of the synthetic {split} split of "
                                  f"{pair} with {n_docs} documents and seed {seed}; regenerate the corpus")
             refs = {r: clean_line(t, tgt) for r, t in contrasts[sample["id"]].items()}
             if refs[formality["gold"]] != text:

@@ -112,7 +112,7 @@ def _country(rng: random.Random) -> str:
 
 
 def sample_metadata(rng: random.Random, pair: str, register: str) -> dict[str, str | None]:
-    """The six fields for one document, each a prefixed string or None."""
+    """The six fields for one document, each a string (prefixed where the paper prefixes) or None."""
     shares = present_shares(pair)
     found = max(shares.values())  # share of films found in OMDb at all
     values = {
@@ -120,7 +120,7 @@ def sample_metadata(rng: random.Random, pair: str, register: str) -> dict[str, s
         "pg_rating": f"PG rating: {rng.choice(RATINGS[lean(rng, register, RATING_AGREES)])}",
         "writers": "Written by: " + ", ".join(_writer(rng) for _ in range(rng.choice((1, 1, 2)))),
         "year": f"Released in {rng.randint(1955, 2018)}",
-        "country": f"Country: {_country(rng)}",
+        "country": _country(rng),
         "plot": _plot(rng, register),
     }
     if rng.random() >= found:

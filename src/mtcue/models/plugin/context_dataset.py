@@ -15,27 +15,39 @@ class ContextDataset(BaseWrapperDataset):
     `index` is the store's [n_samples, n_columns] index for this split, `columns` the positions of
     the selected columns (None = all), `name` what error messages call the index.
 
-    `random_seed` (the random-context ablation): each sample reads the whole context row of another
-    sample of the split instead of its own, drawn afresh each epoch from (seed, epoch). Every row is
-    read exactly once per epoch, so the contexts keep their shape and distribution but say nothing
-    about the sample; evaluation (epoch 1, as fairseq's validation and generation use) is fixed.
+    `random` (the random-context ablations of Table 6), drawn afresh each epoch from (`random_seed`,
+    epoch), so evaluation (epoch 1, as fairseq's validation and generation use) is fixed and a retry
+    draws the same:
+    - "noise": every present context vector is replaced by N(0, 0.1^2) noise (the authors'
+      `randn * 0.1`), drawn per sample from (seed, epoch, sample id): the same whatever the batch;
+      missing columns stay missing. Vector stores only.
+    - "shuffle": each sample reads the whole context row of another sample of the split instead of
+      its own. Every row is read exactly once per epoch, so the contexts keep their shape and
+      distribution but say nothing about the sample.
     """
 
+    NOISE_STD = 0.1
+
     def __init__(self, dataset, index: np.ndarray, vectors: np.ndarray | None, columns: list[int] | None = None,
-                 name: str = "context index", random_seed: int | None = None):
+                 name: str = "context index", random: str | None = None, random_seed: int = 1):
         super().__init__(dataset)
         if len(index) != len(dataset):
             raise ValueError(f"{name} has {len(index)} rows but the binarised split has {len(dataset)} samples")
+        if random not in (None, "noise", "shuffle"):
+            raise ValueError(f"--random-context {random!r}: expected 'noise' or 'shuffle'")
+        if random == "noise" and vectors is None:
+            raise ValueError(f"--random-context noise replaces context vectors; {name} belongs to a tag store")
         self.index = index
         self.vectors = vectors
         self.columns = columns
-        self.random_seed = random_seed
+        self.random, self.random_seed = random, random_seed
         self.row_of = None  # sample id -> the index row it reads; None = its own
         self.set_epoch(1)
 
     def set_epoch(self, epoch):
         super().set_epoch(epoch)
-        if self.random_seed is not None:
+        self.epoch = epoch
+        if self.random == "shuffle":
             self.row_of = other_samples(len(self.index), self.random_seed, epoch)
 
     def collater(self, samples, **kwargs):
@@ -53,7 +65,12 @@ class ContextDataset(BaseWrapperDataset):
             batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)
             return batch
         context = np.zeros(rows.shape + (self.vectors.shape[1],), dtype=np.float32)
-        context[~missing] = self.vectors[rows[~missing]]
+        if self.random == "noise":
+            for i, sample in enumerate(ids):
+                context[i] = noise(self.random_seed, self.epoch, int(sample), context.shape[1:])
+            context[missing] = 0.0
+        else:
+            context[~missing] = self.vectors[rows[~missing]]
         batch["net_input"]["context"] = torch.from_numpy(context)
         batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)
         return batch
@@ -69,6 +86,13 @@ def other_samples(n: int, seed: int, epoch: int) -> np.ndarray:
     row_of = np.empty(n, dtype=np.int64)
     row_of[cycle] = np.roll(cycle, -1)
     return row_of
+
+
+def noise(seed: int, epoch: int, sample: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The random-context noise of one sample: N(0, 0.1^2) float32 of `shape` ([columns, dim]),
+    from a generator seeded by (seed, epoch, sample id)."""
+    rng = np.random.default_rng([seed, epoch, sample])
+    return (ContextDataset.NOISE_STD * rng.standard_normal(shape)).astype(np.float32)
 
 
 class TokenContextDataset(BaseWrapperDataset):

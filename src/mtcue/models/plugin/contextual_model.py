@@ -16,7 +16,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY
 from fairseq.models.transformer import TransformerEncoder, TransformerModel
 from torch import Tensor
 
-from .context_encoder import add_context_encoder_args
+from .context_encoder import add_context_encoder_args, set_qk_norm_scale
 from .pretrained import load_pretrained_base
 
 
@@ -108,6 +108,7 @@ class VectorContextModel(ContextualModel):
         # The task may select fewer document columns than the model has positions for.
         if getattr(args, "context_doc_positions", None) is None:
             args.context_doc_positions = 0 if args.no_context_positions else task.doc_columns
+        set_qk_norm_scale(args, task.n_columns)
 
     @classmethod
     def build_model(cls, args, task):

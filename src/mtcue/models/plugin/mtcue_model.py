@@ -19,7 +19,6 @@ from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 from .context_encoder import ContextEncoder, context_encoder_defaults
 from .contextual_model import VectorContextModel, contextual_defaults, require_context
 from .parallel_attention import ParallelCrossAttention, SourceAndContext
-from .qk_norm_attention import default_qk_scale
 
 
 class MTCueEncoder(TransformerEncoder):
@@ -28,8 +27,7 @@ class MTCueEncoder(TransformerEncoder):
 
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
-        self.context_encoder = ContextEncoder.from_args(
-            self.cfg, args, qk_norm_scale_init=None if args.no_qk_norm else args.qk_norm_scale_init)
+        self.context_encoder = ContextEncoder.from_args(self.cfg, args)
 
     def forward(self, src_tokens, src_lengths=None, context=None, context_padding_mask=None,
                 return_all_hiddens: bool = False, token_embeddings=None):
@@ -81,22 +79,9 @@ class MTCueModel(VectorContextModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        parser.add_argument("--qk-norm-scale-init", type=float,
-                            help="initial QK-norm scale g; default log2(L^2-L) with L the number of context "
-                                 "columns (Henry et al., 2020); the authors' code used 8.41")
-        parser.add_argument("--no-qk-norm", action="store_true",
-                            help="standard scaled dot-product attention in the context encoder (ablation)")
         parser.add_argument("--parallel-attn-weight", type=float,
                             help="the decoder combines its cross-attentions as w * (source + context); w=1 is "
                                  "the paper's equation (default), the authors' code used w=0.5")
-
-    @classmethod
-    def set_context_sizes(cls, args, task):
-        super().set_context_sizes(args, task)
-        if args.no_qk_norm and args.qk_norm_scale_init is not None:
-            raise ValueError("--qk-norm-scale-init is set but --no-qk-norm switches QK-norm off")
-        if args.qk_norm_scale_init is None and not args.no_qk_norm:
-            args.qk_norm_scale_init = default_qk_scale(task.n_columns)
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
@@ -113,6 +98,4 @@ def mtcue_architecture(args):
     base_architecture(args)
     context_encoder_defaults(args)
     contextual_defaults(args)
-    args.qk_norm_scale_init = getattr(args, "qk_norm_scale_init", None)
-    args.no_qk_norm = getattr(args, "no_qk_norm", False)
     args.parallel_attn_weight = getattr(args, "parallel_attn_weight", 1.0)

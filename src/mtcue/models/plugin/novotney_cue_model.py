@@ -2,7 +2,8 @@
 vectors): context vectors through a context encoder, averaged over the contexts a sample has into
 one vector, which is prepended to the source encoder's output for fairseq's decoder.
 
-The context encoder is MTCue's with standard attention (no QK-norm); BASE initialises the rest.
+The context encoder is MTCue's, QK-norm included: the authors' `novotney_cue` architecture sets
+`qknorm` (the paper does not say); BASE initialises the rest.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .contextual_model import (
 class NovotneyCueEncoder(PrependedContextEncoder):
     def __init__(self, args, dictionary, embed_tokens):
         super().__init__(args, dictionary, embed_tokens)
-        self.context_encoder = ContextEncoder.from_args(self.cfg, args, qk_norm_scale_init=None)
+        self.context_encoder = ContextEncoder.from_args(self.cfg, args)
 
     def encode_context(self, context, padding_mask):
         states, _ = self.context_encoder(context, padding_mask)        # [S, B, d]

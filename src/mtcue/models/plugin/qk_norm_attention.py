@@ -1,5 +1,5 @@
 """Multi-head self-attention with query-key normalisation (Henry et al., 2020, "Query-Key
-Normalization for Transformers"), used by MTCue's context encoder."""
+Normalization for Transformers"), used by the context encoder of MTCue and NOVOTNEY-CUE."""
 from __future__ import annotations
 
 import math

@@ -24,16 +24,19 @@ class ContextualTranslationConfig(TranslationConfig):
         metadata={"help": "comma-separated store columns to feed the model (default: all), e.g. for the "
                           "no-metadata / no-document-context ablations"},
     )
-    random_context_seed: Optional[int] = field(
+    random_context: Optional[str] = field(
         default=None,
-        metadata={"help": "random-context ablation: each sample reads the context row of another sample of "
-                          "its split, a fresh random derangement per epoch drawn from this seed and the epoch"},
+        metadata={"help": "random-context ablations: 'noise' replaces every present context vector by "
+                          "N(0, 0.1^2) noise (the paper's); 'shuffle' gives each sample the context row of "
+                          "another sample of its split (a random derangement); both redrawn per epoch from "
+                          "--random-context-seed"},
     )
     context_slot: str = field(
         default="prev1",
         metadata={"help": "token store (docs/formats.md section 2): the slot the model reads, e.g. prev1 "
                           "(the previous sentence) or next1"},
     )
+    random_context_seed: int = field(default=1, metadata={"help": "seed of --random-context's draws"})
 
 
 @register_task("contextual_translation", dataclass=ContextualTranslationConfig)
@@ -74,15 +77,20 @@ class ContextualTranslationTask(TranslationTask):
     def with_context(self, dataset, index, vectors, name: str) -> ContextDataset:
         """`dataset` whose batches carry the context of `index` (the store's columns) in this task's columns."""
         columns = None if self.column_ids == list(range(len(self.store.columns))) else self.column_ids
-        return ContextDataset(dataset, index, vectors, columns, name=name, random_seed=self.cfg.random_context_seed)
+        return ContextDataset(dataset, index, vectors, columns, name=name, random=self.cfg.random_context,
+                              random_seed=self.cfg.random_context_seed)
 
     def with_tokens(self, dataset, tokens, offsets, name: str) -> TokenContextDataset:
         """`dataset` whose batches carry this task's token-store slot; the marker starting each context
         sentence is the dictionary's <s>, which fairseq never puts on the source side (so BASE's
         embedding matrix fits unchanged)."""
+        if self.cfg.random_context not in (None, "shuffle"):
+            raise ValueError(f"--random-context {self.cfg.random_context}: a token store has no vectors to replace; "
+                             "use shuffle (another sample's line)")
         d = self.src_dict
+        seed = self.cfg.random_context_seed if self.cfg.random_context else None
         return TokenContextDataset(dataset, tokens, offsets, self.column_ids[0], d.bos(), d.eos(), d.pad(), name=name,
-                                   random_seed=self.cfg.random_context_seed)
+                                   random_seed=seed)
 
     def build_model(self, cfg, from_checkpoint=False):
         # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.
