@@ -26,6 +26,7 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
+include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/voita2018.smk"
 
 
@@ -42,4 +43,5 @@ rule all:
         FIGURE4,
         TABLE5,
         ABLATION_TABLES,
+        CONTRASTIVE_TABLE,
         VOITA2018_TABLE,

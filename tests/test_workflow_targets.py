@@ -117,6 +117,14 @@ def test_a_target_by_name_runs_only_what_it_needs(empty, target):
     assert jobs["train"] == 4 * len(CONFIG["directions"])
 
 
+def test_the_contrastive_table_scores_every_en_xx_model_on_its_suite(empty):
+    jobs = job_counts(run(empty, CONFIG, "table_contrastive"))
+    # en-de only (suites are en->xx), all four models of it, each on the synthetic suite; the table names
+    # the MLflow runs, so the sync (of every model) comes first
+    assert jobs["table_contrastive"] == jobs["contrastive_synthetic"] == jobs["mlflow_sync"] == 1
+    assert jobs["score_contrastive"] == 4
+
+
 def test_a_target_by_path_runs_what_its_rule_name_runs(empty):
     by_path = job_counts(run(empty, CONFIG, "results/tables/table4_quality.md"))
     assert by_path == job_counts(run(empty, CONFIG, "table4_quality"))
@@ -153,8 +161,9 @@ def test_a_changed_model_reruns_that_model_and_what_depends_on_it(finished):
     out = pending(finished, changed(mtcue={**mtcue, "arch": {**mtcue["arch"], "context_layers": 2}}))
     assert models_of(out) == {(rule, d, "mtcue") for rule in PER_MODEL for d in CONFIG["directions"]}
     assert not upstream(out)
-    # The tables and figures read the records of every model, and MLflow mirrors them.
-    assert report_targets(out) == set(REPORT_TARGETS)
+    # The tables and figures read the records of every model, and MLflow mirrors them; the contrastive
+    # table reads the en->xx models' scores of their suites.
+    assert report_targets(out) == set(REPORT_TARGETS) | {"table_contrastive"}
     assert "mlflow_sync" in out.values()
 
 
@@ -171,8 +180,9 @@ def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
     assert models_of(out) == {(rule, d, m) for rule in ("translate", "score", "comet")
                               for d in CONFIG["directions"] for m in models}
     assert not upstream(out, also=frozenset({"train"}))
-    # What reads only the training records stays; the tables follow their new MLflow runs.
-    assert report_targets(out) == set(REPORT_TARGETS) - {"training_curves"}
+    # What reads only the training records stays; the tables follow their new MLflow runs (the contrastive
+    # table too: its scores stay, its run ids are rewritten).
+    assert report_targets(out) == set(REPORT_TARGETS) - {"training_curves"} | {"table_contrastive"}
     assert "mlflow_sync" in out.values()
 
 

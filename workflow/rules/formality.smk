@@ -56,6 +56,7 @@ rule formality_score:
         hyps=lambda w, input: " ".join(f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]),
         refs=lambda w, input: formality_refs(w, input.refs),
         valid=formality_valid_args,  # where the best prompt is chosen (a model with prompts)
+        split=lambda w, output: "valid" if output[0].endswith(".valid.json") else "test",
         prompts=json.dumps(PROMPTS),
         config_hash=cfg_hash,
         study=STUDY,
@@ -65,8 +66,25 @@ rule formality_score:
         "results/benchmarks/formality_score/{direction}.{model}.tsv"
     shell:
         "mtcue score-formality --hyps {params.hyps} --prompts {params.prompts:q} --references {params.refs} "
-        "{params.valid} --train-corpus {input.train} --direction {wildcards.direction} --model {wildcards.model} "
-        "--study {params.study} --config-hash {params.config_hash} --out {output} 2> {log}"
+        "{params.valid} --train-corpus {input.train} --split {params.split} --direction {wildcards.direction} "
+        "--model {wildcards.model} --study {params.study} --config-hash {params.config_hash} --out {output} 2> {log}"
+
+
+# Table 6's zero-shot column: the validation translations scored on their own (best prompt on the
+# validation set, as the paper's "on the validation sets in all cases").
+use rule formality_score as formality_score_valid with:
+    input:
+        hyps="results/hyps/formality_valid/{direction}/{model}",
+        refs=lambda w: f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+        valid_hyps=[],
+        valid_refs=[],
+        train=lambda w: clean_corpus(w, "train"),
+    output:
+        "results/records/formality/{direction}/{model}.valid.json",
+    log:
+        "results/logs/formality_score/{direction}.{model}.valid.log",
+    benchmark:
+        "results/benchmarks/formality_score/{direction}.{model}.valid.tsv"
 
 
 rule table5_formality:

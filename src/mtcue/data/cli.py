@@ -98,6 +98,22 @@ def cmd_evalset(a):
     log.info("%s %s: %s", a.name, a.pair, n)
 
 
+def cmd_contrastive_suite(a):
+    if a.name == "synthetic":
+        from mtcue.data.synth.contrastive import write_suite
+
+        if not (a.pair and a.docs):
+            raise SystemExit("contrastive-suite --name synthetic needs --pair and --docs")
+        n = write_suite(a.pair, a.docs, a.seed, a.out, a.per_phenomenon)
+    else:
+        from mtcue.data.contrastive_suites import from_evalset, voita2019
+
+        if not a.input:
+            raise SystemExit(f"contrastive-suite --name {a.name} needs --input")
+        n = voita2019(a.input, a.name, a.out) if a.name.startswith("voita2019_") else from_evalset(a.name, a.input, a.out)
+    log.info("contrastive suite %s: %s", a.name, n)
+
+
 def cmd_corpus_stats(a):
     from mtcue.data.stats import corpus_stats
     from mtcue.records import write_record
@@ -135,6 +151,19 @@ def register(step) -> None:
     s.add_argument("--split", required=True, choices=["train", "valid", "test"])
     s.add_argument("--docs", type=int, required=True, help="number of documents (episodes)")
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", required=True)
+
+    s = step("contrastive-suite", cmd_contrastive_suite,
+             "a contrastive suite (docs/formats.md, section 8): the synthetic one of an en->xx pair, or a real set "
+             "converted (ContraPro, Lopes et al. from their converted sets; Voita et al. 2019 from the official JSON)")
+    s.add_argument("--name", required=True, choices=["synthetic", "contrapro", "lopes", "voita2019_deixis",
+                                                     "voita2019_lex_cohesion", "voita2019_ellipsis_infl",
+                                                     "voita2019_ellipsis_vp"])
+    s.add_argument("--input", help="contrapro, lopes: results/eval/{name}/{pair}/test.jsonl; voita2019_*: its JSON")
+    s.add_argument("--pair", help="synthetic: the language pair")
+    s.add_argument("--docs", type=int, help="synthetic: documents of the test split to draw from")
+    s.add_argument("--seed", type=int, default=1, help="synthetic: the corpus seed")
+    s.add_argument("--per-phenomenon", type=int, help="synthetic: at most this many examples of each phenomenon")
     s.add_argument("--out", required=True)
 
     s = step("iwslt22-synth", cmd_iwslt22_synth,

@@ -10,7 +10,8 @@ from pathlib import Path
 from mtcue.data.opensubtitles import alignment_name
 
 DOWNLOAD_ROOT = "results/download"
-EVALSETS = {"iwslt22": ("en-de", "en-ru"), "eamt22": ("en-pl",), "contrapro": ("en-de",), "lopes": ("en-fr",)}
+EVALSETS = {"iwslt22": ("en-de", "en-ru"), "eamt22": ("en-pl",), "contrapro": ("en-de",), "lopes": ("en-fr",),
+            "voita2019": ("en-ru",)}
 EAMT22_SPLITS = {"valid": "dev", "test": "test"}  # our split name -> the official file
 LOPES_FILES = ("OpenSubs.current.src", "OpenSubs.current.trg", "OpenSubs.c5.context.src", "OpenSubs.c5.context.trg")
 
@@ -79,6 +80,10 @@ def evalset_sources(cfg: dict, name: str, pair: str) -> dict[str, str]:
         return {split: f"{sets['eamt22']['url'].rstrip('/')}/{name}.json" for split, name in EAMT22_SPLITS.items()}
     if name == "contrapro":
         return {"json": sets["contrapro"]["json"], "documents": sets["contrapro"]["documents"]}
+    if name == "voita2019":
+        from mtcue.data.contrastive_suites import VOITA2019_SETS
+
+        return {f"voita2019_{k}": f"{sets['voita2019']['url'].rstrip('/')}/{f}.json" for k, f in VOITA2019_SETS.items()}
     return {f: f"{sets['lopes']['url'].rstrip('/')}/{f}" for f in LOPES_FILES}
 
 
@@ -95,6 +100,8 @@ def evalset_targets(cfg: dict, pairs: list[str]) -> list[str]:
         for pair in (p for p in set_pairs if p in pairs):
             if name == "iwslt22":
                 targets.append(f"results/eval/iwslt22/{pair}")
+            elif name == "voita2019":  # converted straight to contrastive suites (docs/formats.md, section 8)
+                targets += [f"results/eval/contrastive/{pair}/{s}.jsonl" for s in evalset_sources(cfg, name, pair)]
             else:
                 splits = tuple(EAMT22_SPLITS) if name == "eamt22" else ("test",)
                 targets += [f"results/eval/{name}/{pair}/{split}.jsonl" for split in splits]
@@ -115,7 +122,7 @@ def configured_urls(cfg: dict) -> dict[str, str]:
     urls = {"corpus.opensubtitles.url": cfg["corpus"]["opensubtitles"]["url"].rstrip("/")}
     urls |= {f"corpus.splits.heldout.{pair}.{i}": s for pair, listed in cfg["corpus"]["splits"]["heldout"].items()
              for i, s in enumerate(listed)}
-    urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes")}
+    urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes", "voita2019")}
     urls |= {f"evaluation_sets.contrapro.{role}": sets["contrapro"][role] for role in ("json", "documents")}
     return {key: url for key, url in urls.items() if is_url(url)}
 

@@ -125,7 +125,8 @@ def cmd_score_formality(a):
     kinds = {p["id"]: prompt_kind(p["text"], vocabulary) for p in prompts} if vocabulary is not None else None
     valid = (pairs(a.valid_hyps), references(a.valid_references)) if a.valid_hyps else None
     scores = score_formality(pairs(a.hyps), prompts, test_set, valid, kinds)
-    record = {"kind": "formality", "model": a.model, "direction": a.direction, "config_hash": a.config_hash, **scores}
+    record = {"kind": "formality", "model": a.model, "direction": a.direction, "split": a.split,
+              "config_hash": a.config_hash, **scores}
     write_record(a.out, with_provenance(record, a.study))
     shown = {k: "n/a" if scores[k] is None else f"{100 * scores[k]:.1f}" for k in ("formal", "informal", "average")}
     log.info("%s %s IWSLT22 formality (best prompt): formal %s, informal %s, average %s", a.direction, a.model,
@@ -137,7 +138,38 @@ def _scoring_args(s) -> None:
         s.add_argument(name, required=True)
 
 
+def cmd_score_contrastive(a):
+    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate, read_suite
+    from mtcue.models.contrastive import score_suite
+    from mtcue.records import write_record
+
+    suite = a.suite_name or Path(a.suite).stem
+    examples = read_suite(a.suite)
+    direction, scores = score_suite(a.model_dir, examples, a.batch_size, a.threads)
+    result = evaluate(examples, scores)
+    record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
+              "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
+              **result}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s %s: contrastive accuracy %.1f%% of %d (%d ties; per-token mean %.1f%%)", direction,
+             record["model"], suite, 100 * result["accuracy"], result["n"], result["ties"],
+             100 * result["mean"]["accuracy"])
+
+
 def register(step) -> None:
+    s = step("score-contrastive", cmd_score_contrastive,
+             "contrastive accuracy of a trained model on a suite (docs/formats.md, section 8): every candidate "
+             "force-decoded with the example's context; right only if the correct one scores strictly best")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--suite", required=True, help="suite JSONL: results/eval/contrastive/{direction}/{suite}.jsonl")
+    s.add_argument("--out", required=True, help="the record (JSON)")
+    s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
+    s.add_argument("--suite-name", help="the suite's name in the record (default: the file's stem)")
+    s.add_argument("--batch-size", type=int, default=64, help="candidates per forward pass")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--config-hash", default="")
+    s.add_argument("--study", default="adhoc")
+
     s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
     _scoring_args(s)
 
@@ -180,6 +212,8 @@ def register(step) -> None:
                    help="the validation split's annotated references: formal=PATH informal=PATH")
     s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
                                           "a content word occurs in a training context; unseen: none does)")
+    s.add_argument("--split", default="test", help="the split the test set (--references, --corpus) comes from: "
+                                                   "test (Table 5) or valid (Table 6's zero-shot column)")
     for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
         s.add_argument(name)
 

@@ -200,20 +200,32 @@ class Translator:
     def score_tokens(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
                      batch_size: int = 64) -> list[tuple[float, int]]:
         """(summed log-probability, tokens scored) of each candidate (see `score`)."""
+        check_sources([source, *candidates])
+        return self.score_samples(self.samples([source], context, previous), [list(candidates)], batch_size)[0]
+
+    def score_samples(self, samples: list[dict], candidates: list[list[str]], batch_size: int = 64
+                      ) -> list[list[tuple[float, int]]]:
+        """(summed log-probability, tokens scored) of each candidate of each corpus-format sample (docs/formats.md,
+        section 1), force-decoded with the sample's own context; all candidates batched together (contrastive
+        suites)."""
         from fairseq.sequence_scorer import SequenceScorer
 
-        check_sources([source, *candidates])
+        if len(samples) != len(candidates):
+            raise ValueError(f"{len(samples)} samples but {len(candidates)} candidate lists")
         tgt = langs_of(self.direction)[1]
-        sample = self.samples([source], context, previous)[0]
-        samples = [{**sample, "id": f"{sample['id']}.{k}", "text": {**sample["text"], tgt: c}}
-                   for k, c in enumerate(candidates)]
+        flat = [{**sample, "id": f"{sample['id']}.{k}", "text": {**sample["text"], tgt: c}}
+                for sample, cands in zip(samples, candidates) for k, c in enumerate(cands)]
         scorer = SequenceScorer(self._task.target_dictionary)
         scores: dict[int, tuple[float, int]] = {}
-        for batch in self._batches(self._dataset(samples, with_targets=True), batch_size):
+        for batch in self._batches(self._dataset(flat, with_targets=True), batch_size):
             for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
                 positional = hypos[0]["positional_scores"]
                 scores[i] = (float(positional.sum()), int(positional.numel()))
-        return [scores[i] for i in range(len(samples))]
+        out, i = [], 0
+        for cands in candidates:
+            out.append([scores[i + k] for k in range(len(cands))])
+            i += len(cands)
+        return out
 
     # ---- inputs --------------------------------------------------------------------------------
 

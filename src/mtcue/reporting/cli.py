@@ -96,6 +96,13 @@ def cmd_table_formality(a):
                           tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
+def cmd_table_contrastive(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.contrastive import write_contrastive_table
+
+    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a))
+
+
 def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
@@ -201,6 +208,12 @@ def register(step) -> None:
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
     s.add_argument("--attention-records", nargs="*", default=[])
     s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-contrastive", cmd_table_contrastive, "the contrastive table (models x suites) from contrastive records")
+    s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)

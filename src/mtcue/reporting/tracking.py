@@ -144,10 +144,15 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
         if record["comet"] is None:
             tags[f"{TAG}comet_unavailable"] = record["unavailable"]
         return {f"{split}_comet": record["comet"]}
+    # The test split's (Table 5, Figure 4) keep their names; another split's (Table 6: valid) are prefixed with it.
+    name = kind if split in (None, "test") else f"{split}_{kind}"
     if kind == "formality":
-        return {f"formality_{f}": record[f] for f in FORMALITY_FIELDS}
-    # The test split's (Figure 4) keep their names; another split's (Table 6: valid) are prefixed with it.
-    name = "eamt22" if split in (None, "test") else f"{split}_eamt22"
+        return {f"{name}_{f}": record[f] for f in FORMALITY_FIELDS}
+    if kind == "contrastive":
+        suite = record["suite"]
+        return {f"contrastive_{suite}": record["accuracy"],
+                **{f"contrastive_{suite}_{value}": s["accuracy"]
+                   for value, s in record["groups"].get("phenomenon", {}).items()}}
     return {f"{name}_bleu": record["bleu"], f"{name}_accuracy_mean": record["accuracy_mean"],
             f"{name}_supervised_samples": record["supervised_samples"],
             **{f"{name}_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
@@ -290,7 +295,7 @@ def sync_records(
     best_valid_loss, params_total, params_trainable; per scored split S, S_bleu and S_acc_{phenomenon}
     (a fraction, "all" pooled) and S_comet (x100; when its model was unavailable, tag
     mtcue.comet_unavailable says why); formality_{formal,informal,average,formal_mean,informal_mean}
-    (IWSLT22, fractions); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
+    (IWSLT22, fractions; another split S's: S_formality_...); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
     eamt22_supervised_samples (test split; another split S's: S_eamt22_...). Tags: identity
     (mtcue.study, .direction, .model), mtcue.pair,
     .config_hash, .git_commit, .experiments, .bleu_signature, .spec (the spec as JSON),
@@ -306,9 +311,9 @@ def sync_records(
     for r in records:
         if r["study"] != study:
             raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22"):
+        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22", "contrastive"):
             raise ValueError(f"a {r['kind']} record belongs to no model's run")
-        slot = (r["direction"], r["model"], r["kind"], r.get("split"))
+        slot = (r["direction"], r["model"], r["kind"], r.get("split", r.get("suite")))
         if slot in slots:
             split = f" of split {slot[3]}" if slot[3] else ""
             raise ValueError(f"several {r['kind']} records{split} for {r['direction']}/{r['model']} in study {study}")

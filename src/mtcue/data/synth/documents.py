@@ -68,6 +68,11 @@ REPLY_KINDS = {"greeting": 0.3, "styled": 0.12, "address": 0.33, "speaker": 0.17
 ONGOING_KINDS = {"address": 0.45, "speaker": 0.2, "neutral": 0.03, "greeting": 0.12, "styled": 0.17,
                  "self": 0.09}
 GROUP_KIND_WEIGHT = 0.15    # added for lines said to a group
+# Anaphoric pronouns: a line may say "it" for the object (slot `obj`) of a line 1 to ANAPHOR_REACH
+# lines back in its block, when no other object was named since: the pronoun's gender in the
+# target is then decided by that line only. The weight is added to the line's kinds when so.
+ANAPHOR_REACH = 3
+ANAPHOR_WEIGHT = 0.8
 
 
 def _speaks_of_the_listener(frame: Frame) -> bool:
@@ -108,6 +113,7 @@ class Line:
     slots: dict[str, str]
     situation: Situation
     starts_block: bool          # no previous-line context reaches across this line
+    antecedent: int | None = None  # anaphor lines: the index of the line naming the object
 
 
 @dataclass(frozen=True)
@@ -161,12 +167,19 @@ def _slots(rng: random.Random, frame_id: str, register: str, situation: Situatio
 
 
 def _line(rng: random.Random, register: str, situation: Situation,
-          addressee: Character | None, block: int) -> Line:
-    """The `block`-th line (from 1) of a context block."""
+          addressee: Character | None, block: int, mention: tuple[int, str] | None = None) -> Line:
+    """The `block`-th line (from 1) of a context block; `mention`: (line index, object) that an
+    anaphor line may refer to."""
     weights = dict({1: OPENING_KINDS, 2: REPLY_KINDS}.get(block, ONGOING_KINDS))
     if situation.plural:
         weights["group"] = GROUP_KIND_WEIGHT
+    if mention is not None:
+        weights["anaphor"] = ANAPHOR_WEIGHT
     kind = rng.choices(list(weights), list(weights.values()))[0]
+    if kind == "anaphor":
+        frame_id, pattern = rng.choice(WORDINGS[kind, register])
+        slots = {"verb": "find", "obj": mention[1]} if "verb" in FRAMES[frame_id].slots else {"obj": mention[1]}
+        return Line(frame_id, pattern, slots, situation, False, mention[0])
     # The wording's style is drawn first, then a wording that has it or no style at all,
     # so that frames with only polite (or only slangy) English keep their signal.
     style = lean(rng, register, STYLE_AGREES)
@@ -182,6 +195,7 @@ def sample_document(rng: random.Random, pair: str) -> Document:
     meta = sample_metadata(rng, pair, register)
     lines: list[Line] = []
     block = 0
+    mention: tuple[int, str] | None = None  # the last object named: (line index, slot value)
     for i in range(rng.randint(*LINES_PER_DOCUMENT)):
         speaker, other = (first, second) if i % 2 == 0 else (second, first)
         addressee = None if to_group and speaker is first else other
@@ -189,5 +203,10 @@ def sample_document(rng: random.Random, pair: str) -> Document:
                               GROUP if addressee is None else addressee.gender)
         opening = i == 0 or rng.random() < GAP_AFTER.get(block, GAP_LATER)
         block = 1 if opening else block + 1
-        lines.append(_line(rng, register, situation, addressee, block))
+        # within the block (so in the line's context) and within reach
+        reachable = mention is not None and i - mention[0] <= min(ANAPHOR_REACH, block - 1)
+        line = _line(rng, register, situation, addressee, block, mention if reachable else None)
+        if line.antecedent is None and "obj" in line.slots:
+            mention = (i, line.slots["obj"])
+        lines.append(line)
     return Document(register, meta, tuple(lines))

@@ -14,6 +14,9 @@ Frame kinds steer document sampling (documents.py):
   greeting  lines with a vocative ("Thanks, Mr Novak."): names, titles and honorifics
   styled    register-flavoured English ("Chill out." / "Please calm down.")
   group     only said to a group of people
+  anaphor   "It's on the table.": `it` for an object (slot `obj`) named 1-3 lines earlier
+            in the same block (documents.py); the target pronoun (or a word agreeing with it)
+            takes that noun's gender, which only the earlier line shows
   self      the speaker says what they are ("I'm not a little girl anymore."): the slot
             `self` is the speaker's gender, so the line shows it in every language and is
             never labelled; it tells the next lines who speaks and who listens
@@ -203,6 +206,13 @@ FRAMES: dict[str, Frame] = {
         "self_mother": (("self",), ["I'm {self:a mother:a father}, I worry.",
                                     ("I'm {self:a mom:a dad}, I freak out.", I)]),
     }),
+    **_frames("anaphor", {
+        "it_on_table": (("obj",), ["It's on the table."]),
+        "it_gone": (("obj",), ["It has disappeared."]),
+        "cant_find_it": (("obj",), ["I can't find it."]),
+        "found_it": (("verb", "obj"), ["Did you find it?"]),  # verb: always "find"
+        "take_it": (("obj",), ["Take it."]),
+    }),
     **_frames("group", {
         "group_morning": ((), ["Good morning, everyone."]),
         "group_attention": ((), [("Ladies and gentlemen, may I have your attention?", F)]),
@@ -260,6 +270,14 @@ LEXICON: dict[str, dict[str, str]] = {
 SLOT_VALUES: dict[str, tuple[str, ...]] = {
     "verb": tuple(VERBS), "obj": tuple(OBJECTS), **{k: tuple(v) for k, v in LEXICON.items()},
 }
+
+# The nouns an English line may contain (slot values and the patterns' own), for the anaphora
+# analysis: which words of a context line could a pronoun refer to.
+NOUN_WORDS = frozenset({*OBJECTS.values(), "brother", "sister", "doctor", "neighbour", "lawyer", "wife",
+                        "husband", "boss", "table", "train", "door", "truth", "job", "beer", "idea", "day",
+                        "party", "film", "car", "police", "coffee", "tea", "wine", "glass", "drink", "form",
+                        "seat", "moment", "help", "patience", "time", "attention", "mother", "father",
+                        "mom", "dad", "everyone", "clue", "honour", "pleasure", "trouble"})
 
 FIRST_NAMES = {
     FEMININE: ("Anna", "Maria", "Kate", "Emma", "Laura", "Sarah", "Julia", "Lucy", "Helen",

@@ -83,6 +83,7 @@ PERSONS = {"brother": "mon frère", "sister": "ma sœur", "doctor": "le médecin
 
 class French(Language):
     code = "fr"
+    nouns = NOUNS
     phenomena = ("formality", "speaker_gender", "addressee_gender", "addressee_number")
     titles = {"mr": "monsieur", "mrs": "madame", "ms": "madame"}
     vocative_words = {"sir": "monsieur", "madam": "madame", "man": "mec", "dude": "mec",
@@ -184,6 +185,11 @@ class French(Language):
         # neutral
         "where_is": "Où est {obj:def}?",
         "on_table": "{obj:def} est sur la table.",
+        "it_on_table": "{obj:agree:il:elle} est sur la table.",
+        "it_gone": "{obj:agree:il:elle} a disparu.",
+        "cant_find_it": "Je ne {obj:agree:le:la} trouve pas.",
+        "found_it": "{pro} l'{v2:avoir} {obj:agree:trouvé:trouvée}?",
+        "take_it": "{imp:prendre}-{obj:agree:le:la}.",
         "obj_gone": "{obj:def} a disparu.",
         "we_need": "On a besoin d'{obj:indef}.",
         "train_leaves": "Le train part à {hour} heures.",
@@ -296,7 +302,9 @@ class French(Language):
         elided = determiner in ("mon", "ton") and noun[0] in VOWELS
         return f"{masculine if gender == 'm' or elided else feminine} {noun}"
 
-    def h_obj(self, slots, s, determiner):
+    def h_obj(self, slots, s, determiner, *args):
+        if determiner == "agree":  # a pronoun of the object noun's gender: {obj:agree:m:f}
+            return args["mf".index(NOUNS[slots["obj"]][1])]
         return self._noun_phrase(slots["obj"], s, determiner)
 
     def h_thing(self, slots, s, determiner):

@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
+import re
 from pathlib import Path
 
 from mtcue.corpus import MAX_PREVIOUS
 from mtcue.data.synth.documents import Document, sample_document
-from mtcue.data.synth.english import ENGLISH
+from mtcue.data.synth.english import ENGLISH, NOUN_WORDS, OBJECTS
 from mtcue.data.synth.french import FRENCH
 from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import RUSSIAN
-from mtcue.data.synth.situation import FORMAL, INFORMAL, cue_sentences
+from mtcue.data.synth.situation import alternatives, cue_sentences
 from mtcue.data.synth.template import Language
 from mtcue.io import write_jsonl
 
@@ -22,6 +22,7 @@ TARGETS: dict[str, Language] = {"en-de": GERMAN, "en-fr": FRENCH, "en-pl": POLIS
                                  "en-ru": RUSSIAN}
 PAIRS = tuple(TARGETS)
 SPLITS = ("train", "valid", "test")
+_IT = re.compile(r"\b[Ii]t\b")  # the anaphor lines' pronoun
 
 
 def _target(pair: str) -> Language:
@@ -74,21 +75,51 @@ def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
     return samples
 
 
-def formality_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str, dict[str, str]]:
-    """{sample id: {"formal": text, "informal": text}} for the lines of `generate(pair, split, n_docs,
-    seed)` whose translation shows formality: the same line rendered in each register (IWSLT22's
-    contrastive references)."""
+def contrasts(pair: str, split: str, n_docs: int, seed: int, phenomenon: str = "formality"
+              ) -> dict[str, dict[str, str]]:
+    """{sample id: {value: text}} for the lines of `generate(pair, split, n_docs, seed)` whose translation
+    shows `phenomenon` (formality, speaker_gender, addressee_gender): the same line rendered with each
+    value of it, everything else kept (IWSLT22's contrastive references, the contrastive suites)."""
     target = _target(pair)
-    contrasts, first = {}, 0
+    out, first = {}, 0
     for d in range(n_docs):
         document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
         for i, line in enumerate(document.lines):
-            if "formality" in line_labels(target, line.frame, line.slots, line.situation):
-                contrasts[f"{pair}.{split}.{first + i:06d}"] = {
-                    register: target.render(line.frame, line.slots, replace(line.situation, formality=register))
-                    for register in (FORMAL, INFORMAL)}
+            if phenomenon in line_labels(target, line.frame, line.slots, line.situation):
+                out[f"{pair}.{split}.{first + i:06d}"] = {
+                    value: target.render(line.frame, line.slots, situations[0])
+                    for value, situations in alternatives(phenomenon, line.situation).items()}
         first += len(document.lines)
-    return contrasts
+    return out
+
+
+def pronoun_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str, dict]:
+    """{sample id: {"candidates": {gender: text}, "gold", "distance", "pronoun", "antecedent", "nouns"}} for
+    the anaphor lines of `generate(pair, split, n_docs, seed)`: the line rendered as if its antecedent
+    were a noun of each gender the target has (everything else kept), the antecedent's gender, how many
+    lines back it is, the English pronoun as written, the antecedent noun and every noun of its line."""
+    target = _target(pair)
+    stand_in: dict[str, str] = {}  # gender -> an object noun of that gender in the target
+    for key in OBJECTS:
+        stand_in.setdefault(target.nouns[key][-1], key)
+    out, first = {}, 0
+    for d in range(n_docs):
+        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        for i, line in enumerate(document.lines):
+            if line.antecedent is None:
+                continue
+            before = document.lines[line.antecedent]
+            english = ENGLISH.render_pattern(before.english, before.slots, before.situation)
+            words = [w.strip(".,?!").lower() for w in english.split()]
+            out[f"{pair}.{split}.{first + i:06d}"] = {
+                "candidates": {g: target.render(line.frame, {**line.slots, "obj": key}, line.situation)
+                               for g, key in sorted(stand_in.items())},
+                "gold": target.nouns[line.slots["obj"]][-1], "distance": i - line.antecedent,
+                "pronoun": _IT.search(ENGLISH.render_pattern(line.english, line.slots, line.situation)).group(0),
+                "antecedent": OBJECTS[line.slots["obj"]],
+                "nouns": [w for w in words if w in NOUN_WORDS]}
+        first += len(document.lines)
+    return out
 
 
 def write_split(pair: str, split: str, n_docs: int, seed: int, path: str | Path) -> int:

@@ -77,6 +77,7 @@ def possessive(stem: str, gender: str, case: str) -> str:
 
 class German(Language):
     code = "de"
+    nouns = NOUNS
     phenomena = ("formality", "addressee_number")
     titles = {"mr": "Herr", "mrs": "Frau", "ms": "Frau"}
     vocative_words = {"sir": "mein Herr", "madam": "gnädige Frau", "man": "Alter", "dude": "Alter",
@@ -180,6 +181,11 @@ class German(Language):
         # neutral
         "where_is": "Wo ist {obj:def:nom}?",
         "on_table": "{obj:def:nom} liegt auf dem Tisch.",
+        "it_on_table": "{obj:agree:er:sie:es} liegt auf dem Tisch.",
+        "it_gone": "{obj:agree:er:sie:es} ist verschwunden.",
+        "cant_find_it": "Ich finde {obj:agree:ihn:sie:es} nicht.",
+        "found_it": "{v2:haben} {du} {obj:agree:ihn:sie:es} gefunden?",
+        "take_it": "{imp:nehmen} {obj:agree:ihn:sie:es}.",
         "obj_gone": "{obj:def:nom} ist verschwunden.",
         "we_need": "Wir brauchen {obj:indef:acc}.",
         "train_leaves": "Der Zug fährt um {hour} Uhr ab.",
@@ -287,8 +293,10 @@ class German(Language):
             article = possessive(determiner, gender, case)
         return f"{article} {noun}"
 
-    def h_obj(self, slots, s, determiner, case):
-        return self._noun_phrase(slots["obj"], s, determiner, case)
+    def h_obj(self, slots, s, determiner, *args):
+        if determiner == "agree":  # a pronoun of the object noun's gender: {obj:agree:m:f:n}
+            return args[GENDERS.index(NOUNS[slots["obj"]][1])]
+        return self._noun_phrase(slots["obj"], s, determiner, *args)
 
     def h_thing(self, slots, s, determiner, case):
         return self._noun_phrase(slots["thing"], s, determiner, case)

@@ -16,7 +16,7 @@ from pathlib import Path
 from mtcue.corpus import read_corpus, split_punctuation
 from mtcue.data.clean import clean_line
 from mtcue.data.evalsets import iwslt22_files
-from mtcue.data.synth.generator import formality_contrasts
+from mtcue.data.synth.generator import contrasts
 from mtcue.io import atomic_directory, write_lines
 
 
@@ -36,7 +36,7 @@ def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir
     that `generate(pair, split, n_docs, seed)` produced; returns the counts of lines and of lines that
     show formality."""
     tgt = pair.split("-")[1]
-    contrasts = formality_contrasts(pair, split, n_docs, seed)
+    registers = contrasts(pair, split, n_docs, seed, "formality")
     columns: list[list[str]] = [[] for _ in range(5)]
     shown = 0
     for sample in read_corpus(corpus):
@@ -46,10 +46,10 @@ def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir
             refs = {"formal": text, "informal": text}
             annotated = refs
         else:
-            if sample["id"] not in contrasts:
+            if sample["id"] not in registers:
                 raise ValueError(f"{corpus}: sample {sample['id']} is not a line of the synthetic {split} split of "
                                  f"{pair} with {n_docs} documents and seed {seed}; regenerate the corpus")
-            refs = {r: clean_line(t, tgt) for r, t in contrasts[sample["id"]].items()}
+            refs = {r: clean_line(t, tgt) for r, t in registers[sample["id"]].items()}
             if refs[formality["gold"]] != text:
                 raise ValueError(f"{corpus}: sample {sample['id']} rendered in its own register is {refs[formality['gold']]!r}, "
                                  f"not its translation {text!r}")

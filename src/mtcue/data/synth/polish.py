@@ -159,6 +159,7 @@ def _agree(forms: tuple[str, str, str], who: str) -> str:
 
 class Polish(Language):
     code = "pl"
+    nouns = NOUNS
     phenomena = ("formality", "speaker_gender", "addressee_gender", "addressee_number")
     titles = {"mr": "panie", "mrs": "pani", "ms": "pani"}
     vocative_words = {"sir": "proszę pana", "madam": "proszę pani", "man": "stary", "dude": "stary",
@@ -257,6 +258,11 @@ class Polish(Language):
         # neutral
         "where_is": "Gdzie jest {obj:nom}?",
         "on_table": "{obj:nom} jest na stole.",
+        "it_on_table": "{obj:agree:on:ona:ono} jest na stole.",
+        "it_gone": "{obj:agree:on:ona:ono} {obj:agree:zniknął:zniknęła:zniknęło}.",
+        "cant_find_it": "Nie mogę {obj:agree:go:jej:go} znaleźć.",
+        "found_it": "Czy {pro} {verb:past2} {obj:agree:go:ją:je}?",
+        "take_it": "{imp:wziąć} {obj:agree:go:ją:je}.",
         "obj_gone": "{obj:nom} {obj:agree:zniknął:zniknęła:zniknęło}.",
         "we_need": "Potrzebujemy {obj:gen}.",
         "train_leaves": "Pociąg odjeżdża o {hour}.",

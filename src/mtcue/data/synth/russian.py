@@ -119,6 +119,7 @@ CYRILLIC = {  # english.FIRST_NAMES and SURNAMES as Russian subtitles spell them
 
 class Russian(Language):
     code = "ru"
+    nouns = NOUNS
     phenomena = ("formality", "speaker_gender", "addressee_gender", "addressee_number")
     titles = {"mr": "мистер", "mrs": "миссис", "ms": "мисс"}
     vocative_words = {"sir": "сэр", "madam": "мэм", "man": "чувак", "dude": "чувак",
@@ -218,6 +219,11 @@ class Russian(Language):
         # neutral
         "where_is": "Где {obj:nom}?",
         "on_table": "{obj:nom} на столе.",
+        "it_on_table": "{obj:agree:он:она:оно} на столе.",
+        "it_gone": "{obj:agree:он:она:оно} {obj:agree:пропал:пропала:пропало}.",
+        "cant_find_it": "Я не могу {obj:agree:его:её:его} найти.",
+        "found_it": "{pro} {verb:past2} {obj:agree:его:её:его}?",
+        "take_it": "{imp:взять} {obj:agree:его:её:его}.",
         "obj_gone": "{obj:nom} {obj:agree:пропал:пропала:пропало}.",
         "we_need": "Нам {obj:agree:нужен:нужна:нужно} {obj:nom}.",
         "train_leaves": "Поезд отправляется в {hour}.",

@@ -48,6 +48,8 @@ class Language:
     frames: dict[str, str] = {}
     # Slot kind -> slot value -> text, for slots that a `{kind}` placeholder inserts as is.
     lexicon: dict[str, dict[str, str]] = {}
+    # Noun slot value -> its forms, the grammatical gender ("m", "f", "n") last (anaphoric pronouns agree).
+    nouns: dict[str, tuple[str, ...]] = {}
     # Vocatives: "mr"/"mrs"/"ms" -> the title before a surname; fixed words ("sir") -> text.
     titles: dict[str, str] = {}
     vocative_words: dict[str, str] = {}

@@ -1,0 +1,124 @@
+"""Contrastive evaluation: verdicts and accuracies from candidate scores (docs/formats.md, section 8).
+
+A suite example lists `candidates` (target strings) and the index of the `correct` one; a model gives
+each candidate a log-probability (summed over its tokens) and a token count. The example is right only
+when the correct candidate scores strictly above every other (ContraPro's evaluate.py: `better(score,
+errorscore)` for every error, with `gt`); a tie with the best other candidate is wrong and counted
+as a tie. Both the summed and the per-token mean score are judged. Accuracy is reported overall and
+per value of every key of the examples' `group` (ContraPro: pronoun, category, antecedent distance;
+Lopes et al.: pronoun; Voita et al. 2019: the test set and context distance).
+
+This module reads scores only; the forced decoding that makes them is mtcue.models.contrastive.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from mtcue.io import read_text_lines
+
+# Sets whose candidates differ where only the *target-side* context decides (Voita et al. 2019: the
+# T-V form or the name's translation used in earlier target lines): a model reading source context
+# only cannot tell its candidates apart from the context, so its score there is no measure of context use.
+NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
+MEASURES = ("sum", "mean")
+
+
+def check_example(example: dict, where: str) -> None:
+    candidates, correct = example.get("candidates"), example.get("correct")
+    if not isinstance(candidates, list) or len(candidates) < 2 or not all(isinstance(c, str) and c.strip()
+                                                                           for c in candidates):
+        raise ValueError(f"{where}: 'candidates' must list at least two non-empty target strings")
+    if not isinstance(correct, int) or isinstance(correct, bool) or not 0 <= correct < len(candidates):
+        raise ValueError(f"{where}: 'correct' must be the index of a candidate (0..{len(candidates) - 1}), "
+                         f"got {correct!r}")
+    group = example.get("group", {})
+    if not isinstance(group, dict):
+        raise ValueError(f"{where}: 'group' must be an object such as {{\"pronoun\": \"sie\", \"distance\": 2}}")
+
+
+def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
+    """The examples of a suite file (JSONL, docs/formats.md section 8), checked; errors name file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: contrastive suite not found (run the step that writes it first)")
+    examples = []
+    for lineno, line in read_text_lines(path):
+        where = f"{path}:{lineno}"
+        try:
+            example = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+        if not isinstance(example, dict):
+            raise ValueError(f"{where}: expected a JSON object")
+        for key in ("id", "doc_id", "text", "previous", "meta", "candidates", "correct"):
+            if key not in example:
+                raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 8)")
+        if source_lang is not None and not isinstance(example["text"].get(source_lang), str):
+            raise ValueError(f"{where}: 'text' has no '{source_lang}' source ({', '.join(example['text'])})")
+        check_example(example, where)
+        examples.append(example)
+    if not examples:
+        raise ValueError(f"{path}: the suite has no examples")
+    return examples
+
+
+def verdict(scores: list[float], correct: int) -> tuple[bool, bool]:
+    """(right, tie): right when the correct candidate scores strictly above every other; tie when it
+    is not right because it equals the best other."""
+    best_other = max(s for k, s in enumerate(scores) if k != correct)
+    return scores[correct] > best_other, scores[correct] == best_other
+
+
+def _tally() -> dict:
+    return {"right": 0, "n": 0, "ties": 0}
+
+
+def _summary(t: dict) -> dict:
+    return {"accuracy": t["right"] / t["n"] if t["n"] else None, "n": t["n"], "ties": t["ties"]}
+
+
+def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]]) -> dict:
+    """Verdicts and accuracies of `scores` (per example, per candidate: (summed log-prob, tokens)).
+
+    Returns {"n", "accuracy", "ties" (summed scores), "mean": {"accuracy", "ties"} (per-token mean),
+    "groups": {key: {value: {"accuracy", "n", "ties", "mean": {...}}}}, "examples": [per example: id,
+    group, correct, sum, tokens, right, tie, right_mean, tie_mean]}."""
+    if len(examples) != len(scores):
+        raise ValueError(f"{len(examples)} examples but {len(scores)} score lists")
+    overall = {m: _tally() for m in MEASURES}
+    groups: dict[str, dict[str, dict]] = defaultdict(lambda: defaultdict(lambda: {m: _tally() for m in MEASURES}))
+    rows = []
+    for i, (example, per_candidate) in enumerate(zip(examples, scores)):
+        check_example(example, f"example {i + 1} ({example.get('id')})")
+        if len(per_candidate) != len(example["candidates"]):
+            raise ValueError(f"example {i + 1} ({example.get('id')}): {len(example['candidates'])} candidates but "
+                             f"{len(per_candidate)} scores")
+        sums = [float(s) for s, _ in per_candidate]
+        tokens = [int(t) for _, t in per_candidate]
+        judged = {"sum": verdict(sums, example["correct"]),
+                  "mean": verdict([s / t for s, t in zip(sums, tokens)], example["correct"])}
+        tallies = [overall] + [groups[key][str(value)] for key, value in example.get("group", {}).items()]
+        for measure, (right, tie) in judged.items():
+            for t in tallies:
+                t[measure]["n"] += 1
+                t[measure]["right"] += right
+                t[measure]["ties"] += tie
+        rows.append({"id": example.get("id"), "group": example.get("group", {}), "correct": example["correct"],
+                     "sum": sums, "tokens": tokens, "right": judged["sum"][0], "tie": judged["sum"][1],
+                     "right_mean": judged["mean"][0], "tie_mean": judged["mean"][1]})
+
+    def block(t: dict) -> dict:
+        mean = _summary(t["mean"])
+        return {**_summary(t["sum"]), "mean": {"accuracy": mean["accuracy"], "ties": mean["ties"]}}
+
+    return {**block(overall),
+            "groups": {key: {value: block(t) for value, t in sorted(values.items())}
+                       for key, values in sorted(groups.items())},
+            "examples": rows}
+
+
+def contrapro_distance(distance: int) -> str:
+    """ContraPro's antecedent-distance bucket: 0, 1, 2, 3 or >3 sentences back."""
+    return ">3" if int(distance) > 3 else str(int(distance))

@@ -1,0 +1,144 @@
+"""Contrastive verdicts and accuracies (mtcue.evaluation.contrastive) against hand-set scores and against
+ContraPro's own scorer's logic."""
+from collections import defaultdict
+from operator import gt
+
+import pytest
+
+from mtcue.evaluation.contrastive import contrapro_distance, evaluate, read_suite
+
+# ContraPro-style examples: (src pronoun, ref pronoun, ante distance, [(log-prob sum, tokens) of the reference,
+# then of each error]).
+CONTRAPRO = [
+    ("it", "sie", 0, [(-1.0, 2), (-2.0, 2), (-3.0, 2)]),   # right
+    ("it", "er", 1, [(-2.0, 4), (-1.5, 2), (-3.0, 3)]),    # wrong by sum; right by mean (-0.5 > -0.75)
+    ("It", "es", 5, [(-1.0, 2), (-1.0, 2), (-4.0, 2)]),    # tie: wrong
+    ("it", "sie", 2, [(-3.0, 3), (-3.5, 3), (-3.1, 3)]),   # right
+    ("it", "er", 4, [(-2.0, 2), (-2.5, 2), (-2.1, 2)]),    # right
+]
+
+
+def _examples():
+    return [{"id": f"c{i}", "doc_id": "d", "text": {"en": "x"}, "previous": {"en": []}, "meta": {},
+             "candidates": ["ref", "err1", "err2"], "correct": 0,
+             "group": {"category": f"{src.lower()}:{ref.lower()}", "distance": contrapro_distance(dist)}}
+            for i, (src, ref, dist, _) in enumerate(CONTRAPRO)]
+
+
+def _contrapro_count_errors(scores_in_file_order):
+    """ContraPro's evaluate.py count_errors (--maximize: log-probabilities), transcribed: the reference's score,
+    then each error's; correct when the reference is better (gt) than every error."""
+    scores = iter(scores_in_file_order)
+    by_category = defaultdict(lambda: defaultdict(int))
+    by_distance = defaultdict(lambda: defaultdict(int))
+    for src, ref, dist, cands in CONTRAPRO:
+        score = next(scores)
+        category = src.lower() + ":" + ref.lower()
+        ante = ">3" if dist > 3 else dist
+        by_category[category]["total"] += 1
+        by_distance[str(ante)]["total"] += 1
+        all_better = True
+        for _ in cands[1:]:
+            if not gt(score, next(scores)):
+                all_better = False
+        if all_better:
+            by_category[category]["correct"] += 1
+            by_distance[str(ante)]["correct"] += 1
+    return by_category, by_distance
+
+
+def test_contrapro_scorer_agrees():
+    result = evaluate(_examples(), [c for *_, c in CONTRAPRO])
+    by_category, by_distance = _contrapro_count_errors([s for *_, c in CONTRAPRO for s, _ in c])
+    assert [r["right"] for r in result["examples"]] == [True, False, False, True, True]
+    for ours, theirs in (("category", by_category), ("distance", by_distance)):
+        assert set(result["groups"][ours]) == set(theirs)
+        for value, counts in theirs.items():
+            assert result["groups"][ours][value]["n"] == counts["total"]
+            assert result["groups"][ours][value]["accuracy"] == counts["correct"] / counts["total"]
+    assert sum(c["correct"] for c in by_category.values()) / 5 == result["accuracy"]
+
+
+def test_hand_counted():
+    result = evaluate(_examples(), [c for *_, c in CONTRAPRO])
+    assert (result["accuracy"], result["n"], result["ties"]) == (0.6, 5, 1)
+    # per-token mean: example 2 turns right (-2/4 = -0.5 beats -1.5/2 = -0.75)
+    assert result["mean"] == {"accuracy": 0.8, "ties": 1}
+    assert result["groups"]["distance"][">3"] == {"accuracy": 0.5, "n": 2, "ties": 1,
+                                                  "mean": {"accuracy": 0.5, "ties": 1}}
+    assert result["groups"]["category"]["it:er"]["accuracy"] == 0.5
+    assert result["groups"]["category"]["it:er"]["mean"]["accuracy"] == 1.0
+
+
+def test_correct_not_first_and_ties_with_lower_candidates():
+    ex = {"id": "v", "candidates": ["a", "b", "c", "d"], "correct": 2, "group": {"set": "deixis"}}
+    # the correct one ties with a weaker candidate only: still strictly best? no: equal to -1 is not above it
+    result = evaluate([ex, ex], [[(-3.0, 1), (-1.0, 1), (-1.0, 1), (-5.0, 1)],
+                                 [(-3.0, 1), (-2.0, 1), (-1.0, 1), (-1.5, 1)]])
+    assert [r["right"] for r in result["examples"]] == [False, True]
+    assert [r["tie"] for r in result["examples"]] == [True, False]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"candidates": ["only one"], "correct": 0}, "at least two"),
+    ({"candidates": ["a", "b"], "correct": 2}, "index of a candidate"),
+    ({"candidates": ["a", "b"], "correct": True}, "index of a candidate"),
+])
+def test_bad_examples_named(tmp_path, bad, message):
+    import json
+
+    path = tmp_path / "suite.jsonl"
+    good = {"id": "1", "doc_id": "d", "text": {"en": "x"}, "previous": {"en": []}, "meta": {},
+            "candidates": ["a", "b"], "correct": 0}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, **bad}) + "\n")
+    with pytest.raises(ValueError, match=f"suite.jsonl:2: .*{message}"):
+        read_suite(path)
+
+
+def test_score_count_mismatch():
+    with pytest.raises(ValueError, match="3 candidates but 2 scores"):
+        evaluate(_examples()[:1], [[(-1.0, 1), (-2.0, 1)]])
+
+
+def test_table_rows_from_a_hand_set_record(tmp_path):
+    from mtcue.reporting.contrastive import write_contrastive_table
+
+    result = evaluate(_examples(), [c for *_, c in CONTRAPRO])
+    record = {"kind": "contrastive", "model": "base", "direction": "en-de", "suite": "contrapro",
+              "needs_target_context": False, "study": "t", **result}
+    write_contrastive_table([record], tmp_path / "c.csv", tmp_path / "c.md")
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "c.csv")
+    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]
+    ours = csv[csv["source"] == "this study"].set_index("group")
+    assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
+    assert ours.loc["distance=>3", "accuracy"] == 0.5
+    seed = csv[(csv["source"] != "this study") & (csv["model"] == "Sentence-level")]
+    assert seed["accuracy"].tolist() == [0.4367, 0.7592] and seed["suite"].tolist() == ["contrapro", "lopes"]
+    md = (tmp_path / "c.md").read_text()
+    assert "| BASE | 60.0 (1 ties) |" in md and "43.67" in md and (tmp_path / "c.html").is_file()
+
+
+def test_paper_config_scores_the_real_suites():
+    from conftest import dry_run
+
+    run = dry_run("table_contrastive", "--configfile", "config/paper.yaml")
+    assert run.returncode == 0, run.stderr[-2000:]
+    for suite in ("contrapro", "lopes", "voita2019_deixis", "voita2019_lex_cohesion", "voita2019_ellipsis_infl",
+                  "voita2019_ellipsis_vp"):
+        direction = {"contrapro": "en-de", "lopes": "en-fr"}.get(suite, "en-ru")
+        assert f"results/records/contrastive/{direction}/mtcue.{suite}.json" in run.stdout, suite
+        assert f"results/eval/contrastive/{direction}/{suite}.jsonl" in run.stdout
+    assert "consistency_testsets/deixis_test.json" in run.stdout  # downloaded like the other sets
+    assert "synthetic.jsonl" not in run.stdout
+
+
+def test_mlflow_metrics_of_a_contrastive_record():
+    from mtcue.reporting.tracking import _evaluation
+
+    record = {"kind": "contrastive", "suite": "synthetic", "accuracy": 0.5,
+              "groups": {"phenomenon": {"pronoun": {"accuracy": 0.25}, "formality": {"accuracy": 0.75}},
+                         "distance": {"1": {"accuracy": 1.0}}}}
+    assert _evaluation(record, {}, {}) == {"contrastive_synthetic": 0.5, "contrastive_synthetic_pronoun": 0.25,
+                                           "contrastive_synthetic_formality": 0.75}

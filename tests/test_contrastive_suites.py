@@ -1,0 +1,76 @@
+"""The real contrastive suites converted to the suite format, from fixtures in the official formats."""
+import json
+
+import pytest
+
+from mtcue.data.contrastive_suites import from_evalset, voita2019
+from mtcue.data.evalsets import lopes
+from mtcue.evaluation.contrastive import evaluate, read_suite
+
+
+def test_lopes_official_files_to_suite(tmp_path):
+    files = {
+        "src": ["Where is it?", "Where is it?", "It was here.", "It was here."],
+        "trg": ["Où est-elle ?", "Où est-il ?", "Il était ici.", "Elle était ici."],
+        "csrc": ["", "", "", "I bought a car.", "The car is new."] * 2 + ["", "", "", "", "My hat."] * 2,
+        "ctrg": ["", "", "", "J'ai acheté une voiture.", "La voiture est neuve."] * 2 + ["", "", "", "", "Mon chapeau."] * 2,
+    }
+    paths = []
+    for name, lines in files.items():
+        paths.append(tmp_path / name)
+        paths[-1].write_text("\n".join(lines) + "\n")
+    lopes(*paths, tmp_path / "lopes.jsonl")
+    assert from_evalset("lopes", tmp_path / "lopes.jsonl", tmp_path / "suite.jsonl") == 2
+    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    assert first["text"] == {"en": "Where is it?"} and first["previous"] == {"en": ["The car is new.", "I bought a car."]}
+    assert first["candidates"] == ["Où est-elle ?", "Où est-il ?"] and first["correct"] == 0
+    assert first["group"] == {"pronoun": "elle"}
+    assert second["group"] == {"pronoun": "il"}
+
+
+def test_contrapro_converted_set_to_suite(tmp_path):
+    converted = [
+        {"id": "contrapro.000000", "doc_id": "1999_1_2", "text": {"en": "It is red.", "de": "Sie ist rot."},
+         "previous": {"en": ["I have a bag."], "de": ["Ich habe eine Tasche."]}, "meta": {}, "cues": [],
+         "contrastive": ["Er ist rot.", "Es ist rot."],
+         "phenomenon": {"src_pronoun": "It", "ref_pronoun": "Sie", "ante_distance": 1}},
+        {"id": "contrapro.000001", "doc_id": "1999_1_3", "text": {"en": "I saw it.", "de": "Ich sah ihn."},
+         "previous": {"en": [], "de": []}, "meta": {}, "cues": [], "contrastive": ["Ich sah sie.", "Ich sah es."],
+         "phenomenon": {"src_pronoun": "it", "ref_pronoun": "ihn", "ante_distance": 7}},
+    ]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(c) + "\n" for c in converted))
+    from_evalset("contrapro", tmp_path / "test.jsonl", tmp_path / "suite.jsonl")
+    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    assert first["candidates"] == ["Sie ist rot.", "Er ist rot.", "Es ist rot."] and first["correct"] == 0
+    assert first["group"] == {"category": "it:sie", "pronoun": "sie", "distance": "1"}
+    assert second["group"]["distance"] == ">3" and second["previous"] == {"en": []}
+
+
+VOITA = [  # consistency_testsets/*.json: src and dst are 4 Moses-tokenised sentences joined by " _eos "
+    {"src": "I don 't know . _eos Who ? _eos Your mother . _eos You 've never been caught .",
+     "dst": ["Я не знаю . _eos Кто ? _eos Твоя мать . _eos Тебя не ловили .",
+             "Я не знаю . _eos Кто ? _eos Твоя мать . _eos Вас не ловили ."], "true_ind": 0, "ctx_dist": 2},
+    {"src": "A . _eos B . _eos C . _eos D .", "dst": ["А . _eos Б . _eos В . _eos Г .", "А . _eos Б . _eos В . _eos Д .",
+                                                       "А . _eos Б . _eos В . _eos Е ."], "true_ind": 2, "ctx_dist": 3},
+]
+
+
+def test_voita2019_official_json_to_suite(tmp_path):
+    (tmp_path / "deixis_test.json").write_text(json.dumps(VOITA, ensure_ascii=False))
+    assert voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl") == 2
+    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    assert first["text"] == {"en": "You've never been caught."}  # detokenised as the cleaning step does
+    assert first["previous"] == {"en": ["Your mother.", "Who?", "I don't know."]}  # most recent first
+    assert first["candidates"] == ["Тебя не ловили.", "Вас не ловили."] and first["correct"] == 0
+    assert first["group"] == {"set": "deixis", "distance": 2}
+    assert second["candidates"] == ["Г.", "Д.", "Е."] and second["correct"] == 2
+    # Voita's scorer (argmin of losses) and ours agree where there are no ties
+    result = evaluate([first, second], [[(-1.0, 3), (-2.0, 3)], [(-3.0, 1), (-2.5, 1), (-2.0, 1)]])
+    assert result["accuracy"] == 1.0
+
+
+def test_voita2019_rejects_candidates_with_other_context(tmp_path):
+    bad = [{**VOITA[1], "dst": ["А . _eos Б . _eos В . _eos Г .", "X . _eos Б . _eos В . _eos Д ."]}]
+    (tmp_path / "ellipsis_vp.json").write_text(json.dumps(bad, ensure_ascii=False))
+    with pytest.raises(ValueError, match=r"ellipsis_vp\.json: entry 0: the candidates differ in their context"):
+        voita2019(tmp_path / "ellipsis_vp.json", "voita2019_ellipsis_vp", tmp_path / "suite.jsonl")

@@ -1,0 +1,101 @@
+# Contrastive evaluation (docs/formats.md, section 8): every trained model of an en->xx direction
+# force-decodes each candidate of each suite of its direction with the example's own context
+# (`mtcue score-contrastive`, through mtcue.Translator); right only if the correct candidate scores
+# strictly best. Suites: the synthetic corpus's own (formality, speaker/addressee gender, anaphoric
+# pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
+# Voita et al. 2019's consistency sets (EN-RU).
+
+# CONTRASTIVE, CONTRASTIVE_SUITES and CONTRASTIVE_RECORDS are in common.smk (the MLflow sync mirrors the records).
+CONTRASTIVE_TABLE = expand("results/tables/contrastive.{ext}", ext=["csv", "md", "html"]) if CONTRASTIVE_RECORDS else []
+
+
+rule contrastive_synthetic:
+    output:
+        "results/eval/contrastive/{pair}/synthetic.jsonl",
+    params:
+        docs=CONTRASTIVE["synthetic_docs"],
+        per_phenomenon=CONTRASTIVE["synthetic_per_phenomenon"],
+        seed=config["corpus"]["seed"],
+    log:
+        "results/logs/contrastive_synthetic/{pair}.log",
+    benchmark:
+        "results/benchmarks/contrastive_synthetic/{pair}.tsv"
+    shell:
+        "mtcue contrastive-suite --name synthetic --pair {wildcards.pair} --docs {params.docs} "
+        "--per-phenomenon {params.per_phenomenon} --seed {params.seed} --out {output} 2> {log}"
+
+
+rule contrastive_from_evalset:
+    input:
+        "results/eval/{evalset}/{pair}/test.jsonl",
+    output:
+        "results/eval/contrastive/{pair}/{evalset}.jsonl",
+    wildcard_constraints:
+        evalset="contrapro|lopes",
+    log:
+        "results/logs/contrastive_from_evalset/{pair}.{evalset}.log",
+    benchmark:
+        "results/benchmarks/contrastive_from_evalset/{pair}.{evalset}.tsv"
+    shell:
+        "mtcue contrastive-suite --name {wildcards.evalset} --input {input} --out {output} 2> {log}"
+
+
+if OPENSUBTITLES:
+
+    # Voita et al. 2019's official JSON, downloaded like the other evaluation sets, converted to suites.
+    rule eval_voita2019:
+        input:
+            lambda w: sources.local(sources.evalset_sources(config, "voita2019", "en-ru")[f"voita2019_{w.vset}"]),
+        output:
+            "results/eval/contrastive/en-ru/voita2019_{vset}.jsonl",
+        wildcard_constraints:
+            vset="deixis|lex_cohesion|ellipsis_infl|ellipsis_vp",
+        log:
+            "results/logs/eval_voita2019/{vset}.log",
+        benchmark:
+            "results/benchmarks/eval_voita2019/{vset}.tsv"
+        shell:
+            "mtcue contrastive-suite --name voita2019_{wildcards.vset} --input {input:q} --out {output} 2> {log}"
+
+
+rule score_contrastive:
+    input:
+        unpack(trained_model),
+        suite="results/eval/contrastive/{direction}/{suite}.jsonl",
+    output:
+        "results/records/contrastive/{direction}/{model}.{suite}.json",
+    wildcard_constraints:
+        suite=r"synthetic|contrapro|lopes|voita2019_[a-z_]+",
+    params:
+        model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
+        batch_size=CONTRASTIVE["batch_size"],
+        config_hash=cfg_hash,
+        study=STUDY,
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/score_contrastive/{direction}.{model}.{suite}.log",
+    benchmark:
+        "results/benchmarks/score_contrastive/{direction}.{model}.{suite}.tsv"
+    shell:
+        "mtcue score-contrastive --model-dir {params.model_dir} --suite {input.suite} --model {wildcards.model} "
+        "--suite-name {wildcards.suite} --batch-size {params.batch_size} --threads {threads} "
+        "--config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+
+
+rule table_contrastive:
+    localrule: True
+    input:
+        records=CONTRASTIVE_RECORDS,
+        runs=MLFLOW_RUNS,
+    output:
+        csv="results/tables/contrastive.csv",
+        md="results/tables/contrastive.md",
+        html=report("results/tables/contrastive.html", caption="../report/contrastive.rst", category="Tables"),
+    log:
+        "results/logs/table_contrastive.log",
+    benchmark:
+        "results/benchmarks/tables/contrastive.tsv"
+    shell:
+        "mtcue table-contrastive --records {input.records} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
