@@ -325,6 +325,7 @@ CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m 
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS,
-    *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)), *FORMALITY_RECORDS, *EAMT22_RECORDS,
+    *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)),
+    *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
 })
