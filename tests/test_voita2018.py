@@ -233,6 +233,13 @@ def test_piece_words_marks_punctuation_and_continuation_pieces():
     assert piece_words(["▁The", "▁heart", "s", ".", "▁is"]) == [0, 1, 1, -1, 2]
 
 
+def test_word_positions_ignore_case_punctuation_and_clitics():
+    from mtcue.evaluation.attention import word_positions
+
+    assert word_positions("It's on the table, it is.", "it") == [0, 4]
+    assert word_positions("The letter's gone.", "letter") == [1]
+
+
 def test_most_attended_word_skips_marker_eos_and_punctuation():
     # columns: marker, ▁the, ▁bo, ok, ",", ▁lamp, </s>; the marker and "," get the most attention
     attention = np.array([[0.50, 0.05, 0.10, 0.04, 0.20, 0.08, 0.03],

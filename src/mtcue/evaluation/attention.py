@@ -7,6 +7,7 @@ excluded) agrees when it lies inside the antecedent. Baselines as the seed's: th
 last noun and a random noun of the context line (its expected agreement, 1 / number of nouns)."""
 from __future__ import annotations
 
+import re
 import string
 from collections import defaultdict
 from collections.abc import Sequence
@@ -33,9 +34,10 @@ def piece_words(pieces: Sequence[str]) -> list[int]:
 
 
 def word_positions(line: str, word: str) -> list[int]:
-    """Positions (whitespace words of `line`) of `word`, compared without punctuation and case."""
+    """Positions (whitespace words of `line`) of `word`, compared without punctuation and case, and
+    without a clitic ("It's" is a position of "it")."""
     target = normalise(word)
-    return [i for i, w in enumerate(line.split()) if normalise(w) == target]
+    return [i for i, w in enumerate(line.split()) if normalise(re.split("['’]", w)[0]) == target]
 
 
 def most_attended_word(attention: np.ndarray, pronoun_rows: Sequence[int], context_words: Sequence[int]) -> int:
