@@ -283,6 +283,7 @@ def test_measure_selects_distance_one_examples_with_several_nouns():
 
     result = measure(suite, "en", pieces, attend)
     assert result["examples"] == 2
+    assert measure(suite, "en", pieces, attend, min_nouns=1)["examples"] == 3  # c too (Table 6)
     # a: last word "table" is not the antecedent lamp; b: last word "cup" is
     assert result["pronouns"]["it"] == {"n": 2, "attention": 0.5, "random": 0.5, "first": 0.5, "last": 0.5}
 
@@ -414,7 +415,8 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
 
     rows = cfgmod.voita2018_rows(demo_config())
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
-                 "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}}}
+                 "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
+                 "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}
     runs = RunIds("file:///m", "demo", {"en-ru/voita_context": "r1", "en-ru/base": "r0"})
     write_voita2018_table(rows, [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)],
                           [score("voita_context", 19.5)], [attention], tmp_path / "t.csv", tmp_path / "t.md",
@@ -430,6 +432,8 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     assert df[("bleu", "paper en-ru", "context encoder (previous sentence)", "bleu")] == 30.14
     assert df[("attention", "en-ru", "all", "attention")] == 75.0
     assert df[("attention", "paper en-ru", "it", "attention")] == 58
+    assert df[("attention_any_nouns", "en-ru", "all", "attention")] == 50.0
+    assert df[("attention_any_nouns", "paper en-ru", "it", "attention")] == 69
     md = (tmp_path / "t.md").read_text()
     assert "30.14" in md and "21.25" in md and (tmp_path / "t.html").is_file()
 

@@ -96,8 +96,9 @@ def source_text(example: dict, src: str) -> str:
     return text[src] if isinstance(text, dict) else text
 
 
-def selected(examples: Sequence[dict], src: str) -> list[dict]:
-    """The suite's pronoun examples at distance 1 whose context line has more than one noun (the seed's Table 7)."""
+def selected(examples: Sequence[dict], src: str, min_nouns: int = 2) -> list[dict]:
+    """The suite's pronoun examples at distance 1 whose context line has at least `min_nouns` nouns (the
+    seed's Table 7: 2; its Table 6: 1)."""
     out = []
     for e in examples:
         group, anaphor = e.get("group") or {}, e.get("anaphor")
@@ -105,17 +106,17 @@ def selected(examples: Sequence[dict], src: str) -> list[dict]:
             continue
         line = context_line(e, src)
         nouns = {p for n in anaphor["nouns"] for p in word_positions(line or "", n)}
-        if line and len(nouns) > 1 and word_positions(line, anaphor["antecedent"]):
+        if line and len(nouns) >= min_nouns and word_positions(line, anaphor["antecedent"]):
             out.append(e)
     return out
 
 
-def measure(examples: Sequence[dict], src: str, pieces, attend) -> dict:
+def measure(examples: Sequence[dict], src: str, pieces, attend, min_nouns: int = 2) -> dict:
     """Agreement over the selected examples of a suite. `pieces(text)` -> SentencePiece pieces;
     `attend(source_pieces, context_pieces)` -> attention [len(source) + 1, 1 + len(context) + 1] (rows: the
     source pieces then </s>; columns: marker, context pieces, </s>)."""
     rows = []
-    for e in selected(examples, src):
+    for e in selected(examples, src, min_nouns):
         anaphor, line, text = e["anaphor"], context_line(e, src), source_text(e, src)
         source, context = pieces(text), pieces(line)
         pronoun = word_positions(text, anaphor["pronoun"])

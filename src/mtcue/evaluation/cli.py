@@ -32,8 +32,10 @@ def cmd_attention_agreement(a):
         raise ValueError(f"{a.model_dir}: a '{translator.model.spec['type']}' model has no context attention to "
                          "analyse (voita_context only)")
     src = langs_of(translator.direction)[0]
-    result = measure(read_suite(a.suite), src, lambda text: translator._spm.encode(text, out_type=str),
-                     model_attention(translator))
+    suite, pieces, attend = read_suite(a.suite), lambda text: translator._spm.encode(text, out_type=str), \
+        model_attention(translator)
+    # Table 7 (context lines with more than one noun) and, under "table6", Table 6 (every context line)
+    result = {**measure(suite, src, pieces, attend), "table6": measure(suite, src, pieces, attend, min_nouns=1)}
     record = {"kind": "attention", "model": a.model, "direction": translator.direction, "suite": a.suite,
               "config_hash": a.config_hash, **result}
     write_record(a.out, with_provenance(record, a.study))

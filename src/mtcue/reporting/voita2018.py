@@ -13,6 +13,7 @@ from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, _studie
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
 PAPER_ATTENTION_CSV = PAPER_FIGURES / "voita2018_table7_attention.csv"
+PAPER_ATTENTION6_CSV = PAPER_FIGURES / "voita2018_table6_attention.csv"
 HEURISTICS = ("random", "first", "last", "attention")
 RANDOM = "random"  # the row variant: the model evaluated with another sentence's context
 
@@ -33,11 +34,13 @@ def bleu_frame(rows: Sequence[dict], scores: Sequence[dict], random_scores: Sequ
     return pd.DataFrame.from_dict(data, orient="index", columns=directions).rename_axis("system")
 
 
-def attention_frame(records: Sequence[dict]) -> pd.DataFrame:
-    """Rows (direction, pronoun) with n and the agreement (%) of attention and the heuristics."""
+def attention_frame(records: Sequence[dict], table6: bool = False) -> pd.DataFrame:
+    """Rows (direction, pronoun) with n and the agreement (%) of attention and the heuristics: Table 7's
+    selection, or with `table6` Table 6's (every context line, the record's "table6")."""
     data = {}
     for r in records:
-        for pronoun, cell in r["pronouns"].items():
+        selection = r.get("table6", {"pronouns": {}}) if table6 else r
+        for pronoun, cell in selection["pronouns"].items():
             data[(r["direction"], pronoun)] = {"n": cell["n"], **{k: 100 * cell[k] for k in HEURISTICS}}
     df = pd.DataFrame.from_dict(data, orient="index", columns=["n", *HEURISTICS])
     if not df.empty:
@@ -52,8 +55,9 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
     of its model in its direction."""
     bleu = bleu_frame(rows, scores, random_scores)
     paper_bleu = _read_csv(PAPER_BLEU_CSV).set_index("model")["bleu"]
-    agreement = attention_frame(attention)
+    agreement, agreement6 = attention_frame(attention), attention_frame(attention, table6=True)
     paper_attention = _read_csv(PAPER_ATTENTION_CSV).set_index("pronoun")
+    paper_attention6 = _read_csv(PAPER_ATTENTION6_CSV).set_index("pronoun")
     model_of = {row["label"]: row["model"] for row in rows}
     long = [{"table": "bleu", "direction": d, "row": label, "metric": "bleu", "value": v, "model": model_of[label]}
             for label, values in bleu.iterrows() for d, v in values.items()]
@@ -64,6 +68,10 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
              for (d, p), values in agreement.iterrows() for m, v in values.items()]
     long += [{"table": "attention", "direction": "paper en-ru", "row": p, "metric": m, "value": v}
              for p, values in paper_attention.iterrows() for m, v in values.items()]
+    long += [{"table": "attention_any_nouns", "direction": d, "row": p, "metric": m, "value": v,
+              "model": attention_model[d]} for (d, p), values in agreement6.iterrows() for m, v in values.items()]
+    long += [{"table": "attention_any_nouns", "direction": "paper en-ru", "row": p, "metric": m, "value": v}
+             for p, values in paper_attention6.iterrows() for m, v in values.items()]
     df = pd.DataFrame(long, columns=["table", "direction", "row", "metric", "value", "model"])
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
@@ -82,6 +90,12 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
     else:
         blocks.append(Block("Table 7: attention agreement with the antecedent (%)",
                             pd.DataFrame({"": [attention_unavailable or "no attention records"]}, index=[NA])))
+    if not agreement6.empty:
+        shown = agreement6.map(lambda v: f"{v:.1f}")
+        shown["n"] = agreement6["n"].map(lambda v: f"{v:.0f}")
+        shown.index = [f"{d} {p}" for d, p in agreement6.index]
+        blocks.append(Block("Table 6: the same over every context line (one noun or more)", shown,
+                            paper_attention6[list(HEURISTICS)].map(lambda v: f"{v:.0f}"), "paper, Table 6 (en-ru)"))
     footnotes = [
         "BLEU of each system on the study's test split (sacreBLEU); 'random context': the previous-sentence "
         "model translating with the context sentence of another test sentence (test time only).",
