@@ -89,7 +89,9 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
                             paper_attention[list(HEURISTICS)].map(lambda v: f"{v:.0f}"), "paper, Table 7 (en-ru)"))
     else:
         blocks.append(Block("Table 7: attention agreement with the antecedent (%)",
-                            pd.DataFrame({"": [attention_unavailable or "no attention records"]}, index=[NA])))
+                            pd.DataFrame({"": [attention_unavailable or (
+                                "no pronoun example whose context line has more than one noun" if attention else
+                                "no attention records")]}, index=[NA])))
     if not agreement6.empty:
         shown = agreement6.map(lambda v: f"{v:.1f}")
         shown["n"] = agreement6["n"].map(lambda v: f"{v:.0f}")
