@@ -27,6 +27,7 @@ include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
+include: "workflow/rules/voita2018.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -43,3 +44,4 @@ rule all:
         TABLE5,
         ABLATION_TABLES,
         CONTRASTIVE_TABLE,
+        VOITA2018_TABLE,

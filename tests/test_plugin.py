@@ -506,7 +506,13 @@ def test_paper_config_parameter_counts():
         "mtcue_no_positions": mtcue_total - 6 * 512, "mtcue_no_doc": mtcue_total - 6 * 512,
         "mtcue_no_qk_norm": mtcue_total - 6,
         "mtcue_no_metadata": mtcue_total, "mtcue_random_context": mtcue_total,
-        "mtcue_shuffled_context": mtcue_total}
+        "mtcue_shuffled_context": mtcue_total,
+        # Voita et al. (2018): BASE plus the context encoder's own last layer (4 x (512 x 512 + 512) attention,
+        # 2 x 1,024 layer norms, 512 x 2,048 + 2,048 + 2,048 x 512 + 512 FFN = 3,152,384), the last source
+        # layer's context attention (1,050,624) and gate (1,024 x 512 + 512); CONCAT: two segment vectors.
+        "voita_context": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
+        "voita_context_next": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
+        "concat": 60_964_864 + 2 * 512}
     assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
     mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 6 * 512 + 6 * (layer + 1)

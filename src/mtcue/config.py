@@ -18,7 +18,8 @@ from mtcue.io import TextFileError, read_text
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
-CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors"}
+CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
+                "voita_context": "tokens", "concat": "tokens"}
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -71,6 +72,13 @@ def _check_switches(name: str, model: dict) -> None:
     for key in ("context_encoder", "context_encoder_per_direction", "context_pooling"):
         if key in model and kind != "vectors":
             raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
+    if "context_slot" in model and kind != "tokens":
+        raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
+    if "context_columns" in model and kind == "tokens":
+        raise ConfigError(f"models.{name}.context_columns: a '{model['type']}' model reads a token slot (context_slot)")
+    if model["random_context"] == "noise" and kind == "tokens":
+        raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; a '{model['type']}' model "
+                          "reads tokens (use shuffle)")
     if model["random_context"] and kind is None:
         raise ConfigError(f"models.{name}.random_context: a '{model['type']}' model reads no context")
     if model["random_context"] == "noise" and kind != "vectors":
@@ -129,8 +137,14 @@ def _check_semantics(cfg: dict) -> None:
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
     _check_urls(cfg)
+    voita = cfg["experiments"]["voita2018"]
+    for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
+        unknown = [n for n in names if n not in voita["models"]]
+        if unknown:
+            raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
-                            ("formality", formality_directions(cfg))):
+                            ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
+                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
@@ -325,7 +339,9 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
     return {"quality": quality,
             "fewshot": fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else []),
             "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values())),
-            "formality": cfg["experiments"]["formality"]["models"] or quality}
+            "formality": cfg["experiments"]["formality"]["models"] or quality,
+            "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
+                                            + cfg["experiments"]["voita2018"]["random_test"]))}
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -463,12 +479,13 @@ def model_entry(cfg: dict, model: str) -> dict:
 
 def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
     """Every (direction, model) the study trains, with the experiments whose results it gives (quality,
-    ablation, fewshot, formality); a model trained only as another's starting point has none."""
+    ablation, fewshot, formality, voita2018); a model trained only as another's starting point has none."""
     models = experiment_models(cfg)
     cells = [*((d, m, "quality") for m in models["quality"] for d in cfg["directions"]),
              *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
-             *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"])]
+             *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
+             *((d, m, "voita2018") for d, m in voita2018_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -540,5 +557,39 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
         spec["context"] |= {"encoder": encoder_for(cfg, direction, model), "pooling": entry.get("context_pooling", "mean")}
     elif kind == "tags":
         spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
+    elif kind == "tokens":
+        spec["context"] = {"kind": kind, "slot": entry.get("context_slot", "prev1"), "random": entry["random_context"],
+                           "slots": token_slots(cfg)}
     return spec
+
+
+def token_slots(cfg: dict) -> list[str]:
+    """The token store's slots (docs/formats.md section 2): as many previous lines as the vector
+    store's document slots, most recent first, then the next line."""
+    return [f"prev{i}" for i in range(1, cfg["context"]["doc_slots"] + 1)] + ["next1"]
+
+
+def voita2018_rows(cfg: dict) -> list[dict]:
+    """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (the seed's row name where
+    the model is one of its systems), "model", "variant": "" or "random" (random context at test time)}."""
+    exp = cfg["experiments"]["voita2018"]
+    sentence = {"prev1": "previous sentence", "next1": "next sentence"}
+    rows = []
+    for model in exp["models"]:
+        entry = cfg["models"][model]
+        slot = sentence[entry.get("context_slot", "prev1")]
+        label = {"base": "baseline (context-agnostic Transformer)", "concat": f"concatenation ({slot})",
+                 "voita_context": f"context encoder ({slot})"}.get(entry["type"], model)
+        rows.append({"label": label, "model": model, "variant": ""})
+        if model in exp["random_test"]:
+            rows.append({"label": "context encoder (random context)" if entry["type"] == "voita_context" else
+                         f"{label}, random context", "model": model, "variant": "random"})
+    labels = [r["label"] for r in rows]
+    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+
+
+def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the voita2018 experiment trains and scores."""
+    exp = cfg["experiments"]["voita2018"]
+    return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 

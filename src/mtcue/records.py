@@ -36,6 +36,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     # accuracy (fractions), their mean, and every prompt's counts.
     "formality": ("model", "direction", "formal", "informal", "average", "best_prompt", "prompts", "config_hash",
                   "git_commit", "study"),
+    # Voita et al. (2018) Table 7: agreement of VOITA-CONTEXT's context attention with the antecedent of a
+    # pronoun, per source pronoun and "all": {"n", "attention", "random", "first", "last"} (fractions).
+    "attention": ("model", "direction", "suite", "examples", "pronouns", "config_hash", "git_commit", "study"),
     # Contrastive suites: accuracy of the summed and per-token scores, overall and per group (docs/formats.md §7).
     "contrastive": ("model", "direction", "suite", "accuracy", "n", "ties", "mean", "groups",
                     "needs_target_context", "config_hash", "git_commit", "study"),

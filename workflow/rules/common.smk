@@ -79,14 +79,17 @@ def init_checkpoint(w):
 
 
 def context_store(w):
-    """The store a model trains on: a vector store per encoder, or TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk); none for BASE."""
+    """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
+    variant: its setting's masked copy, fewshot.smk) or the token store (VOITA-CONTEXT, CONCAT);
+    none for BASE."""
     entry = cfg.model_entry(config, w.model)
     if "fewshot" in entry:
         return {"store": f"results/fewshot/{w.direction}/{w.model}"}
     kind = cfg.context_kind(entry)
     if kind == "vectors":
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
+    if kind == "tokens":
+        return {"store": f"results/tokens/{w.direction}"}
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
 
 
@@ -264,6 +267,48 @@ def zeroshot_options(kind):
     return f"--zeroshot-direction {kind}={task['direction']}{reason}"
 
 
+# ---- Voita et al. 2018 (voita2018.smk): Tables 1 and 7 -------------------------------------------
+
+VOITA2018 = config["experiments"]["voita2018"]
+VOITA2018_PAIRS = cfg.voita2018_models(config)
+VOITA2018_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in VOITA2018_PAIRS})
+VOITA2018_RANDOM = sorted({f"results/records/score_random_context/{d}/{m}.{EVAL_SPLIT}.json"
+                           for d, m in VOITA2018_PAIRS if m in VOITA2018["random_test"]})
+# Table 7: the previous-sentence VOITA-CONTEXT models of en->xx directions (the suite's pronouns are English).
+VOITA2018_ATTENTION = sorted(
+    f"results/records/attention/{d}/{m}.json" for d, m in VOITA2018_PAIRS
+    if d.startswith("en-") and cfg.model_entry(config, m)["type"] == "voita_context"
+    and cfg.model_entry(config, m).get("context_slot", "prev1") == "prev1"
+)
+VOITA2018_TABLE = expand("results/tables/voita2018.{ext}", ext=["csv", "md", "html"]) if VOITA2018_PAIRS else []
+
+
+def synthetic_suite(direction):
+    return f"results/eval/contrastive/{direction}/synthetic.jsonl"
+
+
+def attention_unavailable():
+    """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
+    (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
+    if OPENSUBTITLES:
+        return "needs pronoun antecedents (the seed: CoreNLP on OpenSubtitles); only the synthetic suite has them"
+    made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
+    there = all(os.path.exists(synthetic_suite(p.split("/")[3])) for p in VOITA2018_ATTENTION)
+    return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
+
+
+def voita2018_attention_records(w):
+    return [] if attention_unavailable() else VOITA2018_ATTENTION
+
+
+def random_context_spec(w):
+    """The model's spec with random context, another test sentence's line: at test time only (its training
+    spec says otherwise)."""
+    spec = model_spec(w)
+    spec["context"]["random"] = "shuffle"
+    return json.dumps(spec, sort_keys=True)
+
+
 # ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
 
 TRAINED = cfg.trained_models(config)
@@ -279,6 +324,8 @@ CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m 
 
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
-    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS, *FORMALITY_RECORDS, *EAMT22_RECORDS,
+    *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS,
+    *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)),
+    *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
 })

@@ -1,6 +1,7 @@
 # Context stores (docs/formats.md, section 2): each unique context string embedded once into a
-# memory-mapped store with a per-sample index, one store per sentence encoder; and TAGGING's tag
-# store, whose vocabulary comes from the training split.
+# memory-mapped store with a per-sample index, one store per sentence encoder; TAGGING's tag
+# store, whose vocabulary comes from the training split; the token store of the models that encode
+# neighbouring sentences with the source encoder (VOITA-CONTEXT, CONCAT).
 from mtcue.context.embed import is_random_encoder
 
 
@@ -54,3 +55,22 @@ rule tags:
     shell:
         "mtcue tags --direction {wildcards.direction} {params.corpora} --columns {params.columns} "
         "--min-docs {params.min_docs} --out {output} 2> {log}"
+
+
+rule token_store:
+    input:
+        split_corpora,
+        spm=lambda w: f"results/spm/{w.direction}.model",
+        data="results/bin/{direction}",
+    output:
+        directory("results/tokens/{direction}"),
+    params:
+        corpora=lambda w, input: corpus_options(w, input[:len(SPLITS)]),
+        previous=config["context"]["doc_slots"],
+    log:
+        "results/logs/token_store/{direction}.log",
+    benchmark:
+        "results/benchmarks/token_store/{direction}.tsv",
+    shell:
+        "mtcue token-store --direction {wildcards.direction} {params.corpora} --spm {input.spm} "
+        "--data-bin {input.data} --previous {params.previous} --next --out {output} 2> {log}"

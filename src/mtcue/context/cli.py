@@ -36,6 +36,12 @@ def cmd_tags(a):
     build_tag_store(corpora_from_args(a), a.direction, a.columns.split(","), a.min_docs, a.out)
 
 
+def cmd_token_store(a):
+    from mtcue.context.token_store import build_token_store
+
+    build_token_store(corpora_from_args(a), a.direction, a.spm, a.data_bin, a.previous, a.next, a.out)
+
+
 def cmd_mask_store(a):
     from mtcue.context.masked import ALL, build_masked_store
 
@@ -83,6 +89,16 @@ def register(step) -> None:
     s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH", help="train is required")
     s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
     s.add_argument("--min-docs", type=int, default=2, help="training documents a value needs for its own tag")
+    s.add_argument("--out", required=True)
+
+    s = step("token-store", cmd_token_store, "the token context store: previous (and next) source lines of "
+             "every sample as token ids of the direction's dictionary (docs/formats.md, section 2)")
+    s.add_argument("--direction", required=True)
+    s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
+    s.add_argument("--spm", required=True, help="the direction's SentencePiece model")
+    s.add_argument("--data-bin", required=True, help="the binarised data (its source dictionary)")
+    s.add_argument("--previous", type=int, required=True, help="previous-line slots prev1..prevK")
+    s.add_argument("--next", action="store_true", help="also the slot next1 (the following line)")
     s.add_argument("--out", required=True)
 
     s = step("mask-store", cmd_mask_store, "a few-shot store: attribute sentences kept for N lines per "

@@ -21,6 +21,28 @@ def cmd_score(a):
     log.info("%s %s %s: BLEU %.2f", a.direction, a.model, a.split, scores["bleu"])
 
 
+def cmd_attention_agreement(a):
+    from mtcue.config import langs_of
+    from mtcue.evaluation.attention import measure, model_attention, read_suite
+    from mtcue.models.translator import Translator
+    from mtcue.records import write_record
+
+    translator = Translator.load(a.model_dir, device="cpu")
+    if translator.model.spec["type"] != "voita_context":
+        raise ValueError(f"{a.model_dir}: a '{translator.model.spec['type']}' model has no context attention to "
+                         "analyse (voita_context only)")
+    src = langs_of(translator.direction)[0]
+    suite, pieces, attend = read_suite(a.suite), lambda text: translator._spm.encode(text, out_type=str), \
+        model_attention(translator)
+    # Table 7 (context lines with more than one noun) and, under "table6", Table 6 (every context line)
+    result = {**measure(suite, src, pieces, attend), "table6": measure(suite, src, pieces, attend, min_nouns=1)}
+    record = {"kind": "attention", "model": a.model, "direction": translator.direction, "suite": a.suite,
+              "config_hash": a.config_hash, **result}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s: attention agreement %s over %d examples", translator.direction, a.model,
+             result["pronouns"].get("all", {}).get("attention"), result["examples"])
+
+
 def cmd_comet(a):
     from mtcue.evaluation.comet import comet_files
     from mtcue.records import write_record
@@ -152,6 +174,16 @@ def register(step) -> None:
 
     s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
     _scoring_args(s)
+
+    s = step("attention-agreement", cmd_attention_agreement,
+             "Voita et al. (2018) Table 7: does VOITA-CONTEXT's context attention from a pronoun point at its "
+             "antecedent (synthetic contrastive suite), against the first, last and a random noun")
+    s.add_argument("--model-dir", required=True, help="results/models/{direction}/{model} of a voita_context model")
+    s.add_argument("--model", required=True)
+    s.add_argument("--suite", required=True, help="contrastive suite JSONL with `anaphor` on pronoun examples")
+    s.add_argument("--config-hash", required=True)
+    s.add_argument("--study", required=True)
+    s.add_argument("--out", required=True)
 
     s = step("score-eamt22", cmd_score_eamt22,
              "EAMT22 attribute accuracy (per attribute and mean) and BLEU of a hypothesis file into a record")

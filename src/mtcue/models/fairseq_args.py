@@ -10,7 +10,8 @@ from pathlib import Path
 from mtcue.config import CONTEXT_KIND, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
-FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue"}
+FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
+                "voita_context": "voita_context", "concat": "concat"}
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -22,8 +23,11 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
     if is_contextual(spec):
         if context_dir is None:
             raise ValueError(f"model '{spec['model']}' ({spec['type']}) needs a context embedding store")
-        args += ["--task", "contextual_translation", "--context-dir", str(context_dir),
-                 "--context-columns", ",".join(spec["context"]["columns"])]
+        args += ["--task", "contextual_translation", "--context-dir", str(context_dir)]
+        if spec["context"]["kind"] == "tokens":
+            args += ["--context-slot", spec["context"]["slot"]]
+        else:
+            args += ["--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
             args += ["--random-context", spec["context"]["random"], "--random-context-seed", str(spec["seed"])]
     else:
@@ -38,7 +42,7 @@ def arch_args(spec: dict) -> list[str]:
             "--encoder-attention-heads", arch["heads"], "--decoder-attention-heads", arch["heads"],
             "--encoder-layers", arch["encoder_layers"], "--encoder-ffn-embed-dim", arch["encoder_ffn_dim"],
             "--decoder-layers", arch["decoder_layers"], "--decoder-ffn-embed-dim", arch["decoder_ffn_dim"]]
-    if is_contextual(spec):
+    if CONTEXT_KIND[spec["type"]] in ("vectors", "tags"):
         args += ["--context-dropout", arch["context_dropout"]]
     if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],

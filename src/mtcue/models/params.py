@@ -17,7 +17,8 @@ from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
 class DataFreeTask:
     """What build_model reads from a task, without data: dictionaries and the context store's shape
-    (`context_kind` "vectors": `context_dim`-wide vectors; "tags": `n_tags` tag ids)."""
+    (`context_kind` "vectors": `context_dim`-wide vectors; "tags": `n_tags` tag ids; "tokens": source
+    token ids)."""
 
     def __init__(self, vocab_size: int, context_dim: int = 384, doc_columns: int = 6, n_columns: int = 12,
                  context_kind: str = "vectors", n_tags: int = 1000):
@@ -57,6 +58,10 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
         batch["context"] = torch.randn(batch_size, task.n_columns, task.context_dim)
     elif kind == "tags":
         batch["context"] = torch.randint(0, task.n_tags, (batch_size, task.n_columns))
+    elif kind == "tokens":  # a context sentence of the source vocabulary
+        batch["context"] = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length + 1))
+        batch["context_padding_mask"] = torch.zeros(batch_size, length + 1, dtype=torch.bool)
+        return batch
     if kind:
         batch["context_padding_mask"] = torch.zeros(batch_size, task.n_columns, dtype=torch.bool)
     return batch
@@ -74,7 +79,7 @@ def count_parameters(model_type: str, arch_args: dict, vocab_size: int, context_
     by_module: dict[str, int] = {}
     for name, p in named:
         module = ".".join(name.split(".")[:2]) if name.startswith("encoder.context_") else (
-            "decoder.context_attn" if ".context_attn." in name else
+            f"{name.split('.')[0]}.context_attn" if ".context_attn." in name or ".context_gate." in name else
             "embeddings" if name.endswith("embed_tokens.weight") else name.split(".")[0])
         by_module[module] = by_module.get(module, 0) + p.numel()
     return {

@@ -77,6 +77,13 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
         net_input["context"] = torch.randn(bsz, task.n_columns, task.context_dim, generator=gen)
     elif kind == "tags":
         net_input["context"] = torch.randint(0, task.n_tags, (bsz, task.n_columns), generator=gen)
+    elif kind == "tokens":  # a previous sentence as long as the source, as the token store batches it
+        context = torch.full((bsz, src_len + 1), pad)
+        for i, (s, _) in enumerate(pairs):
+            words = torch.randint(d.nspecial, len(d), (s - 1,), generator=gen)
+            context[i, src_len - s:] = torch.cat([torch.tensor([d.bos()]), words, torch.tensor([eos])])
+        net_input["context"], net_input["context_padding_mask"] = context, context.eq(pad)
+        return {"net_input": net_input, "target": target}
     if kind:
         net_input["context_padding_mask"] = torch.zeros(bsz, task.n_columns, dtype=torch.bool)
     return {"net_input": net_input, "target": target}
@@ -217,7 +224,8 @@ def _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed, pro
             "type": spec["type"],
             "parameters": sum(p.numel() for p in model.parameters()),
             "context": {"kind": task.context_kind, "columns": len(columns),
-                        **({"width": task.context_dim} if task.context_kind == "vectors" else {"n_tags": n_tags})},
+                        **({"width": task.context_dim} if task.context_kind == "vectors" else
+                           {"n_tags": n_tags} if task.context_kind == "tags" else {})},
             **timing,
             "sentences_per_update": statistics.fmean(b["target"].shape[0] for b in timed),
             "padded_tokens_per_update": statistics.fmean(padded_tokens(b) for b in timed),

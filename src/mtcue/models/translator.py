@@ -231,7 +231,12 @@ class Translator:
 
     @property
     def context_columns(self) -> list[str]:
+        """The store columns the model reads; for a token-context model (VOITA-CONTEXT, CONCAT) its token
+        store's previous-line slots as document columns doc1.. (it reads one of them; next1 needs the
+        following line, which an isolated input does not have)."""
         context = self.model.spec.get("context")
+        if context and context["kind"] == "tokens":
+            return ["doc0", *(f"doc{s[4:]}" for s in context["slots"] if s.startswith("prev"))]
         return list(context["columns"]) if context else []
 
     def samples(self, sources: list[str], context: Texts = None, previous: Texts = None) -> list[dict]:
@@ -309,6 +314,8 @@ class Translator:
             left_pad_source=task.cfg.left_pad_source, left_pad_target=task.cfg.left_pad_target, shuffle=False)
         if "context" not in self.model.spec:
             return dataset
+        if task.store.kind == "tokens":
+            return task.with_tokens(dataset, *self._context_tokens(samples), name="the input's context")
         index, vectors = self._context(samples, doc0)
         return task.with_context(dataset, index, vectors, "the input's context")
 
@@ -334,6 +341,16 @@ class Translator:
             self._vectors.update(zip(new, self._encoder(new)))
         vectors = np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, store.dim), np.float32)
         return index, vectors
+
+    def _context_tokens(self, samples: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+        """The samples' neighbouring lines as a token store holds them (tokens, offsets)."""
+        from mtcue.context.token_store import encode_rows, neighbour_texts
+
+        src = langs_of(self.direction)[0]
+        dictionary = self._task.source_dictionary
+        limit = self.model.max_source_tokens - 2  # and the marker and </s>
+        return encode_rows(neighbour_texts(samples, src, self._task.store.slots),
+                           lambda text: [dictionary.index(p) for p in self._spm.encode(text, out_type=str)][:limit])
 
     def _tags(self) -> list[str]:
         if self._tag_vocab is None:
@@ -397,19 +414,23 @@ def _encoder_of(model: TrainedModel, device: str):
     from mtcue.context.embed import load_encoder
 
     context = model.spec.get("context")
-    if context is None or model.tag_store is not None:
+    if context is None or model.tag_store is not None or context["kind"] == "tokens":
         return None
     return load_encoder(context["encoder"], context.get("pooling", "mean"), device)
 
 
 def _store_of(model: TrainedModel, encoder):
     """The in-memory store a contextual model reads: its context's columns with the encoder's width, or
-    the trained tag store's manifest; None for a model without context."""
+    the trained tag store's manifest, or a token store's slots; None for a model without context."""
     from mtcue.context.store import ContextStore
+
+    from mtcue.context.token_store import TokenStore
 
     context = model.spec.get("context")
     if context is None:
         return None
+    if context["kind"] == "tokens":
+        return TokenStore(None, {"kind": "tokens", "slots": context["slots"]})
     if model.tag_store is not None:
         return ContextStore.in_memory(ContextStore(model.tag_store).manifest)
     columns = list(context["columns"])

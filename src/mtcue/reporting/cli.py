@@ -78,6 +78,15 @@ def cmd_table_ablation(a):
         a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
 
 
+def cmd_table_voita2018(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.voita2018 import write_voita2018_table
+
+    write_voita2018_table(json.loads(a.rows), load_records(a.records, "score"),
+                          load_records(a.random_records, "score"), load_records(a.attention_records, "attention"),
+                          a.csv, a.md, a.attention_unavailable, _run_ids(a))
+
+
 def cmd_table_formality(a):
     from mtcue.records import load_records
     from mtcue.reporting import tables
@@ -188,6 +197,17 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the accuracies' intervals")
     s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
+             "systems and the context attention's agreement with pronoun antecedents, beside the seed's")
+    s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
+    s.add_argument("--records", nargs="+", required=True, help="score records")
+    s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
+    s.add_argument("--attention-records", nargs="*", default=[])
+    s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)

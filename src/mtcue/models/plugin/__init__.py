@@ -1,6 +1,7 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-exact resumption of fairseq-train (`resume`).
+Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; exact resumption of
+fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
 """
@@ -16,7 +17,15 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected")
 
 if __name__ == "mtcue.models.plugin":
-    from . import mtcue_model, novotney_cue_model, resume, tagging_model, task  # noqa: F401  (register with fairseq)
+    from . import (  # noqa: F401  (register with fairseq)
+        concat_model,
+        mtcue_model,
+        novotney_cue_model,
+        resume,
+        tagging_model,
+        task,
+        voita_context_model,
+    )
 else:
     # fairseq imports --user-dir as a top-level module named after the directory ("plugin").
     # Registering the task and model from a second copy of these files would fail, so this name

@@ -94,3 +94,45 @@ def noise(seed: int, epoch: int, sample: int, shape: tuple[int, ...]) -> np.ndar
     rng = np.random.default_rng([seed, epoch, sample])
     return (ContextDataset.NOISE_STD * rng.standard_normal(shape)).astype(np.float32)
 
+
+class TokenContextDataset(BaseWrapperDataset):
+    """Adds one token-store slot to the wrapped dataset's batches: `net_input["context"]` int64
+    [B, L], each row `marker, tokens..., eos` left-padded with `pad` like fairseq's sources, and
+    `context_padding_mask` (bool [B, L], True = padding). A sample without that line gets
+    `marker, eos` (an empty context sentence). `random_seed`: as ContextDataset's."""
+
+    def __init__(self, dataset, tokens: np.ndarray, offsets: np.ndarray, slot: int, marker: int, eos: int, pad: int,
+                 name: str = "token store", random_seed: int | None = None):
+        super().__init__(dataset)
+        if len(offsets) != len(dataset):
+            raise ValueError(f"{name} has {len(offsets)} rows but the binarised split has {len(dataset)} samples")
+        self.tokens, self.offsets, self.slot = tokens, offsets, slot
+        self.marker, self.eos, self.pad = marker, eos, pad
+        self.random_seed = random_seed
+        self.row_of = None
+        self.set_epoch(1)
+
+    def set_epoch(self, epoch):
+        super().set_epoch(epoch)
+        if self.random_seed is not None:
+            self.row_of = other_samples(len(self.offsets), self.random_seed, epoch)
+
+    def collater(self, samples, **kwargs):
+        batch = self.dataset.collater(samples, **kwargs)
+        if not batch:
+            return batch
+        ids = batch["id"].numpy()
+        rows = ids if self.row_of is None else self.row_of[ids]
+        lines = []
+        for start, length in self.offsets[rows, self.slot]:
+            lines.append([self.marker, *self.tokens[start:start + length].tolist(), self.eos])
+        width = max(len(line) for line in lines)
+        context = torch.full((len(lines), width), self.pad, dtype=torch.long)
+        for i, line in enumerate(lines):
+            context[i, width - len(line):] = torch.tensor(line, dtype=torch.long)
+        batch["net_input"]["context"] = context
+        batch["net_input"]["context_padding_mask"] = context.eq(self.pad)
+        return batch
+
+    def num_tokens_vec(self, indices):
+        return self.dataset.num_tokens_vec(indices)

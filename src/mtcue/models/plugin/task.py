@@ -7,8 +7,9 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from mtcue.context.store import ContextStore
+from mtcue.context.token_store import open_store
 
-from .context_dataset import ContextDataset
+from .context_dataset import ContextDataset, TokenContextDataset
 
 
 @dataclass
@@ -30,6 +31,11 @@ class ContextualTranslationConfig(TranslationConfig):
                           "another sample of its split (a random derangement); both redrawn per epoch from "
                           "--random-context-seed"},
     )
+    context_slot: str = field(
+        default="prev1",
+        metadata={"help": "token store (docs/formats.md section 2): the slot the model reads, e.g. prev1 "
+                          "(the previous sentence) or next1"},
+    )
     random_context_seed: int = field(default=1, metadata={"help": "seed of --random-context's draws"})
 
 
@@ -37,14 +43,20 @@ class ContextualTranslationConfig(TranslationConfig):
 class ContextualTranslationTask(TranslationTask):
     """Exposes to the model, all read from the store's manifest: `context_kind` ("vectors" or "tags"),
     `context_dim` (vector width; None for tags), `n_tags` (tag vocabulary size; None for vectors),
-    `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots)."""
+    `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots).
+    A token store (`context_kind` "tokens") gives one slot (--context-slot) as a token sequence."""
 
     def __init__(self, cfg: ContextualTranslationConfig, src_dict, tgt_dict, store: Optional[ContextStore] = None):
         """`store`: an in-memory store (mtcue.Translator) instead of --context-dir's."""
         super().__init__(cfg, src_dict, tgt_dict)
         if store is None and not cfg.context_dir:
             raise ValueError("--task contextual_translation needs --context-dir (a context embedding store)")
-        self.store = store or ContextStore(cfg.context_dir)
+        self.store = store or open_store(cfg.context_dir)
+        if self.store.kind == "tokens":
+            self.column_ids, self.doc_columns = [self.store.slot(cfg.context_slot)], 0
+            self.context_kind, self.context_dim, self.n_tags, self.n_columns = "tokens", None, None, 1
+            self.building_from_checkpoint = False
+            return
         names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
         self.column_ids, self.doc_columns = self.store.select_columns(names)
         self.context_kind, self.context_dim, self.n_tags = self.store.kind, self.store.dim, self.store.n_tags
@@ -55,6 +67,10 @@ class ContextualTranslationTask(TranslationTask):
         # fairseq-generate passes the checkpoint's task config as task_cfg; the store given on this
         # command line (self.cfg) is the one to read.
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        if self.context_kind == "tokens":
+            self.datasets[split] = self.with_tokens(self.datasets[split], *self.store.split(split),
+                                                    name=str(self.store.dir / f"{split}.offsets.npy"))
+            return
         self.datasets[split] = self.with_context(self.datasets[split], self.store.index(split), self.store.vectors,
                                                  str(self.store.dir / f"{split}.index.npy"))
 
@@ -63,6 +79,18 @@ class ContextualTranslationTask(TranslationTask):
         columns = None if self.column_ids == list(range(len(self.store.columns))) else self.column_ids
         return ContextDataset(dataset, index, vectors, columns, name=name, random=self.cfg.random_context,
                               random_seed=self.cfg.random_context_seed)
+
+    def with_tokens(self, dataset, tokens, offsets, name: str) -> TokenContextDataset:
+        """`dataset` whose batches carry this task's token-store slot; the marker starting each context
+        sentence is the dictionary's <s>, which fairseq never puts on the source side (so BASE's
+        embedding matrix fits unchanged)."""
+        if self.cfg.random_context not in (None, "shuffle"):
+            raise ValueError(f"--random-context {self.cfg.random_context}: a token store has no vectors to replace; "
+                             "use shuffle (another sample's line)")
+        d = self.src_dict
+        seed = self.cfg.random_context_seed if self.cfg.random_context else None
+        return TokenContextDataset(dataset, tokens, offsets, self.column_ids[0], d.bos(), d.eos(), d.pad(), name=name,
+                                   random_seed=seed)
 
     def build_model(self, cfg, from_checkpoint=False):
         # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.

@@ -1,0 +1,91 @@
+# Voita et al. (2018): the baseline, CONCAT and VOITA-CONTEXT (previous / next sentence) trained and
+# scored (BLEU) in experiments.voita2018.directions through the ordinary train, translate and score
+# rules; the previous-sentence model also translated with random context at test time; its context
+# attention analysed on the synthetic contrastive suite (Table 7); one table of both.
+
+
+rule translate_random_context:
+    input:
+        unpack(context_store),
+        model="results/models/{direction}/{model}/checkpoint_best.pt",
+        data="results/bin/{direction}",
+        corpus=lambda w: clean_corpus(w, w.split),
+    output:
+        "results/hyps/random_context/{direction}/{model}.{split}.txt",
+    params:
+        spec=random_context_spec,
+        generation=json.dumps(config["generation"]),
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/translate_random_context/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/translate_random_context/{direction}.{model}.{split}.tsv"
+    shell:
+        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
+        "--context-dir {input.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
+        "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
+
+
+rule score_random_context:
+    input:
+        hyps="results/hyps/random_context/{direction}/{model}.{split}.txt",
+        corpus=lambda w: clean_corpus(w, w.split),
+    output:
+        "results/records/score_random_context/{direction}/{model}.{split}.json",
+    params:
+        config_hash=cfg_hash,
+        study=STUDY,
+    log:
+        "results/logs/score_random_context/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/score_random_context/{direction}.{model}.{split}.tsv"
+    shell:
+        "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
+        "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
+        "--config-hash {params.config_hash} --out {output} 2> {log}"
+
+
+rule attention_agreement:
+    input:
+        unpack(trained_model),
+        suite=lambda w: synthetic_suite(w.direction),
+    output:
+        "results/records/attention/{direction}/{model}.json",
+    params:
+        model_dir="results/models/{direction}/{model}",
+        config_hash=cfg_hash,
+        study=STUDY,
+    threads: 1
+    log:
+        "results/logs/attention/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/attention/{direction}.{model}.tsv"
+    shell:
+        "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir} --model {wildcards.model} "
+        "--suite {input.suite} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+
+
+rule table_voita2018:
+    localrule: True
+    input:
+        score=VOITA2018_SCORES,
+        random=VOITA2018_RANDOM,
+        attention=voita2018_attention_records,
+        runs=MLFLOW_RUNS,
+    output:
+        csv="results/tables/voita2018.csv",
+        md="results/tables/voita2018.md",
+        html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables"),
+    params:
+        rows=json.dumps(cfg.voita2018_rows(config)),
+        unavailable=lambda w: attention_unavailable(),
+    log:
+        "results/logs/table_voita2018.log",
+    benchmark:
+        "results/benchmarks/tables/voita2018.tsv"
+    shell:
+        "mtcue table-voita2018 --rows {params.rows:q} --records {input.score} --random-records {input.random} "
+        "--attention-records {input.attention} --attention-unavailable {params.unavailable:q} "
+        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
