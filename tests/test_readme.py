@@ -483,3 +483,32 @@ def test_a_seeded_fewshot_setting_shows_the_mean_and_sd_of_its_runs(tmp_path):
     # (90 + 70) / 2 = 80, sd 20 / sqrt(2) = 14.1; BLEU 80.00 ± 1.41
     assert "| MTCUE | 50.0 / 80.00 | 80.0 ± 14.1 / 80.00 ± 1.41 |" in lines
     assert not [line for line in lines if "10.00" in line]
+
+
+def test_contrastive_and_voita2018_sections_and_systems_scored_in_some_directions_stay_out_of_table4(tmp_path):
+    import pandas as pd
+
+    folder = write_run(tmp_path / "results" / "records")
+    # CONCAT is scored in en-de only (Voita et al.'s directions): not a row of the BLEU table.
+    write_record(folder / "score" / "en-de" / "concat.test.json", score("concat", "en-de", REFS, 0.6))
+    (tmp_path / "results" / "tables").mkdir()
+    rows = [("en-de", "base", "all", 0.5), ("en-de", "base", "phenomenon=pronoun", 0.25),
+            ("en-de", "mtcue", "all", 0.75), ("en-de", "mtcue", "phenomenon=pronoun", 0.5),
+            ("en-de", "mtcue", "distance=2", 1.0)]
+    pd.DataFrame([{"direction": d, "model": m, "suite": "synthetic", "group": g, "accuracy": a, "n": 8, "ties": 0,
+                   "source": "this study"} for d, m, g, a in rows]
+                 + [{"direction": "en-de", "model": "sentence-level", "suite": "contrapro", "group": "all",
+                     "accuracy": 0.4367, "n": None, "ties": None, "source": "shortening paper"}]).to_csv(
+        tmp_path / "results" / "tables" / "contrastive.csv", index=False)
+    pd.DataFrame([{"table": "bleu", "direction": d, "row": r, "metric": "bleu", "value": v}
+                  for d, r, v in (("en-ru", "baseline", 76.9), ("en-ru", "context-aware", 77.51),
+                                  ("paper en-ru", "baseline", 29.46), ("paper en-ru", "context-aware", 30.14))]
+                 + [{"table": "attention_any_nouns", "direction": "en-ru", "row": "all", "metric": m, "value": v}
+                    for m, v in (("n", 42), ("attention", 31.0), ("first", 100.0))]).to_csv(
+        tmp_path / "results" / "tables" / "voita2018.csv", index=False)
+    lines = render([Run.load(folder)]).splitlines()
+    assert not any(line.startswith("| CONCAT |") for line in lines)
+    assert "| BASE | 50.0 / 25.0 |" in lines and "| MTCUE | 75.0 / 50.0 |" in lines
+    assert "| model | en-de all / pronoun |" in lines
+    assert "| baseline | 76.90 | 29.46 |" in lines and "| context-aware | 77.51 | 30.14 |" in lines
+    assert "| en-ru, every context (Table 6) | 42 | 31 | 100 |" in lines

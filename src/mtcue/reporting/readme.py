@@ -7,7 +7,8 @@ the same seed on another machine) add a table of the spread between runs. Where 
 and Figure 4's CSVs (results/tables, results/figures beside the records), each of their claims is
 worded as its numbers allow (`verdict`): "reproduced" only where the difference exceeds its spread (the
 standard deviation over seeds, and for Figure 4 also the paired-bootstrap interval), else "not settled
-by the demo". The block's first line holds a checksum of the rest, so a hand edit shows
+by the demo". The contrastive table and Voita et al. (2018)'s table, where the run wrote them, add
+their condensed forms. The block's first line holds a checksum of the rest, so a hand edit shows
 (tests/test_readme.py).
 """
 from __future__ import annotations
@@ -59,6 +60,8 @@ class Run:
     formality: list[dict] = ()
     table6: pd.DataFrame | None = None    # results/tables/table6_ablation.csv
     figure4: pd.DataFrame | None = None   # results/figures/figure4_eamt22_fewshot.csv
+    contrastive: pd.DataFrame | None = None  # results/tables/contrastive.csv
+    voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -70,13 +73,18 @@ class Run:
             raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
         scores, comets, trains, eamt22 = (load_records(folder, kind) for kind in ("score", "comet", "train", "eamt22"))
         scores, comets = ([r for r in records if r["split"] == split] for records in (scores, comets))
+        # Tables 3 and 4's models are scored in every direction; Voita et al.'s systems in some only (their table).
+        directions = {m: {r["direction"] for r in scores if r["model"] == m} for m in {r["model"] for r in scores}}
+        everywhere = max(map(len, directions.values()), default=0)
+        scores, comets = ([r for r in records if len(directions.get(r["model"], ())) == everywhere]
+                          for records in (scores, comets))
         scored = {(r["direction"], r["model"]) for r in scores}
         formality = [r for r in load_records(folder, "formality") if (r["direction"], r["model"]) in scored]
         eamt22 = [r for r in eamt22 if r["split"] == "test"]   # Figure 4's; Table 6 reads the validation split's
-        table6, figure4 = (folder.parent / "tables" / "table6_ablation.csv",
-                           folder.parent / "figures" / "figure4_eamt22_fewshot.csv")
+        csvs = (folder.parent / "tables" / "table6_ablation.csv", folder.parent / "figures" / "figure4_eamt22_fewshot.csv",
+                folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split, formality, *(pd.read_csv(f) if f.is_file() else None for f in (table6, figure4)))
+                  split, formality, *(pd.read_csv(f) if f.is_file() else None for f in csvs))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -336,6 +344,56 @@ def claims_section(run: Run, bootstrap: Bootstrap) -> list[str]:
     return lines[:-1]
 
 
+def contrastive_section(run: Run) -> list[str]:
+    """The synthetic contrastive suites: accuracy overall and on the pronouns, per model and direction."""
+    if run.contrastive is None:
+        return []
+    ours = run.contrastive[(run.contrastive["source"] == "this study") & (run.contrastive["suite"] == "synthetic")]
+    if ours.empty:
+        return []
+    groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
+    ours = ours[ours["group"].isin(groups)]
+    cells = ours.assign(cell=[f"{100 * a:.1f}" for a in ours["accuracy"]])
+    table = cells.pivot_table(index="model", columns=["direction", "group"], values="cell", aggfunc="first")
+    models = sorted(table.index, key=model_key)
+    display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
+    for direction in sorted({d for d, _ in table.columns}):
+        display[f"{direction} all / pronoun"] = [
+            " / ".join(str(table.get((direction, g), pd.Series(dtype=object)).get(m, NA)) for g in groups)
+            .replace("nan", NA) for m in models]
+    return ["Contrastive accuracy (%) on the synthetic suites (`results/tables/contrastive.md`, per phenomenon "
+            "and antecedent distance): the correct translation must score strictly above every variant that "
+            "differs in one context-dependent word; all phenomena / anaphoric pronouns:", "",
+            *markdown_table(display.fillna(NA))]
+
+
+ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",
+                        "attention_any_nouns": "every context (Table 6)"}
+
+
+def voita2018_section(run: Run) -> list[str]:
+    """Voita et al. (2018) Table 1 (BLEU) and the attention agreement, ours beside the paper's en-ru."""
+    if run.voita2018 is None:
+        return []
+    bleu = run.voita2018[(run.voita2018["table"] == "bleu") & (run.voita2018["metric"] == "bleu")]
+    if bleu.empty:
+        return []
+    table = bleu.pivot_table(index="row", columns="direction", values="value", aggfunc="first", sort=False)
+    lines = ["Voita et al. (2018), Table 1 (`results/tables/voita2018.md`): test BLEU of the sentence-level "
+             "baseline, the concatenation baseline and the context-aware model, ours beside the paper's en-ru:", "",
+             *markdown_table(table.map(lambda v: NA if pd.isna(v) else f"{v:.2f}"))]
+    attention = run.voita2018[run.voita2018["table"].isin(("attention", "attention_any_nouns"))
+                              & (run.voita2018["row"] == "all")]
+    if not attention.empty:
+        shown = attention.pivot_table(index=["table", "direction"], columns="metric", values="value", aggfunc="first")
+        shown = shown[[m for m in ("n", "attention", "random", "first", "last") if m in shown.columns]]
+        shown.index = pd.Index([f"{d}, {ATTENTION_SELECTIONS[t]}" for t, d in shown.index], name="pronouns")
+        lines += ["", "Attention agreement (%): how often the context token the source pronoun attends to most "
+                  "lies in its antecedent, against random, first and last noun:", "",
+                  *markdown_table(shown.map(lambda v: NA if pd.isna(v) else f"{v:.0f}" if v == int(v) else f"{v:.1f}"))]
+    return lines
+
+
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per model: the range (max - min over runs) of each direction's value, mean and largest over
     the directions where every run has a value."""
@@ -373,6 +431,9 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
+    for section in (contrastive_section(first), voita2018_section(first)):
+        if section:
+            body += ["", *section]
     if len(runs) > 1:
         body += ["", *spread_section(runs)]
     text = "\n".join(body) + "\n"
