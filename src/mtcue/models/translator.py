@@ -235,7 +235,7 @@ class Translator:
         store's previous-line slots as document columns doc1.. (it reads one of them; next1 needs the
         following line, which an isolated input does not have)."""
         context = self.model.spec.get("context")
-        if context and context["kind"] == "tokens":
+        if context and context.get("kind") == "tokens":
             return ["doc0", *(f"doc{s[4:]}" for s in context["slots"] if s.startswith("prev"))]
         return list(context["columns"]) if context else []
 
