@@ -19,7 +19,7 @@ from mtcue.data import synth
 from mtcue.data.synth.documents import sample_document
 from mtcue.data.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
 from mtcue.data.synth.french import FRENCH
-from mtcue.data.synth.generator import TARGETS
+from mtcue.data.synth.generator import TARGETS, pronoun_contrasts
 from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.metadata import FIELDS, present_shares
@@ -731,3 +731,66 @@ def test_pronoun_examples_have_their_antecedent_in_the_context(pair):
         gender = nouns[anaphor["antecedent"]][-1]  # the English noun is the slot value
         assert e["group"]["pronoun"] in PRONOUNS_BY_GENDER[code][gender], e
         assert len(set(e["candidates"])) == len(e["candidates"]) >= 2
+
+
+# ---- two-noun antecedent lines (Voita et al. 2018, Table 7: first / last noun heuristics) ---------
+
+# Hand-written renderings of the `others` frames for a masculine and a feminine object in each language
+# (key: m in de/pl/ru, f in fr; bag: f in de/pl/ru, m in fr); Polish szukać takes the genitive.
+TWO_NOUNS = {
+    ("neighbour_has", "key"): {
+        ENGLISH: "Our neighbour has the key.", GERMAN: "Unser Nachbar hat den Schlüssel.",
+        FRENCH: "Notre voisin a la clé.", POLISH: "Nasz sąsiad ma klucz.", RUSSIAN: "Ключ у нашего соседа."},
+    ("neighbour_has", "bag"): {
+        ENGLISH: "Our neighbour has the bag.", GERMAN: "Unser Nachbar hat die Tasche.",
+        FRENCH: "Notre voisin a le sac.", POLISH: "Nasz sąsiad ma torbę.", RUSSIAN: "Сумка у нашего соседа."},
+    ("sister_looks_for", "key"): {
+        ENGLISH: "My sister is looking for the key.", GERMAN: "Meine Schwester sucht den Schlüssel.",
+        FRENCH: "Ma sœur cherche la clé.", POLISH: "Moja siostra szuka klucza.", RUSSIAN: "Моя сестра ищет ключ."},
+    ("sister_looks_for", "bag"): {
+        ENGLISH: "My sister is looking for the bag.", GERMAN: "Meine Schwester sucht die Tasche.",
+        FRENCH: "Ma sœur cherche le sac.", POLISH: "Moja siostra szuka torby.", RUSSIAN: "Моя сестра ищет сумку."},
+    ("belongs_to_brother", "key"): {
+        ENGLISH: "The key belongs to my brother.", GERMAN: "Der Schlüssel gehört meinem Bruder.",
+        FRENCH: "La clé appartient à mon frère.", POLISH: "Klucz należy do mojego brata.",
+        RUSSIAN: "Ключ принадлежит моему брату."},
+    ("belongs_to_brother", "bag"): {
+        ENGLISH: "The bag belongs to my brother.", GERMAN: "Die Tasche gehört meinem Bruder.",
+        FRENCH: "Le sac appartient à mon frère.", POLISH: "Torba należy do mojego brata.",
+        RUSSIAN: "Сумка принадлежит моему брату."},
+    # the speaker's gender shows in Polish and Russian: a man (I_F) gives the key, a woman (F_M) the bag
+    ("gave_to_sister", "key"): {
+        ENGLISH: "I gave the key to my sister.", GERMAN: "Ich habe den Schlüssel meiner Schwester gegeben.",
+        FRENCH: "J'ai donné la clé à ma sœur.", POLISH: "Dałem klucz mojej siostrze.",
+        RUSSIAN: "Я отдал ключ моей сестре."},
+    ("gave_to_sister", "bag"): {
+        ENGLISH: "I gave the bag to my sister.", GERMAN: "Ich habe die Tasche meiner Schwester gegeben.",
+        FRENCH: "J'ai donné le sac à ma sœur.", POLISH: "Dałam torbę mojej siostrze.",
+        RUSSIAN: "Я отдала сумку моей сестре."},
+}
+
+
+def test_two_noun_frames_render_in_every_language():
+    assert {f for f, frame in FRAMES.items() if frame.kind == "others"} == {f for f, _ in TWO_NOUNS}
+    for (frame, obj), expected in TWO_NOUNS.items():
+        for language, text in expected.items():
+            situations = SITUATIONS
+            if frame == "gave_to_sister" and language in (POLISH, RUSSIAN):
+                situations = [I_F if obj == "key" else F_M]
+            rendered = {language.render_pattern(FRAMES[frame].english[0][0], {"obj": obj}, s)
+                        if language is ENGLISH else language.render(frame, {"obj": obj}, s) for s in situations}
+            assert rendered == {text}, (frame, obj, language.code)  # no other situation shows
+
+
+@pytest.mark.parametrize("pair", synth.PAIRS)
+def test_pronoun_antecedent_lines_often_hold_two_nouns(pair):
+    """In the demo's suite documents (150 of the test split), some distance-1 pronoun examples have an
+    antecedent line with two nouns, the antecedent sometimes the first and sometimes the last, and the
+    antecedent is always an object (persons are distractors only)."""
+    examples = pronoun_contrasts(pair, "test", 150, 1)
+    assert {e["antecedent"] for e in examples.values()} <= OBJECT_WORDS
+    two = [e for e in examples.values() if e["distance"] == 1 and len(e["nouns"]) >= 2]
+    assert len(two) >= 5
+    positions = Counter("first" if e["nouns"][0] == e["antecedent"] else
+                        "last" if e["nouns"][-1] == e["antecedent"] else "middle" for e in two)
+    assert positions["first"] >= 1 and positions["last"] >= 1, positions

@@ -20,6 +20,11 @@ Frame kinds steer document sampling (documents.py):
   self      the speaker says what they are ("I'm not a little girl anymore."): the slot
             `self` is the speaker's gender, so the line shows it in every language and is
             never labelled; it tells the next lines who speaks and who listens
+  others    an object (slot `obj`) with a third person ("Our neighbour has the key.", "The
+            key belongs to my brother."): two nouns, the object first or last, so that a
+            pronoun after the line has a distractor (Voita et al. 2018, Table 7); the person
+            is never an antecedent, as `it` only refers to objects. One wording ("I gave the
+            key to my sister.") shows the speaker's gender in Polish and Russian
 """
 from __future__ import annotations
 
@@ -212,6 +217,12 @@ FRAMES: dict[str, Frame] = {
         "cant_find_it": (("obj",), ["I can't find it."]),
         "found_it": (("verb", "obj"), ["Did you find it?"]),  # verb: always "find"
         "take_it": (("obj",), ["Take it."]),
+    }),
+    **_frames("others", {  # the object last in two, first in two (the last shows the speaker's gender)
+        "neighbour_has": (("obj",), ["Our neighbour has {obj:the}."]),
+        "sister_looks_for": (("obj",), ["My sister is looking for {obj:the}."]),
+        "belongs_to_brother": (("obj",), ["{obj:the} belongs to my brother."]),
+        "gave_to_sister": (("obj",), ["I gave {obj:the} to my sister."]),
     }),
     **_frames("group", {
         "group_morning": ((), ["Good morning, everyone."]),

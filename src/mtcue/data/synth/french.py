@@ -209,6 +209,11 @@ class French(Language):
         "yes": "Oui.",
         "no": "Non.",
         "okay": "D'accord.",
+        # others
+        "neighbour_has": "Notre voisin a {obj:def}.",
+        "sister_looks_for": "Ma sœur cherche {obj:def}.",
+        "belongs_to_brother": "{obj:def} appartient à mon frère.",
+        "gave_to_sister": "J'ai donné {obj:def} à ma sœur.",
         # greeting
         "greet_evening": "Bonsoir, {voc}.",
         "greet_morning": "Bonjour, {voc}.",

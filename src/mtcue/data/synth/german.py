@@ -205,6 +205,11 @@ class German(Language):
         "yes": "Ja.",
         "no": "Nein.",
         "okay": "Okay.",
+        # others
+        "neighbour_has": "Unser Nachbar hat {obj:def:acc}.",
+        "sister_looks_for": "Meine Schwester sucht {obj:def:acc}.",
+        "belongs_to_brother": "{obj:def:nom} gehört meinem Bruder.",
+        "gave_to_sister": "Ich habe {obj:def:acc} meiner Schwester gegeben.",
         # greeting
         "greet_evening": "Guten Abend, {voc}.",
         "greet_morning": "Guten Morgen, {voc}.",

@@ -29,7 +29,7 @@ PRONOUNS = {  # case -> (ty, wy, pan, pani, państwo)
     "ins": ("tobą", "wami", "panem", "panią", "państwem"),
 }
 PAST = {  # lemma -> 3rd person past: (masculine, feminine, virile plural)
-    "być": ("był", "była", "byli"), "mieć": ("miał", "miała", "mieli"),
+    "być": ("był", "była", "byli"), "dać": ("dał", "dała", "dali"), "mieć": ("miał", "miała", "mieli"),
     "chcieć": ("chciał", "chciała", "chcieli"), "móc": ("mógł", "mogła", "mogli"),
     "myśleć": ("myślał", "myślała", "myśleli"), "wiedzieć": ("wiedział", "wiedziała", "wiedzieli"),
     "powinien": ("powinien", "powinna", "powinni"), "martwić": ("martwił", "martwiła", "martwili"),
@@ -282,6 +282,11 @@ class Polish(Language):
         "yes": "Tak.",
         "no": "Nie.",
         "okay": "Dobrze.",
+        # others (szukać governs the genitive)
+        "neighbour_has": "Nasz sąsiad ma {obj:acc}.",
+        "sister_looks_for": "Moja siostra szuka {obj:gen}.",
+        "belongs_to_brother": "{obj:nom} należy do mojego brata.",
+        "gave_to_sister": "{past1:dać} {obj:acc} mojej siostrze.",
         # greeting
         "greet_evening": "Dobry wieczór, {voc}.",
         "greet_morning": "Dzień dobry, {voc}.",
