@@ -14,7 +14,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerEncoder, base_architecture
 from torch import nn
 
-from .contextual_model import ContextualModel, contextual_defaults, require_context
+from .contextual_model import TokenContextModel, contextual_defaults, require_context
 
 
 class ConcatEncoder(TransformerEncoder):
@@ -37,13 +37,7 @@ class ConcatEncoder(TransformerEncoder):
 
 
 @register_model("concat")
-class ConcatModel(ContextualModel):
-    context_kind = "tokens"
-
-    @classmethod
-    def set_context_sizes(cls, args, task):
-        pass  # the context is in the source vocabulary
-
+class ConcatModel(TokenContextModel):
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         return ConcatEncoder(args, src_dict, embed_tokens)

@@ -86,6 +86,17 @@ class ContextualModel(TransformerModel):
                             src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
 
 
+class TokenContextModel(ContextualModel):
+    """A model that reads neighbouring source lines as token ids (the token store, CONCAT and
+    VOITA-CONTEXT): its context shares the source vocabulary, so the store sets no size."""
+
+    context_kind = "tokens"
+
+    @classmethod
+    def set_context_sizes(cls, args, task):
+        pass
+
+
 class VectorContextModel(ContextualModel):
     """A model whose encoder owns a `context_encoder` (ContextEncoder) over sentence-embedding
     vectors, or over tag ids with `--context-kind tags`."""

@@ -24,7 +24,7 @@ from fairseq.modules import MultiheadAttention
 from fairseq.modules.transformer_layer import TransformerEncoderLayer
 from torch import Tensor, nn
 
-from .contextual_model import ContextualModel, contextual_defaults, require_context
+from .contextual_model import TokenContextModel, contextual_defaults, require_context
 
 
 class GatedContextLayer(TransformerEncoderLayer):
@@ -103,13 +103,7 @@ class VoitaContextEncoder(TransformerEncoder):
 
 
 @register_model("voita_context")
-class VoitaContextModel(ContextualModel):
-    context_kind = "tokens"
-
-    @classmethod
-    def set_context_sizes(cls, args, task):
-        pass  # the context is in the source vocabulary
-
+class VoitaContextModel(TokenContextModel):
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         return VoitaContextEncoder(args, src_dict, embed_tokens)
