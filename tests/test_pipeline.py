@@ -1,6 +1,7 @@
 """End to end: a tiny slice of the real Snakemake DAG, asserting on the table it writes."""
 import json
 import math
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -19,6 +20,7 @@ ARCH_PM = {**ARCH, "encoder_layers": 2}
 CONTEXTUAL = {**ARCH, "context_layers": 1, "context_ffn_dim": 64}
 MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
 NO_COMET = "/nonexistent/comet-model"
+RUNAWAY = re.compile(r"(.)\1{4,}$")  # a hypothesis that repeats one character until the length cap
 TINY = {
     "study": "e2e",
     "directions": ["en-de"],
@@ -289,7 +291,13 @@ def test_prompted_translation_is_the_test_split_read_with_the_prompt(study, mode
     translate(spec, "en-de", results / "bin" / "en-de", results / "models" / "en-de" / model / "checkpoint_best.pt",
               "test", n, tmp_path / "f0.txt", generation, tmp_path / "prompts" / "f0")
     prompted = (results / "hyps" / "formality" / "en-de" / model / "f0.txt").read_text().splitlines()
-    assert len(prompted) == n > 25 and (tmp_path / "f0.txt").read_text().splitlines() == prompted
+    ours = (tmp_path / "f0.txt").read_text().splitlines()
+    assert len(prompted) == len(ours) == n > 25
+    # The tiny model loops on some lines ("Ich bin,,,,,..."); where such a runaway stops depends on the length
+    # cap, the longest source of its batch, and the two paths batch differently. Every other line is the same.
+    differ = [i for i, (a, b) in enumerate(zip(ours, prompted)) if a != b]
+    assert all(RUNAWAY.search(ours[i]) and RUNAWAY.search(prompted[i]) for i in differ), [ours[i] for i in differ]
+    assert len(differ) <= 0.05 * n
 
 
 @pytest.mark.slow
