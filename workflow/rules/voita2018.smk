@@ -80,12 +80,14 @@ rule table_voita2018:
         html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables"),
     params:
         rows=json.dumps(cfg.voita2018_rows(config)),
-        unavailable=lambda w: attention_unavailable(),
+        # Snakemake's :q gives nothing for an empty string, so the option goes only with a reason.
+        unavailable=lambda w: f"--attention-unavailable {shlex.quote(attention_unavailable())}"
+        if attention_unavailable() else "",
     log:
         "results/logs/table_voita2018.log",
     benchmark:
         "results/benchmarks/tables/voita2018.tsv"
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score} --random-records {input.random} "
-        "--attention-records {input.attention} --attention-unavailable {params.unavailable:q} "
+        "--attention-records {input.attention} {params.unavailable} "
         "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
