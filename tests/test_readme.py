@@ -159,10 +159,10 @@ def test_table5_points_are_rendered_per_prompt_kind_with_claims_worded_by_their_
     assert "| BASE | unseen | 50.0 / 50.0 (50.0 [50.0, 50.0]) | 50.0 / 50.0 |" in lines
     claims = [line for line in lines if line.startswith("- en-de")]
     assert claims == [
-        "- en-de, in_distribution prompts: MTCUE above BASE (the paper's claim): **reproduced**; average "
-        "difference +50.0 points, paired 95% interval [+50.0, +50.0].",
-        "- en-de, unseen prompts: MTCUE above BASE (the paper's claim): **not settled by the demo**; average "
-        "difference +0.0 points, paired 95% interval [+0.0, +0.0]."]
+        "- en-de, in_distribution prompts, MTCUE's average above (points, paired 95% interval): BASE +50.0 "
+        "[+50.0, +50.0] **reproduced**.",
+        "- en-de, unseen prompts, MTCUE's average above (points, paired 95% interval): BASE +0.0 [+0.0, +0.0] "
+        "**not settled by the demo**."]
     assert not [line for line in lines if "MTCUE-DISCRETE" in line]
 
 
