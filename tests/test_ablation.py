@@ -23,7 +23,7 @@ from test_plugin import (
     tiny_task,
     write_store,
 )
-from test_tables import BAD, GOOD, NEAR, REFS, rec
+from test_tables import BAD, GOOD, NEAR, rec
 from test_workflow_config import dry_run
 
 from conftest import REPO

@@ -7,7 +7,7 @@ from conftest import REPO
 from mtcue.cli import main
 from mtcue.evaluation.score import bleu
 from mtcue.records import write_record
-from mtcue.reporting.readme import BEGIN, END, Run, block_of, hand_edit, render, update_readme
+from mtcue.reporting.readme import BEGIN, END, Run, block_of, hand_edit, render
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 REFS = ["did you see the letter on the table", "good evening sir how are you today",

@@ -48,6 +48,14 @@ def attention_frame(records: Sequence[dict], table6: bool = False) -> pd.DataFra
     return df
 
 
+
+def _agreement_block(title: str, agreement: pd.DataFrame, paper: pd.DataFrame, caption: str) -> Block:
+    """An attention-agreement table (rows: direction and pronoun), the seed's beside it."""
+    shown = agreement.map(lambda v: f"{v:.1f}")
+    shown["n"] = agreement["n"].map(lambda v: f"{v:.0f}")
+    shown.index = [f"{d} {p}" for d, p in agreement.index]
+    return Block(title, shown, paper[list(HEURISTICS)].map(lambda v: f"{v:.0f}"), caption)
+
 def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_scores: Sequence[dict],
                           attention: Sequence[dict], csv: str | Path, md: str | Path,
                           attention_unavailable: str = "", run_ids: RunIds | None = None) -> None:
@@ -82,22 +90,16 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
     display["paper (en-ru)"] = [f"{paper_bleu[label]:.2f}" if label in paper_bleu else NA for label in bleu.index]
     blocks = [Block("Table 1: BLEU (test split)", display)]
     if not agreement.empty:
-        shown = agreement.map(lambda v: f"{v:.1f}")
-        shown["n"] = agreement["n"].map(lambda v: f"{v:.0f}")
-        shown.index = [f"{d} {p}" for d, p in agreement.index]
-        blocks.append(Block("Table 7: attention agreement with the antecedent (%)", shown,
-                            paper_attention[list(HEURISTICS)].map(lambda v: f"{v:.0f}"), "paper, Table 7 (en-ru)"))
+        blocks.append(_agreement_block("Table 7: attention agreement with the antecedent (%)", agreement,
+                                       paper_attention, "paper, Table 7 (en-ru)"))
     else:
         blocks.append(Block("Table 7: attention agreement with the antecedent (%)",
                             pd.DataFrame({"": [attention_unavailable or (
                                 "no pronoun example whose context line has more than one noun" if attention else
                                 "no attention records")]}, index=[NA])))
     if not agreement6.empty:
-        shown = agreement6.map(lambda v: f"{v:.1f}")
-        shown["n"] = agreement6["n"].map(lambda v: f"{v:.0f}")
-        shown.index = [f"{d} {p}" for d, p in agreement6.index]
-        blocks.append(Block("Table 6: the same over every context line (one noun or more)", shown,
-                            paper_attention6[list(HEURISTICS)].map(lambda v: f"{v:.0f}"), "paper, Table 6 (en-ru)"))
+        blocks.append(_agreement_block("Table 6: the same over every context line (one noun or more)", agreement6,
+                                       paper_attention6, "paper, Table 6 (en-ru)"))
     footnotes = [
         "BLEU of each system on the study's test split (sacreBLEU); 'random context': the previous-sentence "
         "model translating with the context sentence of another test sentence (test time only).",
