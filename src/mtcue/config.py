@@ -19,7 +19,9 @@ ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
-                "voita_context": "tokens", "concat": "tokens"}
+                "voita_context": "tokens", "concat": "tokens", "style_token": None, "style_dim": None}
+# Style-control models (Jeong et al.): no context store; a style level per line (the style store).
+STYLE_TYPES = ("style_token", "style_dim")
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).

@@ -11,7 +11,9 @@ from mtcue.config import CONTEXT_KIND, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
-                "voita_context": "voita_context", "concat": "concat"}
+                "voita_context": "voita_context", "concat": "concat", "style_token": "style_token",
+                "style_dim": "style_dim"}
+STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:

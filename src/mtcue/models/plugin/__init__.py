@@ -1,6 +1,7 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; exact resumption of
+Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; Jeong et al.'s style
+control `style_token` and `style_dim` (task `style_translation`); exact resumption of
 fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
@@ -22,6 +23,9 @@ if __name__ == "mtcue.models.plugin":
         mtcue_model,
         novotney_cue_model,
         resume,
+        style_dim_model,
+        style_task,
+        style_token_model,
         tagging_model,
         task,
         voita_context_model,
