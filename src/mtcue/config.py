@@ -86,6 +86,15 @@ def _check_switches(name: str, model: dict) -> None:
     if model["random_context"] == "noise" and kind != "vectors":
         raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; this "
                           f"'{model['type']}' model reads none (use shuffle)")
+    style = model["type"] in STYLE_TYPES
+    for key in ("style_freeze", "style_init", "parent_checkpoint"):
+        if key in model and not style:
+            raise ConfigError(f"models.{name}.{key}: a '{model['type']}' model is not a style-control model")
+    if "style_init" in model and model["type"] != "style_dim":
+        raise ConfigError(f"models.{name}.style_init: a '{model['type']}' model has no new weights to initialise")
+    if style and ("init_from" in model) == ("parent_checkpoint" in model):
+        raise ConfigError(f"models.{name}: a style model fine-tunes a parent: give init_from or parent_checkpoint "
+                          "(one of them)")
     arch = model["arch"]
     if not arch["context_positions"] and not has_encoder:
         raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
@@ -139,6 +148,15 @@ def _check_semantics(cfg: dict) -> None:
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
     _check_urls(cfg)
+    style = cfg["experiments"]["style"]
+    wrong = [m for m in style["models"] if m in cfg["models"] and cfg["models"][m]["type"] not in STYLE_TYPES]
+    if wrong:
+        raise ConfigError(f"experiments.style.models: {wrong} are not style models ({', '.join(STYLE_TYPES)})")
+    if style["models"] and not {1, 5} <= set(style["levels"]):
+        raise ConfigError(f"experiments.style.levels: {style['levels']} must hold 1 and 5 (Table 5's rows)")
+    unknown = [n for n in style["only"] if n not in style["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.style.only: {unknown} are not in experiments.style.models")
     voita = cfg["experiments"]["voita2018"]
     for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
         unknown = [n for n in names if n not in voita["models"]]
@@ -146,7 +164,8 @@ def _check_semantics(cfg: dict) -> None:
             raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
-                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items())):
+                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
+                            ("style", style["directions"]), *((f"style.only.{m}", ds) for m, ds in style["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
@@ -343,7 +362,8 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values())),
             "formality": cfg["experiments"]["formality"]["models"] or quality,
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
-                                            + cfg["experiments"]["voita2018"]["random_test"]))}
+                                            + cfg["experiments"]["voita2018"]["random_test"])),
+            "style": cfg["experiments"]["style"]["models"]}
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -487,7 +507,8 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
-             *((d, m, "voita2018") for d, m in voita2018_models(cfg))]
+             *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
+             *((d, m, "style") for d, m in style_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -545,13 +566,17 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     spec = {
         "model": model,
         "type": entry["type"],
-        "init_from": entry.get("init_from"),
+        # a style model's parent may be a checkpoint outside the study (parent_checkpoint)
+        "init_from": entry.get("init_from") or parent_checkpoint(entry, direction),
         "arch": entry["arch"],
         "training": {**cfg["training"], **entry["training"]},
         "seed": entry.get("seed", cfg["seed"]),
     }
     if "fewshot" in entry:
         spec["fewshot"] = entry["fewshot"]
+    if entry["type"] in STYLE_TYPES:
+        spec["style"] = {"freeze": entry.get("style_freeze", "none"), "init": entry.get("style_init", "zero"),
+                         "mapping": cfg["experiments"]["style"]["mapping"]}
     kind = context_kind(entry)
     if kind is not None:
         spec["context"] = {"kind": kind, "columns": model_columns(cfg, model), "random": entry["random_context"]}
@@ -595,3 +620,14 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     exp = cfg["experiments"]["voita2018"]
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
+
+def parent_checkpoint(entry: dict, direction: str) -> str | None:
+    """A style model's parent checkpoint outside the study, for `direction` (None: none named)."""
+    path = entry.get("parent_checkpoint")
+    return path.replace("{direction}", direction) if path else None
+
+
+def style_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the style experiment trains and translates at every level."""
+    exp = cfg["experiments"]["style"]
+    return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
