@@ -77,4 +77,4 @@ rule style_levels:
     benchmark:
         "results/benchmarks/figures/style_levels.tsv"
     shell:
-        "mtcue style-levels --records {input} --csv {output.csv} --svg {output.svg} 2> {log}"
+        "mtcue figure-style-levels --records {input} --csv {output.csv} --svg {output.svg} 2> {log}"

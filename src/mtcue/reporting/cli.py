@@ -169,7 +169,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--out", required=True, help="the SVG file")
 
-    s = step("style-levels", cmd_style_levels, "the style level sweep (Jeong et al.'s style-control models): "
+    s = step("figure-style-levels", cmd_style_levels, "the style level sweep (Jeong et al.'s style-control models): "
              "formal accuracy per level, CSV and SVG, from their formality records")
     s.add_argument("--records", nargs="+", required=True, help="supervised formality records (with `levels`)")
     s.add_argument("--csv", required=True)
