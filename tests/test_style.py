@@ -1,5 +1,6 @@
 """Jeong et al.'s style control (style_token, style_dim): the models, their task, levels, scoring."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -185,3 +186,172 @@ def test_style_token_parent_rows_load_and_the_five_new_rows_are_kept(tmp_path):
     assert emb.shape[0] == 45
     assert torch.equal(emb[:40], base.state_dict()["encoder.embed_tokens.weight"])
     assert emb[40:].abs().sum() > 0
+
+
+# ---- the style store, scoring, config, table and figure ----------------------------------------------
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+MAPPING = {"informal": 1, "formal": 5, "unlabelled": 3}
+
+
+def labelled(i, gold):
+    from conftest import make_sample
+
+    sample = make_sample(i)
+    if gold:
+        sample["labels"] = {"de": {"formality": {"gold": gold, "markers": {"formal": ["Sie"], "informal": ["du"]}}}}
+    return sample
+
+
+def test_levels_map_each_lines_register_label(write_corpus, tmp_path):
+    from mtcue.context.style_levels import build_style_store, line_levels
+
+    corpus = write_corpus([labelled(0, "formal"), labelled(1, None), labelled(2, "informal"), labelled(3, "formal")])
+    assert line_levels(corpus, "en-de", MAPPING).tolist() == [5, 3, 1, 5]
+    assert line_levels(corpus, "en-de", {"informal": 2, "formal": 4, "unlabelled": 3}).tolist() == [4, 3, 2, 4]
+    manifest = build_style_store({"train": corpus}, "en-de", MAPPING, tmp_path / "style")
+    assert manifest["lines_per_level"]["train"] == {"1": 1, "3": 1, "5": 2}
+    assert np.load(tmp_path / "style" / "train.npy").tolist() == [5, 3, 1, 5]
+    with pytest.raises(ValueError, match="unlabelled"):
+        line_levels(corpus, "en-de", {"informal": 1, "formal": 5})
+
+
+def test_an_unknown_label_is_refused_with_file_and_line(write_corpus):
+    from mtcue.context.style_levels import line_levels
+
+    corpus = write_corpus([labelled(0, "formal"), labelled(1, "polite")])
+    with pytest.raises(ValueError, match=r"c\.jsonl:2: formality label 'polite'"):
+        line_levels(corpus, "en-de", MAPPING)
+
+
+def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):
+    from mtcue.evaluation.formality import FormalityTestSet, score_style
+
+    formal = tmp_path / "f.annotated.de"
+    informal = tmp_path / "i.annotated.de"
+    formal.write_text("[F]Sind Sie[/F] da?\n[F]Ihnen[/F] gehts gut\nDanke.\n")
+    informal.write_text("[F]Bist du[/F] da?\n[F]dir[/F] gehts gut\nDanke.\n")
+    test_set = FormalityTestSet.from_references(formal, informal)
+    outputs = {1: ["Bist du da?", "dir gehts gut", "Danke."],      # I, I, N
+               3: ["Sind Sie da?", "dir gehts gut", "Danke."],     # F, I, N
+               5: ["Sind Sie da?", "Ihnen gehts gut", "Danke."]}   # F, F, N
+    paths = {}
+    for level, lines in outputs.items():
+        paths[level] = tmp_path / f"level{level}.txt"
+        paths[level].write_text("\n".join(lines) + "\n")
+    record = score_style(paths, test_set)
+    assert record["formal"] == 1.0 and record["informal"] == 1.0 and record["control"] == "supervised"
+    assert [(e["level"], e["formal_accuracy"]) for e in record["levels"]] == [(1, 0.0), (3, 0.5), (5, 1.0)]
+    assert record["best_prompt"] == {"formal": "level5", "informal": "level1"}
+    with pytest.raises(ValueError, match="levels 1 and 5"):
+        score_style({3: paths[3], 5: paths[5]}, test_set)
+
+
+def demo_config():
+    from mtcue import config as cfgmod
+
+    return cfgmod.load(REPO / "config" / "config.yaml")
+
+
+def test_demo_fine_tunes_eight_style_models_from_base():
+    from mtcue import config as cfgmod
+    from mtcue.models import fairseq_args as fa
+
+    c = demo_config()
+    pairs = cfgmod.style_models(c)
+    assert len(pairs) == 8 and sorted(d for d, _m in pairs).count("en-ru") == 2
+    assert {m for d, m in pairs if d == "en-ru"} == {"style_token", "style_dim"}
+    spec = cfgmod.model_spec(c, "style_token_freeze_all", "en-de")
+    assert spec["init_from"] == "base" and spec["style"]["freeze"] == "encoder_decoder"
+    assert spec["training"]["max_epoch"] <= 6 and spec["training"]["weight_decay"] == 0.001
+    args = fa.task_args(spec, "en-de", "bin", "results/style/en-de") + fa.arch_args(spec)
+    assert args[args.index("--task") + 1] == "style_translation" and args[args.index("--style-mode") + 1] == "token"
+    assert args[args.index("--style-dir") + 1] == "results/style/en-de"
+    assert args[args.index("--style-freeze") + 1] == "encoder_decoder"
+    dim = cfgmod.model_spec(c, "style_dim_normal_init", "en-de")
+    assert dim["style"]["init"] == "normal" and "style" not in cfgmod.model_spec(c, "base", "en-de")
+    assert ("en-de", "style_dim") in cfgmod.trained_models(c)
+
+
+def test_paper_config_names_a_parent_checkpoint_and_the_seeds_settings():
+    from mtcue import config as cfgmod
+    from mtcue.models import fairseq_args as fa
+
+    c = cfgmod.load(REPO / "config" / "paper.yaml")
+    spec = cfgmod.model_spec(c, "style_token", "en-de")
+    assert spec["training"]["lr"] == 1e-4 and spec["training"]["weight_decay"] == 1e-3
+    args = fa.optimisation_args(spec, use_cuda=True)
+    assert args[args.index("--batch-size") + 1] == "16"
+    assert {d for d, _m in cfgmod.style_models(c)} == {"en-de", "en-ru"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["models"]["base"].update(style_freeze="encoder"), "models.base.style_freeze"),
+    (lambda c: c["models"]["style_token"].update(style_init="normal"), "models.style_token.style_init"),
+    (lambda c: c["models"]["style_dim"].pop("init_from"), "models.style_dim: a style model fine-tunes a parent"),
+    (lambda c: c["models"]["style_dim"].update(parent_checkpoint="x.pt"), "models.style_dim: a style model"),
+    (lambda c: c["experiments"]["style"].update(models=["mtcue"]), "experiments.style.models"),
+    (lambda c: c["experiments"]["style"].update(levels=[2, 3, 4]), "experiments.style.levels"),
+    (lambda c: c["experiments"]["style"].update(directions=["en-xx"]), "experiments.style.directions"),
+])
+def test_bad_style_config_is_refused(change, message):
+    from mtcue import config as cfgmod
+
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    change(raw)
+    with pytest.raises(cfgmod.ConfigError, match=message.replace(".", r"\.")):
+        cfgmod.validate(raw)
+
+
+def style_record(model, direction, levels):
+    """A supervised record whose level outputs show `levels` {level: (formal, informal) lines}."""
+    def labels(f, i):
+        return "F" * f + "I" * i
+    entries = [{"level": n, "counts": {"FORMAL": f, "INFORMAL": i, "NEUTRAL": 0, "OTHER": 0},
+                "formal_accuracy": f / (f + i)} for n, (f, i) in sorted(levels.items())]
+    f5, i5 = levels[5]
+    f1, i1 = levels[1]
+    prompts = [{"id": "level5", "attribute": "formal", "text": "style level 5", "labels": labels(f5, i5),
+                "accuracy": f5 / (f5 + i5)},
+               {"id": "level1", "attribute": "informal", "text": "style level 1", "labels": labels(f1, i1)[::-1],
+                "accuracy": i1 / (f1 + i1)}]
+    return {"kind": "formality", "model": model, "direction": direction, "formal": f5 / (f5 + i5),
+            "informal": i1 / (f1 + i1), "average": None, "best_prompt": {"formal": "level5", "informal": "level1"},
+            "prompts": prompts, "by_kind": {}, "chosen_on": None, "control": "supervised", "levels": entries,
+            "lines": f5 + i5, "test_set": "t"}
+
+
+def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
+    from mtcue.reporting.formality import formality_table
+
+    record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
+    table = formality_table([record], ["style_dim"])
+    row = table.loc[("STYLE-DIM (supervised)", "unseen")]
+    assert row[("en-de", "formal")] == 75.0 and row[("en-de", "informal")] == 75.0
+
+
+def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_path):
+    import pandas as pd
+
+    from mtcue.reporting.style_levels import monotonic, write_style_levels
+
+    records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),
+               style_record("style_token", "en-de", {1: (1, 3), 3: (3, 1), 5: (2, 2)})]
+    frame = write_style_levels(records, tmp_path / "s.csv", tmp_path / "s.svg")
+    read = pd.read_csv(tmp_path / "s.csv")
+    assert list(read.columns) == ["direction", "model", "level", "formal_accuracy"]
+    assert read[read["model"] == "style_dim"]["formal_accuracy"].tolist() == [25.0, 50.0, 75.0]
+    assert monotonic(frame) == {("en-de", "style_dim"): True, ("en-de", "style_token"): False}
+    assert (tmp_path / "s.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_workflow_trains_translates_and_draws_the_style_models():
+    from conftest import dry_run
+
+    out = dry_run("results/figures/style_levels.svg", "results/tables/table5_formality.csv",
+                  "--configfile", str(REPO / "config" / "config.yaml"))
+    assert out.returncode == 0, out.stderr
+    for rule, n in (("style_store", 2), ("style_translate", 8), ("style_score", 8), ("style_levels", 1)):
+        assert re.search(rf"^{rule}\s+{n}$", out.stdout, re.M), rule
+    assert "mtcue translate-levels --model-dir results/models/en-ru/style_dim" in out.stdout
+    assert "--init-checkpoint results/models/en-de/base/checkpoint_best.pt" in out.stdout
