@@ -355,3 +355,13 @@ def test_workflow_trains_translates_and_draws_the_style_models():
         assert re.search(rf"^{rule}\s+{n}$", out.stdout, re.M), rule
     assert "mtcue translate-levels --model-dir results/models/en-ru/style_dim" in out.stdout
     assert "--init-checkpoint results/models/en-de/base/checkpoint_best.pt" in out.stdout
+
+
+def test_mlflow_logs_the_supervised_records_level_accuracies():
+    from mtcue.reporting.tracking import _evaluation
+
+    record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
+    record.update(split="test", average=0.75, formal_mean=0.75, informal_mean=0.75)
+    metrics = _evaluation(record, {}, {})
+    assert metrics["formality_formal"] == 0.75 and metrics["formality_level3_formal"] == 0.5
+    assert metrics["formality_level1_formal"] == 0.25
