@@ -365,3 +365,31 @@ def test_mlflow_logs_the_supervised_records_level_accuracies():
     metrics = _evaluation(record, {}, {})
     assert metrics["formality_formal"] == 0.75 and metrics["formality_level3_formal"] == 0.5
     assert metrics["formality_level1_formal"] == 0.25
+
+
+def test_style_dim_beam_search_scores_equal_teacher_forced_scores(tmp_path):
+    """The cached keys and values of incremental decoding, reordered with the beams, give the scores of a
+    full forward pass."""
+    _, model = parent_and_child(tmp_path, init="normal")
+    task = DataFreeTask(40)
+    batch = fixed_batch()
+    net_input = {"src_tokens": batch["src_tokens"], "src_lengths": batch["src_lengths"],
+                 "style": torch.tensor([-2.0, 0.0, 2.0])}
+    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=6).forward(
+        {"net_input": net_input})
+    for i, beams in enumerate(hypos):
+        for hypo in beams:
+            tokens = hypo["tokens"]
+            prev = torch.cat([tokens.new_tensor([2]), tokens[:-1]])[None]
+            logits, _ = model(prev_output_tokens=prev, **{k: v[i:i + 1] for k, v in net_input.items()})
+            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
+            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+def test_style_dim_cache_follows_the_beams_new_order(tmp_path):
+    _, model = parent_and_child(tmp_path, init="normal")
+    attention = model.decoder.layers[0].encoder_attn
+    state = {}
+    attention.set_incremental_state(state, "kv", {"k": torch.arange(3.0)[:, None], "v": torch.arange(3.0)[:, None]})
+    state = attention.reorder_incremental_state(state, torch.tensor([2, 0]))  # sentence 1 finished
+    assert attention.get_incremental_state(state, "kv")["k"][:, 0].tolist() == [2.0, 0.0]

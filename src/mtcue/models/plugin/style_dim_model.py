@@ -19,6 +19,7 @@ width and the scores the parent's scaling, so the zero-init claim holds.
 from __future__ import annotations
 
 import torch
+from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerEncoder, base_architecture
 from torch import Tensor, nn
@@ -26,10 +27,11 @@ from torch import Tensor, nn
 from .style_model import StyleModel, init_new, style_defaults
 
 
+@with_incremental_state
 class StyleCrossAttention(nn.Module):
     """fairseq's encoder-decoder MultiheadAttention (same parameter names, so the parent's load) with one
-    more dimension per head; `key` and `value` are the widened encoder output [S, B, d + 1]. The keys and
-    values are recomputed at every decoding step (no incremental cache)."""
+    more dimension per head; `key` and `value` are the widened encoder output [S, B, d + 1]. In incremental
+    decoding the keys and values are computed once and reordered with the beams, as fairseq's."""
 
     def __init__(self, parent, init: str):
         super().__init__()
@@ -48,6 +50,13 @@ class StyleCrossAttention(nn.Module):
         for param in (self.style_k_col, self.style_v_col, self.style_out_col):
             init_new(param, init)
 
+    def reorder_incremental_state(self, incremental_state, new_order: Tensor):
+        cached = self.get_incremental_state(incremental_state, "kv")
+        if cached:
+            cached = {name: t.index_select(0, new_order) for name, t in cached.items()}
+            incremental_state = self.set_incremental_state(incremental_state, "kv", cached)
+        return incremental_state
+
     def _heads(self, old: Tensor, new: Tensor) -> Tensor:
         """[L, B, d] and [L, B, H] -> [B, H, L, head_dim + 1]"""
         length, batch = old.shape[:2]
@@ -56,10 +65,16 @@ class StyleCrossAttention(nn.Module):
 
     def forward(self, query, key, value=None, key_padding_mask=None, incremental_state=None, static_kv=True,
                 need_weights=False, need_head_weights=False, attn_mask=None, **kwargs):
-        encoded, style = key[..., :-1], key[..., -1:]
         q = self._heads(self.q_proj(query), self.style_q(query)) * self.scaling
-        k = self._heads(self.k_proj(encoded) + style * self.style_k_col, self.style_k(key))
-        v = self._heads(self.v_proj(encoded) + style * self.style_v_col, self.style_v(key))
+        cached = self.get_incremental_state(incremental_state, "kv") if incremental_state is not None else None
+        if cached:
+            k, v = cached["k"], cached["v"]
+        else:
+            encoded, style = key[..., :-1], key[..., -1:]
+            k = self._heads(self.k_proj(encoded) + style * self.style_k_col, self.style_k(key))
+            v = self._heads(self.v_proj(encoded) + style * self.style_v_col, self.style_v(key))
+            if incremental_state is not None:
+                self.set_incremental_state(incremental_state, "kv", {"k": k, "v": v})
         scores = q @ k.transpose(-1, -2)  # [B, H, T, S]
         if key_padding_mask is not None:
             scores = scores.masked_fill(key_padding_mask[:, None, None, :].to(torch.bool), float("-inf"))
