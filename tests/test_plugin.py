@@ -512,7 +512,14 @@ def test_paper_config_parameter_counts():
         # layer's context attention (1,050,624) and gate (1,024 x 512 + 512); CONCAT: two segment vectors.
         "voita_context": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
         "voita_context_next": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
-        "concat": 60_964_864 + 2 * 512}
+        "concat": 60_964_864 + 2 * 512,
+        # Jeong et al.'s style control: style_token, five more embedding rows; style_dim, per decoder layer a new
+        # query row (512 + 1) and key and value rows (513 + 1) per head (8), key and value columns (512 each),
+        # the output projection's column per head (512 x 8)
+        **dict.fromkeys(["style_token", "style_token_freeze_encoder", "style_token_freeze_all"], base + 5 * 512),
+        **dict.fromkeys(["style_dim", "style_dim_normal_init", "style_dim_freeze_encoder",
+                         "style_dim_freeze_encoder_normal_init"],
+                        base + 6 * (8 * 513 + 2 * 8 * 514 + 2 * 512 + 512 * 8))}
     assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
     mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 6 * 512 + 6 * (layer + 1)

@@ -27,6 +27,14 @@ def style_symbol(level: int) -> str:
     return f"<style{level}>"
 
 
+def add_style_symbols(dictionary) -> int:
+    """Add <style1>..<style5> after the last symbol of `dictionary`; returns the id of <style1>."""
+    first = len(dictionary)
+    for level in LEVELS:
+        dictionary.add_symbol(style_symbol(level))
+    return first
+
+
 def style_value(level) -> float:
     """The continuous value a level stands for (the seed's score scale, its extremes at +-2)."""
     return float(level) - NEUTRAL
@@ -93,11 +101,8 @@ class StyleTranslationTask(TranslationTask):
         self.first_symbol = None
         if cfg.style_mode == "token":
             # The same symbols at the end of both (shared) dictionaries: BASE's ids are unchanged.
-            for d in (src_dict, tgt_dict):
-                first = len(d)
-                for level in LEVELS:
-                    d.add_symbol(style_symbol(level))
-            self.first_symbol = first
+            firsts = {add_style_symbols(d) for d in {id(src_dict): src_dict, id(tgt_dict): tgt_dict}.values()}
+            (self.first_symbol,) = firsts
         super().__init__(cfg, src_dict, tgt_dict)
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
