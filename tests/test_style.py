@@ -214,6 +214,9 @@ def test_levels_map_each_lines_register_label(write_corpus, tmp_path):
     assert np.load(tmp_path / "style" / "train.npy").tolist() == [5, 3, 1, 5]
     with pytest.raises(ValueError, match="unlabelled"):
         line_levels(corpus, "en-de", {"informal": 1, "formal": 5})
+    bare = write_corpus([labelled(0, None), labelled(1, None)], name="bare.jsonl")
+    with pytest.raises(ValueError, match="bare.jsonl: no line has a formality label for 'de'"):
+        line_levels(bare, "en-de", MAPPING)
 
 
 def test_an_unknown_label_is_refused_with_file_and_line(write_corpus):

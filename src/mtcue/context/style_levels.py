@@ -26,12 +26,16 @@ def line_levels(corpus: str | Path, direction: str, mapping: dict[str, int]) -> 
     if sorted(mapping) != sorted(MAPPING_KEYS) or not all(v in range(1, 6) for v in mapping.values()):
         raise ValueError(f"style mapping {mapping}: give a level 1..5 for each of {', '.join(MAPPING_KEYS)}")
     tgt = langs_of(direction)[1]
-    levels = []
+    levels, labelled = [], False
     for n, sample in enumerate(read_corpus(corpus), 1):
         gold = ((sample.get("labels") or {}).get(tgt) or {}).get("formality", {}).get("gold")
         if gold not in (None, "formal", "informal"):
             raise ValueError(f"{corpus}:{n}: formality label {gold!r} for '{tgt}' is neither formal nor informal")
         levels.append(mapping[gold or "unlabelled"])
+        labelled = labelled or gold is not None
+    if not labelled:
+        raise ValueError(f"{corpus}: no line has a formality label for '{tgt}' (docs/formats.md, section 1): the "
+                         "style models would learn nothing from their levels")
     return np.asarray(levels, dtype=np.int8)
 
 
