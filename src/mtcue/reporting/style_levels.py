@@ -36,20 +36,24 @@ def plot(frame: pd.DataFrame):
     from matplotlib.figure import Figure
 
     directions = list(dict.fromkeys(frame["direction"]))
-    fig = Figure(figsize=(4.5 * max(len(directions), 1), 3.6))
+    models = list(dict.fromkeys(frame["model"]))
+    colours = dict(zip(models, [f"C{i % 10}" for i in range(len(models))]))  # one colour per model in every panel
+    fig = Figure(figsize=(4.5 * max(len(directions), 1), 4.2))
     axes = fig.subplots(1, max(len(directions), 1), squeeze=False)[0]
     for ax, direction in zip(axes, directions):
         mine = frame[frame["direction"] == direction]
         for model, group in mine.groupby("model", sort=False):
-            ax.plot(group["level"], group["formal_accuracy"], marker="o", label=display_name(model))
+            ax.plot(group["level"], group["formal_accuracy"], marker="o", color=colours[model],
+                    label=display_name(model))
         ax.set_title(direction)
         ax.set_xlabel("style level (style_dim: value = level - 3)")
         ax.set_xticks(sorted(mine["level"].unique()))
         ax.set_ylim(-2, 102)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("formal accuracy (%)")
-    axes[-1].legend(fontsize=7, loc="best")
-    fig.tight_layout()
+    handles = {h.get_label(): h for ax in axes for h in ax.get_lines()}
+    fig.legend(list(handles.values()), list(handles), fontsize=7, loc="lower center", ncol=min(len(handles), 3))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
