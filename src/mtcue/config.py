@@ -148,6 +148,13 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
+    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
+        for name in [names] if isinstance(names, str) else names:
+            if name not in cfg["models"]:
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
+            if context_kind(cfg["models"][name]) not in ("tokens", "vectors"):
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
+                                  "(a token or vector store)")
     official = cfg["evaluation_sets"]["iwslt22"]["pairs"]
     missing = [d for d in formality_directions(cfg) if pair_of(d) not in official]
     if source == "opensubtitles" and missing:
@@ -593,3 +600,21 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     exp = cfg["experiments"]["voita2018"]
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
+
+
+def memory_growth_plan(cfg: dict) -> dict:
+    """What `mtcue memory-growth` measures (None: no curve configured): per label the model of each
+    context size c = 1..N (the k-th of a list for c = k, its last beyond), each model's spec in the
+    first direction, the batch, the beam and the vocabulary size."""
+    exp = cfg["experiments"]["memory_growth"]
+    if not exp["models"]:
+        return None
+    n = exp["context_sentences"]
+    curves = {}
+    for label, names in exp["models"].items():
+        names = [names] if isinstance(names, str) else names
+        curves[label] = [names[min(c, len(names)) - 1] for c in range(1, n + 1)]
+    used = dict.fromkeys(m for ms in curves.values() for m in ms)
+    return {"curves": curves, "specs": {m: model_spec(cfg, m, cfg["directions"][0]) for m in used},
+            "batch": {"sentences": exp["sentences"], "length": exp["length"]},
+            "beam": cfg["generation"]["beam"], "vocab_size": cfg["spm"]["vocab_size"], "seed": cfg["seed"]}
