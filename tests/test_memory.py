@@ -124,3 +124,19 @@ def test_the_demo_measures_memory_growth_without_training():
     assert "rule train:" not in done.stdout
     everything = dry_run("--configfile", str(REPO / "config" / "config.yaml"))
     assert "results/figures/memory_growth.svg" in everything.stdout
+
+
+def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
+    from mtcue.models.params import DataFreeTask
+
+    task = DataFreeTask(50)
+    d = task.source_dictionary
+    gen = torch.Generator().manual_seed(0)
+    flat = memory.make_batch(None, task, "tokens", 3, 2, 5, gen)["net_input"]
+    stacked = memory.make_batch(None, task, "tokens", 3, 2, 5, torch.Generator().manual_seed(0), stacked=True)
+    stacked = stacked["net_input"]
+    # three `<s> 4 words </s>` sentences: 18 tokens in a row, or 3 x 6 (the shortening family's slots)
+    assert flat["context"].shape == (2, 18) and stacked["context"].shape == (2, 3, 6)
+    assert torch.equal(stacked["context"].reshape(2, 18), flat["context"])
+    assert (flat["context"][:, ::6] == d.bos()).all() and (flat["context"][:, 5::6] == d.eos()).all()
+    assert not flat["context_padding_mask"].any() and stacked["context_padding_mask"].shape == (2, 3, 6)

@@ -148,13 +148,6 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
-    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
-        for name in [names] if isinstance(names, str) else names:
-            if name not in cfg["models"]:
-                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
-            if context_kind(cfg["models"][name]) not in ("tokens", "vectors"):
-                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
-                                  "(a token or vector store)")
     official = cfg["evaluation_sets"]["iwslt22"]["pairs"]
     missing = [d for d in formality_directions(cfg) if pair_of(d) not in official]
     if source == "opensubtitles" and missing:
@@ -179,6 +172,18 @@ def _check_semantics(cfg: dict) -> None:
         unknown = set(per_direction) - set(cfg["directions"])
         if unknown:
             raise ConfigError(f"{key}: {sorted(unknown)} are not in `directions`")
+    _check_memory_growth(cfg)
+
+
+def _check_memory_growth(cfg: dict) -> None:
+    models = all_models(cfg)  # context-size runs of an experiment too
+    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
+        for name in [names] if isinstance(names, str) else names:
+            if name not in models:
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
+            if context_kind(models[name]) not in ("tokens", "vectors"):
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
+                                  "(a token or vector store)")
 
 
 def _check_fewshot(cfg: dict) -> None:

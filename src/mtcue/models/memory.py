@@ -11,9 +11,11 @@ model's weights (and, for (b), the optimiser's moments, made by an unmeasured fi
 
 What c context sentences are, by the model's context kind (CONTEXT_KIND):
 - "tokens" (CONCAT, VOITA-CONTEXT): c previous sentences, each `<s> line </s>` as the token store
-  batches a slot, concatenated into one context sequence. A model class that reads several slots in
-  another layout defines `memory_context(sentences, padding_idx)` (a classmethod taking the c
-  sentences, each [B, L], returning net_input's `context` and `context_padding_mask`).
+  batches a slot, concatenated into one context sequence. A model whose arch names its number of
+  context sentences (`context_sentences`, the sequence-shortening family, which reads slots
+  prev1..prevC as [B, C, L]) is built for c sentences and reads them stacked, [B, c, L]: with
+  random weights, the model trained with fewer sentences reading c differs from it only in the
+  size of its per-sentence embeddings.
 - "vectors" (MTCUE, NOVOTNEY-CUE): c previous-line vectors (doc1..docc) beside doc0 and the
   model's other columns (metadata); document positions for as many slots as the model was trained
   with (a longer context's extra slots get none, as MTCue reads columns beyond its positions).
@@ -71,9 +73,10 @@ def _sentences(bsz: int, length: int, n: int, dictionary, gen: torch.Generator) 
 
 
 def make_batch(model, task, kind: str, n_context: int, bsz: int, length: int, gen: torch.Generator,
-               doc_columns: int = 0, other_columns: int = 0) -> dict:
+               doc_columns: int = 0, other_columns: int = 0, stacked: bool = False) -> dict:
     """A training sample of `bsz` sentences of `length` pieces (source and target, `</s>` included)
-    with `n_context` context sentences, as `model` reads them (see the module's docstring)."""
+    with `n_context` context sentences, as `model` reads them (see the module's docstring); `stacked`:
+    token context as [bsz, n_context, length + 1] rather than concatenated."""
     d = task.source_dictionary
     words = torch.randint(d.nspecial, len(d), (bsz, length - 1), generator=gen)
     eos = torch.full((bsz, 1), d.eos())
@@ -83,11 +86,8 @@ def make_batch(model, task, kind: str, n_context: int, bsz: int, length: int, ge
                  "prev_output_tokens": torch.cat([eos, target_words], dim=1)}
     if kind == "tokens":
         sentences = _sentences(bsz, length, n_context, d, gen)
-        if hasattr(model, "memory_context"):
-            net_input.update(model.memory_context(sentences, d.pad()))
-        else:
-            context = torch.cat(sentences, dim=1)
-            net_input.update(context=context, context_padding_mask=context.eq(d.pad()))
+        context = torch.stack(sentences, dim=1) if stacked else torch.cat(sentences, dim=1)
+        net_input.update(context=context, context_padding_mask=context.eq(d.pad()))
     elif kind == "vectors":
         columns = 1 + n_context + other_columns
         net_input["context"] = torch.randn(bsz, columns, task.context_dim, generator=gen)
@@ -150,6 +150,9 @@ def measure(plan: dict, device: str | None = None) -> list[dict]:
     for label, names in plan["curves"].items():
         for c, name in enumerate(names, 1):
             spec = plan["specs"][name]
+            stacked = "context_sentences" in spec["arch"]
+            if stacked:
+                spec = {**spec, "arch": {**spec["arch"], "context_sentences": c}}
             kind = spec["context"]["kind"]
             columns = spec["context"].get("columns", [])
             doc = sum(col.startswith("doc") for col in columns)
@@ -161,7 +164,7 @@ def measure(plan: dict, device: str | None = None) -> list[dict]:
             model = build_model(model_type, {**arch_args, "dropout": spec["training"]["dropout"]}, task).to(dev)
             gen = torch.Generator().manual_seed(plan["seed"])
             batch = _to(make_batch(model, task, kind, c, batch_cfg["sentences"], batch_cfg["length"], gen,
-                                   doc, len(columns) - doc), dev)
+                                   doc, len(columns) - doc, stacked), dev)
             peaks = {"decode": decode_peak(model, batch, plan["beam"], dev),
                      "train": train_peak(model, batch, spec["training"], dev)}
             for phase in PHASES:
