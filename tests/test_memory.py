@@ -41,6 +41,28 @@ def test_the_cpu_peak_counts_operators_and_gradients():
     assert memory.peak_bytes(lambda: None, CPU) == 0
 
 
+def test_on_a_gpu_the_peak_is_cudas_after_a_reset_less_what_was_there(monkeypatch):
+    """No GPU here: torch.cuda's counters stand in, as a device with 300 MiB allocated that peaks at 420."""
+    calls = []
+    state = {"allocated": 300 * MIB, "peak": 999 * MIB}
+
+    def reset(device):
+        calls.append("reset")
+        state["peak"] = state["allocated"]
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append("sync"))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", reset)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: state["allocated"])
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: state["peak"])
+
+    def work():
+        calls.append("work")
+        state["peak"] = 420 * MIB
+
+    assert memory.peak_bytes(work, torch.device("cuda")) == 120 * MIB
+    assert calls == ["sync", "reset", "work", "sync"]
+
+
 TOY = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,
        "decoder_ffn_dim": 64}
 CONFIG = {
