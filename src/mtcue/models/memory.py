@@ -6,8 +6,8 @@ depends on shapes, not on trained values) and run on one fixed generated batch w
 c = 1..N sentences: the peak memory of (a) beam-search decoding (`generation.beam`, every
 hypothesis forced to the batch's target length, so that the random model's end-of-sentence
 choices cannot change what is measured) and (b) a training step's forward pass, label-smoothed
-loss and backward pass (dropout on; the optimiser's update, constant in c, left out), each above what
-was allocated before it: the model's weights.
+loss and backward pass (dropout on), each above what was allocated before it: the model's weights
+(and, for (b), their gradients; the optimiser's update, constant in c, is left out).
 
 What c context sentences are, by the model's context kind (CONTEXT_KIND):
 - "tokens" (CONCAT, VOITA-CONTEXT): c previous sentences, each `<s> line </s>` as the token store
@@ -116,10 +116,11 @@ def decode_peak(model, batch: dict, beam: int, device: torch.device) -> int:
 
 
 def train_peak(model, batch: dict, training: dict, device: torch.device) -> int:
-    """Peak bytes of a training step's forward and backward pass on `batch` (its gradients included),
-    after an unmeasured one. The optimiser's update is left out: its moments and temporaries are
-    proportional to the weights whatever the context, and at the paper's sizes they would hide the
-    growth (a step of MTCUE with Adam peaked at 502 MiB for every c from 1 to 6)."""
+    """Peak bytes of a training step's forward and backward pass on `batch`, above the weights and
+    their gradients (allocated by an unmeasured pass first, as in any training after its first step).
+    What is proportional to the weights whatever the context — gradients, the optimiser's moments
+    and update — is left out: at the paper's sizes it hid the growth (MTCUE's step peaked at 502 MiB
+    with an Adam update, 441 MiB with new gradients, for every c from 1 to 6)."""
     from fairseq.criterions.label_smoothed_cross_entropy import label_smoothed_nll_loss
 
     model.train()
@@ -131,9 +132,9 @@ def train_peak(model, batch: dict, training: dict, device: torch.device) -> int:
         loss, _ = label_smoothed_nll_loss(lprobs, batch["target"].view(-1), training["label_smoothing"],
                                           ignore_index=pad, reduce=True)
         loss.backward()
-        model.zero_grad(set_to_none=True)  # the gradients are the step's own operation memory
 
     step()
+    model.zero_grad(set_to_none=False)  # kept: the measured pass accumulates into them
     return peak_bytes(step, device)
 
 
