@@ -513,3 +513,18 @@ def test_contrastive_and_voita2018_sections_and_systems_scored_in_some_direction
     assert "| model | en-de all / pronoun |" in lines
     assert "| baseline | 76.90 | 29.46 |" in lines and "| context-aware | 77.51 | 30.14 |" in lines
     assert "| en-ru, every context (Table 6) | 42 | 31 | 100 |" in lines
+
+
+def test_the_memory_section_condenses_the_figure(tmp_path):
+    import pandas as pd
+
+    folder = write_run(tmp_path / "results" / "records")
+    (tmp_path / "results" / "figures").mkdir()
+    # CONCAT decoding 5.0 MiB at c=1, 19.0 at c=8: (19 - 5) / 7 = +2.00 per sentence; MTCUE flat.
+    rows = [("concat", 1, "decode", 5.0), ("concat", 8, "decode", 19.0), ("concat", 4, "decode", 11.0),
+            ("mtcue", 1, "decode", 3.5), ("mtcue", 8, "decode", 3.5)]
+    pd.DataFrame([{"model": m, "context_sentences": c, "phase": p, "peak_mib": v} for m, c, p, v in rows]).to_csv(
+        tmp_path / "results" / "figures" / "memory_growth.csv", index=False)
+    lines = render([Run.load(folder)]).splitlines()
+    assert "| model | decode c=1 / c=8 (MiB) | decode MiB per sentence |" in lines
+    assert "| CONCAT | 5.0 / 19.0 | +2.00 |" in lines and "| MTCUE | 3.5 / 3.5 | +0.00 |" in lines

@@ -63,6 +63,7 @@ class Run:
     contrastive: pd.DataFrame | None = None  # results/tables/contrastive.csv
     voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
     translating: frozenset[str] = frozenset()  # the models scored on the test split (Tables 4, Voita et al.'s)
+    memory: pd.DataFrame | None = None       # results/figures/memory_growth.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -87,7 +88,8 @@ class Run:
         csvs = (folder.parent / "tables" / "table6_ablation.csv", folder.parent / "figures" / "figure4_eamt22_fewshot.csv",
                 folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split, formality, *(pd.read_csv(f) if f.is_file() else None for f in csvs), translating)
+                  split, formality, *map(_read_csv, csvs), translating,
+                  _read_csv(folder.parent / "figures" / "memory_growth.csv"))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -105,6 +107,10 @@ class Run:
         dates = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
         return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, commit {commits}, seed {self.seed}, "
                 f"records of {dates}")
+
+
+def _read_csv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.is_file() else None
 
 
 def _number(value: float, digits: int) -> str:
@@ -414,6 +420,25 @@ def voita2018_section(run: Run) -> list[str]:
     return lines
 
 
+def memory_section(run: Run) -> list[str]:
+    """The memory-growth figure condensed: per model and phase, the peak at the fewest and the most context
+    sentences measured and the mean growth per added sentence between them."""
+    if run.memory is None or run.memory.empty:
+        return []
+    low, high = run.memory["context_sentences"].min(), run.memory["context_sentences"].max()
+    peaks = run.memory.pivot_table(index="model", columns=["phase", "context_sentences"], values="peak_mib")
+    models = sorted(peaks.index, key=lambda m: model_key(display_name(m)))
+    display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
+    for phase in [p for p in ("decode", "train") if p in peaks.columns.get_level_values(0)]:
+        first, last = peaks[(phase, low)].loc[models], peaks[(phase, high)].loc[models]
+        display[f"{phase} c={low} / c={high} (MiB)"] = [f"{a:.1f} / {b:.1f}" for a, b in zip(first, last)]
+        display[f"{phase} MiB per sentence"] = [f"{(b - a) / (high - low):+.2f}" for a, b in zip(first, last)]
+    return ["Memory growth (the sequence-shortening seed's Figure 4, `results/figures/memory_growth.svg`): peak memory "
+            "above the weights of beam-search decoding and of one training step (forward and backward), against the "
+            "number of context sentences, models at the study's sizes on one fixed batch:", "",
+            *markdown_table(display)]
+
+
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per model: the range (max - min over runs) of each direction's value, mean and largest over
     the directions where every run has a value."""
@@ -451,7 +476,7 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
-    for section in (contrastive_section(first), voita2018_section(first)):
+    for section in (contrastive_section(first), voita2018_section(first), memory_section(first)):
         if section:
             body += ["", *section]
     if len(runs) > 1:
