@@ -13,13 +13,16 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mtcue.context.side_labels import SIDE_COLUMNS
 from mtcue.io import TextFileError, read_text
 
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
+# "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
-                "voita_context": "tokens", "concat": "tokens"}
+                "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
+                "si_output_layer": "labels", "si_mtl": "labels"}
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -142,8 +145,19 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [n for n in names if n not in voita["models"]]
         if unknown:
             raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
+    side = cfg["experiments"]["side_information"]
+    wrong = [m for m in side["models"] if m in cfg["models"] and CONTEXT_KIND[cfg["models"][m]["type"]] != "labels"]
+    if wrong:
+        raise ConfigError(f"experiments.side_information.models: {wrong} are not side-information (si_*) models")
+    unknown = [n for n in side["no_labels"] if n not in side["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in experiments.side_information.models")
+    if side["baseline"] and side["baseline"] in cfg["models"] and is_contextual(cfg["models"][side["baseline"]]):
+        raise ConfigError(f"experiments.side_information.baseline: '{side['baseline']}' reads context; the row "
+                          "'without side information' is a model without context (base)")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
+                            ("side_information", side["directions"]),
                             *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
@@ -341,7 +355,8 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values())),
             "formality": cfg["experiments"]["formality"]["models"] or quality,
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
-                                            + cfg["experiments"]["voita2018"]["random_test"]))}
+                                            + cfg["experiments"]["voita2018"]["random_test"])),
+            "side_information": side_information_rows(cfg)}
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -485,7 +500,8 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
-             *((d, m, "voita2018") for d, m in voita2018_models(cfg))]
+             *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
+             *((d, m, "side_information") for d, m in side_information_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -532,6 +548,13 @@ def context_kind(model: dict) -> str | None:
     return model.get("context_kind") or CONTEXT_KIND[model["type"]]
 
 
+def store_kind(model_type: str) -> str | None:
+    """The kind of store a model type reads, as the store's manifest names it: the side-information
+    labels are a tag store (of their own columns)."""
+    kind = CONTEXT_KIND[model_type]
+    return "tags" if kind == "labels" else kind
+
+
 def is_contextual(spec: dict) -> bool:
     return CONTEXT_KIND[spec["type"]] is not None
 
@@ -557,6 +580,8 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
         spec["context"] |= {"encoder": encoder_for(cfg, direction, model), "pooling": entry.get("context_pooling", "mean")}
     elif kind == "tags":
         spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
+    elif kind == "labels":
+        spec["context"] |= {"columns": list(SIDE_COLUMNS), "tags_min_docs": cfg["context"]["tags_min_docs"]}
     elif kind == "tokens":
         spec["context"] = {"kind": kind, "slot": entry.get("context_slot", "prev1"), "random": entry["random_context"],
                            "slots": token_slots(cfg)}
@@ -593,3 +618,16 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     exp = cfg["experiments"]["voita2018"]
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
+
+
+def side_information_rows(cfg: dict) -> list[str]:
+    """The models of Hoang et al.'s Table 3 in row order: the baseline ("without side information"), then
+    the variants; TAGGING and MTCUE beside them where configured."""
+    exp = cfg["experiments"]["side_information"]
+    return list(dict.fromkeys(([exp["baseline"]] if exp["baseline"] else []) + exp["models"] + exp["beside"]))
+
+
+def side_information_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the side-information experiment trains and scores."""
+    exp = cfg["experiments"]["side_information"]
+    return [(d, m) for d in exp["directions"] for m in side_information_rows(cfg)]

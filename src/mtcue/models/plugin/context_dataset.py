@@ -24,6 +24,8 @@ class ContextDataset(BaseWrapperDataset):
     - "shuffle": each sample reads the whole context row of another sample of the split instead of
       its own. Every row is read exactly once per epoch, so the contexts keep their shape and
       distribution but say nothing about the sample.
+    - "drop": every column of every sample missing (test time only: a side-information model decoded
+      without its labels, Hoang et al.'s "w/o side info" row).
     """
 
     NOISE_STD = 0.1
@@ -33,8 +35,8 @@ class ContextDataset(BaseWrapperDataset):
         super().__init__(dataset)
         if len(index) != len(dataset):
             raise ValueError(f"{name} has {len(index)} rows but the binarised split has {len(dataset)} samples")
-        if random not in (None, "noise", "shuffle"):
-            raise ValueError(f"--random-context {random!r}: expected 'noise' or 'shuffle'")
+        if random not in (None, "noise", "shuffle", "drop"):
+            raise ValueError(f"--random-context {random!r}: expected 'noise', 'shuffle' or 'drop'")
         if random == "noise" and vectors is None:
             raise ValueError(f"--random-context noise replaces context vectors; {name} belongs to a tag store")
         self.index = index
@@ -60,6 +62,8 @@ class ContextDataset(BaseWrapperDataset):
         if self.columns is not None:
             rows = rows[:, self.columns]
         missing = rows < 0
+        if self.random == "drop":
+            missing = np.ones_like(missing)
         if self.vectors is None:
             batch["net_input"]["context"] = torch.from_numpy(np.where(missing, 0, rows).astype(np.int64))
             batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)

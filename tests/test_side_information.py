@@ -1,0 +1,189 @@
+"""Hoang et al. (2018): side-information labels and the si_* models (tiny CPU models, hand-set values)."""
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.sequence_generator import SequenceGenerator
+
+import mtcue.models.plugin  # noqa: F401  (registers task, models and criterion)
+from mtcue.context.side_labels import SIDE_COLUMNS, side_label
+from mtcue.context.tags import build_tag_store
+from mtcue.corpus import META_FIELDS
+from mtcue.models.params import DataFreeTask, build_model
+from mtcue.models.plugin.context_dataset import ContextDataset
+from mtcue.models.plugin.mtl_criterion import MultiTaskCriterion
+from mtcue.models.plugin.pretrained import load_pretrained_base
+from test_plugin import save_fairseq_checkpoint
+
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
+        "dropout": 0.0}
+VOCAB, TAGS = 40, 8
+
+
+def tiny(model_type, **arch):
+    torch.manual_seed(0)
+    task = DataFreeTask(VOCAB, context_kind="tags", n_tags=TAGS, n_columns=3)
+    return build_model(model_type, {**TINY, **arch}, task).eval(), task
+
+
+def batch(context=((3, 4, 7), (1, 2, 5)), missing=((False, True, False), (False, False, False))):
+    src = torch.tensor([[5, 6, 7, 2], [1, 8, 9, 2]])  # the second sample left-padded (pad = 1)
+    return {"src_tokens": src, "src_lengths": torch.tensor([4, 3]), "prev_output_tokens": torch.tensor(
+        [[2, 10, 11], [2, 12, 13]]), "context": torch.tensor(context), "context_padding_mask": torch.tensor(missing)}
+
+
+# ---- labels -------------------------------------------------------------------------------------
+
+META = {"genre": "Drama, Romance", "pg_rating": "PG rating: R", "writers": "Written by: A", "year": "Released in 1966",
+        "country": "United Kingdom", "plot": "A plot."}
+
+
+def test_side_labels_of_a_sample():
+    assert [side_label(META, c) for c in SIDE_COLUMNS] == [
+        "genre: Drama", "genre: Romance", None, "PG rating: R", "country: United Kingdom", "decade: 1960s"]
+    empty = dict.fromkeys(META_FIELDS)
+    assert [side_label(empty, c) for c in SIDE_COLUMNS] == [None] * 6
+    assert side_label({**empty, "year": "Released in 2003"}, "si_decade") == "decade: 2000s"
+    with pytest.raises(ValueError, match="si_plot"):
+        side_label(META, "si_plot")
+
+
+def test_label_store_vocabulary_comes_from_the_training_split(tmp_path):
+    def sample(i, doc, **meta):
+        return {"id": f"s{i}", "doc_id": doc, "text": {"en": "x", "de": "y"}, "previous": {"en": [], "de": []},
+                "meta": {**dict.fromkeys(META_FIELDS), **meta}, "cues": [], "labels": {}}
+
+    train = [sample(0, "d1", genre="Drama", country="France"), sample(1, "d2", genre="Drama, Comedy"),
+             sample(2, "d3", genre="Comedy", year="Released in 1999")]
+    test = [sample(3, "d4", genre="Western, Drama", country="France")]
+    for split, rows in (("train", train), ("test", test)):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = build_tag_store({s: tmp_path / f"{s}.jsonl" for s in ("train", "test")}, "en-de", SIDE_COLUMNS, 2,
+                               tmp_path / "labels")
+    vocab = json.loads((tmp_path / "labels" / "tags.json").read_text())
+    # In >= 2 training documents: Comedy and Drama (2 each, alphabetical); France and 1990s once only.
+    assert vocab == ["<unk>", "genre: Comedy", "genre: Drama"]
+    assert manifest["kind"] == "tags" and manifest["columns"] == SIDE_COLUMNS
+    test_index = np.load(tmp_path / "labels" / "test.index.npy")
+    assert test_index.tolist() == [[0, 2, -1, -1, 0, -1]]  # Western unknown, Drama known, France unknown
+
+
+# ---- si_src_prefix / si_src_suffix --------------------------------------------------------------
+
+@pytest.mark.parametrize("model_type", ["si_src_prefix", "si_src_suffix"])
+def test_source_labels_are_tokens_before_or_after_the_sentence(model_type):
+    model, task = tiny(model_type)
+    b, encoder = batch(), model.encoder
+    tokens, embedded = encoder.sequence(b["src_tokens"], b["context"], b["context_padding_mask"])
+    unk, pad = task.source_dictionary.unk(), task.source_dictionary.pad()
+    labels = [[unk, pad, unk], [unk, unk, unk]]
+    source = b["src_tokens"].tolist()
+    expected = [l + s if model_type == "si_src_prefix" else s + l for l, s in zip(labels, source)]
+    assert tokens.tolist() == expected
+    at = 0 if model_type == "si_src_prefix" else 4
+    assert torch.equal(embedded[0, at], encoder.context_labels.weight[3])
+    assert torch.equal(embedded[0, at + 2], encoder.context_labels.weight[7])
+    out = encoder(b["src_tokens"], b["src_lengths"], b["context"], b["context_padding_mask"])
+    assert out["encoder_out"][0].shape == (7, 2, 16)
+    assert out["encoder_padding_mask"][0].tolist() == [[t == pad for t in row] for row in expected]
+    # The masked label's id is not read; a present one is.
+    other = b["context"].clone()
+    other[0, 1] = 6
+    same = encoder(b["src_tokens"], b["src_lengths"], other, b["context_padding_mask"])["encoder_out"][0]
+    assert torch.allclose(same, out["encoder_out"][0])
+    other[0, 0] = 6
+    changed = encoder(b["src_tokens"], b["src_lengths"], other, b["context_padding_mask"])["encoder_out"][0]
+    assert not torch.allclose(changed[:, 0], out["encoder_out"][0][:, 0])
+
+
+# ---- si_output_layer ----------------------------------------------------------------------------
+
+def test_output_layer_bias_is_W_e_times_the_summed_label_embeddings():
+    model, _ = tiny("si_output_layer", side_dim=2)
+    encoder = model.encoder
+    with torch.no_grad():
+        encoder.context_labels.weight.zero_()
+        encoder.context_labels.weight[3] = torch.tensor([1.0, 0.0])
+        encoder.context_labels.weight[7] = torch.tensor([0.0, 2.0])
+        encoder.context_labels.weight[4] = torch.tensor([5.0, 5.0])  # masked in the batch: not summed
+        encoder.context_bias.weight.copy_(torch.arange(2 * VOCAB, dtype=torch.float).view(VOCAB, 2))
+    b = batch()
+    logits, _ = model(**b)
+    dropped, _ = model(**{**b, "context_padding_mask": torch.ones(2, 3, dtype=torch.bool)})
+    # Sample 0: e = [1, 0] + [0, 2] = [1, 2]; W_e row v = [2v, 2v + 1] -> b_e[v] = 2v + 2(2v + 1) = 6v + 2.
+    v = torch.arange(VOCAB, dtype=torch.float)
+    assert torch.allclose(logits[0] - dropped[0], (6 * v + 2).expand(3, VOCAB), atol=1e-4)
+    assert logits.shape == (2, 3, VOCAB)
+
+
+def test_output_layer_starts_as_its_base_and_decodes_with_beams(tmp_path):
+    model, task = tiny("si_output_layer", side_dim=4)
+    torch.manual_seed(1)
+    base = build_model("base", TINY, DataFreeTask(VOCAB)).eval()
+    save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    load_pretrained_base(model, tmp_path / "base.pt")  # only context_* tensors are new
+    b = batch()
+    expected, _ = base(b["src_tokens"], b["src_lengths"], b["prev_output_tokens"])
+    logits, _ = model(**b)
+    assert torch.allclose(logits, expected, atol=1e-5)  # W_e = 0 at the start: BASE's output
+    with torch.no_grad():
+        model.encoder.context_bias.weight.normal_()
+    net_input = {k: v for k, v in b.items() if k != "prev_output_tokens"}
+    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=5).forward(
+        {"net_input": net_input})
+    assert len(hypos) == 2 and all(len(h) == 3 for h in hypos)
+
+
+# ---- si_mtl -------------------------------------------------------------------------------------
+
+def test_mtl_classifier_reads_the_mean_source_state_and_not_the_translation():
+    model, _ = tiny("si_mtl")
+    b = batch()
+    out = model.encoder(b["src_tokens"], b["src_lengths"])
+    states = out["encoder_out"][0]
+    mean = torch.stack([states[:, 0].mean(0), states[1:, 1].mean(0)])  # sample 1's first position is padding
+    logits = model.encoder.label_logits(out)
+    assert torch.allclose(logits, model.encoder.context_classifier(mean), atol=1e-6)
+    x, extra = model(**b)
+    # Targets: sample 0 has labels 3 and 7 (4 is masked), sample 1 has 1, 2, 5; tag 0 (unknown) is no class.
+    targets = torch.zeros(2, TAGS)
+    targets[0, [3, 7]] = 1
+    targets[1, [1, 2, 5]] = 1
+    p = torch.sigmoid(logits[:, 1:])
+    by_hand = -(targets[:, 1:] * p.log() + (1 - targets[:, 1:]) * (1 - p).log()).sum()
+    assert torch.allclose(extra["mlc_loss"], by_hand, atol=1e-4)
+    # No labels at test time: the translation is the same whatever the labels, or without them.
+    other, _ = model(**{**b, "context": torch.tensor([[6, 6, 6], [6, 6, 6]])})
+    plain, _ = model(b["src_tokens"], b["src_lengths"], b["prev_output_tokens"])
+    assert torch.equal(x, other) and torch.equal(x, plain)
+
+
+def test_mtl_criterion_adds_lambda_times_the_classifier_loss():
+    model, task = tiny("si_mtl")
+    b = batch()
+    sample = {"net_input": b, "target": torch.tensor([[10, 11, 2], [12, 13, 2]]), "ntokens": 6}
+    losses = {}
+    for weight in (0.0, 0.5):
+        criterion = MultiTaskCriterion(task, sentence_avg=False, label_smoothing=0.1, mtl_weight=weight)
+        losses[weight], _, log = criterion(model, sample)
+    mlc = model(**b)[1]["mlc_loss"]
+    assert torch.allclose(losses[0.5] - losses[0.0], 0.5 * mlc, atol=1e-4)
+    assert float(log["mlc_loss"]) == pytest.approx(float(mlc.detach()), rel=1e-5)
+
+
+# ---- decoding without labels --------------------------------------------------------------------
+
+def test_drop_gives_every_sample_no_context():
+    from fairseq.data import Dictionary, LanguagePairDataset
+
+    d = Dictionary()
+    tokens = [torch.tensor([4, 2]), torch.tensor([5, 6, 2])]
+    pairs = LanguagePairDataset(tokens, [2, 3], d, tokens, [2, 3], d)
+    index = np.array([[3, -1], [1, 2]], dtype=np.int32)
+    own = ContextDataset(pairs, index, None).collater([pairs[0], pairs[1]])["net_input"]
+    dropped = ContextDataset(pairs, index, None, random="drop").collater([pairs[0], pairs[1]])["net_input"]
+    assert own["context_padding_mask"].sum() == 1
+    assert dropped["context_padding_mask"].all()
