@@ -187,3 +187,43 @@ def test_drop_gives_every_sample_no_context():
     dropped = ContextDataset(pairs, index, None, random="drop").collater([pairs[0], pairs[1]])["net_input"]
     assert own["context_padding_mask"].sum() == 1
     assert dropped["context_padding_mask"].all()
+
+
+# ---- the table ----------------------------------------------------------------------------------
+
+def test_side_information_table_from_hand_made_records(tmp_path):
+    import pandas as pd
+
+    from mtcue.reporting.side_information import write_side_information_table
+
+    good = [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 20  # every n-gram right: BLEU 100 per segment
+    bad = [[1, 0, 0, 0, 5, 4, 3, 2, 5, 5]] * 20
+    rows = [{"label": "base (without side information)", "model": "base", "type": "base", "variant": ""},
+            {"label": "si-src-prefix", "model": "si_src_prefix", "type": "si_src_prefix", "variant": ""},
+            {"label": "output-layer", "model": "si_output_layer", "type": "si_output_layer", "variant": ""},
+            {"label": "output-layer, w/o side info at test", "model": "si_output_layer", "type": "si_output_layer",
+             "variant": "no_context"},
+            {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""}]
+
+    def score(model, bleu, stats):
+        return {"kind": "score", "model": model, "direction": "en-de", "bleu": bleu, "segment_stats": stats,
+                "study": "t"}
+
+    scores = [score("base", 30.0, bad), score("si_src_prefix", 29.0, bad), score("si_output_layer", 31.0, good),
+              score("si_mtl", 30.5, bad)]
+    no_context = [score("si_output_layer", 29.5, bad)]
+    contrastive = [{"kind": "contrastive", "model": "si_mtl", "direction": "en-de", "accuracy": 0.625, "study": "t"}]
+    write_side_information_table(rows, scores, no_context, contrastive, "base", tmp_path / "t.csv", tmp_path / "t.md")
+    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+    assert df[("bleu", "en-de", "output-layer", "bleu")] == 31.0
+    assert df[("bleu", "en-de", "output-layer", "p_better")] == 0.0  # better in every resample
+    assert df[("bleu", "en-de", "si-src-prefix", "p_better")] == 1.0  # identical segments: never better
+    assert df[("bleu", "en-de", "mtl", "contrastive_accuracy")] == 62.5
+    assert ("bleu", "en-de", "base (without side information)", "p_better") not in df.index
+    assert df[("paper", "ted_talks_de-en", "output-layer", "bleu")] == 29.99
+    assert df[("paper", "ted_talks_de-en", "output-layer, w/o side info at test", "bleu")] == 29.62
+    assert df[("claims", "en-de", "output_layer_best", "holds")] == 1.0
+    assert df[("claims", "en-de", "mtl_above_output_layer_without_labels", "holds")] == 1.0
+    assert pd.isna(df[("claims", "en-de", "trg_prefix_h_not_above_base", "holds")])  # no such row
+    md = (tmp_path / "t.md").read_text()
+    assert "| output-layer | 31.00+ |" in md and "| si-src-prefix | 29.00 |" in md

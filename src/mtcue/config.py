@@ -631,3 +631,21 @@ def side_information_models(cfg: dict) -> list[tuple[str, str]]:
     """(direction, model) pairs the side-information experiment trains and scores."""
     exp = cfg["experiments"]["side_information"]
     return [(d, m) for d in exp["directions"] for m in side_information_rows(cfg)]
+
+
+def side_information_table_rows(cfg: dict) -> list[dict]:
+    """Hoang et al.'s Table 3 rows in order: {"label" (the seed's name where the model is one of its
+    systems), "model", "type", "variant": "" or "no_context" (decoded without labels)}."""
+    exp = cfg["experiments"]["side_information"]
+    names = {"base": "base (without side information)", "si_src_prefix": "si-src-prefix",
+             "si_src_suffix": "si-src-suffix", "si_output_layer": "output-layer", "si_mtl": "mtl",
+             "tagging": "TAGGING", "mtcue": "MTCUE"}
+    rows = []
+    for model in side_information_rows(cfg):
+        kind = cfg["models"][model]["type"]
+        rows.append({"label": names.get(kind, model), "model": model, "type": kind, "variant": ""})
+        if model in exp["no_labels"]:
+            rows.append({"label": f"{names.get(kind, model)}, w/o side info at test", "model": model, "type": kind,
+                         "variant": "no_context"})
+    labels = [r["label"] for r in rows]
+    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]

@@ -1,0 +1,159 @@
+"""Hoang et al. (2018), Table 3: BLEU of the ways of feeding side-information labels, each against the
+baseline without side information (paired bootstrap), the synthetic contrastive suite's accuracy where the
+direction has one (en->xx), TAGGING and MTCUE beside, the seed's numbers beside ours, and the seed's three
+claims evaluated per direction (so that they can be read off the CSV)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from mtcue.evaluation.score import paired_bootstrap
+from mtcue.reporting.layout import Block
+from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunIds, _read_csv, _studies, write_table
+
+PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
+NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
+# The seed's row of each of ours: (model type, variant) -> the seed's method name.
+PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_src_suffix", ""): "si-src-suffix",
+             ("si_trg_prefix_p", ""): "si-trg-prefix-p", ("si_trg_prefix_h", ""): "si-trg-prefix-h",
+             ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
+             ("si_mtl", ""): "mtl"}
+# The seed's claims, each over the rows of one direction: (name, sentence).
+CLAIMS = (("output_layer_best", "output-layer has the highest BLEU of the side-information variants"),
+          ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
+          ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"))
+
+
+def _cells(scores: Sequence[dict], no_context_scores: Sequence[dict]) -> dict[tuple[str, str, str], dict]:
+    cells = {}
+    for variant, records in (("", scores), (NO_CONTEXT, no_context_scores)):
+        for r in records:
+            key = (r["model"], r["direction"], variant)
+            if key in cells:
+                raise ValueError(f"two score records for {r['model']} in {r['direction']}{' (no labels)' if variant else ''}")
+            cells[key] = r
+    return cells
+
+
+def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
+                           contrastive: Sequence[dict], baseline: str | None,
+                           bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    """Long frame (row label, direction, metric) -> value: bleu; p_better and p_worse, the paired bootstrap's
+    p-values of the row above / below the baseline (p <= alpha: significant); contrastive_accuracy (%).
+    `rows`: [{"label", "model", "type", "variant"}] in table order."""
+    cells = _cells(scores, no_context_scores)
+    accuracy = {(r["model"], r["direction"]): 100 * r["accuracy"] for r in contrastive}
+    directions = sorted({d for _, d, _ in cells})
+    out = []
+    for row in rows:
+        for d in directions:
+            record = cells.get((row["model"], d, row["variant"]))
+            if record is None:
+                continue
+            values = {"bleu": record["bleu"]}
+            base = cells.get((baseline, d, ""))
+            if base is not None and (row["model"], row["variant"]) != (baseline, ""):
+                for metric, (a, b) in (("p_better", (record, base)), ("p_worse", (base, record))):
+                    values[metric] = paired_bootstrap(a["segment_stats"], b["segment_stats"], n=bootstrap.n,
+                                                      seed=bootstrap.seed)["p_value"]
+            if not row["variant"] and (row["model"], d) in accuracy:
+                values["contrastive_accuracy"] = accuracy[(row["model"], d)]
+            out += [{"table": "bleu", "direction": d, "row": row["label"], "metric": m, "value": v,
+                     "model": row["model"], "variant": row["variant"]} for m, v in values.items()]
+    return pd.DataFrame(out, columns=["table", "direction", "row", "metric", "value", "model", "variant"])
+
+
+def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
+    """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
+    compares is missing)."""
+    by_type = {(r["type"], r["variant"]): r["label"] for r in rows}
+    bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
+    variants = [r["label"] for r in rows if r["type"].startswith("si_") and not r["variant"]]
+    out = []
+    for d in sorted(long["direction"].unique()):
+        def score(key):
+            label = by_type.get(key)
+            return bleu.get((d, label), float("nan")) if label else float("nan")
+
+        ours = [bleu[(d, v)] for v in variants if (d, v) in bleu.index]
+        output_layer, base = score(("si_output_layer", "")), score(("base", ""))
+        holds = {
+            "output_layer_best": output_layer >= max(ours) if ours and output_layer == output_layer else None,
+            "mtl_above_output_layer_without_labels": _compare(score(("si_mtl", "")), score(("si_output_layer", NO_CONTEXT)),
+                                                              lambda a, b: a > b),
+            "trg_prefix_h_not_above_base": _compare(score(("si_trg_prefix_h", "")), base, lambda a, b: a <= b),
+        }
+        out += [{"table": "claims", "direction": d, "row": name, "metric": "holds",
+                 "value": float("nan") if holds[name] is None else float(holds[name]), "model": None, "variant": None}
+                for name, _ in CLAIMS]
+    return pd.DataFrame(out, columns=long.columns)
+
+
+def _compare(a: float, b: float, op) -> bool | None:
+    return None if a != a or b != b else bool(op(a, b))
+
+
+def _bleu_cell(values: pd.Series, alpha: float) -> str:
+    if "bleu" not in values:
+        return NA
+    mark = ("+" if values.get("p_better", 1.0) <= alpha else "-" if values.get("p_worse", 1.0) <= alpha else "")
+    return f"{values['bleu']:.2f}{mark}"
+
+
+def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
+                                 contrastive: Sequence[dict], baseline: str | None, csv: str | Path, md: str | Path,
+                                 run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
+    """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
+    contrastive_accuracy), paper (the seed's BLEU) and claims (holds: 1 / 0 / empty)."""
+    long = side_information_frame(rows, scores, no_context_scores, contrastive, baseline, bootstrap)
+    paper = _read_csv(PAPER_CSV).set_index("method")
+    paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
+    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu", "value": paper.at[name, column],
+                  "model": None, "variant": None}
+                 for label, name in paper_of.items() if name in paper.index for column in paper.columns]
+    claims = claim_checks(rows, long)
+    df = pd.concat([frame for frame in (long, pd.DataFrame(seed_rows, columns=long.columns), claims) if not frame.empty],
+                   ignore_index=True)
+    if run_ids is not None:
+        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+                        for d, m in zip(df["direction"], df["model"])]
+    df = df.set_index(["table", "direction", "row", "metric"])
+
+    directions = sorted(long["direction"].unique()) if not long.empty else []
+    display = pd.DataFrame(index=[r["label"] for r in rows])
+    for d in directions:
+        sub = long[long["direction"] == d]
+        per_row = {label: group.set_index("metric")["value"] for label, group in sub.groupby("row")}
+        display[f"{d} BLEU"] = [_bleu_cell(per_row.get(label, pd.Series(dtype=float)), bootstrap.alpha)
+                                for label in display.index]
+        if (sub["metric"] == "contrastive_accuracy").any():
+            display[f"{d} contrastive %"] = [
+                f"{per_row[label]['contrastive_accuracy']:.1f}" if label in per_row and
+                "contrastive_accuracy" in per_row[label] else NA for label in display.index]
+    for column in paper.columns:
+        display[f"paper {column}"] = [f"{paper.at[paper_of[label], column]:.2f}" if paper_of[label] in paper.index
+                                      and pd.notna(paper.at[paper_of[label], column]) else NA
+                                      for label in display.index]
+    display.index.name = "system"
+    verdict = claims.pivot(index="row", columns="direction", values="value") if not claims.empty else pd.DataFrame()
+    claim_display = pd.DataFrame({d: [NA if pd.isna(verdict.at[name, d]) else ("yes" if verdict.at[name, d] else "no")
+                                      for name, _ in CLAIMS] for d in verdict.columns},
+                                 index=[sentence for _, sentence in CLAIMS])
+    claim_display.index.name = "the seed's claim"
+    blocks = [Block("Table 3: BLEU (test split) and contrastive accuracy", display),
+              Block("The seed's claims on our numbers", claim_display if not claim_display.empty else
+                    pd.DataFrame({"": ["no scores"]}, index=[NA]))]
+    footnotes = [
+        f"BLEU of each system on the study's test split (sacreBLEU); + / -: significantly above / below the row "
+        f"'{baseline}' (paired bootstrap, {bootstrap.n} resamples, p <= {bootstrap.alpha}). Labels per sample: "
+        "genres, PG rating, country, decade of release (the study's metadata); the vocabulary from the training "
+        "split. 'w/o side info': the output-layer model decoded with no labels (e = 0).",
+        "Contrastive %: the synthetic contrastive suite's accuracy (mtcue score-contrastive), en->xx only.",
+        "Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
+        "the seed's numbers are beside ours for the pattern, not the level.",
+        f"Study: {_studies([*scores, *no_context_scores, *contrastive]) or NA}.",
+        *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
+    ]
+    write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)
