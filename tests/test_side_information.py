@@ -212,13 +212,14 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     scores = [score("base", 30.0, bad), score("si_src_prefix", 29.0, bad), score("si_output_layer", 31.0, good),
               score("si_mtl", 30.5, bad)]
     no_context = [score("si_output_layer", 29.5, bad)]
-    contrastive = [{"kind": "contrastive", "model": "si_mtl", "direction": "en-de", "accuracy": 0.625, "study": "t"}]
+    contrastive = [{"kind": "contrastive", "model": "si_mtl", "direction": "en-de", "accuracy": 0.625, "study": "t",
+                    "suite": "synthetic"}]
     write_side_information_table(rows, scores, no_context, contrastive, "base", tmp_path / "t.csv", tmp_path / "t.md")
     df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
     assert df[("bleu", "en-de", "output-layer", "bleu")] == 31.0
     assert df[("bleu", "en-de", "output-layer", "p_better")] == 0.0  # better in every resample
     assert df[("bleu", "en-de", "si-src-prefix", "p_better")] == 1.0  # identical segments: never better
-    assert df[("bleu", "en-de", "mtl", "contrastive_accuracy")] == 62.5
+    assert df[("bleu", "en-de", "mtl", "contrastive_synthetic")] == 62.5
     assert ("bleu", "en-de", "base (without side information)", "p_better") not in df.index
     assert df[("paper", "ted_talks_de-en", "output-layer", "bleu")] == 29.99
     assert df[("paper", "ted_talks_de-en", "output-layer, w/o side info at test", "bleu")] == 29.62
@@ -226,4 +227,33 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     assert df[("claims", "en-de", "mtl_above_output_layer_without_labels", "holds")] == 1.0
     assert pd.isna(df[("claims", "en-de", "trg_prefix_h_not_above_base", "holds")])  # no such row
     md = (tmp_path / "t.md").read_text()
-    assert "| output-layer | 31.00+ |" in md and "| si-src-prefix | 29.00 |" in md
+    assert "| output-layer | 31.00+ | n/a |" in md and "| mtl | 30.50 | 62.5 |" in md
+    assert "| si-src-prefix | 29.00 | n/a |" in md
+
+
+# ---- the workflow -------------------------------------------------------------------------------
+
+def test_demo_dag_fine_tunes_the_variants_and_builds_the_table():
+    import re
+    from pathlib import Path
+
+    from conftest import dry_run
+
+    repo = Path(__file__).resolve().parents[1]
+    run = dry_run("results/tables/side_information.csv", "--configfile", str(repo / "config" / "config.yaml"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+    variants = ("si_src_prefix", "si_src_suffix", "si_output_layer", "si_mtl")
+    trained = set(re.findall(r"results/models/([a-z]{2}-[a-z]{2})/(si_\w+)/checkpoint_best\.pt", out))
+    assert trained == {(d, m) for d in ("de-en", "en-de") for m in variants}
+    for direction in ("de-en", "en-de"):
+        assert f"--out results/labels/{direction} " in out
+        assert f"results/records/score_no_context/{direction}/si_output_layer.test.json" in out
+        for model in ("tagging", "mtcue", "base"):
+            assert f"results/records/score/{direction}/{model}.test.json" in out
+    assert "si_genre1,si_genre2,si_genre3,si_pg_rating,si_country,si_decade" in out
+    assert '"random": "drop"' in out  # decoding without labels: the translation's spec only
+    for model in variants:  # the en-de phenomena: the contrastive suite scores every variant
+        assert f"results/records/contrastive/en-de/{model}.synthetic.json" in out
+    assert "mtcue table-side-information" in out
+    assert "results/records/contrastive/de-en/" not in out

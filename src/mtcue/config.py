@@ -88,6 +88,10 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; this "
                           f"'{model['type']}' model reads none (use shuffle)")
     arch = model["arch"]
+    for key, owner in (("side_dim", "si_output_layer"), ("mtl_weight", "si_mtl")):
+        if (key in arch) != (model["type"] == owner):
+            raise ConfigError(f"models.{name}.arch.{key}: " + (f"a '{owner}' model needs it" if key not in arch else
+                                                               f"only a '{owner}' model has it"))
     if not arch["context_positions"] and not has_encoder:
         raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
     if not has_encoder and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):

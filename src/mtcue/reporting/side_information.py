@@ -41,10 +41,13 @@ def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_cont
                            contrastive: Sequence[dict], baseline: str | None,
                            bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
     """Long frame (row label, direction, metric) -> value: bleu; p_better and p_worse, the paired bootstrap's
-    p-values of the row above / below the baseline (p <= alpha: significant); contrastive_accuracy (%).
+    p-values of the row above / below the baseline (p <= alpha: significant); contrastive_{suite}, the
+    accuracy (%) on each contrastive suite of the direction.
     `rows`: [{"label", "model", "type", "variant"}] in table order."""
     cells = _cells(scores, no_context_scores)
-    accuracy = {(r["model"], r["direction"]): 100 * r["accuracy"] for r in contrastive}
+    accuracy: dict[tuple[str, str], dict[str, float]] = {}
+    for r in contrastive:
+        accuracy.setdefault((r["model"], r["direction"]), {})[f"contrastive_{r['suite']}"] = 100 * r["accuracy"]
     directions = sorted({d for _, d, _ in cells})
     out = []
     for row in rows:
@@ -58,8 +61,8 @@ def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_cont
                 for metric, (a, b) in (("p_better", (record, base)), ("p_worse", (base, record))):
                     values[metric] = paired_bootstrap(a["segment_stats"], b["segment_stats"], n=bootstrap.n,
                                                       seed=bootstrap.seed)["p_value"]
-            if not row["variant"] and (row["model"], d) in accuracy:
-                values["contrastive_accuracy"] = accuracy[(row["model"], d)]
+            if not row["variant"]:
+                values |= accuracy.get((row["model"], d), {})
             out += [{"table": "bleu", "direction": d, "row": row["label"], "metric": m, "value": v,
                      "model": row["model"], "variant": row["variant"]} for m, v in values.items()]
     return pd.DataFrame(out, columns=["table", "direction", "row", "metric", "value", "model", "variant"])
@@ -128,10 +131,10 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         per_row = {label: group.set_index("metric")["value"] for label, group in sub.groupby("row")}
         display[f"{d} BLEU"] = [_bleu_cell(per_row.get(label, pd.Series(dtype=float)), bootstrap.alpha)
                                 for label in display.index]
-        if (sub["metric"] == "contrastive_accuracy").any():
-            display[f"{d} contrastive %"] = [
-                f"{per_row[label]['contrastive_accuracy']:.1f}" if label in per_row and
-                "contrastive_accuracy" in per_row[label] else NA for label in display.index]
+        for metric in sorted(m for m in sub["metric"].unique() if m.startswith("contrastive_")):
+            display[f"{d} {metric.removeprefix('contrastive_')} %"] = [
+                f"{per_row[label][metric]:.1f}" if label in per_row and metric in per_row[label] else NA
+                for label in display.index]
     for column in paper.columns:
         display[f"paper {column}"] = [f"{paper.at[paper_of[label], column]:.2f}" if paper_of[label] in paper.index
                                       and pd.notna(paper.at[paper_of[label], column]) else NA
@@ -150,7 +153,8 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         f"'{baseline}' (paired bootstrap, {bootstrap.n} resamples, p <= {bootstrap.alpha}). Labels per sample: "
         "genres, PG rating, country, decade of release (the study's metadata); the vocabulary from the training "
         "split. 'w/o side info': the output-layer model decoded with no labels (e = 0).",
-        "Contrastive %: the synthetic contrastive suite's accuracy (mtcue score-contrastive), en->xx only.",
+        "{suite} %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
+        "suite's formality and pronoun examples), en->xx only.",
         "Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
         "the seed's numbers are beside ours for the pattern, not the level.",
         f"Study: {_studies([*scores, *no_context_scores, *contrastive]) or NA}.",
