@@ -174,6 +174,19 @@ def test_mtl_criterion_adds_lambda_times_the_classifier_loss():
     assert float(log["mlc_loss"]) == pytest.approx(float(mlc.detach()), rel=1e-5)
 
 
+def test_mtl_criterion_reads_its_weight_from_the_command_line():
+    import argparse
+
+    from fairseq.dataclass.utils import gen_parser_from_dataclass
+
+    from mtcue.models.plugin.mtl_criterion import MultiTaskCriterionConfig
+
+    parser = argparse.ArgumentParser()
+    gen_parser_from_dataclass(parser, MultiTaskCriterionConfig())
+    args = parser.parse_args(["--mtl-weight", "0.01", "--label-smoothing", "0.1"])
+    assert args.mtl_weight == 0.01 and args.label_smoothing == 0.1
+
+
 # ---- decoding without labels --------------------------------------------------------------------
 
 def test_drop_gives_every_sample_no_context():

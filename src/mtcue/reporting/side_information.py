@@ -70,8 +70,10 @@ def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_cont
 
 def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
     """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
-    compares is missing)."""
-    by_type = {(r["type"], r["variant"]): r["label"] for r in rows}
+    compares is missing). Each type is represented by its first row; "best" is over every si_* row."""
+    by_type: dict[tuple[str, str], str] = {}
+    for r in rows:  # the first row of a type stands for it (a grid's other points are shown, not compared)
+        by_type.setdefault((r["type"], r["variant"]), r["label"])
     bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
     variants = [r["label"] for r in rows if r["type"].startswith("si_") and not r["variant"]]
     out = []

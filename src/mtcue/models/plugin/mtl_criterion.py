@@ -1,8 +1,9 @@
 """Criterion `label_smoothed_cross_entropy_mtl`: fairseq's label-smoothed cross-entropy plus
 lambda times the auxiliary loss a model returns in its output's extra dict (`mlc_loss`: si_mtl's
-multi-label classification loss), the seed's L = L_NMT + lambda L_MLC. The auxiliary loss is logged."""
-from __future__ import annotations
+multi-label classification loss), the seed's L = L_NMT + lambda L_MLC. The auxiliary loss is logged.
 
+No `from __future__ import annotations` here: fairseq builds the command line from the config dataclass's
+field types, which must be types, not strings."""
 from dataclasses import dataclass, field
 
 from fairseq import metrics
