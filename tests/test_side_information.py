@@ -154,7 +154,7 @@ def test_mtl_classifier_reads_the_mean_source_state_and_not_the_translation():
     targets[1, [1, 2, 5]] = 1
     p = torch.sigmoid(logits[:, 1:])
     by_hand = -(targets[:, 1:] * p.log() + (1 - targets[:, 1:]) * (1 - p).log()).sum()
-    assert torch.allclose(extra["mlc_loss"], by_hand, atol=1e-4)
+    assert torch.allclose(extra["auxiliary_loss"], by_hand, atol=1e-4)
     # No labels at test time: the translation is the same whatever the labels, or without them.
     other, _ = model(**{**b, "context": torch.tensor([[6, 6, 6], [6, 6, 6]])})
     plain, _ = model(b["src_tokens"], b["src_lengths"], b["prev_output_tokens"])
@@ -169,9 +169,9 @@ def test_mtl_criterion_adds_lambda_times_the_classifier_loss():
     for weight in (0.0, 0.5):
         criterion = MultiTaskCriterion(task, sentence_avg=False, label_smoothing=0.1, mtl_weight=weight)
         losses[weight], _, log = criterion(model, sample)
-    mlc = model(**b)[1]["mlc_loss"]
+    mlc = model(**b)[1]["auxiliary_loss"]
     assert torch.allclose(losses[0.5] - losses[0.0], 0.5 * mlc, atol=1e-4)
-    assert float(log["mlc_loss"]) == pytest.approx(float(mlc.detach()), rel=1e-5)
+    assert float(log["auxiliary_loss"]) == pytest.approx(float(mlc.detach()), rel=1e-5)
 
 
 def test_mtl_criterion_reads_its_weight_from_the_command_line():
@@ -187,9 +187,55 @@ def test_mtl_criterion_reads_its_weight_from_the_command_line():
     assert args.mtl_weight == 0.01 and args.label_smoothing == 0.1
 
 
+# ---- si_trg_prefix ------------------------------------------------------------------------------
+
+def test_target_prefix_reads_eos_then_the_label_slots_then_the_translation():
+    model, task = tiny("si_trg_prefix")
+    b = batch()
+    out = model.encoder(b["src_tokens"], b["src_lengths"], b["context"], b["context_padding_mask"])
+    none = TAGS  # a column without a label
+    assert out["prefix_labels"][0].tolist() == [[3, none, 7], [1, 2, 5]]
+    decoder, d = model.decoder, task.target_dictionary
+    tokens, embedded = decoder.sequence(b["prev_output_tokens"], out["prefix_labels"][0])
+    assert tokens.tolist() == [[2, d.unk(), d.unk(), d.unk(), 10, 11], [2, d.unk(), d.unk(), d.unk(), 12, 13]]
+    assert torch.equal(embedded[0, 2], decoder.context_labels.weight[none])
+    assert torch.equal(embedded[0, 4], decoder.embed_tokens.weight[10])
+    logits, extra = model(**b)
+    assert logits.shape == (2, 3, VOCAB)  # the translation's positions only: the prefix is never output
+    states = decoder.states(b["prev_output_tokens"], out["prefix_labels"][0], out)
+    assert torch.allclose(logits, decoder.output_layer(states[:, 3:]), atol=1e-6)
+    label_logits = states[:, :3] @ decoder.context_labels.weight.T
+    by_hand = -sum(label_logits[i, s].log_softmax(-1)[label] for i, row in enumerate([[3, none, 7], [1, 2, 5]])
+                   for s, label in enumerate(row))
+    assert torch.allclose(extra["auxiliary_loss"], by_hand, atol=1e-4)
+
+
+def test_target_prefix_predicts_its_labels_when_none_are_given():
+    model, task = tiny("si_trg_prefix")
+    b = batch()
+    given = model.encoder(b["src_tokens"], b["src_lengths"], b["context"], b["context_padding_mask"])
+    to_predict = {**b, "context": torch.full((2, 3), -1), "context_padding_mask": torch.ones(2, 3, dtype=torch.bool)}
+    out = model.encoder(to_predict["src_tokens"], to_predict["src_lengths"], to_predict["context"],
+                        to_predict["context_padding_mask"])
+    assert out["prefix_labels"][0].eq(-1).all()
+    logits, _ = model.decoder(b["prev_output_tokens"], encoder_out=out)
+    predicted = out["prefix_labels"][0]  # filled in place, for the generator's later steps
+    assert predicted.ge(0).all()
+    decoder, eos = model.decoder, torch.full((2, 1), task.target_dictionary.eos())
+    for s in range(3):  # greedy, slot by slot, by hand
+        step = decoder.states(eos, predicted[:, :s], given)[:, -1] @ decoder.context_labels.weight.T
+        assert torch.equal(step.argmax(-1), predicted[:, s])
+    forced, _ = model.decoder(b["prev_output_tokens"], encoder_out={**given, "prefix_labels": [predicted.clone()]})
+    assert torch.allclose(logits, forced, atol=1e-6)  # then it translates as if those labels were given
+    for net_input in (b, to_predict):
+        hypos = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=4).forward(
+            {"net_input": {k: v for k, v in net_input.items() if k != "prev_output_tokens"}})
+        assert len(hypos) == 2 and all(h[0]["tokens"][-1] == task.target_dictionary.eos() for h in hypos)
+
+
 # ---- decoding without labels --------------------------------------------------------------------
 
-def test_drop_gives_every_sample_no_context():
+def test_drop_and_predict_give_every_sample_no_context():
     from fairseq.data import Dictionary, LanguagePairDataset
 
     d = Dictionary()
@@ -198,8 +244,10 @@ def test_drop_gives_every_sample_no_context():
     index = np.array([[3, -1], [1, 2]], dtype=np.int32)
     own = ContextDataset(pairs, index, None).collater([pairs[0], pairs[1]])["net_input"]
     dropped = ContextDataset(pairs, index, None, random="drop").collater([pairs[0], pairs[1]])["net_input"]
+    predict = ContextDataset(pairs, index, None, random="predict").collater([pairs[0], pairs[1]])["net_input"]
     assert own["context_padding_mask"].sum() == 1
-    assert dropped["context_padding_mask"].all()
+    assert dropped["context_padding_mask"].all() and dropped["context"].eq(0).all()
+    assert predict["context_padding_mask"].all() and predict["context"].eq(-1).all()
 
 
 # ---- the table ----------------------------------------------------------------------------------
@@ -216,18 +264,22 @@ def test_side_information_table_from_hand_made_records(tmp_path):
             {"label": "output-layer", "model": "si_output_layer", "type": "si_output_layer", "variant": ""},
             {"label": "output-layer, w/o side info at test", "model": "si_output_layer", "type": "si_output_layer",
              "variant": "no_context"},
-            {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""}]
+            {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""},
+            {"label": "si-trg-prefix-p", "model": "si_trg_prefix", "type": "si_trg_prefix", "variant": "predicted_labels"},
+            {"label": "si-trg-prefix-h", "model": "si_trg_prefix", "type": "si_trg_prefix", "variant": ""}]
 
     def score(model, bleu, stats):
         return {"kind": "score", "model": model, "direction": "en-de", "bleu": bleu, "segment_stats": stats,
                 "study": "t"}
 
     scores = [score("base", 30.0, bad), score("si_src_prefix", 29.0, bad), score("si_output_layer", 31.0, good),
-              score("si_mtl", 30.5, bad)]
+              score("si_mtl", 30.5, bad), score("si_trg_prefix", 30.25, bad)]
     no_context = [score("si_output_layer", 29.5, bad)]
+    predicted = [score("si_trg_prefix", 28.0, bad)]
     contrastive = [{"kind": "contrastive", "model": "si_mtl", "direction": "en-de", "accuracy": 0.625, "study": "t",
                     "suite": "synthetic"}]
-    write_side_information_table(rows, scores, no_context, contrastive, "base", tmp_path / "t.csv", tmp_path / "t.md")
+    write_side_information_table(rows, scores, no_context, predicted, contrastive, "base", tmp_path / "t.csv",
+                                 tmp_path / "t.md")
     df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
     assert df[("bleu", "en-de", "output-layer", "bleu")] == 31.0
     assert df[("bleu", "en-de", "output-layer", "p_better")] == 0.0  # better in every resample
@@ -238,7 +290,9 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     assert df[("paper", "ted_talks_de-en", "output-layer, w/o side info at test", "bleu")] == 29.62
     assert df[("claims", "en-de", "output_layer_best", "holds")] == 1.0
     assert df[("claims", "en-de", "mtl_above_output_layer_without_labels", "holds")] == 1.0
-    assert pd.isna(df[("claims", "en-de", "trg_prefix_h_not_above_base", "holds")])  # no such row
+    assert df[("claims", "en-de", "trg_prefix_h_not_above_base", "holds")] == 0.0  # 30.25 > 30.0
+    assert df[("bleu", "en-de", "si-trg-prefix-p", "bleu")] == 28.0
+    assert df[("paper", "ted_talks_de-en", "si-trg-prefix-p", "bleu")] == 29.06
     md = (tmp_path / "t.md").read_text()
     assert "| output-layer | 31.00+ | n/a |" in md and "| mtl | 30.50 | 62.5 |" in md
     assert "| si-src-prefix | 29.00 | n/a |" in md
@@ -256,16 +310,17 @@ def test_demo_dag_fine_tunes_the_variants_and_builds_the_table():
     run = dry_run("results/tables/side_information.csv", "--configfile", str(repo / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
-    variants = ("si_src_prefix", "si_src_suffix", "si_output_layer", "si_mtl")
+    variants = ("si_src_prefix", "si_src_suffix", "si_trg_prefix", "si_output_layer", "si_mtl")
     trained = set(re.findall(r"results/models/([a-z]{2}-[a-z]{2})/(si_\w+)/checkpoint_best\.pt", out))
     assert trained == {(d, m) for d in ("de-en", "en-de") for m in variants}
     for direction in ("de-en", "en-de"):
         assert f"--out results/labels/{direction} " in out
         assert f"results/records/score_no_context/{direction}/si_output_layer.test.json" in out
+        assert f"results/records/score_predicted_labels/{direction}/si_trg_prefix.test.json" in out
         for model in ("tagging", "mtcue", "base"):
             assert f"results/records/score/{direction}/{model}.test.json" in out
     assert "si_genre1,si_genre2,si_genre3,si_pg_rating,si_country,si_decade" in out
-    assert '"random": "drop"' in out  # decoding without labels: the translation's spec only
+    assert '"random": "drop"' in out and '"random": "predict"' in out  # test-time context: translation specs only
     for model in variants:  # the en-de phenomena: the contrastive suite scores every variant
         assert f"results/records/contrastive/en-de/{model}.synthetic.json" in out
     assert "mtcue table-side-information" in out

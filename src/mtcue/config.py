@@ -22,7 +22,7 @@ ENGLISH = "en"
 # "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
                 "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
-                "si_output_layer": "labels", "si_mtl": "labels"}
+                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels"}
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -639,14 +639,17 @@ def side_information_models(cfg: dict) -> list[tuple[str, str]]:
 
 def side_information_table_rows(cfg: dict) -> list[dict]:
     """Hoang et al.'s Table 3 rows in order: {"label" (the seed's name where the model is one of its
-    systems), "model", "type", "variant": "" or "no_context" (decoded without labels)}."""
+    systems), "model", "type", "variant": "", "no_context" (decoded without labels) or "predicted_labels"
+    (the target-prefix model predicting its labels)}."""
     exp = cfg["experiments"]["side_information"]
     names = {"base": "base (without side information)", "si_src_prefix": "si-src-prefix",
-             "si_src_suffix": "si-src-suffix", "si_output_layer": "output-layer", "si_mtl": "mtl",
-             "tagging": "TAGGING", "mtcue": "MTCUE"}
+             "si_src_suffix": "si-src-suffix", "si_trg_prefix": "si-trg-prefix-h", "si_output_layer": "output-layer",
+             "si_mtl": "mtl", "tagging": "TAGGING", "mtcue": "MTCUE"}
     rows = []
     for model in side_information_rows(cfg):
         kind = cfg["models"][model]["type"]
+        if kind == "si_trg_prefix":  # one model, decoded with the labels predicted (-p) and given (-h)
+            rows.append({"label": "si-trg-prefix-p", "model": model, "type": kind, "variant": "predicted_labels"})
         rows.append({"label": names.get(kind, model), "model": model, "type": kind, "variant": ""})
         if model in exp["no_labels"]:
             rows.append({"label": f"{names.get(kind, model)}, w/o side info at test", "model": model, "type": kind,

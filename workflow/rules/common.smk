@@ -306,8 +306,8 @@ def voita2018_attention_records(w):
 
 
 # Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
-# another test sentence's line or row, or none at all.
-TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop"}
+# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
+TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
 
 
 def test_context_spec(w):
@@ -324,6 +324,9 @@ SIDE_INFORMATION_PAIRS = cfg.side_information_models(config)
 SIDE_INFORMATION_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in SIDE_INFORMATION_PAIRS})
 SIDE_INFORMATION_NO_CONTEXT = sorted({f"results/records/score_no_context/{d}/{m}.{EVAL_SPLIT}.json"
                                       for d, m in SIDE_INFORMATION_PAIRS if m in SIDE_INFORMATION["no_labels"]})
+SIDE_INFORMATION_PREDICTED = sorted({f"results/records/score_predicted_labels/{d}/{m}.{EVAL_SPLIT}.json"
+                                     for d, m in SIDE_INFORMATION_PAIRS
+                                     if cfg.model_entry(config, m)["type"] == "si_trg_prefix"})
 SIDE_INFORMATION_TABLE = (expand("results/tables/side_information.{ext}", ext=["csv", "md", "html"])
                           if SIDE_INFORMATION_PAIRS else [])
 

@@ -1,7 +1,7 @@
 # Hoang et al. (2018): side information as discrete labels (genres, PG rating, country, decade), fed to
 # NMT in the seed's ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
-# score rules); the output-layer model also translated without labels (translate_test_context,
-# voita2018.smk); the contrastive suites score every model of an en->xx direction (contrastive.smk).
+# score rules); the output-layer model also translated without labels, the target-prefix model with the
+# labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
 from mtcue.context.side_labels import SIDE_COLUMNS
 
@@ -36,6 +36,7 @@ rule table_side_information:
     input:
         score=SIDE_INFORMATION_SCORES,
         no_context=SIDE_INFORMATION_NO_CONTEXT,
+        predicted=SIDE_INFORMATION_PREDICTED,
         contrastive=side_information_contrastive,
         runs=MLFLOW_RUNS,
     output:
@@ -53,6 +54,7 @@ rule table_side_information:
         "results/benchmarks/tables/side_information.tsv"
     shell:
         "mtcue table-side-information --rows {params.rows:q} --records {input.score} "
-        "--no-context-records {input.no_context} --contrastive-records {input.contrastive} "
+        "--no-context-records {input.no_context} --predicted-records {input.predicted} "
+        "--contrastive-records {input.contrastive} "
         "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]} "
         "--alpha {params.bootstrap[alpha]} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

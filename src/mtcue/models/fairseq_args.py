@@ -12,7 +12,8 @@ from mtcue.config import CONTEXT_KIND, is_contextual
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
                 "voita_context": "voita_context", "concat": "concat", "si_src_prefix": "si_src_prefix",
-                "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl"}
+                "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl",
+                "si_trg_prefix": "si_trg_prefix"}
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -79,9 +80,12 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
 
 
 def criterion_args(spec: dict) -> list:
-    """Label-smoothed cross-entropy; si_mtl adds lambda times its classifier's loss (Hoang et al., eq. 8)."""
+    """Label-smoothed cross-entropy; si_mtl adds lambda times its classifier's loss (Hoang et al., eq. 8),
+    si_trg_prefix its label prefix's loss (weight 1: the labels are target tokens of the one loss)."""
     if spec["type"] == "si_mtl":
         return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", spec["arch"]["mtl_weight"]]
+    if spec["type"] == "si_trg_prefix":
+        return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", 1]
     return ["--criterion", "label_smoothed_cross_entropy"]
 
 

@@ -15,9 +15,10 @@ from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunI
 
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
+PREDICTED = "predicted_labels"  # the row variant: the target-prefix model predicting its labels
 # The seed's row of each of ours: (model type, variant) -> the seed's method name.
 PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_src_suffix", ""): "si-src-suffix",
-             ("si_trg_prefix_p", ""): "si-trg-prefix-p", ("si_trg_prefix_h", ""): "si-trg-prefix-h",
+             ("si_trg_prefix", PREDICTED): "si-trg-prefix-p", ("si_trg_prefix", ""): "si-trg-prefix-h",
              ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
              ("si_mtl", ""): "mtl"}
 # The seed's claims, each over the rows of one direction: (name, sentence).
@@ -26,25 +27,26 @@ CLAIMS = (("output_layer_best", "output-layer has the highest BLEU of the side-i
           ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"))
 
 
-def _cells(scores: Sequence[dict], no_context_scores: Sequence[dict]) -> dict[tuple[str, str, str], dict]:
+def _cells(scores: Sequence[dict], no_context_scores: Sequence[dict],
+           predicted_scores: Sequence[dict]) -> dict[tuple[str, str, str], dict]:
     cells = {}
-    for variant, records in (("", scores), (NO_CONTEXT, no_context_scores)):
+    for variant, records in (("", scores), (NO_CONTEXT, no_context_scores), (PREDICTED, predicted_scores)):
         for r in records:
             key = (r["model"], r["direction"], variant)
             if key in cells:
-                raise ValueError(f"two score records for {r['model']} in {r['direction']}{' (no labels)' if variant else ''}")
+                raise ValueError(f"two score records for {r['model']} in {r['direction']} ({variant or 'own labels'})")
             cells[key] = r
     return cells
 
 
 def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
-                           contrastive: Sequence[dict], baseline: str | None,
+                           predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
                            bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
     """Long frame (row label, direction, metric) -> value: bleu; p_better and p_worse, the paired bootstrap's
     p-values of the row above / below the baseline (p <= alpha: significant); contrastive_{suite}, the
     accuracy (%) on each contrastive suite of the direction.
     `rows`: [{"label", "model", "type", "variant"}] in table order."""
-    cells = _cells(scores, no_context_scores)
+    cells = _cells(scores, no_context_scores, predicted_scores)
     accuracy: dict[tuple[str, str], dict[str, float]] = {}
     for r in contrastive:
         accuracy.setdefault((r["model"], r["direction"]), {})[f"contrastive_{r['suite']}"] = 100 * r["accuracy"]
@@ -88,7 +90,7 @@ def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
             "output_layer_best": output_layer >= max(ours) if ours and output_layer == output_layer else None,
             "mtl_above_output_layer_without_labels": _compare(score(("si_mtl", "")), score(("si_output_layer", NO_CONTEXT)),
                                                               lambda a, b: a > b),
-            "trg_prefix_h_not_above_base": _compare(score(("si_trg_prefix_h", "")), base, lambda a, b: a <= b),
+            "trg_prefix_h_not_above_base": _compare(score(("si_trg_prefix", "")), base, lambda a, b: a <= b),
         }
         out += [{"table": "claims", "direction": d, "row": name, "metric": "holds",
                  "value": float("nan") if holds[name] is None else float(holds[name]), "model": None, "variant": None}
@@ -108,11 +110,12 @@ def _bleu_cell(values: pd.Series, alpha: float) -> str:
 
 
 def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
-                                 contrastive: Sequence[dict], baseline: str | None, csv: str | Path, md: str | Path,
-                                 run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
+                                 predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
+                                 csv: str | Path, md: str | Path, run_ids: RunIds | None = None,
+                                 bootstrap: Bootstrap = BOOTSTRAP) -> None:
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
     contrastive_accuracy), paper (the seed's BLEU) and claims (holds: 1 / 0 / empty)."""
-    long = side_information_frame(rows, scores, no_context_scores, contrastive, baseline, bootstrap)
+    long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
     paper = _read_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
     seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu", "value": paper.at[name, column],
@@ -159,7 +162,9 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         "suite's formality and pronoun examples), en->xx only.",
         "Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
         "the seed's numbers are beside ours for the pattern, not the level.",
-        f"Study: {_studies([*scores, *no_context_scores, *contrastive]) or NA}.",
+        "si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
+        "(-h) or predicted by the model (-p); the prefix is never part of the output.",
+        f"Study: {_studies([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
         *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
     ]
     write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)

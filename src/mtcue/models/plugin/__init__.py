@@ -27,6 +27,7 @@ if __name__ == "mtcue.models.plugin":
         si_mtl_model,
         si_output_layer_model,
         si_source_model,
+        si_target_prefix_model,
         tagging_model,
         task,
         voita_context_model,

@@ -1,6 +1,7 @@
-"""Criterion `label_smoothed_cross_entropy_mtl`: fairseq's label-smoothed cross-entropy plus
-lambda times the auxiliary loss a model returns in its output's extra dict (`mlc_loss`: si_mtl's
-multi-label classification loss), the seed's L = L_NMT + lambda L_MLC. The auxiliary loss is logged.
+"""Criterion `label_smoothed_cross_entropy_mtl`: fairseq's label-smoothed cross-entropy plus lambda times
+the auxiliary loss a model returns in its output's extra dict (`auxiliary_loss`): si_mtl's multi-label
+classification loss (the seed's L = L_NMT + lambda L_MLC), si_trg_prefix's label-prefix loss (weight 1).
+The auxiliary loss is logged per sentence.
 
 No `from __future__ import annotations` here: fairseq builds the command line from the config dataclass's
 field types, which must be types, not strings."""
@@ -28,10 +29,10 @@ class MultiTaskCriterion(LabelSmoothedCrossEntropyCriterion):
     def forward(self, model, sample, reduce=True):
         net_output = model(**sample["net_input"])
         loss, nll_loss = self.compute_loss(model, net_output, sample, reduce=reduce)
-        auxiliary = net_output[1]["mlc_loss"]
+        auxiliary = net_output[1]["auxiliary_loss"]
         loss = loss + self.mtl_weight * auxiliary
         sample_size = sample["target"].size(0) if self.sentence_avg else sample["ntokens"]
-        logging_output = {"loss": loss.data, "nll_loss": nll_loss.data, "mlc_loss": auxiliary.data,
+        logging_output = {"loss": loss.data, "nll_loss": nll_loss.data, "auxiliary_loss": auxiliary.data,
                           "ntokens": sample["ntokens"], "nsentences": sample["target"].size(0),
                           "sample_size": sample_size}
         return loss, sample_size, logging_output
@@ -39,6 +40,6 @@ class MultiTaskCriterion(LabelSmoothedCrossEntropyCriterion):
     @classmethod
     def reduce_metrics(cls, logging_outputs) -> None:
         super().reduce_metrics(logging_outputs)
-        total = sum(log.get("mlc_loss", 0) for log in logging_outputs)
+        total = sum(log.get("auxiliary_loss", 0) for log in logging_outputs)
         sentences = sum(log.get("nsentences", 0) for log in logging_outputs)
-        metrics.log_scalar("mlc_loss", total / max(sentences, 1), sentences, round=3)
+        metrics.log_scalar("auxiliary_loss", total / max(sentences, 1), sentences, round=3)

@@ -53,7 +53,7 @@ class MultiTaskModel(SideInfoModel):
             logits = self.encoder.label_logits(encoder_out)
             targets = multi_hot(context, context_padding_mask, logits.size(1))
             loss = F.binary_cross_entropy_with_logits(logits[:, 1:], targets[:, 1:], reduction="none")
-            extra["mlc_loss"] = loss.sum()
+            extra["auxiliary_loss"] = loss.sum()
         return x, extra
 
 
