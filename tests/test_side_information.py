@@ -4,7 +4,6 @@ import json
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
 import mtcue.models.plugin  # noqa: F401  (registers task, models and criterion)
@@ -265,7 +264,8 @@ def test_side_information_table_from_hand_made_records(tmp_path):
             {"label": "output-layer, w/o side info at test", "model": "si_output_layer", "type": "si_output_layer",
              "variant": "no_context"},
             {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""},
-            {"label": "si-trg-prefix-p", "model": "si_trg_prefix", "type": "si_trg_prefix", "variant": "predicted_labels"},
+            {"label": "si-trg-prefix-p", "model": "si_trg_prefix", "type": "si_trg_prefix",
+             "variant": "predicted_labels"},
             {"label": "si-trg-prefix-h", "model": "si_trg_prefix", "type": "si_trg_prefix", "variant": ""}]
 
     def score(model, bleu, stats):

@@ -155,7 +155,8 @@ def _check_semantics(cfg: dict) -> None:
         raise ConfigError(f"experiments.side_information.models: {wrong} are not side-information (si_*) models")
     unknown = [n for n in side["no_labels"] if n not in side["models"]]
     if unknown:
-        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in experiments.side_information.models")
+        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in "
+                          "experiments.side_information.models")
     if side["baseline"] and side["baseline"] in cfg["models"] and is_contextual(cfg["models"][side["baseline"]]):
         raise ConfigError(f"experiments.side_information.baseline: '{side['baseline']}' reads context; the row "
                           "'without side information' is a model without context (base)")

@@ -321,7 +321,8 @@ def test_context_spec(w):
 
 SIDE_INFORMATION = config["experiments"]["side_information"]
 SIDE_INFORMATION_PAIRS = cfg.side_information_models(config)
-SIDE_INFORMATION_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in SIDE_INFORMATION_PAIRS})
+SIDE_INFORMATION_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json"
+                                  for d, m in SIDE_INFORMATION_PAIRS})
 SIDE_INFORMATION_NO_CONTEXT = sorted({f"results/records/score_no_context/{d}/{m}.{EVAL_SPLIT}.json"
                                       for d, m in SIDE_INFORMATION_PAIRS if m in SIDE_INFORMATION["no_labels"]})
 SIDE_INFORMATION_PREDICTED = sorted({f"results/records/score_predicted_labels/{d}/{m}.{EVAL_SPLIT}.json"

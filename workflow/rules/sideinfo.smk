@@ -1,7 +1,8 @@
 # Hoang et al. (2018): side information as discrete labels (genres, PG rating, country, decade), fed to
 # NMT in the seed's ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
 # score rules); the output-layer model also translated without labels, the target-prefix model with the
-# labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of an en->xx direction (contrastive.smk).
+# labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
+# an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
 from mtcue.context.side_labels import SIDE_COLUMNS
 

@@ -4,6 +4,8 @@ direction has one (en->xx), TAGGING and MTCUE beside, the seed's numbers beside 
 claims evaluated per direction (so that they can be read off the CSV)."""
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,9 +24,11 @@ PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_
              ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
              ("si_mtl", ""): "mtl"}
 # The seed's claims, each over the rows of one direction: (name, sentence).
-CLAIMS = (("output_layer_best", "output-layer has the highest BLEU of the side-information variants"),
-          ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
-          ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"))
+CLAIMS = (
+    ("output_layer_best", "output-layer has the highest BLEU of the seed's systems (baseline, every variant)"),
+    ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
+    ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"),
+)
 
 
 def _cells(scores: Sequence[dict], no_context_scores: Sequence[dict],
@@ -72,34 +76,33 @@ def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_cont
 
 def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
     """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
-    compares is missing). Each type is represented by its first row; "best" is over every si_* row."""
+    compares is missing). Each (type, variant) is represented by its first row (a grid's other points are
+    shown, not compared); "best" is over the seed's systems: the baseline and every si_* row."""
     by_type: dict[tuple[str, str], str] = {}
-    for r in rows:  # the first row of a type stands for it (a grid's other points are shown, not compared)
+    for r in rows:
         by_type.setdefault((r["type"], r["variant"]), r["label"])
     bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
-    variants = [r["label"] for r in rows if r["type"].startswith("si_") and not r["variant"]]
+    seeds_systems = [r["label"] for r in rows if (r["type"], r["variant"]) in PAPER_ROW]
     out = []
     for d in sorted(long["direction"].unique()):
-        def score(key):
-            label = by_type.get(key)
-            return bleu.get((d, label), float("nan")) if label else float("nan")
-
-        ours = [bleu[(d, v)] for v in variants if (d, v) in bleu.index]
-        output_layer, base = score(("si_output_layer", "")), score(("base", ""))
+        score = {key: bleu.get((d, label), math.nan) for key, label in by_type.items()}
+        best = max((bleu[(d, label)] for label in seeds_systems if (d, label) in bleu.index), default=math.nan)
         holds = {
-            "output_layer_best": output_layer >= max(ours) if ours and output_layer == output_layer else None,
-            "mtl_above_output_layer_without_labels": _compare(score(("si_mtl", "")), score(("si_output_layer", NO_CONTEXT)),
-                                                              lambda a, b: a > b),
-            "trg_prefix_h_not_above_base": _compare(score(("si_trg_prefix", "")), base, lambda a, b: a <= b),
+            "output_layer_best": _compare(score.get(("si_output_layer", ""), math.nan), best, operator.ge),
+            "mtl_above_output_layer_without_labels": _compare(score.get(("si_mtl", ""), math.nan),
+                                                              score.get(("si_output_layer", NO_CONTEXT), math.nan),
+                                                              operator.gt),
+            "trg_prefix_h_not_above_base": _compare(score.get(("si_trg_prefix", ""), math.nan),
+                                                    score.get(("base", ""), math.nan), operator.le),
         }
-        out += [{"table": "claims", "direction": d, "row": name, "metric": "holds",
-                 "value": float("nan") if holds[name] is None else float(holds[name]), "model": None, "variant": None}
-                for name, _ in CLAIMS]
+        out += [{"table": "claims", "direction": d, "row": name, "metric": "holds", "value": holds[name],
+                 "model": None, "variant": None} for name, _ in CLAIMS]
     return pd.DataFrame(out, columns=long.columns)
 
 
-def _compare(a: float, b: float, op) -> bool | None:
-    return None if a != a or b != b else bool(op(a, b))
+def _compare(a: float, b: float, op) -> float:
+    """1.0 or 0.0: whether op(a, b); NaN where either is missing."""
+    return math.nan if math.isnan(a) or math.isnan(b) else float(op(a, b))
 
 
 def _bleu_cell(values: pd.Series, alpha: float) -> str:
@@ -118,12 +121,12 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
     paper = _read_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
-    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu", "value": paper.at[name, column],
-                  "model": None, "variant": None}
+    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
+                  "value": paper.at[name, column], "model": None, "variant": None}
                  for label, name in paper_of.items() if name in paper.index for column in paper.columns]
     claims = claim_checks(rows, long)
-    df = pd.concat([frame for frame in (long, pd.DataFrame(seed_rows, columns=long.columns), claims) if not frame.empty],
-                   ignore_index=True)
+    frames = (long, pd.DataFrame(seed_rows, columns=long.columns), claims)
+    df = pd.concat([frame for frame in frames if not frame.empty], ignore_index=True)
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
                         for d, m in zip(df["direction"], df["model"])]
@@ -154,16 +157,16 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
               Block("The seed's claims on our numbers", claim_display if not claim_display.empty else
                     pd.DataFrame({"": ["no scores"]}, index=[NA]))]
     footnotes = [
-        f"BLEU of each system on the study's test split (sacreBLEU); + / -: significantly above / below the row "
+        (f"BLEU of each system on the study's test split (sacreBLEU); + / -: significantly above / below the row "
         f"'{baseline}' (paired bootstrap, {bootstrap.n} resamples, p <= {bootstrap.alpha}). Labels per sample: "
         "genres, PG rating, country, decade of release (the study's metadata); the vocabulary from the training "
-        "split. 'w/o side info': the output-layer model decoded with no labels (e = 0).",
-        "{suite} %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
-        "suite's formality and pronoun examples), en->xx only.",
-        "Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
-        "the seed's numbers are beside ours for the pattern, not the level.",
-        "si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
-        "(-h) or predicted by the model (-p); the prefix is never part of the output.",
+        "split. 'w/o side info': the output-layer model decoded with no labels (e = 0)."),
+        ("<suite> %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
+        "suite's formality and pronoun examples), en->xx only."),
+        ("Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
+        "the seed's numbers are beside ours for the pattern, not the level."),
+        ("si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
+        "(-h) or predicted by the model (-p); the prefix is never part of the output."),
         f"Study: {_studies([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
         *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
     ]

@@ -62,7 +62,8 @@ class OutputLayerModel(SideInfoModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        parser.add_argument("--side-dim", type=int, metavar="H_S", help="width of the label embeddings (the seed's H_s)")
+        parser.add_argument("--side-dim", type=int, metavar="H_S",
+                            help="width of the label embeddings (the seed's H_s)")
 
     @classmethod
     def build_model(cls, args, task):

@@ -121,7 +121,8 @@ class TargetPrefixModel(SideInfoModel):
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
-        return LabelPrefixDecoder(args, tgt_dict, embed_tokens, no_encoder_attn=getattr(args, "no_cross_attention", False))
+        return LabelPrefixDecoder(args, tgt_dict, embed_tokens,
+                                  no_encoder_attn=getattr(args, "no_cross_attention", False))
 
 
 register_model_architecture("si_trg_prefix", "si_trg_prefix")(side_info_architecture)
