@@ -318,6 +318,8 @@ def test_context_spec(w):
 
 
 # ---- Hoang et al. 2018 (sideinfo.smk): Table 3 -------------------------------------------------
+from mtcue.context.side_labels import SIDE_COLUMNS
+
 
 SIDE_INFORMATION = config["experiments"]["side_information"]
 SIDE_INFORMATION_PAIRS = cfg.side_information_models(config)
@@ -344,6 +346,9 @@ CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else 
                       for d in DIRECTIONS if d.startswith("en-")}
 CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
                        if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
+
+SIDE_INFORMATION_CONTRASTIVE = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
+                                for s in CONTRASTIVE_SUITES.get(d, [])]
 
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),

@@ -4,7 +4,7 @@
 # labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
 # an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
-from mtcue.context.side_labels import SIDE_COLUMNS
+# SIDE_INFORMATION_* are in common.smk (the MLflow sync mirrors the score records).
 
 
 # The labels' vocabulary comes from the training split, as TAGGING's (the same `mtcue tags`, on the
@@ -27,18 +27,13 @@ rule side_labels:
         "--min-docs {params.min_docs} --out {output} 2> {log}"
 
 
-def side_information_contrastive(w):
-    return [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
-            if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
-
-
 rule table_side_information:
     localrule: True
     input:
         score=SIDE_INFORMATION_SCORES,
         no_context=SIDE_INFORMATION_NO_CONTEXT,
         predicted=SIDE_INFORMATION_PREDICTED,
-        contrastive=side_information_contrastive,
+        contrastive=SIDE_INFORMATION_CONTRASTIVE,
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/side_information.csv",
