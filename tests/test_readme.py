@@ -465,9 +465,10 @@ def test_table6_and_figure4_claims_are_rendered_with_their_numbers(tmp_path):
                   for m, s, a, sd, c, d, lo, hi in points]).to_csv(
         tmp_path / "results" / "figures" / "figure4_eamt22_fewshot.csv", index=False)
     lines = render([Run.load(folder)]).splitlines()
-    assert "| no metadata | en-de BLEU | 3 | +2.00 | 0.50 | +1.66 | reproduced |" in lines
-    assert "| no QK-norm | en-de BLEU | 3 | +0.40 | 0.50 | n/a | not settled by the demo |" in lines
-    assert "| no context (non-contextual Transformer) | en-de BLEU | 1 | +1.00 | 0.30 | +5.67 | reproduced |" in lines
+    assert "| ablation | runs | en-de BLEU | paper COMET en-de full − row |" in lines
+    assert "| no metadata | 3 | +2.00 ± 0.50: reproduced | +1.66 |" in lines
+    assert "| no QK-norm | 3 | +0.40 ± 0.50: not settled by the demo | n/a |" in lines
+    assert "| no context (non-contextual Transformer) | 1 | +1.00 ± 0.30: reproduced | +5.67 |" in lines
     assert "| en-pl | 5 | 3 | +10.00 | [+4.00, +16.00] | 2.83 | reproduced |" in lines
     assert "| en-pl | 1 | 3 | +3.00 | [-1.00, +7.00] | 2.83 | not settled by the demo |" in lines
 

@@ -191,6 +191,18 @@ def _check_semantics(cfg: dict) -> None:
         unknown = set(per_direction) - set(cfg["directions"])
         if unknown:
             raise ConfigError(f"{key}: {sorted(unknown)} are not in `directions`")
+    _check_memory_growth(cfg)
+
+
+def _check_memory_growth(cfg: dict) -> None:
+    models = all_models(cfg)  # context-size runs of an experiment too
+    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
+        for name in [names] if isinstance(names, str) else names:
+            if name not in models:
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
+            if context_kind(models[name]) not in ("tokens", "vectors"):
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
+                                  "(a token or vector store)")
 
 
 def _check_fewshot(cfg: dict) -> None:
@@ -624,7 +636,6 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
 
-
 def side_information_rows(cfg: dict) -> list[str]:
     """The models of Hoang et al.'s Table 3 in row order: the baseline ("without side information"), then
     the variants; TAGGING and MTCUE beside them where configured."""
@@ -657,3 +668,21 @@ def side_information_table_rows(cfg: dict) -> list[dict]:
                          "variant": "no_context"})
     labels = [r["label"] for r in rows]
     return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+
+
+def memory_growth_plan(cfg: dict) -> dict:
+    """What `mtcue memory-growth` measures (None: no curve configured): per label the model of each
+    context size c = 1..N (the k-th of a list for c = k, its last beyond), each model's spec in the
+    first direction, the batch, the beam and the vocabulary size."""
+    exp = cfg["experiments"]["memory_growth"]
+    if not exp["models"]:
+        return None
+    n = exp["context_sentences"]
+    curves = {}
+    for label, names in exp["models"].items():
+        names = [names] if isinstance(names, str) else names
+        curves[label] = [names[min(c, len(names)) - 1] for c in range(1, n + 1)]
+    used = dict.fromkeys(m for ms in curves.values() for m in ms)
+    return {"curves": curves, "specs": {m: model_spec(cfg, m, cfg["directions"][0]) for m in used},
+            "batch": {"sentences": exp["sentences"], "length": exp["length"]},
+            "beam": cfg["generation"]["beam"], "vocab_size": cfg["spm"]["vocab_size"], "seed": cfg["seed"]}

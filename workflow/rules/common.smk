@@ -115,12 +115,16 @@ COMET_RECORDS = evaluation_records("comet") if config["evaluation"]["comet"]["mo
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
 TABLES = expand("results/tables/{table}.{ext}", table=["table1_data", "table3_models", "table4_quality", "phenomena"],
                 ext=["csv", "md", "html"])
+# The sequence-shortening seed's Figure 4 (figures.smk), where experiments.memory_growth names models.
+MEMORY_GROWTH_PLAN = cfg.memory_growth_plan(config)
+MEMORY_GROWTH = expand("results/figures/memory_growth.{ext}", ext=["csv", "svg"]) if MEMORY_GROWTH_PLAN else []
 # Figures where there is something to draw: phenomena are labelled only from English, a gain
 # needs a second model.
 FIGURES = [
     "results/figures/training_curves.svg",
     *(["results/figures/phenomena_accuracy.svg"] if any(d.startswith("en-") for d in DIRECTIONS) else []),
     *(["results/figures/bleu_gain.svg"] if len(QUALITY_MODELS) > 1 else []),
+    *MEMORY_GROWTH,
 ]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"

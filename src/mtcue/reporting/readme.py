@@ -309,9 +309,22 @@ def ablation_claims(table6: pd.DataFrame) -> pd.DataFrame:
             sign = -1 if not pd.isna(paper) and paper < 0 else 1
             rows.append({"ablation": row["ablation"], "measure": measure, "runs": f"{int(row['n_seeds'])}",
                          "full − row": f"{effect:+.2f}", "spread (sd)": _number(spread, 2),
+                         "paper column": paper_column,
                          "paper full − row": NA if pd.isna(paper) else f"{paper:+.2f}",
                          "verdict": verdict(sign * effect, spread)})
     return pd.DataFrame(rows)
+
+
+def ablation_claims_wide(claims: pd.DataFrame) -> pd.DataFrame:
+    """ablation_claims, one row per ablation: each measure's "full − row ± spread: verdict", then the
+    paper's full − row per paper column (one column where several of our measures share it)."""
+    order = list(dict.fromkeys(claims["ablation"]))
+    cells = claims.assign(cell=claims["full − row"] + " ± " + claims["spread (sd)"] + ": " + claims["verdict"])
+    wide = cells.pivot(index="ablation", columns="measure", values="cell")[list(dict.fromkeys(claims["measure"]))]
+    paper = cells.drop_duplicates(["ablation", "paper column"]).pivot(
+        index="ablation", columns="paper column", values="paper full − row")[list(dict.fromkeys(claims["paper column"]))]
+    runs = cells.drop_duplicates("ablation").set_index("ablation")["runs"]
+    return pd.concat([runs, wide, paper.rename(columns=lambda c: f"{c} full − row")], axis=1).loc[order].fillna(NA)
 
 
 def fewshot_claims(figure4: pd.DataFrame) -> pd.DataFrame:
@@ -337,10 +350,10 @@ def claims_section(run: Run, bootstrap: Bootstrap) -> list[str]:
     lines = []
     if run.table6 is not None and len(run.table6) > 1:
         lines += ["Table 6's claims (`results/tables/table6_ablation.md`): each removed part lowers the score "
-                  "(or, where the paper's row shows the opposite, raises it). Reproduced only where the difference "
-                  "exceeds its spread (the standard deviation over seeds of both means); the paper's column is its "
-                  "COMET beside our BLEU and phenomena:", "", *markdown_table(ablation_claims(run.table6)
-                                                                             .set_index("ablation")), ""]
+                  "(or, where the paper's row shows the opposite, raises it); per measure, full − row ± its spread "
+                  "(the standard deviation over seeds of both means): reproduced only where the difference exceeds "
+                  "the spread; the paper's columns are its COMET (beside our BLEU and phenomena) and formality:",
+                  "", *markdown_table(ablation_claims_wide(ablation_claims(run.table6))), ""]
     if run.figure4 is not None and (run.figure4["compared_with"].fillna("") != "").any():
         lines += ["Figure 4's claim: MTCUE controls the EAMT22 attributes better than TAGGING (mean attribute "
                   f"accuracy, points): reproduced only where the difference exceeds the spread over seeds and its "
