@@ -1,7 +1,8 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; Jeong et al.'s style
-control `style_token` and `style_dim` (task `style_translation`); exact resumption of
+Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; Hoang et al.'s side-information models `si_*` (with the
+criterion `label_smoothed_cross_entropy_mtl`); Jeong et al.'s style control `style_token` and `style_dim`
+(task `style_translation`); exact resumption of
 fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
@@ -21,8 +22,13 @@ if __name__ == "mtcue.models.plugin":
     from . import (  # noqa: F401  (register with fairseq)
         concat_model,
         mtcue_model,
+        mtl_criterion,
         novotney_cue_model,
         resume,
+        si_mtl_model,
+        si_output_layer_model,
+        si_source_model,
+        si_target_prefix_model,
         style_dim_model,
         style_task,
         style_token_model,
