@@ -519,8 +519,21 @@ def test_paper_config_parameter_counts():
         **dict.fromkeys(["style_token", "style_token_freeze_encoder", "style_token_freeze_all"], base + 5 * 512),
         **dict.fromkeys(["style_dim", "style_dim_normal_init", "style_dim_freeze_encoder",
                          "style_dim_freeze_encoder_normal_init"],
-                        base + 6 * (8 * 513 + 2 * 8 * 514 + 2 * 512 + 512 * 8))}
-    assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
+                        base + 6 * (8 * 513 + 2 * 8 * 514 + 2 * 512 + 512 * 8)),
+        # Hoang et al.: 2 + 2 layers of transformer base (encoder layer 3,152,384; decoder layer that plus a
+        # cross-attention and its norm, 4,204,032) over the shared 32,864 x 512 embeddings; then per variant
+        # 1,000 label embeddings of 512 (target prefix: one more, the "none" label), of H_s with the output
+        # layer's bias-free H_s x 32,864 projection, or the classifier's 512 x 1,000 + 1,000
+        "si_base": (si_base := 32864 * 512 + 2 * 3_152_384 + 2 * 4_204_032),
+        "si_src_prefix": si_base + 1000 * 512, "si_src_suffix": si_base + 1000 * 512,
+        "si_trg_prefix": si_base + 1001 * 512,
+        **{f"si_output_layer_h{h}": si_base + 1000 * h + h * 32864 for h in (64, 128, 256, 512)},
+        **{f"si_mtl_l{lam}": si_base + 512 * 1000 + 1000 for lam in ("0001", "001", "01", "1")}}
+    assert si_base == 31_539_200
+    mtl = {name for name in counts if name.startswith("si_mtl")}
+    assert all(c["total"] == c["effective"] and not c["unused"] for name, c in counts.items() if name not in mtl)
+    # the classifier trains but does not translate
+    assert all(counts[name]["effective"] == si_base for name in mtl)
     mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 6 * 512 + 6 * (layer + 1)
     assert mtcue["by_module"]["decoder.context_attn"] == 6 * 4 * (512 * 512 + 512)
