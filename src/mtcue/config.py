@@ -20,6 +20,11 @@ ENGLISH = "en"
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
                 "voita_context": "tokens", "concat": "tokens"}
+# The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
+# previous `context_sentences` lines (prev1..prevC) through its own plugin file.
+SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
+                    "selecting", "multi_encoder")
+CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -74,6 +79,12 @@ def _check_switches(name: str, model: dict) -> None:
             raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
     if "context_slot" in model and kind != "tokens":
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
+    if "context_sentences" in model and model["type"] not in SHORTENING_TYPES:
+        raise ConfigError(f"models.{name}.context_sentences: only the shortening family ({', '.join(SHORTENING_TYPES)}) "
+                          "reads several previous sentences")
+    if "context_slot" in model and model["type"] in SHORTENING_TYPES:
+        raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads prev1..prevC "
+                          "(context_sentences: C)")
     if "context_columns" in model and kind == "tokens":
         raise ConfigError(f"models.{name}.context_columns: a '{model['type']}' model reads a token slot (context_slot)")
     if model["random_context"] == "noise" and kind == "tokens":
@@ -558,9 +569,24 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     elif kind == "tags":
         spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
     elif kind == "tokens":
-        spec["context"] = {"kind": kind, "slot": entry.get("context_slot", "prev1"), "random": entry["random_context"],
+        spec["context"] = {"kind": kind, "slot": context_slots(entry), "random": entry["random_context"],
                            "slots": token_slots(cfg)}
+    if entry["type"] in SHORTENING_TYPES:
+        spec["arch"] = {**spec["arch"], "context_sentences": context_sentences(entry)}
     return spec
+
+
+def context_sentences(entry: dict) -> int:
+    """How many previous sentences a shortening-family model reads (its `context_sentences`, default 1)."""
+    return entry.get("context_sentences", 1)
+
+
+def context_slots(entry: dict) -> str:
+    """The token-store slot(s) a token model reads, as --context-slot takes them: its `context_slot`
+    (default prev1), or a shortening-family model's prev1,...,prevC, nearest first."""
+    if entry["type"] in SHORTENING_TYPES:
+        return ",".join(f"prev{i}" for i in range(1, context_sentences(entry) + 1))
+    return entry.get("context_slot", "prev1")
 
 
 def token_slots(cfg: dict) -> list[str]:

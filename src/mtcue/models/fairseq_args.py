@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.config import CONTEXT_KIND, is_contextual
+from mtcue.config import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
-                "voita_context": "voita_context", "concat": "concat"}
+                "voita_context": "voita_context", "concat": "concat", **{t: t for t in SHORTENING_TYPES}}
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -42,6 +42,9 @@ def arch_args(spec: dict) -> list[str]:
             "--encoder-attention-heads", arch["heads"], "--decoder-attention-heads", arch["heads"],
             "--encoder-layers", arch["encoder_layers"], "--encoder-ffn-embed-dim", arch["encoder_ffn_dim"],
             "--decoder-layers", arch["decoder_layers"], "--decoder-ffn-embed-dim", arch["decoder_ffn_dim"]]
+    if spec["type"] in SHORTENING_TYPES:
+        args += ["--context-sentences", arch["context_sentences"]]
+        args += ["--shortening-groups", arch["shortening_groups"]] if "shortening_groups" in arch else []
     if CONTEXT_KIND[spec["type"]] in ("vectors", "tags"):
         args += ["--context-dropout", arch["context_dropout"]]
     if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
