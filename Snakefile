@@ -28,6 +28,7 @@ include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/voita2018.smk"
+include: "workflow/rules/shortening.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -45,3 +46,4 @@ rule all:
         ABLATION_TABLES,
         CONTRASTIVE_TABLE,
         VOITA2018_TABLE,
+        SHORTENING_TABLE,

@@ -148,6 +148,16 @@ def _check_semantics(cfg: dict) -> None:
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
     _check_urls(cfg)
+    short = cfg["experiments"]["shortening"]
+    too_many = [c for c in short["context_sizes"] if c > cfg["context"]["doc_slots"]]
+    if short["models"] and too_many:
+        raise ConfigError(f"experiments.shortening.context_sizes: {too_many} exceed context.doc_slots "
+                          f"({cfg['context']['doc_slots']}), the previous lines the token store keeps")
+    runs = {name for _, _, name in shortening_cells(cfg)}
+    unknown = [n for n in short["only"] if n not in runs]
+    if unknown:
+        raise ConfigError(f"experiments.shortening.only: {unknown} are not runs of the experiment "
+                          f"(runs: {', '.join(sorted(runs))})")
     voita = cfg["experiments"]["voita2018"]
     for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
         unknown = [n for n in names if n not in voita["models"]]
@@ -155,7 +165,9 @@ def _check_semantics(cfg: dict) -> None:
             raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
-                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items())):
+                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
+                            ("shortening", short["directions"]),
+                            *((f"shortening.only.{m}", ds) for m, ds in short["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
@@ -207,6 +219,9 @@ def _check_fewshot(cfg: dict) -> None:
     clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")
+    clash = sorted(set(shortening_models(cfg)) & set(cfg["models"]))
+    if clash:
+        raise ConfigError(f"models: {clash} are the names of context-size runs (experiments.shortening); rename them")
     clash = sorted(set(ablation_seed_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of seeded runs (experiments.ablation.seeds); rename them")
@@ -352,7 +367,8 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "ablation": list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values())),
             "formality": cfg["experiments"]["formality"]["models"] or quality,
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
-                                            + cfg["experiments"]["voita2018"]["random_test"]))}
+                                            + cfg["experiments"]["voita2018"]["random_test"])),
+            "shortening": cfg["experiments"]["shortening"]["models"]}
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -475,7 +491,7 @@ def fewshot_points(cfg: dict) -> list[dict]:
 def all_models(cfg: dict) -> dict[str, dict]:
     """Every model the study can train: the configured ones, the few-shot variants and the repeated
     (seeded) runs of the ablation rows."""
-    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg)}
+    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg), **shortening_models(cfg)}
 
 
 def model_entry(cfg: dict, model: str) -> dict:
@@ -496,7 +512,8 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
-             *((d, m, "voita2018") for d, m in voita2018_models(cfg))]
+             *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
+             *((d, m, "shortening") for d, m in shortening_runs(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -619,3 +636,41 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     exp = cfg["experiments"]["voita2018"]
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
+
+
+def shortening_name(model: str, context_size: int) -> str:
+    """The run of a shortening-family model with `context_size` previous sentences, e.g. grouping_c2."""
+    return f"{model}_c{context_size}"
+
+
+def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
+    """The seed's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
+    sentence-level model, 1 for a concat model, None for another model without that notion."""
+    exp = cfg["experiments"]["shortening"]
+    cells = []
+    for model in exp["models"]:
+        kind = cfg["models"][model]["type"]
+        if kind in SHORTENING_TYPES:
+            cells += [(model, c, shortening_name(model, c)) for c in exp["context_sizes"]]
+        else:
+            cells.append((model, {"base": 0, "concat": 1}.get(kind), model))
+    return cells
+
+
+def shortening_models(cfg: dict) -> dict[str, dict]:
+    """The context-size runs, derived here only: {name: the model's entry with context_sentences}."""
+    return {name: {**cfg["models"][model], "context_sentences": size}
+            for model, size, name in shortening_cells(cfg) if name != model}
+
+
+def shortening_runs(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, run) pairs the shortening experiment trains and scores."""
+    exp = cfg["experiments"]["shortening"]
+    return [(d, name) for d in exp["directions"] for _, _, name in shortening_cells(cfg)
+            if d in exp["only"].get(name, [d])]
+
+
+def shortening_table_cells(cfg: dict) -> list[dict]:
+    """The table's rows in order: {"model", "type", "context_size", "run"} (shortening_cells)."""
+    return [{"model": model, "type": cfg["models"][model]["type"], "context_size": size, "run": run}
+            for model, size, run in shortening_cells(cfg)]

@@ -309,6 +309,13 @@ def random_context_spec(w):
     return json.dumps(spec, sort_keys=True)
 
 
+# ---- sequence shortening (shortening.smk): the seed's Tables 2-3 -------------------------------------
+
+SHORTENING_RUNS = cfg.shortening_runs(config)
+SHORTENING_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in SHORTENING_RUNS})
+SHORTENING_TABLE = expand("results/tables/shortening.{ext}", ext=["csv", "md", "html"]) if SHORTENING_RUNS else []
+
+
 # ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
 
 TRAINED = cfg.trained_models(config)
@@ -326,6 +333,7 @@ MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS,
     *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)),
+    *SHORTENING_SCORES,
     *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
 })
