@@ -4,4 +4,4 @@ gated, lambda = sigmoid(Linear(h)) (seed, eq. 5); no gradient past the encoder f
 sentence. Shared parts: shortening_base."""
 from .shortening_base import register_shortening, true_mean
 
-CachingSentenceModel = register_shortening("caching_sentence", shorten=true_mean, grad_sentences=0, gated=True)
+CachingSentenceModel = register_shortening("caching_sentence", shorten=true_mean, gated=True)

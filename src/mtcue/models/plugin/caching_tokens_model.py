@@ -3,4 +3,4 @@ as encoded by the shared encoder, is read by the decoder's context attention; no
 encoder for any context sentence. Shared parts: shortening_base."""
 from .shortening_base import keep_tokens, register_shortening
 
-CachingTokensModel = register_shortening("caching_tokens", shorten=keep_tokens, grad_sentences=0)
+CachingTokensModel = register_shortening("caching_tokens", shorten=keep_tokens)

@@ -12,9 +12,9 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
   only) scales the context attention's output by lambda = sigmoid(Linear(h));
 - gradient: the encoder states of the nearest `context_grad_sentences` context sentences keep
   their gradient, the others are encoded without it (the seed's StopGradLayer between encoder and
-  shortening: the shortening module still learns from every sentence, the encoder only from these;
-  no encoder activations are kept for the others, as in the cached decoding this stands for). The
-  current sentence always keeps it.
+  shortening; no encoder activations are kept for them, as in the cached decoding this stands for);
+  the shortening module learns from the nearest `context_shortening_grad_sentences` (None: all), as
+  the authors' runs (shortening.CONTEXT_GRADIENT). The current sentence always keeps its gradient.
 
 Every BASE tensor loads into the same-named tensor (`--pretrained-base`); the new ones all have a
 `context_` name part (pretrained.is_context_key). A model with c context sentences is built with
@@ -63,6 +63,7 @@ class ShorteningEncoder(TransformerEncoder):
         d = embed_tokens.embedding_dim
         self.context_sentences = args.context_sentences
         self.context_grad_sentences = args.context_grad_sentences
+        self.context_shortening_grad_sentences = args.context_shortening_grad_sentences
         self.context_shorten = shorten
         self.context_segments = nn.Embedding(args.context_sentences + 1, d)
         # Positions as fairseq's learned ones (index padding_idx + 1 + position), so the shape of the
@@ -97,10 +98,17 @@ class ShorteningEncoder(TransformerEncoder):
             raise ValueError(f"the model reads {self.context_sentences} context sentences, the batch has "
                              f"{context.size(1)} (--context-slot)")
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-        sentences = [(out["encoder_out"][0], out["encoder_padding_mask"][0]), *self.encode_context(context)]
+        current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
+        states = self.encode_context(context)
+        if isinstance(self.context_shorten, nn.Module):  # plugin/shortening.py's gradient plan
+            from .shortening import shorten_context
+
+            shortened = shorten_context(self.context_shorten, [h for h, _ in states], [m for _, m in states],
+                                        self.context_grad_sentences, self.context_shortening_grad_sentences)
+        else:
+            shortened = [self.context_shorten(h, mask) for h, mask in states]
         parts, masks = [], []
-        for segment, (h, mask) in enumerate(sentences):
-            g, g_mask = self.context_shorten(h, mask)
+        for segment, (g, g_mask) in enumerate([current, *shortened]):
             keep = (~g_mask).long()
             # fairseq's numbering: padding_idx + 1, 2, ... over a sentence's kept positions, pads at padding_idx.
             index = (torch.cumsum(keep, dim=1) * keep + self.padding_idx).transpose(0, 1)
@@ -180,7 +188,8 @@ class ShorteningModel(TokenContextModel):
     gradient rule and the gate."""
 
     gated = False
-    grad_sentences = 0
+    grad_sentences = 0  # the nearest context sentences whose gradient reaches the encoder
+    shortening_grad_sentences = None  # ... the shortening module (None: all)
 
     @classmethod
     def add_args(cls, parser):
@@ -197,6 +206,7 @@ class ShorteningModel(TokenContextModel):
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         args.context_grad_sentences, args.context_gate = cls.grad_sentences, cls.gated
+        args.context_shortening_grad_sentences = cls.shortening_grad_sentences
         return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args))
 
     @classmethod
@@ -211,21 +221,23 @@ def shortening_defaults(args) -> None:
     args.shortening_groups = getattr(args, "shortening_groups", None) or 2
 
 
-def register_shortening(name: str, shortener: Optional[str] = None, shorten=None, grad_sentences: int = 0,
-                        gated: bool = False):
-    """Register model and architecture `name`: a ShorteningModel whose sentences are shortened by
-    `shorten` (a function) or by the SHORTENERS module `shortener`, built per model."""
+def register_shortening(name: str, shorten=None, gated: bool = False):
+    """Register model and architecture `name`: a ShorteningModel whose sentences are shortened by the
+    function `shorten` (no gradient to the encoder from any context sentence), or else by plugin/
+    shortening.py's module `name` under its gradient plan (CONTEXT_GRADIENT), built per model."""
+    from .shortening import CONTEXT_GRADIENT, build_shortener
 
-    def build_shortener(cls, args):
+    grad, shortening_grad = (0, None) if shorten is not None else CONTEXT_GRADIENT[name]
+
+    def shortener(cls, args):
         if shorten is not None:
             return shorten
-        from .shortening import build_shortener as build  # the shortening modules (plugin/shortening.py)
-
-        return build(shortener, args.encoder_embed_dim, args.encoder_attention_heads, args.dropout,
-                     args.shortening_groups)
+        return build_shortener(name, args.encoder_embed_dim, args.encoder_attention_heads, args.attention_dropout,
+                               args.shortening_groups)
 
     model = type(f"{name.title().replace('_', '')}Model", (ShorteningModel,),
-                 {"gated": gated, "grad_sentences": grad_sentences, "build_shortener": classmethod(build_shortener)})
+                 {"gated": gated, "grad_sentences": grad, "shortening_grad_sentences": shortening_grad,
+                  "build_shortener": classmethod(shortener)})
     register_model(name)(model)
     register_model_architecture(name, name)(shortening_defaults)
     return model
