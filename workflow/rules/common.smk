@@ -316,6 +316,13 @@ SHORTENING_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" f
 SHORTENING_TABLE = expand("results/tables/shortening.{ext}", ext=["csv", "md", "html"]) if SHORTENING_RUNS else []
 
 
+def shortening_contrastive(w):
+    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
+    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
+                  for d, m in SHORTENING_RUNS if CONTRASTIVE_SUITES.get(d))
+
+
 # ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
 
 TRAINED = cfg.trained_models(config)

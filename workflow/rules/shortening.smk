@@ -3,14 +3,8 @@
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here only the table of both.
 
-# SHORTENING_RUNS, SHORTENING_SCORES and SHORTENING_TABLE are in common.smk (the MLflow sync mirrors the scores).
-
-
-def shortening_contrastive(w):
-    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
-    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
-    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
-                  for d, m in SHORTENING_RUNS if CONTRASTIVE_SUITES.get(d))
+# SHORTENING_RUNS, SHORTENING_SCORES, SHORTENING_TABLE and shortening_contrastive are in common.smk (the
+# MLflow sync mirrors the scores).
 
 
 rule table_shortening:
