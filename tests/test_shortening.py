@@ -281,6 +281,11 @@ def test_parameter_counts_at_paper_scale_against_table_5():
     for (name, k), n in counts.items():
         if k != 11:
             assert abs(n / 1e6 - (table5[name] - 71.25)) <= 0.01 + 1e-9, name
+    # One Caching Tokens count X fits every row: X + module count rounds to the row's figure.
+    rows = [(table5[name], n) for (name, k), n in counts.items() if k != 11]
+    low = max([71.245e6] + [(t - 0.005) * 1e6 - n for t, n in rows])
+    high = min([71.255e6] + [(t + 0.005) * 1e6 - n for t, n in rows])
+    assert (round(low), round(high)) == (71_250_959, 71_253_752)  # grouping's floor, linear's ceiling
     # Differences between shortening models do not involve Caching Tokens at all.
     assert abs((counts["pool_linear", 2] - counts["pool_mean", 2]) / 1e6 - (73.35 - 72.83)) <= 0.01
     assert abs((counts["pool_mean", 2] - counts["grouping", 9]) / 1e6 - (72.83 - 72.58)) <= 0.01

@@ -15,7 +15,7 @@ its whole window (pooling) or the whole sentence (grouping, selecting).
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +35,7 @@ def _zero_padding(h: Tensor, padding_mask: Tensor) -> Tensor:
 class Shortener(nn.Module):
     """Shortening (`_shorten`) followed by the attention back to the full sequence and positions."""
 
-    def __init__(self, embed_dim: int, heads: int, dropout: float, positions: Optional[int]):
+    def __init__(self, embed_dim: int, heads: int, dropout: float, positions: int | None):
         super().__init__()
         # `dropout` is on the attention weights (the authors pass --attention-dropout here).
         self.attn = MultiheadAttention(embed_dim, heads, dropout=dropout, encoder_decoder_attention=True)
@@ -56,7 +56,7 @@ class Shortener(nn.Module):
         attention back to H)."""
         return self._shorten(_zero_padding(h, padding_mask.bool()), padding_mask.bool())
 
-    def forward(self, h: Tensor, padding_mask: Optional[Tensor] = None) -> tuple[Tensor, Tensor]:
+    def forward(self, h: Tensor, padding_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """h [T, B, C], padding_mask bool [B, T] (True = padding; None = none) ->
         (G [K', B, C], its padding mask bool [B, K'])."""
         if padding_mask is None:
@@ -185,7 +185,7 @@ SHORTENERS: dict[str, type] = {
 # (`--shortening-propagate-context-encoder-gradient`, `--shortening-propagate-context-size-gradient`):
 # (encoder, shortening) = the nearest n context sentences whose gradient reaches the shared encoder /
 # the shortener (None: all of them). The current sentence always passes its gradient.
-CONTEXT_GRADIENT: dict[str, tuple[int, Optional[int]]] = {
+CONTEXT_GRADIENT: dict[str, tuple[int, int | None]] = {
     "pool_mean": (0, None),
     "pool_max": (0, None),
     "pool_linear": (0, None),
@@ -208,14 +208,14 @@ def build_shortener(name: str, embed_dim: int, heads: int, dropout: float, group
     return cls(embed_dim, heads, dropout, groups, positions=positions, **extra)
 
 
-def detach_beyond(states: Sequence[Tensor], nearest: Optional[int]) -> list[Tensor]:
+def detach_beyond(states: Sequence[Tensor], nearest: int | None) -> list[Tensor]:
     """`states` of the context sentences, nearest first: those beyond the nearest `nearest` detached
     (None: none detached; 0: all)."""
     return [s if nearest is None or i < nearest else s.detach() for i, s in enumerate(states)]
 
 
 def shorten_context(shortener: Shortener, states: Sequence[Tensor], masks: Sequence[Tensor],
-                    encoder_nearest: int, shortening_nearest: Optional[int]) -> list[tuple[Tensor, Tensor]]:
+                    encoder_nearest: int, shortening_nearest: int | None) -> list[tuple[Tensor, Tensor]]:
     """Shorten each context sentence's encoder states (nearest first) under a gradient plan: the
     encoder gets gradient from the nearest `encoder_nearest`, the shortener from the nearest
     `shortening_nearest` (None: all). Beyond the shortener's, it runs without a graph: the same
