@@ -78,6 +78,15 @@ def test_the_current_sentence_joins_the_shortened_context(model_type, length):
     assert out["context_padding_mask"][0].shape == (3, length(6, 5, k))
 
 
+@pytest.mark.parametrize("model_type", ["caching_tokens", "grouping"])
+def test_a_model_trained_with_three_sentences_reads_eight(model_type):
+    """The seed's memory curve runs the C = 3 models on 4-8 context sentences."""
+    task = DataFreeTask(40)
+    model = tiny(model_type, 3, task)
+    logits, _ = model(**batch(task, 8))
+    assert logits.shape == (3, 6, 40) and torch.isfinite(logits).all()
+
+
 def test_caching_sentence_means_over_the_true_length():
     # Two sentences of 3 positions, d = 2; the second is left-padded by one.
     h = torch.tensor([[[1.0, 2.0], [100.0, 100.0]],
@@ -198,18 +207,17 @@ def test_collater_gives_each_slot_as_a_sentence_nearest_first():
 # ---- parameter counts of the seed's configuration (its Table 5) ----------------------------------
 
 D, FFN, LAYERS = 512, 2048, 6
-# A joint vocabulary of 39,606 entries: the seed's two 20k SentencePiece vocabularies with separate source and
+# A joint vocabulary of 39,607 entries: the seed's two 20k SentencePiece vocabularies with separate source and
 # target embeddings (decoder input/output shared) hold as many embedding rows as our joint, all-shared one.
-VOCAB = 39_606
+VOCAB = 39_607
 ATTENTION = 4 * (D * D + D)  # q, k, v, out projections with biases
 FFN_BLOCK = D * FFN + FFN + FFN * D + D
 ENCODER_LAYER = ATTENTION + FFN_BLOCK + 2 * 2 * D  # two layer norms
 DECODER_LAYER = 2 * ATTENTION + FFN_BLOCK + 3 * 2 * D
 BASE = LAYERS * (ENCODER_LAYER + DECODER_LAYER) + VOCAB * D  # sinusoidal positions: no parameters
 CONTEXT_ATTENTION = LAYERS * (ATTENTION + 2 * D)  # a context attention and its layer norm per decoder layer
-POSITIONS = (1024 + 2) * D  # fairseq's learned positions: max source positions + padding_idx + 1 rows
-SEGMENTS = 2 * D  # current sentence + one context sentence
-CACHING = BASE + CONTEXT_ATTENTION + POSITIONS + SEGMENTS
+SEGMENTS = (1024 + 1) * D  # the sentence-indexed segment table: max source positions + 1 rows (authors')
+CACHING = BASE + CONTEXT_ATTENTION + SEGMENTS
 SHORTENER = ATTENTION + 2 * D  # the attention back to the full sequence and its layer norm
 PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the seed's Table 5 in millions)
     ("base", ()): (BASE, 64.42),
@@ -226,7 +234,7 @@ PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the seed's Table 5 i
 @pytest.mark.parametrize("model_type,extra", list(PAPER_TABLE5))
 def test_parameter_counts_of_the_seeds_configuration_match_its_table5(model_type, extra):
     expected, paper = PAPER_TABLE5[(model_type, extra)]
-    assert round(expected / 1e6, 2) == paper
+    assert round(expected / 1e6, 2) == paper  # the hand count is the seed's
     arch = {"encoder_embed_dim": D, "encoder_ffn_embed_dim": FFN, "decoder_ffn_embed_dim": FFN, "encoder_layers": 6,
             "decoder_layers": 6, "encoder_attention_heads": 8, "decoder_attention_heads": 8, **dict(extra)}
     if model_type != "base":

@@ -5,8 +5,11 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
   token store separately (`--context-slot prev1,...,prevc`; context [B, c, L], nearest first);
 - each encoded sentence is shortened (`context_shorten`: the model's own; identity for Caching
   Tokens) and the current sentence's shortened form joins the context;
-- learned segment embeddings (0 = current sentence, j = j-th previous) and learned token positions
-  inside each shortened sentence are added to the context states;
+- a learned segment embedding per sentence (row 0 = the current sentence, j = the j-th previous) is
+  added to its context states: as the authors' code, a table of max-source-positions + 1 rows
+  indexed by the sentence (Table 5 counts it), so a model trained with C sentences also reads more
+  (the seed's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
+  tokens are the shortening module's (plugin/shortening.py); cached tokens keep the encoder's;
 - every decoder layer runs self-attention -> cross-attention -> context attention -> FFN (serial,
   each with residual and post layer norm as the rest of BASE); `context_gate` (Caching Sentence
   only) scales the context attention's output by lambda = sigmoid(Linear(h));
@@ -61,16 +64,11 @@ class ShorteningEncoder(TransformerEncoder):
     def __init__(self, args, dictionary, embed_tokens, shorten: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]):
         super().__init__(args, dictionary, embed_tokens)
         d = embed_tokens.embedding_dim
-        self.context_sentences = args.context_sentences
         self.context_grad_sentences = args.context_grad_sentences
         self.context_shortening_grad_sentences = args.context_shortening_grad_sentences
         self.context_shorten = shorten
-        self.context_segments = nn.Embedding(args.context_sentences + 1, d)
-        # Positions as fairseq's learned ones (index padding_idx + 1 + position), so the shape of the
-        # authors' (Table 5's count) is kept.
-        self.context_positions = nn.Embedding(args.max_source_positions + self.padding_idx + 1, d)
-        for table in (self.context_segments, self.context_positions):
-            nn.init.normal_(table.weight, mean=0.0, std=d ** -0.5)
+        self.context_segments = nn.Embedding(args.max_source_positions + 1, d)
+        nn.init.normal_(self.context_segments.weight, mean=0.0, std=d ** -0.5)
 
     def encode(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
         out = super().forward(tokens, None)
@@ -94,9 +92,9 @@ class ShorteningEncoder(TransformerEncoder):
                 return_all_hiddens: bool = False, token_embeddings=None):
         require_context(context, context_padding_mask)
         context, _ = sentences_of(context, context_padding_mask)
-        if context.size(1) != self.context_sentences:
-            raise ValueError(f"the model reads {self.context_sentences} context sentences, the batch has "
-                             f"{context.size(1)} (--context-slot)")
+        if context.size(1) >= self.context_segments.num_embeddings:
+            raise ValueError(f"{context.size(1)} context sentences: the model has segments for at most "
+                             f"{self.context_segments.num_embeddings - 1}")
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
         current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
         states = self.encode_context(context)
@@ -109,11 +107,7 @@ class ShorteningEncoder(TransformerEncoder):
             shortened = [self.context_shorten(h, mask) for h, mask in states]
         parts, masks = [], []
         for segment, (g, g_mask) in enumerate([current, *shortened]):
-            keep = (~g_mask).long()
-            # fairseq's numbering: padding_idx + 1, 2, ... over a sentence's kept positions, pads at padding_idx.
-            index = (torch.cumsum(keep, dim=1) * keep + self.padding_idx).transpose(0, 1)
-            extra = self.context_positions(index) + self.context_segments.weight[segment]
-            parts.append(g + extra.to(g.dtype))
+            parts.append(g + self.context_segments.weight[segment].to(g.dtype))
             masks.append(g_mask)
         out["context_out"] = [torch.cat(parts, dim=0)]
         out["context_padding_mask"] = [torch.cat(masks, dim=1)]
@@ -195,7 +189,8 @@ class ShorteningModel(TokenContextModel):
     def add_args(cls, parser):
         super().add_args(parser)
         parser.add_argument("--context-sentences", type=int, metavar="C",
-                            help="previous sentences read as context (the task's --context-slot prev1,...,prevC)")
+                            help="previous sentences read as context in training (the task's --context-slot "
+                                 "prev1,...,prevC); the model reads as many as a batch gives")
         parser.add_argument("--shortening-groups", type=int, metavar="K",
                             help="groups (Latent Grouping) or selected tokens (Latent Selecting)")
 
