@@ -29,6 +29,7 @@ include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/voita2018.smk"
 include: "workflow/rules/shortening.smk"
+include: "workflow/rules/sideinfo.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -47,3 +48,4 @@ rule all:
         CONTRASTIVE_TABLE,
         VOITA2018_TABLE,
         SHORTENING_TABLE,
+        SIDE_INFORMATION_TABLE,

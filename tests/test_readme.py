@@ -465,9 +465,10 @@ def test_table6_and_figure4_claims_are_rendered_with_their_numbers(tmp_path):
                   for m, s, a, sd, c, d, lo, hi in points]).to_csv(
         tmp_path / "results" / "figures" / "figure4_eamt22_fewshot.csv", index=False)
     lines = render([Run.load(folder)]).splitlines()
-    assert "| no metadata | en-de BLEU | 3 | +2.00 | 0.50 | +1.66 | reproduced |" in lines
-    assert "| no QK-norm | en-de BLEU | 3 | +0.40 | 0.50 | n/a | not settled by the demo |" in lines
-    assert "| no context (non-contextual Transformer) | en-de BLEU | 1 | +1.00 | 0.30 | +5.67 | reproduced |" in lines
+    assert "| ablation | runs | en-de BLEU | paper COMET en-de full − row |" in lines
+    assert "| no metadata | 3 | +2.00 ± 0.50: reproduced | +1.66 |" in lines
+    assert "| no QK-norm | 3 | +0.40 ± 0.50: not settled by the demo | n/a |" in lines
+    assert "| no context (non-contextual Transformer) | 1 | +1.00 ± 0.30: reproduced | +5.67 |" in lines
     assert "| en-pl | 5 | 3 | +10.00 | [+4.00, +16.00] | 2.83 | reproduced |" in lines
     assert "| en-pl | 1 | 3 | +3.00 | [-1.00, +7.00] | 2.83 | not settled by the demo |" in lines
 
@@ -512,3 +513,18 @@ def test_contrastive_and_voita2018_sections_and_systems_scored_in_some_direction
     assert "| model | en-de all / pronoun |" in lines
     assert "| baseline | 76.90 | 29.46 |" in lines and "| context-aware | 77.51 | 30.14 |" in lines
     assert "| en-ru, every context (Table 6) | 42 | 31 | 100 |" in lines
+
+
+def test_the_memory_section_condenses_the_figure(tmp_path):
+    import pandas as pd
+
+    folder = write_run(tmp_path / "results" / "records")
+    (tmp_path / "results" / "figures").mkdir()
+    # CONCAT decoding 5.0 MiB at c=1, 19.0 at c=8: (19 - 5) / 7 = +2.00 per sentence; MTCUE flat.
+    rows = [("concat", 1, "decode", 5.0), ("concat", 8, "decode", 19.0), ("concat", 4, "decode", 11.0),
+            ("mtcue", 1, "decode", 3.5), ("mtcue", 8, "decode", 3.5)]
+    pd.DataFrame([{"model": m, "context_sentences": c, "phase": p, "peak_mib": v} for m, c, p, v in rows]).to_csv(
+        tmp_path / "results" / "figures" / "memory_growth.csv", index=False)
+    lines = render([Run.load(folder)]).splitlines()
+    assert "| model | decode c=1 / c=8 (MiB) | decode MiB per sentence |" in lines
+    assert "| CONCAT | 5.0 / 19.0 | +2.00 |" in lines and "| MTCUE | 3.5 / 3.5 | +0.00 |" in lines

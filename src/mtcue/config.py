@@ -13,13 +13,16 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mtcue.context.side_labels import SIDE_COLUMNS
 from mtcue.io import TextFileError, read_text
 
 ENGLISH = "en"
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
+# "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
-                "voita_context": "tokens", "concat": "tokens"}
+                "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
+                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels"}
 # The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
 # previous `context_sentences` lines (prev1..prevC) through its own plugin file.
 SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
@@ -96,6 +99,10 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; this "
                           f"'{model['type']}' model reads none (use shuffle)")
     arch = model["arch"]
+    for key, owner in (("side_dim", "si_output_layer"), ("mtl_weight", "si_mtl")):
+        if (key in arch) != (model["type"] == owner):
+            raise ConfigError(f"models.{name}.arch.{key}: " + (f"a '{owner}' model needs it" if key not in arch else
+                                                               f"only a '{owner}' model has it"))
     if not arch["context_positions"] and not has_encoder:
         raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
     if not has_encoder and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):
@@ -163,8 +170,20 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [n for n in names if n not in voita["models"]]
         if unknown:
             raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
+    side = cfg["experiments"]["side_information"]
+    wrong = [m for m in side["models"] if m in cfg["models"] and CONTEXT_KIND[cfg["models"][m]["type"]] != "labels"]
+    if wrong:
+        raise ConfigError(f"experiments.side_information.models: {wrong} are not side-information (si_*) models")
+    unknown = [n for n in side["no_labels"] if n not in side["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in "
+                          "experiments.side_information.models")
+    if side["baseline"] and side["baseline"] in cfg["models"] and is_contextual(cfg["models"][side["baseline"]]):
+        raise ConfigError(f"experiments.side_information.baseline: '{side['baseline']}' reads context; the row "
+                          "'without side information' is a model without context (base)")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
+                            ("side_information", side["directions"]),
                             *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
                             ("shortening", short["directions"]),
                             *((f"shortening.only.{m}", ds) for m, ds in short["only"].items())):
@@ -195,6 +214,18 @@ def _check_semantics(cfg: dict) -> None:
         unknown = set(per_direction) - set(cfg["directions"])
         if unknown:
             raise ConfigError(f"{key}: {sorted(unknown)} are not in `directions`")
+    _check_memory_growth(cfg)
+
+
+def _check_memory_growth(cfg: dict) -> None:
+    models = all_models(cfg)  # context-size runs of an experiment too
+    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
+        for name in [names] if isinstance(names, str) else names:
+            if name not in models:
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
+            if context_kind(models[name]) not in ("tokens", "vectors"):
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
+                                  "(a token or vector store)")
 
 
 def _check_fewshot(cfg: dict) -> None:
@@ -368,6 +399,7 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "formality": cfg["experiments"]["formality"]["models"] or quality,
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
                                             + cfg["experiments"]["voita2018"]["random_test"])),
+            "side_information": side_information_rows(cfg),
             "shortening": cfg["experiments"]["shortening"]["models"]}
 
 
@@ -513,6 +545,7 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
              *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
+             *((d, m, "side_information") for d, m in side_information_models(cfg)),
              *((d, m, "shortening") for d, m in shortening_runs(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
@@ -560,6 +593,13 @@ def context_kind(model: dict) -> str | None:
     return model.get("context_kind") or CONTEXT_KIND[model["type"]]
 
 
+def store_kind(model_type: str) -> str | None:
+    """The kind of store a model type reads, as the store's manifest names it: the side-information
+    labels are a tag store (of their own columns)."""
+    kind = CONTEXT_KIND[model_type]
+    return "tags" if kind == "labels" else kind
+
+
 def is_contextual(spec: dict) -> bool:
     return CONTEXT_KIND[spec["type"]] is not None
 
@@ -585,6 +625,8 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
         spec["context"] |= {"encoder": encoder_for(cfg, direction, model), "pooling": entry.get("context_pooling", "mean")}
     elif kind == "tags":
         spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
+    elif kind == "labels":
+        spec["context"] |= {"columns": list(SIDE_COLUMNS), "tags_min_docs": cfg["context"]["tags_min_docs"]}
     elif kind == "tokens":
         spec["context"] = {"kind": kind, "slot": context_slots(entry), "random": entry["random_context"],
                            "slots": token_slots(cfg)}
@@ -674,3 +716,55 @@ def shortening_table_cells(cfg: dict) -> list[dict]:
     """The table's rows in order: {"model", "type", "context_size", "run"} (shortening_cells)."""
     return [{"model": model, "type": cfg["models"][model]["type"], "context_size": size, "run": run}
             for model, size, run in shortening_cells(cfg)]
+
+
+def side_information_rows(cfg: dict) -> list[str]:
+    """The models of Hoang et al.'s Table 3 in row order: the baseline ("without side information"), then
+    the variants; TAGGING and MTCUE beside them where configured."""
+    exp = cfg["experiments"]["side_information"]
+    return list(dict.fromkeys(([exp["baseline"]] if exp["baseline"] else []) + exp["models"] + exp["beside"]))
+
+
+def side_information_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the side-information experiment trains and scores."""
+    exp = cfg["experiments"]["side_information"]
+    return [(d, m) for d in exp["directions"] for m in side_information_rows(cfg)]
+
+
+def side_information_table_rows(cfg: dict) -> list[dict]:
+    """Hoang et al.'s Table 3 rows in order: {"label" (the seed's name where the model is one of its
+    systems), "model", "type", "variant": "", "no_context" (decoded without labels) or "predicted_labels"
+    (the target-prefix model predicting its labels)}."""
+    exp = cfg["experiments"]["side_information"]
+    names = {"base": "base (without side information)", "si_src_prefix": "si-src-prefix",
+             "si_src_suffix": "si-src-suffix", "si_trg_prefix": "si-trg-prefix-h", "si_output_layer": "output-layer",
+             "si_mtl": "mtl", "tagging": "TAGGING", "mtcue": "MTCUE"}
+    rows = []
+    for model in side_information_rows(cfg):
+        kind = cfg["models"][model]["type"]
+        if kind == "si_trg_prefix":  # one model, decoded with the labels predicted (-p) and given (-h)
+            rows.append({"label": "si-trg-prefix-p", "model": model, "type": kind, "variant": "predicted_labels"})
+        rows.append({"label": names.get(kind, model), "model": model, "type": kind, "variant": ""})
+        if model in exp["no_labels"]:
+            rows.append({"label": f"{names.get(kind, model)}, w/o side info at test", "model": model, "type": kind,
+                         "variant": "no_context"})
+    labels = [r["label"] for r in rows]
+    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+
+
+def memory_growth_plan(cfg: dict) -> dict:
+    """What `mtcue memory-growth` measures (None: no curve configured): per label the model of each
+    context size c = 1..N (the k-th of a list for c = k, its last beyond), each model's spec in the
+    first direction, the batch, the beam and the vocabulary size."""
+    exp = cfg["experiments"]["memory_growth"]
+    if not exp["models"]:
+        return None
+    n = exp["context_sentences"]
+    curves = {}
+    for label, names in exp["models"].items():
+        names = [names] if isinstance(names, str) else names
+        curves[label] = [names[min(c, len(names)) - 1] for c in range(1, n + 1)]
+    used = dict.fromkeys(m for ms in curves.values() for m in ms)
+    return {"curves": curves, "specs": {m: model_spec(cfg, m, cfg["directions"][0]) for m in used},
+            "batch": {"sentences": exp["sentences"], "length": exp["length"]},
+            "beam": cfg["generation"]["beam"], "vocab_size": cfg["spm"]["vocab_size"], "seed": cfg["seed"]}

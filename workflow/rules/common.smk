@@ -80,8 +80,8 @@ def init_checkpoint(w):
 
 def context_store(w):
     """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk) or the token store (VOITA-CONTEXT, CONCAT);
-    none for BASE."""
+    variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT) or the
+    side-information labels (the si_* models, sideinfo.smk); none for BASE."""
     entry = cfg.model_entry(config, w.model)
     if "fewshot" in entry:
         return {"store": f"results/fewshot/{w.direction}/{w.model}"}
@@ -90,6 +90,8 @@ def context_store(w):
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
     if kind == "tokens":
         return {"store": f"results/tokens/{w.direction}"}
+    if kind == "labels":
+        return {"store": f"results/labels/{w.direction}"}
     return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
 
 
@@ -113,12 +115,16 @@ COMET_RECORDS = evaluation_records("comet") if config["evaluation"]["comet"]["mo
 TRAIN_RECORDS = expand("results/records/train/{direction}/{model}.json", direction=DIRECTIONS, model=QUALITY_MODELS)
 TABLES = expand("results/tables/{table}.{ext}", table=["table1_data", "table3_models", "table4_quality", "phenomena"],
                 ext=["csv", "md", "html"])
+# The sequence-shortening seed's Figure 4 (figures.smk), where experiments.memory_growth names models.
+MEMORY_GROWTH_PLAN = cfg.memory_growth_plan(config)
+MEMORY_GROWTH = expand("results/figures/memory_growth.{ext}", ext=["csv", "svg"]) if MEMORY_GROWTH_PLAN else []
 # Figures where there is something to draw: phenomena are labelled only from English, a gain
 # needs a second model.
 FIGURES = [
     "results/figures/training_curves.svg",
     *(["results/figures/phenomena_accuracy.svg"] if any(d.startswith("en-") for d in DIRECTIONS) else []),
     *(["results/figures/bleu_gain.svg"] if len(QUALITY_MODELS) > 1 else []),
+    *MEMORY_GROWTH,
 ]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
@@ -223,8 +229,10 @@ def trained_model(w):
     files = {"checkpoint": f"results/models/{w.direction}/{w.model}/checkpoint_best.pt",
              "record": f"results/records/train/{w.direction}/{w.model}.json",
              "spm": f"results/spm/{cfg.pair_of(w.direction)}.model", "data": f"results/bin/{w.direction}"}
-    tags = cfg.context_kind(cfg.model_entry(config, w.model)) == "tags"
-    return {**files, **({"tags": f"results/tags/{w.direction}"} if tags else {})}
+    kind = cfg.context_kind(cfg.model_entry(config, w.model))
+    # A tag store of TAGGING's (also for a few-shot variant: the full store) or of the side-information labels.
+    store = {"tags": f"results/tags/{w.direction}", "labels": f"results/labels/{w.direction}"}.get(kind)
+    return {**files, **({"tags": store} if store else {})}
 
 
 ABLATION = config["experiments"]["ablation"]
@@ -301,11 +309,15 @@ def voita2018_attention_records(w):
     return [] if attention_unavailable() else VOITA2018_ATTENTION
 
 
-def random_context_spec(w):
-    """The model's spec with random context, another test sentence's line: at test time only (its training
-    spec says otherwise)."""
+# Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
+# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
+TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
+
+
+def test_context_spec(w):
+    """The model's spec with the test-time context `w.test_context` (JSON)."""
     spec = model_spec(w)
-    spec["context"]["random"] = "shuffle"
+    spec["context"]["random"] = TEST_CONTEXT[w.test_context]
     return json.dumps(spec, sort_keys=True)
 
 
@@ -323,6 +335,23 @@ def shortening_contrastive(w):
                   for d, m in SHORTENING_RUNS if CONTRASTIVE_SUITES.get(d))
 
 
+# ---- Hoang et al. 2018 (sideinfo.smk): Table 3 -------------------------------------------------
+from mtcue.context.side_labels import SIDE_COLUMNS
+
+
+SIDE_INFORMATION = config["experiments"]["side_information"]
+SIDE_INFORMATION_PAIRS = cfg.side_information_models(config)
+SIDE_INFORMATION_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json"
+                                  for d, m in SIDE_INFORMATION_PAIRS})
+SIDE_INFORMATION_NO_CONTEXT = sorted({f"results/records/score_no_context/{d}/{m}.{EVAL_SPLIT}.json"
+                                      for d, m in SIDE_INFORMATION_PAIRS if m in SIDE_INFORMATION["no_labels"]})
+SIDE_INFORMATION_PREDICTED = sorted({f"results/records/score_predicted_labels/{d}/{m}.{EVAL_SPLIT}.json"
+                                     for d, m in SIDE_INFORMATION_PAIRS
+                                     if cfg.model_entry(config, m)["type"] == "si_trg_prefix"})
+SIDE_INFORMATION_TABLE = (expand("results/tables/side_information.{ext}", ext=["csv", "md", "html"])
+                          if SIDE_INFORMATION_PAIRS else [])
+
+
 # ---- the MLflow mirror (report.smk): one run per trained model, with every record of that model ---
 
 TRAINED = cfg.trained_models(config)
@@ -336,11 +365,15 @@ CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else 
 CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
                        if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
 
+SIDE_INFORMATION_CONTRASTIVE = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
+                                for s in CONTRASTIVE_SUITES.get(d, [])]
+
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS,
     *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)),
     *SHORTENING_SCORES,
+    *SIDE_INFORMATION_SCORES,
     *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
 })

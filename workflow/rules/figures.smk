@@ -42,3 +42,20 @@ rule bleu_gain:
         "results/benchmarks/figures/bleu_gain.tsv"
     shell:
         "mtcue figure --kind bleu_gain --records {input} --out {output} 2> {log}"
+
+
+# The sequence-shortening seed's Figure 4 (and a training step): measured on models built at the config's
+# sizes with random weights, so it waits for no training; the plan (every measured model's spec, the batch,
+# the beam) is a parameter, so a change to any of them measures again.
+rule memory_growth:
+    output:
+        csv="results/figures/memory_growth.csv",
+        svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures"),
+    params:
+        plan=json.dumps(MEMORY_GROWTH_PLAN, sort_keys=True),
+    log:
+        "results/logs/figures/memory_growth.log",
+    benchmark:
+        "results/benchmarks/figures/memory_growth.tsv"
+    shell:
+        "mtcue memory-growth --plan {params.plan:q} --csv {output.csv} --svg {output.svg} 2> {log}"

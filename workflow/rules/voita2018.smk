@@ -4,43 +4,50 @@
 # attention analysed on the synthetic contrastive suite (Table 7); one table of both.
 
 
-rule translate_random_context:
+# A model translated (and scored) with other context than its own at test time only: `random_context`,
+# another test sentence's (Voita et al.'s Table 1 row), or `no_context`, none at all (Hoang et al.'s
+# output-layer model "w/o side info", sideinfo.smk).
+rule translate_test_context:
     input:
         unpack(context_store),
         model="results/models/{direction}/{model}/checkpoint_best.pt",
         data="results/bin/{direction}",
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/hyps/random_context/{direction}/{model}.{split}.txt",
+        "results/hyps/{test_context}/{direction}/{model}.{split}.txt",
+    wildcard_constraints:
+        test_context="|".join(TEST_CONTEXT),
     params:
-        spec=random_context_spec,
+        spec=test_context_spec,
         generation=json.dumps(config["generation"]),
     threads: 1
     resources:
         gpu=1,
     log:
-        "results/logs/translate_random_context/{direction}.{model}.{split}.log",
+        "results/logs/translate_{test_context}/{direction}.{model}.{split}.log",
     benchmark:
-        "results/benchmarks/translate_random_context/{direction}.{model}.{split}.tsv"
+        "results/benchmarks/translate_{test_context}/{direction}.{model}.{split}.tsv"
     shell:
         "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
         "--context-dir {input.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
         "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
 
 
-rule score_random_context:
+rule score_test_context:
     input:
-        hyps="results/hyps/random_context/{direction}/{model}.{split}.txt",
+        hyps="results/hyps/{test_context}/{direction}/{model}.{split}.txt",
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/records/score_random_context/{direction}/{model}.{split}.json",
+        "results/records/score_{test_context}/{direction}/{model}.{split}.json",
+    wildcard_constraints:
+        test_context="|".join(TEST_CONTEXT),
     params:
         config_hash=cfg_hash,
         study=STUDY,
     log:
-        "results/logs/score_random_context/{direction}.{model}.{split}.log",
+        "results/logs/score_{test_context}/{direction}.{model}.{split}.log",
     benchmark:
-        "results/benchmarks/score_random_context/{direction}.{model}.{split}.tsv"
+        "results/benchmarks/score_{test_context}/{direction}.{model}.{split}.tsv"
     shell:
         "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from mtcue.config import langs_of
+from mtcue.context.side_labels import is_side_column, side_label
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
 from mtcue.progress import Progress
@@ -64,6 +65,8 @@ def context_strings(sample: dict, src: str, columns: Sequence[str]) -> list[str 
         elif column.startswith("cue"):
             slot = int(column[3:])
             out.append(cues[slot - 1] if slot <= len(cues) else None)
+        elif is_side_column(column):
+            out.append(side_label(sample["meta"], column))
         else:
             out.append(sample["meta"][column])
     return [s if s else None for s in out]

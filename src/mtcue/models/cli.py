@@ -90,6 +90,21 @@ def cmd_bench_train_cost(a):
     print(text)
 
 
+def cmd_memory_growth(a):
+    import torch
+
+    from mtcue.models.memory import measure, write_csv
+    from mtcue.reporting.figures import memory_growth, save_svg
+
+    torch.set_num_threads(a.threads)
+    plan = json_option(a.plan, "--plan") if a.plan else cfgmod.memory_growth_plan(cfgmod.load(a.config))
+    if not plan:
+        raise SystemExit(f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
+    rows = measure(plan, a.device)
+    write_csv(rows, a.csv)
+    save_svg(memory_growth(rows), a.svg)
+
+
 def _model_args(s) -> None:
     s.add_argument("--spec", help="model spec as JSON (what Snakemake passes)")
     s.add_argument("--config", help="config file, with --model, instead of --spec")
@@ -161,6 +176,16 @@ def register(step) -> None:
     s.add_argument("--vocab-size", type=int, default=32864)
     s.add_argument("--n-tags", type=int, default=1000,
                    help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")
+
+    s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
+             "weights, per document-level model and number of context sentences (random weights); CSV and SVG")
+    plan = s.add_mutually_exclusive_group(required=True)
+    plan.add_argument("--plan", help="what to measure, as JSON (config.memory_growth_plan; what Snakemake passes)")
+    plan.add_argument("--config", help="a config file, its experiments.memory_growth")
+    s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
+    s.add_argument("--threads", type=positive_int, default=1)
+    s.add_argument("--csv", required=True, help="model, context_sentences, phase, peak_mib")
+    s.add_argument("--svg", required=True)
 
     s = step("bench-train-cost", cmd_bench_train_cost, "seconds per training update of each contextual model of a "
              "config at its sizes, on generated batches (the paper's Table 3 training cost); JSON")

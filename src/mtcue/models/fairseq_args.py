@@ -11,7 +11,9 @@ from mtcue.config import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
-                "voita_context": "voita_context", "concat": "concat", **{t: t for t in SHORTENING_TYPES}}
+                "voita_context": "voita_context", "concat": "concat", "si_src_prefix": "si_src_prefix",
+                "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl",
+                "si_trg_prefix": "si_trg_prefix", **{t: t for t in SHORTENING_TYPES}}
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -47,6 +49,8 @@ def arch_args(spec: dict) -> list[str]:
         args += ["--shortening-groups", arch["shortening_groups"]] if "shortening_groups" in arch else []
     if CONTEXT_KIND[spec["type"]] in ("vectors", "tags"):
         args += ["--context-dropout", arch["context_dropout"]]
+    if spec["type"] == "si_output_layer":
+        args += ["--side-dim", arch["side_dim"]]
     if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
                  "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-kind", spec["context"]["kind"]]
@@ -69,13 +73,23 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
     fp16 = use_cuda if t["fp16"] == "auto" else bool(t["fp16"])
     args = ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", t["lr"],
             "--lr-scheduler", "inverse_sqrt", "--warmup-updates", t["warmup_updates"], "--warmup-init-lr", 1e-7,
-            "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", t["label_smoothing"],
+            *criterion_args(spec), "--label-smoothing", t["label_smoothing"],
             "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
             "--max-tokens", t["max_tokens"], "--update-freq", update_freq_per_gpu(spec, gpus),
             "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
     args += ["--fp16"] if fp16 else []
     args += [] if use_cuda else ["--cpu"]
     return [str(a) for a in args]
+
+
+def criterion_args(spec: dict) -> list:
+    """Label-smoothed cross-entropy; si_mtl adds lambda times its classifier's loss (Hoang et al., eq. 8),
+    si_trg_prefix its label prefix's loss (weight 1: the labels are target tokens of the one loss)."""
+    if spec["type"] == "si_mtl":
+        return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", spec["arch"]["mtl_weight"]]
+    if spec["type"] == "si_trg_prefix":
+        return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", 1]
+    return ["--criterion", "label_smoothed_cross_entropy"]
 
 
 def update_freq_per_gpu(spec: dict, gpus: int) -> int:

@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from mtcue.config import CONTEXT_KIND
+from mtcue.config import store_kind
 from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
 
@@ -41,7 +41,7 @@ def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
     import mtcue.models.plugin  # noqa: F401  (registers the contextual models)
 
     arch = FAIRSEQ_ARCH[model_type]
-    task.context_kind = arch_args.get("context_kind") or CONTEXT_KIND[model_type] or task.context_kind
+    task.context_kind = arch_args.get("context_kind") or store_kind(model_type) or task.context_kind
     args = argparse.Namespace(arch=arch, **{"share_all_embeddings": True, **arch_args})
     ARCH_CONFIG_REGISTRY[arch](args)
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
@@ -55,7 +55,7 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
     tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
     batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
              "prev_output_tokens": tokens.flip(1)}
-    kind = CONTEXT_KIND[model_type] and task.context_kind
+    kind = store_kind(model_type) and task.context_kind
     if kind == "vectors":
         batch["context"] = torch.randn(batch_size, task.n_columns, task.context_dim)
     elif kind == "tags":

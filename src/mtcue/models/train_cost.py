@@ -57,7 +57,7 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
     """A training sample for `pairs`: net_input (source left-padded, previous output tokens
     right-padded, as fairseq's LanguagePairDataset collates) and target; context as the model reads
     it (`task.context_kind` set by build_model)."""
-    from mtcue.config import CONTEXT_KIND
+    from mtcue.config import store_kind
 
     d = task.source_dictionary
     pad, eos, bsz = d.pad(), d.eos(), len(pairs)
@@ -72,7 +72,7 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
         target[i, :t] = torch.cat([words, torch.tensor([eos])])
         prev[i, :t] = torch.cat([torch.tensor([eos]), words])
     net_input = {"src_tokens": src, "src_lengths": torch.tensor([s for s, _ in pairs]), "prev_output_tokens": prev}
-    kind = CONTEXT_KIND[model_type] and task.context_kind
+    kind = store_kind(model_type) and task.context_kind
     if kind == "vectors":
         net_input["context"] = torch.randn(bsz, task.n_columns, task.context_dim, generator=gen)
     elif kind == "tags":

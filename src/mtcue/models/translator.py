@@ -68,7 +68,9 @@ class TrainedModel:
         spec = json.loads(record.read_text(encoding="utf-8"))["spec"]
         needed = {"SentencePiece model": results / "spm" / f"{direction}.model",
                   "binarised data": results / "bin" / direction}
-        tag_store = results / "tags" / direction if spec.get("context", {}).get("kind") == "tags" else None
+        # TAGGING's tag store, or the side-information labels' (a tag store of their own columns).
+        folder = {"tags": "tags", "labels": "labels"}.get(spec.get("context", {}).get("kind"))
+        tag_store = results / folder / direction if folder else None
         if tag_store is not None:
             needed["tag store"] = tag_store
         for what, path in needed.items():

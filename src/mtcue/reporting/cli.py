@@ -95,6 +95,18 @@ def cmd_table_shortening(a):
                            load_records(a.contrastive_records, "contrastive"), a.csv, a.md, _run_ids(a))
 
 
+def cmd_table_side_information(a):
+    from mtcue.records import load_records
+    from mtcue.reporting import tables
+    from mtcue.reporting.side_information import write_side_information_table
+
+    write_side_information_table(json.loads(a.rows), load_records(a.records, "score"),
+                                 load_records(a.no_context_records, "score"),
+                                 load_records(a.predicted_records, "score"),
+                                 load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
+                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+
+
 def cmd_table_formality(a):
     from mtcue.records import load_records
     from mtcue.reporting import tables
@@ -226,6 +238,23 @@ def register(step) -> None:
                    help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (one suite a direction)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
+             "of feeding side-information labels against the baseline, contrastive accuracy, beside the seed's")
+    s.add_argument("--rows", required=True,
+                   help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
+                        '(table order)')
+    s.add_argument("--records", nargs="+", required=True, help="score records")
+    s.add_argument("--no-context-records", nargs="*", default=[], help="score records of decoding without labels")
+    s.add_argument("--predicted-records", nargs="*", default=[],
+                   help="score records of the target-prefix model decoding with the labels it predicts")
+    s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
+    s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
+    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)

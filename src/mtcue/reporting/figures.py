@@ -158,6 +158,32 @@ def bleu_gain(score_records: Iterable[dict], paper_csv=PAPER_QUALITY_CSV, split:
     return fig
 
 
+def memory_growth(rows: Iterable[dict]) -> Figure:
+    """Peak memory above the weights (MiB) against the number of context sentences, a panel per phase
+    (decoding, as the sequence-shortening seed's Figure 4, then a training step), a line per model;
+    rows as `mtcue memory-growth` writes them (mtcue.models.memory)."""
+    curves: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        curves[r["phase"]][display_name(r["model"])].append((int(r["context_sentences"]), float(r["peak_mib"])))
+    phases = [p for p in ("decode", "train") if p in curves]
+    if not phases:
+        raise ValueError("no memory-growth rows to plot")
+    names = list(dict.fromkeys(m for p in phases for m in curves[p]))
+    colours = model_colours(names)
+    fig, axes = _grid(len(phases), ncols=2)
+    for ax, phase in zip(axes, phases):
+        for name in names:
+            xs, ys = zip(*sorted(curves[phase][name]))
+            ax.plot(xs, ys, marker="o", ms=3, lw=1.5, color=colours[name], label=name)
+        ax.set_title({"decode": "decoding (beam search)", "train": "one training step"}[phase])
+        ax.set_xlabel("context sentences")
+        ax.set_ylabel("peak memory above weights (MiB)")
+        ax.grid(alpha=0.3)
+    _model_legend(fig, colours, names)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
 FIGURES: dict[str, Callable[..., Figure]] = {
     "training_curves": training_curves, "phenomena_accuracy": phenomena_accuracy, "bleu_gain": bleu_gain,
 }

@@ -63,6 +63,7 @@ class Run:
     contrastive: pd.DataFrame | None = None  # results/tables/contrastive.csv
     voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
     translating: frozenset[str] = frozenset()  # the models scored on the test split (Tables 4, Voita et al.'s)
+    memory: pd.DataFrame | None = None       # results/figures/memory_growth.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -87,7 +88,8 @@ class Run:
         csvs = (folder.parent / "tables" / "table6_ablation.csv", folder.parent / "figures" / "figure4_eamt22_fewshot.csv",
                 folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split, formality, *(pd.read_csv(f) if f.is_file() else None for f in csvs), translating)
+                  split, formality, *map(_read_csv, csvs), translating,
+                  _read_csv(folder.parent / "figures" / "memory_growth.csv"))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -105,6 +107,10 @@ class Run:
         dates = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
         return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, commit {commits}, seed {self.seed}, "
                 f"records of {dates}")
+
+
+def _read_csv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.is_file() else None
 
 
 def _number(value: float, digits: int) -> str:
@@ -309,9 +315,22 @@ def ablation_claims(table6: pd.DataFrame) -> pd.DataFrame:
             sign = -1 if not pd.isna(paper) and paper < 0 else 1
             rows.append({"ablation": row["ablation"], "measure": measure, "runs": f"{int(row['n_seeds'])}",
                          "full − row": f"{effect:+.2f}", "spread (sd)": _number(spread, 2),
+                         "paper column": paper_column,
                          "paper full − row": NA if pd.isna(paper) else f"{paper:+.2f}",
                          "verdict": verdict(sign * effect, spread)})
     return pd.DataFrame(rows)
+
+
+def ablation_claims_wide(claims: pd.DataFrame) -> pd.DataFrame:
+    """ablation_claims, one row per ablation: each measure's "full − row ± spread: verdict", then the
+    paper's full − row per paper column (one column where several of our measures share it)."""
+    order = list(dict.fromkeys(claims["ablation"]))
+    cells = claims.assign(cell=claims["full − row"] + " ± " + claims["spread (sd)"] + ": " + claims["verdict"])
+    wide = cells.pivot(index="ablation", columns="measure", values="cell")[list(dict.fromkeys(claims["measure"]))]
+    paper = cells.drop_duplicates(["ablation", "paper column"]).pivot(
+        index="ablation", columns="paper column", values="paper full − row")[list(dict.fromkeys(claims["paper column"]))]
+    runs = cells.drop_duplicates("ablation").set_index("ablation")["runs"]
+    return pd.concat([runs, wide, paper.rename(columns=lambda c: f"{c} full − row")], axis=1).loc[order].fillna(NA)
 
 
 def fewshot_claims(figure4: pd.DataFrame) -> pd.DataFrame:
@@ -337,10 +356,10 @@ def claims_section(run: Run, bootstrap: Bootstrap) -> list[str]:
     lines = []
     if run.table6 is not None and len(run.table6) > 1:
         lines += ["Table 6's claims (`results/tables/table6_ablation.md`): each removed part lowers the score "
-                  "(or, where the paper's row shows the opposite, raises it). Reproduced only where the difference "
-                  "exceeds its spread (the standard deviation over seeds of both means); the paper's column is its "
-                  "COMET beside our BLEU and phenomena:", "", *markdown_table(ablation_claims(run.table6)
-                                                                             .set_index("ablation")), ""]
+                  "(or, where the paper's row shows the opposite, raises it); per measure, full − row ± its spread "
+                  "(the standard deviation over seeds of both means): reproduced only where the difference exceeds "
+                  "the spread; the paper's columns are its COMET (beside our BLEU and phenomena) and formality:",
+                  "", *markdown_table(ablation_claims_wide(ablation_claims(run.table6))), ""]
     if run.figure4 is not None and (run.figure4["compared_with"].fillna("") != "").any():
         lines += ["Figure 4's claim: MTCUE controls the EAMT22 attributes better than TAGGING (mean attribute "
                   f"accuracy, points): reproduced only where the difference exceeds the spread over seeds and its "
@@ -401,6 +420,25 @@ def voita2018_section(run: Run) -> list[str]:
     return lines
 
 
+def memory_section(run: Run) -> list[str]:
+    """The memory-growth figure condensed: per model and phase, the peak at the fewest and the most context
+    sentences measured and the mean growth per added sentence between them."""
+    if run.memory is None or run.memory.empty:
+        return []
+    low, high = run.memory["context_sentences"].min(), run.memory["context_sentences"].max()
+    peaks = run.memory.pivot_table(index="model", columns=["phase", "context_sentences"], values="peak_mib")
+    models = sorted(peaks.index, key=lambda m: model_key(display_name(m)))
+    display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
+    for phase in [p for p in ("decode", "train") if p in peaks.columns.get_level_values(0)]:
+        first, last = peaks[(phase, low)].loc[models], peaks[(phase, high)].loc[models]
+        display[f"{phase} c={low} / c={high} (MiB)"] = [f"{a:.1f} / {b:.1f}" for a, b in zip(first, last)]
+        display[f"{phase} MiB per sentence"] = [f"{(b - a) / (high - low):+.2f}" for a, b in zip(first, last)]
+    return ["Memory growth (the sequence-shortening seed's Figure 4, `results/figures/memory_growth.svg`): peak memory "
+            "above the weights of beam-search decoding and of one training step (forward and backward), against the "
+            "number of context sentences, models at the study's sizes on one fixed batch:", "",
+            *markdown_table(display)]
+
+
 def _spread(values: list[pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per model: the range (max - min over runs) of each direction's value, mean and largest over
     the directions where every run has a value."""
@@ -438,7 +476,7 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
-    for section in (contrastive_section(first), voita2018_section(first)):
+    for section in (contrastive_section(first), voita2018_section(first), memory_section(first)):
         if section:
             body += ["", *section]
     if len(runs) > 1:

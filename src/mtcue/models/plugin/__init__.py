@@ -2,7 +2,8 @@
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
 Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; the sequence-shortening
 models (`caching_tokens`, `caching_sentence`, `pool_mean`, `pool_max`, `pool_linear`, `grouping`,
-`selecting`, `multi_encoder`; shortening_base), which read several of its slots; exact resumption of
+`selecting`, `multi_encoder`; shortening_base), which read several of its slots; Hoang et al.'s
+side-information models `si_*` (with the criterion `label_smoothed_cross_entropy_mtl`); exact resumption of
 fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
@@ -26,12 +27,17 @@ if __name__ == "mtcue.models.plugin":
         grouping_model,
         mtcue_model,
         multi_encoder_model,
+        mtl_criterion,
         novotney_cue_model,
         pool_linear_model,
         pool_max_model,
         pool_mean_model,
         resume,
         selecting_model,
+        si_mtl_model,
+        si_output_layer_model,
+        si_source_model,
+        si_target_prefix_model,
         tagging_model,
         task,
         voita_context_model,

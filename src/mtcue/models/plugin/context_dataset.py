@@ -24,6 +24,10 @@ class ContextDataset(BaseWrapperDataset):
     - "shuffle": each sample reads the whole context row of another sample of the split instead of
       its own. Every row is read exactly once per epoch, so the contexts keep their shape and
       distribution but say nothing about the sample.
+    - "drop": every column of every sample missing (test time only: a side-information model decoded
+      without its labels, Hoang et al.'s "w/o side info" row).
+    - "predict": likewise, and every tag id -1, "to be predicted" (test time only, tag stores: the
+      target-prefix model predicts its labels, si-trg-prefix-p).
     """
 
     NOISE_STD = 0.1
@@ -33,8 +37,10 @@ class ContextDataset(BaseWrapperDataset):
         super().__init__(dataset)
         if len(index) != len(dataset):
             raise ValueError(f"{name} has {len(index)} rows but the binarised split has {len(dataset)} samples")
-        if random not in (None, "noise", "shuffle"):
-            raise ValueError(f"--random-context {random!r}: expected 'noise' or 'shuffle'")
+        if random not in (None, "noise", "shuffle", "drop", "predict"):
+            raise ValueError(f"--random-context {random!r}: expected 'noise', 'shuffle', 'drop' or 'predict'")
+        if random == "predict" and vectors is not None:
+            raise ValueError(f"--random-context predict asks a model to predict its labels; {name} holds vectors")
         if random == "noise" and vectors is None:
             raise ValueError(f"--random-context noise replaces context vectors; {name} belongs to a tag store")
         self.index = index
@@ -60,8 +66,11 @@ class ContextDataset(BaseWrapperDataset):
         if self.columns is not None:
             rows = rows[:, self.columns]
         missing = rows < 0
+        if self.random in ("drop", "predict"):
+            missing = np.ones_like(missing)
         if self.vectors is None:
-            batch["net_input"]["context"] = torch.from_numpy(np.where(missing, 0, rows).astype(np.int64))
+            ids = np.full(rows.shape, -1) if self.random == "predict" else np.where(missing, 0, rows)
+            batch["net_input"]["context"] = torch.from_numpy(ids.astype(np.int64))
             batch["net_input"]["context_padding_mask"] = torch.from_numpy(missing)
             return batch
         context = np.zeros(rows.shape + (self.vectors.shape[1],), dtype=np.float32)

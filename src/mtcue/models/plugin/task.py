@@ -28,8 +28,8 @@ class ContextualTranslationConfig(TranslationConfig):
         default=None,
         metadata={"help": "random-context ablations: 'noise' replaces every present context vector by "
                           "N(0, 0.1^2) noise (the paper's); 'shuffle' gives each sample the context row of "
-                          "another sample of its split (a random derangement); both redrawn per epoch from "
-                          "--random-context-seed"},
+                          "another sample of its split (a random derangement), both redrawn per epoch from "
+                          "--random-context-seed; 'drop' removes every context (test time)"},
     )
     context_slot: str = field(
         default="prev1",

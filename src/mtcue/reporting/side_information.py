@@ -1,0 +1,173 @@
+"""Hoang et al. (2018), Table 3: BLEU of the ways of feeding side-information labels, each against the
+baseline without side information (paired bootstrap), the synthetic contrastive suite's accuracy where the
+direction has one (en->xx), TAGGING and MTCUE beside, the seed's numbers beside ours, and the seed's three
+claims evaluated per direction (so that they can be read off the CSV)."""
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from mtcue.evaluation.score import paired_bootstrap
+from mtcue.reporting.layout import Block
+from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunIds, _read_csv, _studies, write_table
+
+PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
+NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
+PREDICTED = "predicted_labels"  # the row variant: the target-prefix model predicting its labels
+# The seed's row of each of ours: (model type, variant) -> the seed's method name.
+PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_src_suffix", ""): "si-src-suffix",
+             ("si_trg_prefix", PREDICTED): "si-trg-prefix-p", ("si_trg_prefix", ""): "si-trg-prefix-h",
+             ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
+             ("si_mtl", ""): "mtl"}
+# The seed's claims, each over the rows of one direction: (name, sentence).
+CLAIMS = (
+    ("output_layer_best", "output-layer has the highest BLEU of the seed's systems (baseline, every variant)"),
+    ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
+    ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"),
+)
+
+
+def _cells(scores: Sequence[dict], no_context_scores: Sequence[dict],
+           predicted_scores: Sequence[dict]) -> dict[tuple[str, str, str], dict]:
+    cells = {}
+    for variant, records in (("", scores), (NO_CONTEXT, no_context_scores), (PREDICTED, predicted_scores)):
+        for r in records:
+            key = (r["model"], r["direction"], variant)
+            if key in cells:
+                raise ValueError(f"two score records for {r['model']} in {r['direction']} ({variant or 'own labels'})")
+            cells[key] = r
+    return cells
+
+
+def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
+                           predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
+                           bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    """Long frame (row label, direction, metric) -> value: bleu; p_better and p_worse, the paired bootstrap's
+    p-values of the row above / below the baseline (p <= alpha: significant); contrastive_{suite}, the
+    accuracy (%) on each contrastive suite of the direction.
+    `rows`: [{"label", "model", "type", "variant"}] in table order."""
+    cells = _cells(scores, no_context_scores, predicted_scores)
+    accuracy: dict[tuple[str, str], dict[str, float]] = {}
+    for r in contrastive:
+        accuracy.setdefault((r["model"], r["direction"]), {})[f"contrastive_{r['suite']}"] = 100 * r["accuracy"]
+    directions = sorted({d for _, d, _ in cells})
+    out = []
+    for row in rows:
+        for d in directions:
+            record = cells.get((row["model"], d, row["variant"]))
+            if record is None:
+                continue
+            values = {"bleu": record["bleu"]}
+            base = cells.get((baseline, d, ""))
+            if base is not None and (row["model"], row["variant"]) != (baseline, ""):
+                for metric, (a, b) in (("p_better", (record, base)), ("p_worse", (base, record))):
+                    values[metric] = paired_bootstrap(a["segment_stats"], b["segment_stats"], n=bootstrap.n,
+                                                      seed=bootstrap.seed)["p_value"]
+            if not row["variant"]:
+                values |= accuracy.get((row["model"], d), {})
+            out += [{"table": "bleu", "direction": d, "row": row["label"], "metric": m, "value": v,
+                     "model": row["model"], "variant": row["variant"]} for m, v in values.items()]
+    return pd.DataFrame(out, columns=["table", "direction", "row", "metric", "value", "model", "variant"])
+
+
+def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
+    """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
+    compares is missing). Each (type, variant) is represented by its first row (a grid's other points are
+    shown, not compared); "best" is over the seed's systems: the baseline and every si_* row."""
+    by_type: dict[tuple[str, str], str] = {}
+    for r in rows:
+        by_type.setdefault((r["type"], r["variant"]), r["label"])
+    bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
+    seeds_systems = [r["label"] for r in rows if (r["type"], r["variant"]) in PAPER_ROW]
+    out = []
+    for d in sorted(long["direction"].unique()):
+        score = {key: bleu.get((d, label), math.nan) for key, label in by_type.items()}
+        best = max((bleu[(d, label)] for label in seeds_systems if (d, label) in bleu.index), default=math.nan)
+        holds = {
+            "output_layer_best": _compare(score.get(("si_output_layer", ""), math.nan), best, operator.ge),
+            "mtl_above_output_layer_without_labels": _compare(score.get(("si_mtl", ""), math.nan),
+                                                              score.get(("si_output_layer", NO_CONTEXT), math.nan),
+                                                              operator.gt),
+            "trg_prefix_h_not_above_base": _compare(score.get(("si_trg_prefix", ""), math.nan),
+                                                    score.get(("base", ""), math.nan), operator.le),
+        }
+        out += [{"table": "claims", "direction": d, "row": name, "metric": "holds", "value": holds[name],
+                 "model": None, "variant": None} for name, _ in CLAIMS]
+    return pd.DataFrame(out, columns=long.columns)
+
+
+def _compare(a: float, b: float, op) -> float:
+    """1.0 or 0.0: whether op(a, b); NaN where either is missing."""
+    return math.nan if math.isnan(a) or math.isnan(b) else float(op(a, b))
+
+
+def _bleu_cell(values: pd.Series, alpha: float) -> str:
+    if "bleu" not in values:
+        return NA
+    mark = ("+" if values.get("p_better", 1.0) <= alpha else "-" if values.get("p_worse", 1.0) <= alpha else "")
+    return f"{values['bleu']:.2f}{mark}"
+
+
+def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
+                                 predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
+                                 csv: str | Path, md: str | Path, run_ids: RunIds | None = None,
+                                 bootstrap: Bootstrap = BOOTSTRAP) -> None:
+    """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
+    contrastive_accuracy), paper (the seed's BLEU) and claims (holds: 1 / 0 / empty)."""
+    long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
+    paper = _read_csv(PAPER_CSV).set_index("method")
+    paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
+    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
+                  "value": paper.at[name, column], "model": None, "variant": None}
+                 for label, name in paper_of.items() if name in paper.index for column in paper.columns]
+    claims = claim_checks(rows, long)
+    frames = (long, pd.DataFrame(seed_rows, columns=long.columns), claims)
+    df = pd.concat([frame for frame in frames if not frame.empty], ignore_index=True)
+    if run_ids is not None:
+        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+                        for d, m in zip(df["direction"], df["model"])]
+    df = df.set_index(["table", "direction", "row", "metric"])
+
+    directions = sorted(long["direction"].unique()) if not long.empty else []
+    display = pd.DataFrame(index=[r["label"] for r in rows])
+    for d in directions:
+        sub = long[long["direction"] == d]
+        per_row = {label: group.set_index("metric")["value"] for label, group in sub.groupby("row")}
+        display[f"{d} BLEU"] = [_bleu_cell(per_row.get(label, pd.Series(dtype=float)), bootstrap.alpha)
+                                for label in display.index]
+        for metric in sorted(m for m in sub["metric"].unique() if m.startswith("contrastive_")):
+            display[f"{d} {metric.removeprefix('contrastive_')} %"] = [
+                f"{per_row[label][metric]:.1f}" if label in per_row and metric in per_row[label] else NA
+                for label in display.index]
+    for column in paper.columns:
+        display[f"paper {column}"] = [f"{paper.at[paper_of[label], column]:.2f}" if paper_of[label] in paper.index
+                                      and pd.notna(paper.at[paper_of[label], column]) else NA
+                                      for label in display.index]
+    display.index.name = "system"
+    verdict = claims.pivot(index="row", columns="direction", values="value") if not claims.empty else pd.DataFrame()
+    claim_display = pd.DataFrame({d: [NA if pd.isna(verdict.at[name, d]) else ("yes" if verdict.at[name, d] else "no")
+                                      for name, _ in CLAIMS] for d in verdict.columns},
+                                 index=[sentence for _, sentence in CLAIMS])
+    claim_display.index.name = "the seed's claim"
+    blocks = [Block("Table 3: BLEU (test split) and contrastive accuracy", display),
+              Block("The seed's claims on our numbers", claim_display if not claim_display.empty else
+                    pd.DataFrame({"": ["no scores"]}, index=[NA]))]
+    footnotes = [
+        (f"BLEU of each system on the study's test split (sacreBLEU); + / -: significantly above / below the row "
+        f"'{baseline}' (paired bootstrap, {bootstrap.n} resamples, p <= {bootstrap.alpha}). Labels per sample: "
+        "genres, PG rating, country, decade of release (the study's metadata); the vocabulary from the training "
+        "split. 'w/o side info': the output-layer model decoded with no labels (e = 0)."),
+        ("<suite> %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
+        "suite's formality and pronoun examples), en->xx only."),
+        ("Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
+        "the seed's numbers are beside ours for the pattern, not the level."),
+        ("si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
+        "(-h) or predicted by the model (-p); the prefix is never part of the output."),
+        f"Study: {_studies([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
+        *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
+    ]
+    write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)

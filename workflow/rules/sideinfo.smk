@@ -1,0 +1,56 @@
+# Hoang et al. (2018): side information as discrete labels (genres, PG rating, country, decade), fed to
+# NMT in the seed's ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
+# score rules); the output-layer model also translated without labels, the target-prefix model with the
+# labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
+# an en->xx direction (contrastive.smk).
+# One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
+# SIDE_INFORMATION_* are in common.smk (the MLflow sync mirrors the score records).
+
+
+# The labels' vocabulary comes from the training split, as TAGGING's (the same `mtcue tags`, on the
+# side-information columns).
+rule side_labels:
+    input:
+        split_corpora,
+    output:
+        directory("results/labels/{direction}"),
+    params:
+        columns=",".join(SIDE_COLUMNS),
+        corpora=corpus_options,
+        min_docs=config["context"]["tags_min_docs"],
+    log:
+        "results/logs/side_labels/{direction}.log",
+    benchmark:
+        "results/benchmarks/side_labels/{direction}.tsv",
+    shell:
+        "mtcue tags --direction {wildcards.direction} {params.corpora} --columns {params.columns} "
+        "--min-docs {params.min_docs} --out {output} 2> {log}"
+
+
+rule table_side_information:
+    localrule: True
+    input:
+        score=SIDE_INFORMATION_SCORES,
+        no_context=SIDE_INFORMATION_NO_CONTEXT,
+        predicted=SIDE_INFORMATION_PREDICTED,
+        contrastive=SIDE_INFORMATION_CONTRASTIVE,
+        runs=MLFLOW_RUNS,
+    output:
+        csv="results/tables/side_information.csv",
+        md="results/tables/side_information.md",
+        html=report("results/tables/side_information.html", caption="../report/side_information.rst",
+                    category="Tables"),
+    params:
+        rows=json.dumps(cfg.side_information_table_rows(config)),
+        baseline=SIDE_INFORMATION["baseline"] or "",
+        bootstrap=config["evaluation"]["bootstrap"],
+    log:
+        "results/logs/table_side_information.log",
+    benchmark:
+        "results/benchmarks/tables/side_information.tsv"
+    shell:
+        "mtcue table-side-information --rows {params.rows:q} --records {input.score} "
+        "--no-context-records {input.no_context} --predicted-records {input.predicted} "
+        "--contrastive-records {input.contrastive} "
+        "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]} "
+        "--alpha {params.bootstrap[alpha]} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
