@@ -30,6 +30,7 @@ include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/voita2018.smk"
 include: "workflow/rules/shortening.smk"
 include: "workflow/rules/sideinfo.smk"
+include: "workflow/rules/style.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
@@ -49,3 +50,4 @@ rule all:
         VOITA2018_TABLE,
         SHORTENING_TABLE,
         SIDE_INFORMATION_TABLE,
+        STYLE_FIGURE,

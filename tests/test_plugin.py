@@ -524,7 +524,14 @@ def test_paper_config_parameter_counts():
             "pool_linear": 1_051_648 + 1025 * 512 + 1024 * 512 + 512,
             "grouping": 1_051_648 + 512 * 512 + 512 + 512 * 9 + 9 + 10 * 512,
             "selecting": 1_051_648 + 512 * 512 + 512 + 512 * 10 + 10 + 11 * 512}.items()},
-        "multi_encoder": 60_964_864 + 6 * layer}
+        "multi_encoder": 60_964_864 + 6 * layer,
+        # Jeong et al.'s style control: style_token, five more embedding rows; style_dim, per decoder layer a new
+        # query row (512 + 1) and key and value rows (513 + 1) per head (8), key and value columns (512 each),
+        # the output projection's column per head (512 x 8)
+        **dict.fromkeys(["style_token", "style_token_freeze_encoder", "style_token_freeze_all"], base + 5 * 512),
+        **dict.fromkeys(["style_dim", "style_dim_normal_init", "style_dim_freeze_encoder",
+                         "style_dim_freeze_encoder_normal_init"],
+                        base + 6 * (8 * 513 + 2 * 8 * 514 + 2 * 512 + 512 * 8))}
     assert all(c["total"] == c["effective"] and not c["unused"] for c in counts.values())
     mtcue = counts["mtcue"]
     assert mtcue["by_module"]["encoder.context_encoder"] == 384 * 512 + 6 * 512 + 6 * (layer + 1)

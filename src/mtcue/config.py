@@ -22,7 +22,10 @@ ENGLISH = "en"
 # "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
 CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
                 "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
-                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels"}
+                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels", "style_token": None,
+                "style_dim": None}
+# Style-control models (Jeong et al.): no context store; a style level per line (the style store).
+STYLE_TYPES = ("style_token", "style_dim")
 # The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
 # previous `context_sentences` lines (prev1..prevC) through its own plugin file.
 SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
@@ -98,6 +101,15 @@ def _check_switches(name: str, model: dict) -> None:
     if model["random_context"] == "noise" and kind != "vectors":
         raise ConfigError(f"models.{name}.random_context: noise replaces context vectors; this "
                           f"'{model['type']}' model reads none (use shuffle)")
+    style = model["type"] in STYLE_TYPES
+    for key in ("style_freeze", "style_init", "parent_checkpoint"):
+        if key in model and not style:
+            raise ConfigError(f"models.{name}.{key}: a '{model['type']}' model is not a style-control model")
+    if "style_init" in model and model["type"] != "style_dim":
+        raise ConfigError(f"models.{name}.style_init: a '{model['type']}' model has no new weights to initialise")
+    if style and ("init_from" in model) == ("parent_checkpoint" in model):
+        raise ConfigError(f"models.{name}: a style model fine-tunes a parent: give init_from or parent_checkpoint "
+                          "(one of them)")
     arch = model["arch"]
     for key, owner in (("side_dim", "si_output_layer"), ("mtl_weight", "si_mtl")):
         if (key in arch) != (model["type"] == owner):
@@ -165,6 +177,15 @@ def _check_semantics(cfg: dict) -> None:
     if unknown:
         raise ConfigError(f"experiments.shortening.only: {unknown} are not runs of the experiment "
                           f"(runs: {', '.join(sorted(runs))})")
+    style = cfg["experiments"]["style"]
+    wrong = [m for m in style["models"] if m in cfg["models"] and cfg["models"][m]["type"] not in STYLE_TYPES]
+    if wrong:
+        raise ConfigError(f"experiments.style.models: {wrong} are not style models ({', '.join(STYLE_TYPES)})")
+    if style["models"] and not {1, 5} <= set(style["levels"]):
+        raise ConfigError(f"experiments.style.levels: {style['levels']} must hold 1 and 5 (Table 5's rows)")
+    unknown = [n for n in style["only"] if n not in style["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.style.only: {unknown} are not in experiments.style.models")
     voita = cfg["experiments"]["voita2018"]
     for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
         unknown = [n for n in names if n not in voita["models"]]
@@ -186,7 +207,8 @@ def _check_semantics(cfg: dict) -> None:
                             ("side_information", side["directions"]),
                             *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
                             ("shortening", short["directions"]),
-                            *((f"shortening.only.{m}", ds) for m, ds in short["only"].items())):
+                            *((f"shortening.only.{m}", ds) for m, ds in short["only"].items()),
+                            ("style", style["directions"]), *((f"style.only.{m}", ds) for m, ds in style["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
@@ -400,7 +422,8 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
                                             + cfg["experiments"]["voita2018"]["random_test"])),
             "side_information": side_information_rows(cfg),
-            "shortening": cfg["experiments"]["shortening"]["models"]}
+            "shortening": cfg["experiments"]["shortening"]["models"],
+            "style": cfg["experiments"]["style"]["models"]}
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -546,7 +569,8 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
              *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
              *((d, m, "side_information") for d, m in side_information_models(cfg)),
-             *((d, m, "shortening") for d, m in shortening_runs(cfg))]
+             *((d, m, "shortening") for d, m in shortening_runs(cfg)),
+             *((d, m, "style") for d, m in style_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -611,13 +635,17 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     spec = {
         "model": model,
         "type": entry["type"],
-        "init_from": entry.get("init_from"),
+        # a style model's parent may be a checkpoint outside the study (parent_checkpoint)
+        "init_from": entry.get("init_from") or parent_checkpoint(entry, direction),
         "arch": entry["arch"],
         "training": {**cfg["training"], **entry["training"]},
         "seed": entry.get("seed", cfg["seed"]),
     }
     if "fewshot" in entry:
         spec["fewshot"] = entry["fewshot"]
+    if entry["type"] in STYLE_TYPES:
+        spec["style"] = {"freeze": entry.get("style_freeze", "none"), "init": entry.get("style_init", "zero"),
+                         "mapping": cfg["experiments"]["style"]["mapping"]}
     kind = context_kind(entry)
     if kind is not None:
         spec["context"] = {"kind": kind, "columns": model_columns(cfg, model), "random": entry["random_context"]}
@@ -768,3 +796,13 @@ def memory_growth_plan(cfg: dict) -> dict:
     return {"curves": curves, "specs": {m: model_spec(cfg, m, cfg["directions"][0]) for m in used},
             "batch": {"sentences": exp["sentences"], "length": exp["length"]},
             "beam": cfg["generation"]["beam"], "vocab_size": cfg["spm"]["vocab_size"], "seed": cfg["seed"]}
+def parent_checkpoint(entry: dict, direction: str) -> str | None:
+    """A style model's parent checkpoint outside the study, for `direction` (None: none named)."""
+    path = entry.get("parent_checkpoint")
+    return path.replace("{direction}", direction) if path else None
+
+
+def style_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the style experiment trains and translates at every level."""
+    exp = cfg["experiments"]["style"]
+    return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]

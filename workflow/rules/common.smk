@@ -74,17 +74,24 @@ def clean_corpus(w, split):
 
 
 def init_checkpoint(w):
-    parent = cfg.model_entry(config, w.model).get("init_from")
-    return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"} if parent else {}
+    entry = cfg.model_entry(config, w.model)
+    parent = entry.get("init_from")
+    if parent:
+        return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"}
+    outside = cfg.parent_checkpoint(entry, w.direction)  # a style model's pretrained parent
+    return {"init": outside} if outside else {}
 
 
 def context_store(w):
     """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT) or the
-    side-information labels (the si_* models, sideinfo.smk); none for BASE."""
+    variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT), the
+    side-information labels (the si_* models, sideinfo.smk) or the style store (style_token, style_dim); none
+    for BASE."""
     entry = cfg.model_entry(config, w.model)
     if "fewshot" in entry:
         return {"store": f"results/fewshot/{w.direction}/{w.model}"}
+    if entry["type"] in cfg.STYLE_TYPES:  # not context: a style level per line (style.smk)
+        return {"store": f"results/style/{w.direction}"}
     kind = cfg.context_kind(entry)
     if kind == "vectors":
         return {"store": f"results/embed/{w.direction}/{cfg.store_name(model_spec(w)['context'])}"}
@@ -181,7 +188,14 @@ FORMALITY_MODELS = cfg.experiment_models(config)["formality"]
 PROMPTS = cfg.formality_prompts(config)
 FORMALITY_RECORDS = expand("results/records/formality/{direction}/{model}.json",
                            direction=cfg.formality_directions(config), model=FORMALITY_MODELS)
-TABLE5 = expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"]) if FORMALITY_RECORDS else []
+# Jeong et al.'s style control (style.smk): supervised rows of Table 5 and the level sweep.
+STYLE = config["experiments"]["style"]
+STYLE_PAIRS = cfg.style_models(config)
+STYLE_MODELS = list(dict.fromkeys(m for _d, m in STYLE_PAIRS))
+STYLE_RECORDS = [f"results/records/style/{d}/{m}.json" for d, m in STYLE_PAIRS]
+STYLE_FIGURE = ["results/figures/style_levels.csv", "results/figures/style_levels.svg"] if STYLE_PAIRS else []
+TABLE5 = (expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"])
+          if FORMALITY_RECORDS or STYLE_RECORDS else [])
 
 
 def formality_prompts(model):
@@ -358,12 +372,14 @@ TRAINED = cfg.trained_models(config)
 
 # Contrastive evaluation (contrastive.smk): the suites of each en->xx direction (the synthetic one, or on
 # the paper's data the configured real ones), scored by every trained model of the direction but the
-# repeats with other seeds (`seed_of`: Table 6's and Figure 4's spread), which would double the jobs.
+# repeats with other seeds (`seed_of`: Table 6's and Figure 4's spread), which would double the jobs, and
+# the style-control models (scored at their neutral level they would say little about context).
 CONTRASTIVE = config["evaluation"]["contrastive"]
 CONTRASTIVE_SUITES = {d: CONTRASTIVE["suites"].get(d, []) if OPENSUBTITLES else ["synthetic"]
                       for d in DIRECTIONS if d.startswith("en-")}
 CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in TRAINED
-                       if "seed_of" not in cfg.model_entry(config, m) for s in CONTRASTIVE_SUITES.get(d, [])]
+                       if "seed_of" not in cfg.model_entry(config, m) and m not in STYLE_MODELS
+                       for s in CONTRASTIVE_SUITES.get(d, [])]
 
 SIDE_INFORMATION_CONTRASTIVE = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
                                 for s in CONTRASTIVE_SUITES.get(d, [])]
@@ -375,5 +391,5 @@ MODEL_RECORDS = sorted({
     *SHORTENING_SCORES,
     *SIDE_INFORMATION_SCORES,
     *FORMALITY_RECORDS, *EAMT22_RECORDS,
-    *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS,
+    *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS, *STYLE_RECORDS,
 })

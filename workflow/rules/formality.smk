@@ -90,14 +90,14 @@ use rule formality_score as formality_score_valid with:
 rule table5_formality:
     localrule: True
     input:
-        records=FORMALITY_RECORDS,
+        records=FORMALITY_RECORDS + STYLE_RECORDS,  # the style models' rows are supervised (style.smk)
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
         html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
     params:
-        models=" ".join(FORMALITY_MODELS),
+        models=" ".join(dict.fromkeys(FORMALITY_MODELS + STYLE_MODELS)),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table5_formality.log",

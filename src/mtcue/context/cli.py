@@ -1,4 +1,4 @@
-"""Steps of the context stage: the embedding store, TAGGING's tag store, the store benchmark."""
+"""Steps of the context stage: the embedding store, TAGGING's tag store, the style store, the store benchmark."""
 from __future__ import annotations
 
 import json
@@ -72,6 +72,13 @@ def cmd_bench_embed_scale(a):
     print(text)
 
 
+def cmd_style_levels(a):
+    from mtcue.cli import json_option
+    from mtcue.context.style_levels import build_style_store
+
+    build_style_store(corpora_from_args(a), a.direction, json_option(a.mapping, "--mapping"), a.out)
+
+
 def register(step) -> None:
     s = step("embed", cmd_embed, "embed every unique context string once, with one encoder, into the store "
                                  "of each direction (a string several directions read is embedded once)")
@@ -99,6 +106,13 @@ def register(step) -> None:
     s.add_argument("--data-bin", required=True, help="the binarised data (its source dictionary)")
     s.add_argument("--previous", type=int, required=True, help="previous-line slots prev1..prevK")
     s.add_argument("--next", action="store_true", help="also the slot next1 (the following line)")
+    s.add_argument("--out", required=True)
+
+    s = step("style-levels", cmd_style_levels, "the style store: a level 1..5 per line of each split, the "
+             "target's register label mapped (the style-control models; docs/formats.md, section 2)")
+    s.add_argument("--direction", required=True)
+    s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
+    s.add_argument("--mapping", required=True, help='JSON {"informal": 1, "formal": 5, "unlabelled": 3}')
     s.add_argument("--out", required=True)
 
     s = step("mask-store", cmd_mask_store, "a few-shot store: attribute sentences kept for N lines per "

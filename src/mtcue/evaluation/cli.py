@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 from mtcue.cli import with_provenance
@@ -96,6 +97,7 @@ def cmd_score_formality(a):
         prompt_kind,
         score_formality,
         score_standalone,
+        score_style,
         training_context_words,
     )
     from mtcue.records import write_record
@@ -122,6 +124,16 @@ def cmd_score_formality(a):
         return FormalityTestSet.from_references(refs["formal"], refs["informal"], a.no_spaces)
 
     test_set = references(a.references) if a.references else FormalityTestSet.from_corpus(a.corpus, a.direction)
+    if a.style_levels:
+        levels = {}
+        for level_id, path in pairs(a.hyps).items():
+            if not re.fullmatch(r"level[1-5]", level_id):
+                raise SystemExit(f"score-formality --style-levels: --hyps {level_id}=...: ids are level1..level5")
+            levels[int(level_id[5:])] = path
+        record = {"kind": "formality", "model": a.model, "direction": a.direction, "split": a.split,
+                  "config_hash": a.config_hash, **score_style(levels, test_set)}
+        write_record(a.out, with_provenance(record, a.study))
+        return
     prompts = json.loads(a.prompts)
     vocabulary = training_context_words(a.train_corpus, a.direction) if a.train_corpus else None
     kinds = {p["id"]: prompt_kind(p["text"], vocabulary) for p in prompts} if vocabulary is not None else None
@@ -212,6 +224,9 @@ def register(step) -> None:
                    help="the prompts' hypotheses on the validation split, where the best prompt is chosen")
     s.add_argument("--valid-references", nargs=2, metavar="ATTRIBUTE=PATH",
                    help="the validation split's annotated references: formal=PATH informal=PATH")
+    s.add_argument("--style-levels", action="store_true",
+                   help="--hyps are a style-control model's outputs per level (level1=PATH ... level5=PATH): "
+                        "formal from level 5, informal from level 1, every level's formal accuracy (supervised)")
     s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
                                           "a content word occurs in a training context; unseen: none does)")
     s.add_argument("--split", default="test", help="the split the test set (--references, --corpus) comes from: "

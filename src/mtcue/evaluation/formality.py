@@ -14,6 +14,9 @@ Kinds of prompt: a prompt is `in_distribution` when one of its content words occ
 context of the direction (a metadata value or a previous line of the training corpus), `unseen` when
 none does: the second kind tests zero-shot prompting, the first may only recall a training context.
 
+Supervised control (`score_style`, Jeong et al.'s style-control models): no prompt; the model translates
+at each style level, its formal accuracy is that of level 5, its informal that of level 1.
+
 The phrases come from either
 - the official annotated references (`[F]...[/F]` around formality-bearing words): a phrase matches
   when each of its space-separated tokens is one of the hypothesis' space-separated tokens (case and
@@ -195,6 +198,24 @@ def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict]
             "formal_mean": mean[FORMAL], "informal_mean": mean[INFORMAL],
             "best_prompt": {a: best[a][1] for a in ATTRIBUTES}, "chosen_on": chosen_on, "by_kind": by_kind,
             "prompts": scored, "lines": sum(j is not None for j in test_set.labellers), "test_set": test_set.where}
+
+
+def score_style(hyp_paths: Mapping[int, str | Path], test_set: FormalityTestSet) -> dict:
+    """The fields of a supervised style-control record (Jeong et al.'s models; Table 5's supervised rows):
+    `hyp_paths` {level 1..5: hypotheses at that level}. The formal accuracy is that of the output at level 5,
+    the informal that of level 1 (the seed's extremes; nothing is chosen); `levels`: every level's counts
+    and formal accuracy, FORMAL / (FORMAL + INFORMAL) (the sweep)."""
+    if not {1, 5} <= set(hyp_paths):
+        raise ValueError(f"style levels {sorted(hyp_paths)}: the outputs at levels 1 and 5 are needed")
+    prompts = [{"id": "level5", "attribute": FORMAL, "text": "style level 5"},
+               {"id": "level1", "attribute": INFORMAL, "text": "style level 1"}]
+    scores = score_formality({"level5": hyp_paths[5], "level1": hyp_paths[1]}, prompts, test_set)
+    levels = []
+    for level, path in sorted(hyp_paths.items()):
+        scored = _scored(path, test_set)
+        levels.append({"level": level, "counts": scored["counts"], "hyp_sha256": scored.get("hyp_sha256"),
+                       "formal_accuracy": accuracy(scored["counts"], FORMAL)})
+    return {**scores, "chosen_on": None, "control": "supervised", "levels": levels}
 
 
 def _choose(scored: list[dict], key: str) -> tuple[dict, dict]:

@@ -107,10 +107,17 @@ def check_belongs(checkpoint: Path, direction: str, data_bin: Path) -> int:
         rows = state["model"][f"{side}.embed_tokens.weight"].shape[0]
         dictionary = data_bin / f"dict.{lang}.txt"
         words = 4 + sum(1 for _ in dictionary.open(encoding="utf-8"))  # fairseq's <s> <pad> </s> <unk> come first
+        words += style_symbols(task)
         if rows != words:
             raise CheckpointError(f"{checkpoint}: its {side} reads {rows} tokens but {dictionary} has {words}: the "
                                   "checkpoint and the study's binarised data are not from the same run")
     return int(min(_field(model, "max_source_positions"), _field(model, "max_target_positions")))
+
+
+def style_symbols(task) -> int:
+    """The level symbols the style_token task adds to the dictionaries (plugin/style_task.py); 0 otherwise."""
+    mode = task.get("style_mode") if isinstance(task, Mapping) else getattr(task, "style_mode", None)
+    return 5 if mode == "token" else 0
 
 
 def _field(node, key: str):

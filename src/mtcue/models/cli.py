@@ -49,6 +49,16 @@ def cmd_translate_prompts(a):
     print(json.dumps(counts))
 
 
+def cmd_translate_levels(a):
+    from mtcue.io import read_text
+    from mtcue.models.translate_text import translate_levels
+
+    sources = read_text(a.source).removesuffix("\n").split("\n")
+    levels = [int(n) for n in a.levels.split(",")]
+    print(json.dumps(translate_levels(a.model_dir, sources, levels, a.out, json_option(a.generation, "--generation"),
+                                      a.threads)))
+
+
 def cmd_translate_corpus(a):
     from mtcue.corpus import read_corpus
     from mtcue.io import write_lines
@@ -154,6 +164,15 @@ def register(step) -> None:
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--out", required=True, help="folder of {prompt id}.txt (none.txt for a model without context)")
+
+    s = step("translate-levels", cmd_translate_levels, "supervised style control: a style-control model "
+             "translates a file of sentences once per style level")
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--source", required=True, help="sentences to translate, one per line")
+    s.add_argument("--levels", required=True, help="comma-separated levels 1..5, e.g. 1,2,3,4,5")
+    s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--out", required=True, help="folder of level{N}.txt")
 
     s = step("translate-corpus", cmd_translate_corpus, "translate a corpus-format file (an evaluation set), "
              "each line with its own context, with a trained model")

@@ -13,7 +13,9 @@ PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
                 "voita_context": "voita_context", "concat": "concat", "si_src_prefix": "si_src_prefix",
                 "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl",
-                "si_trg_prefix": "si_trg_prefix", **{t: t for t in SHORTENING_TYPES}}
+                "si_trg_prefix": "si_trg_prefix", "style_token": "style_token", "style_dim": "style_dim",
+                **{t: t for t in SHORTENING_TYPES}}
+STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
@@ -32,6 +34,10 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
             args += ["--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
             args += ["--random-context", spec["context"]["random"], "--random-context-seed", str(spec["seed"])]
+    elif spec["type"] in STYLE_MODE:
+        args += ["--task", "style_translation", "--style-mode", STYLE_MODE[spec["type"]]]
+        # the style store of training (generation gives the level itself: translator.Translator)
+        args += ["--style-dir", str(context_dir)] if context_dir else []
     else:
         args += ["--task", "translation"]
     return args
@@ -59,6 +65,8 @@ def arch_args(spec: dict) -> list[str]:
             args += ["--context-doc-positions", arch["context_doc_positions"]]
         args += [] if arch["qk_norm"] else ["--no-qk-norm"]
         args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
+    if spec["type"] in STYLE_MODE:
+        args += ["--style-freeze", spec["style"]["freeze"], "--style-init", spec["style"]["init"]]
     return [str(a) for a in args]
 
 
@@ -77,6 +85,7 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
             "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
             "--max-tokens", t["max_tokens"], "--update-freq", update_freq_per_gpu(spec, gpus),
             "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
+    args += ["--batch-size", t["batch_size"]] if t.get("batch_size") else []  # sentences (the style seed's 16)
     args += ["--fp16"] if fp16 else []
     args += [] if use_cuda else ["--cpu"]
     return [str(a) for a in args]

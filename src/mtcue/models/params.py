@@ -42,6 +42,10 @@ def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
 
     arch = FAIRSEQ_ARCH[model_type]
     task.context_kind = arch_args.get("context_kind") or store_kind(model_type) or task.context_kind
+    if model_type == "style_token" and getattr(task, "first_symbol", None) is None:
+        from mtcue.models.plugin.style_task import add_style_symbols
+
+        task.first_symbol = add_style_symbols(task.source_dictionary)  # shared with the target side
     args = argparse.Namespace(arch=arch, **{"share_all_embeddings": True, **arch_args})
     ARCH_CONFIG_REGISTRY[arch](args)
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
@@ -55,6 +59,8 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
     tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
     batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
              "prev_output_tokens": tokens.flip(1)}
+    if model_type == "style_dim":  # the continuous style value of each sentence
+        batch["style"] = torch.zeros(batch_size)
     kind = store_kind(model_type) and task.context_kind
     if kind == "vectors":
         batch["context"] = torch.randn(batch_size, task.n_columns, task.context_dim)
@@ -76,6 +82,8 @@ def count_parameters(model_type: str, arch_args: dict, vocab_size: int, context_
     task = DataFreeTask(vocab_size, context_dim, doc_columns, n_columns, n_tags=n_tags)
     torch.manual_seed(0)
     model = build_model(model_type, arch_args, task)
+    for param in model.parameters():  # the architecture's use of each tensor, not a freezing option's
+        param.requires_grad_(True)
     logits, _ = model(**dummy_batch(model_type, task, context_sentences=arch_args.get("context_sentences", 1)))
     logits.float().sum().backward()
     named = list(model.named_parameters())  # tied tensors appear once, under their first name

@@ -7,7 +7,8 @@ The model folder is the one the study's train step writes (`results/models/{dire
 everything else is found beside it in the same study (mtcue.models.translator.TrainedModel).
 
 `mtcue translate-prompts` is the zero-shot protocol's form (Table 5): a file of sentences translated
-once per prompt; `mtcue translate-corpus` translates a corpus-format file, each line with its own
+once per prompt; `mtcue translate-levels` its supervised counterpart, a style-control model translating
+them once per style level; `mtcue translate-corpus` translates a corpus-format file, each line with its own
 context.
 """
 from __future__ import annotations
@@ -61,6 +62,23 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
                     translator.samples(sources, previous=text) if as_previous else translator.samples(sources, text),
                     generation, doc0=False))
                 for pid, text in prompts.items()}
+
+
+def translate_levels(model_dir: str | Path, sources: list[str], levels: list[int], out_dir: str | Path,
+                     generation: dict | None = None, threads: int = 1) -> dict[str, int]:
+    """Supervised style control (Jeong et al.): `out_dir/level{N}.txt`, the sources translated by a
+    style-control model at each level N of `levels` (1..5). The folder appears when complete."""
+    check_sources(sources)
+    if not levels or any(level not in range(1, 6) for level in levels):
+        raise ValueError(f"--levels {levels}: give levels 1..5")
+    with atomic_directory(out_dir) as out, torch_threads(threads):
+        translator = Translator.load(model_dir)
+        if "style" not in translator.model.spec:
+            raise ValueError(f"{model_dir}: a {translator.model.spec['type']} model has no style levels")
+        samples = translator.samples(sources)
+        return {f"level{n}": write_lines(out / f"level{n}.txt", translator.translate_samples(samples, generation,
+                                                                                           style=n))
+                for n in levels}
 
 
 def translate_corpus(model_dir: str | Path, samples: list[dict], columns: list[str] | None = None,

@@ -160,11 +160,12 @@ class Translator:
                                                 "max_len_b": max_len_b})
 
     def translate_samples(self, samples: list[dict], generation: dict | None = None,
-                          source: str | Path = "the input", doc0: bool = True) -> list[str]:
+                          source: str | Path = "the input", doc0: bool = True, style: int | None = None) -> list[str]:
         """Translations of corpus-format samples (docs/formats.md, section 1; read from `source`), each
         with its own context. A sample's target text, where it has one, orders the batches as
         fairseq-generate orders a binarised split with its references. `doc0=False`: the sentence itself
-        is not given as context (the authors' `--no-doc-context` of zero-shot prompting)."""
+        is not given as context (the authors' `--no-doc-context` of zero-shot prompting). `style`: the level
+        (1..5) a style-control model translates at (default the neutral 3)."""
         from fairseq_cli.generate import get_symbols_to_strip_from_output
 
         settings = generation_settings(generation or {})
@@ -175,7 +176,7 @@ class Translator:
                                  f"{', '.join(sample['text'])}): a {self.direction} model translates a corpus of its "
                                  "own language pair")
         targets = all(tgt in s["text"] for s in samples)
-        dataset = self._dataset(samples, with_targets=targets, doc0=doc0)
+        dataset = self._dataset(samples, with_targets=targets, doc0=doc0, style=style)
         generator = self._generator(settings)
         strip = get_symbols_to_strip_from_output(generator)
         hyps: dict[int, str] = {}
@@ -303,7 +304,7 @@ class Translator:
             out.append(dictionary.encode_line(" ".join(pieces), add_if_not_exist=False, append_eos=True).long())
         return out
 
-    def _dataset(self, samples: list[dict], with_targets: bool, doc0: bool = True):
+    def _dataset(self, samples: list[dict], with_targets: bool, doc0: bool = True, style: int | None = None):
         from fairseq.data import LanguagePairDataset
 
         src, tgt = langs_of(self.direction)
@@ -314,6 +315,12 @@ class Translator:
             source, np.array([len(t) for t in source]), task.source_dictionary,
             target, None if target is None else np.array([len(t) for t in target]), task.target_dictionary,
             left_pad_source=task.cfg.left_pad_source, left_pad_target=task.cfg.left_pad_target, shuffle=False)
+        if "style" in self.model.spec:  # a style-control model: every sentence at one level
+            from mtcue.models.plugin.style_task import NEUTRAL
+
+            return task.with_style(dataset, np.full(len(samples), NEUTRAL if style is None else style))
+        if style is not None:
+            raise ValueError(f"a {self.model.spec['type']} model has no style levels")
         if "context" not in self.model.spec:
             return dataset
         if task.store.kind == "tokens":

@@ -46,6 +46,13 @@ def cmd_figure(a):
     figures.save_svg(figures.FIGURES[a.kind](records), a.out)
 
 
+def cmd_style_levels(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.style_levels import write_style_levels
+
+    write_style_levels(load_records(a.records, "formality"), a.csv, a.svg)
+
+
 def cmd_figure4(a):
     import json
 
@@ -181,6 +188,12 @@ def register(step) -> None:
                         "beside the paper (score records)")
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--out", required=True, help="the SVG file")
+
+    s = step("figure-style-levels", cmd_style_levels, "the style level sweep (Jeong et al.'s style-control models): "
+             "formal accuracy per level, CSV and SVG, from their formality records")
+    s.add_argument("--records", nargs="+", required=True, help="supervised formality records (with `levels`)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--svg", required=True)
 
     s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
     s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")

@@ -4,7 +4,8 @@ unseen, none does; a model without context translates once and shows the same nu
 direction: the formal and informal accuracy of the best prompt of that kind, chosen on the validation
 split and reported on the test split, their average, each with its bootstrap interval (resampling the
 test lines), and the mean over the kind's prompts (%); the paper's rows below. The CSV also holds every
-prompt's test accuracy, in its kind's row."""
+prompt's test accuracy, in its kind's row. Supervised style-control models (Jeong et al.; records of
+`score_style`) stand beside them, marked "(supervised)": their outputs at style levels 5 and 1."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,7 +46,14 @@ def chosen(record: dict, kind: str) -> dict[str, str | None]:
     of that kind (chosen on valid), or the one output of a model without context."""
     if not record["prompts"] or not record["prompts"][0]["attribute"]:
         return dict.fromkeys(ATTRIBUTES, "none")
+    if is_supervised(record):  # no prompt kinds: its level 5 and level 1 outputs in both rows
+        return record["best_prompt"]
     return (record.get("by_kind") or {}).get(kind, {}).get("best_prompt") or dict.fromkeys(ATTRIBUTES)
+
+
+def is_supervised(record: dict) -> bool:
+    """A style-control model's record (evaluation.formality.score_style): trained on register labels."""
+    return record.get("control") == "supervised"
 
 
 def line_stats(record: dict, kind: str) -> np.ndarray | None:
@@ -124,7 +132,8 @@ def formality_table(records: Sequence[dict], models: Sequence[str], bootstrap: B
                 for prompt in record["prompts"]:
                     if prompt["attribute"] and prompt.get("kind", kind) == kind:
                         row[(direction, f"prompt {prompt['id']}")] = _percent(prompt["accuracy"])
-            rows[(display_name(model), kind)] = row
+            supervised = any(is_supervised(r) for (m, _d), r in by_cell.items() if m == model)
+            rows[(display_name(model) + (" (supervised)" if supervised else ""), kind)] = row
     df = pd.DataFrame.from_dict(rows, orient="index")
     columns = [(d, m) for d in directions for m in METRICS] + sorted(c for c in df.columns if c[1] not in METRICS)
     df = df.reindex(columns=sorted(columns, key=lambda c: (directions.index(c[0]), columns.index(c))))
@@ -161,7 +170,8 @@ def _paper(direction: str) -> pd.DataFrame | None:
 
 def _prompts_note(records: Sequence[dict], direction: str, kind: str) -> str:
     best = [f"{display_name(r['model'])}: {chosen(r, kind)['formal']} / {chosen(r, kind)['informal']}"
-            for r in records if r["direction"] == direction and r["prompts"] and r["prompts"][0]["attribute"]]
+            for r in records if r["direction"] == direction and r["prompts"] and r["prompts"][0]["attribute"]
+            and not is_supervised(r)]
     where = {r.get("chosen_on") for r in records if r["direction"] == direction} - {None}
     return (f"Best {kind} prompt (formal / informal), chosen on the {' and '.join(sorted(where))} split: "
             + "; ".join(best) + ".") if best else ""
@@ -176,7 +186,8 @@ def kind_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
 def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: str | Path, md: str | Path,
                           run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
     df = formality_table(records, models, bootstrap)
-    prompts = {p["id"]: (p["text"], p.get("kind")) for r in records for p in r["prompts"] if p["attribute"]}
+    prompts = {p["id"]: (p["text"], p.get("kind")) for r in records for p in r["prompts"]
+               if p["attribute"] and not is_supervised(r)}
     blocks = [Block(f"{direction}, {kind} prompts", _display(df, direction, kind), _paper(direction),
                     "paper, Table 5 (its prompts: eight in-distribution, two generic)",
                     _prompts_note(records, direction, kind))
@@ -196,5 +207,12 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
         "Prompts: " + "; ".join(f"{i} \"{t}\" ({k or 'kind n/a'})" for i, (t, k) in prompts.items()) + ".",
         "Test sets: " + "; ".join(test_sets) + ".",
     ]
+    if any(is_supervised(r) for r in records):
+        footnotes.append(
+            "(supervised): Jeong et al.'s style-control models (style_token: a level token after the beginning of "
+            "sentence; style_dim: a continuous style value on the encoder output), fine-tuned from BASE on the "
+            "corpus's register labels mapped to levels 1..5; not zero-shot. formal: their output at level 5, "
+            "informal: at level 1 (the seed's extremes; style_dim's values +2 and -2); no prompt, nothing chosen, "
+            "the same numbers in both kinds' rows. Every level: results/figures/style_levels.")
     write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {_studies(records)}", footnotes,
                 blocks=blocks, run_ids=run_ids)

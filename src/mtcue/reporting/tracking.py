@@ -146,8 +146,9 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
         return {f"{split}_comet": record["comet"]}
     # The test split's (Table 5, Figure 4) keep their names; another split's (Table 6: valid) are prefixed with it.
     name = kind if split in (None, "test") else f"{split}_{kind}"
-    if kind == "formality":
-        return {f"{name}_{f}": record[f] for f in FORMALITY_FIELDS}
+    if kind == "formality":  # a style-control model's also per style level (the sweep)
+        return {**{f"{name}_{f}": record[f] for f in FORMALITY_FIELDS},
+                **{f"{name}_level{e['level']}_formal": e["formal_accuracy"] for e in record.get("levels", [])}}
     if kind == "contrastive":
         suite = record["suite"]
         return {f"contrastive_{suite}": record["accuracy"],
@@ -295,7 +296,8 @@ def sync_records(
     best_valid_loss, params_total, params_trainable; per scored split S, S_bleu and S_acc_{phenomenon}
     (a fraction, "all" pooled) and S_comet (x100; when its model was unavailable, tag
     mtcue.comet_unavailable says why); formality_{formal,informal,average,formal_mean,informal_mean}
-    (IWSLT22, fractions; another split S's: S_formality_...); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
+    (IWSLT22, fractions; another split S's: S_formality_...; a style-control model's also
+    formality_level{N}_formal, its formal accuracy at style level N); eamt22_bleu, eamt22_accuracy_mean, eamt22_acc_{attribute},
     eamt22_supervised_samples (test split; another split S's: S_eamt22_...). Tags: identity
     (mtcue.study, .direction, .model), mtcue.pair,
     .config_hash, .git_commit, .experiments, .bleu_signature, .spec (the spec as JSON),

@@ -3,7 +3,8 @@ contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq'
 Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; the sequence-shortening
 models (`caching_tokens`, `caching_sentence`, `pool_mean`, `pool_max`, `pool_linear`, `grouping`,
 `selecting`, `multi_encoder`; shortening_base), which read several of its slots; Hoang et al.'s
-side-information models `si_*` (with the criterion `label_smoothed_cross_entropy_mtl`); exact resumption of
+side-information models `si_*` (with the criterion `label_smoothed_cross_entropy_mtl`); Jeong et al.'s style
+control `style_token` and `style_dim` (task `style_translation`); exact resumption of
 fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
@@ -38,6 +39,9 @@ if __name__ == "mtcue.models.plugin":
         si_output_layer_model,
         si_source_model,
         si_target_prefix_model,
+        style_dim_model,
+        style_task,
+        style_token_model,
         tagging_model,
         task,
         voita_context_model,

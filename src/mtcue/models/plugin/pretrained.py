@@ -20,21 +20,26 @@ class PretrainedLoadError(RuntimeError):
     pass
 
 
-def is_context_key(key: str) -> bool:
-    """Keys of MTCue's new modules: encoder.context_encoder.*, decoder.layers.N.encoder_attn.context_attn.*"""
-    return any(part.startswith("context_") for part in key.split("."))
+def is_context_key(key: str, prefixes: tuple[str, ...] = ("context_",)) -> bool:
+    """Keys of MTCue's new modules: encoder.context_encoder.*, decoder.layers.N.encoder_attn.context_attn.*
+    (other models name their new modules' prefixes: the style models' style_*)"""
+    return any(part.startswith(prefixes) for part in key.split("."))
 
 
-def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: str | Path | None = None) -> dict:
+def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: str | Path | None = None,
+                         new_prefixes: tuple[str, ...] = ("context_",), adapt=None) -> dict:
     """Copy every tensor of the BASE checkpoint at `path` into `model` (keys must match exactly).
 
     Report: `loaded` keys, `new` keys (in `model`, not in BASE: should be context modules only),
     `missing_base_keys` (new keys outside the context modules), `unused_base_keys`, `shape_mismatch`,
     and parameter counts. Raises PretrainedLoadError, with the report, unless the last three are
     empty (unused BASE tensors mean a different architecture). Returns the report; also writes it
-    as JSON to `report_path` if given.
+    as JSON to `report_path` if given. `new_prefixes`: the name prefixes of the model's new modules;
+    `adapt`: {key: tensor} -> the same, BASE's state made to fit the model (style_token: its new embedding rows).
     """
     base = checkpoint_utils.load_checkpoint_to_cpu(str(path))["model"]
+    if adapt is not None:
+        base = adapt(base)
     own = model.state_dict()
     loaded, new, mismatched = [], [], []
     for key, tensor in own.items():
@@ -50,7 +55,7 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
         "new": new,
         "unused_base_keys": sorted(set(base) - set(own)),
         "shape_mismatch": mismatched,
-        "missing_base_keys": [k for k in new if not is_context_key(k)],
+        "missing_base_keys": [k for k in new if not is_context_key(k, new_prefixes)],
     }
     params = dict(model.named_parameters())  # tied embeddings once
     for name, keys in (("loaded_params", set(loaded)), ("new_params", set(new))):
@@ -74,5 +79,5 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
 def _module_of(key: str) -> str:
     """decoder.layers.3.encoder_attn.context_attn.k_proj.weight -> decoder.layers.*.encoder_attn.context_attn"""
     parts = key.split(".")
-    cut = next(i for i, p in enumerate(parts) if p.startswith("context_")) + 1
+    cut = next((i for i, p in enumerate(parts) if p.startswith(("context_", "style_"))), len(parts) - 1) + 1
     return ".".join("*" if p.isdigit() else p for p in parts[:cut])

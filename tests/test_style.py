@@ -1,0 +1,398 @@
+"""Jeong et al.'s style control (style_token, style_dim): the models, their task, levels, scoring."""
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.sequence_generator import SequenceGenerator
+
+import mtcue.models.plugin  # noqa: F401  (registers task and models)
+from mtcue.models.params import DataFreeTask, build_model
+from mtcue.models.plugin.style_task import StyleDataset
+from test_plugin import save_fairseq_checkpoint
+
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+        "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_layers": 2, "decoder_layers": 2,
+        "dropout": 0.0}
+
+
+def fixed_batch(vocab=40, batch=3, length=6, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(4, vocab, (batch, length), generator=g)
+    tokens[:, -1] = 2
+    return {"src_tokens": tokens, "src_lengths": torch.full((batch,), length),
+            "prev_output_tokens": torch.randint(4, vocab, (batch, length), generator=g)}
+
+
+def parent_and_child(tmp_path, init="zero", **extra):
+    task = DataFreeTask(40)
+    torch.manual_seed(1)
+    base = build_model("base", TINY, task).eval()
+    path = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    torch.manual_seed(2)
+    child = build_model("style_dim", {**TINY, "style_init": init, "pretrained_base": str(path),
+                                      "pretrained_report": str(tmp_path / "r.json"), **extra}, task).eval()
+    return base, child
+
+
+@pytest.mark.parametrize("style", [-2.0, 0.0, 2.0])
+def test_style_dim_at_zero_init_computes_its_parent_exactly(tmp_path, style):
+    base, child = parent_and_child(tmp_path)
+    batch = fixed_batch()
+    want, _ = base(**batch)
+    got, _ = child(**batch, style=torch.full((3,), style))
+    assert torch.equal(got, want)  # exactly, not approximately: the seed's claim
+
+
+def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tmp_path):
+    base, child = parent_and_child(tmp_path, init="normal")
+    batch = fixed_batch()
+    low, _ = child(**batch, style=torch.full((3,), -2.0))
+    high, _ = child(**batch, style=torch.full((3,), 2.0))
+    assert not torch.allclose(low, base(**batch)[0], atol=1e-3)
+    assert not torch.allclose(low, high, atol=1e-3)
+    new = [p for n, p in child.named_parameters() if "style_" in n and n.endswith(("col", "weight"))]
+    values = torch.cat([p.detach().flatten() for p in new])
+    assert values.abs().max() <= 0.5 and 0.15 < values.std() < 0.3  # N(0, 0.25) cut at +-0.5: std ~0.22
+
+
+def test_the_seeds_widened_norm_and_scaling_would_break_zero_init_retention():
+    """The two ways the seed's widening changes the parent's function although every new weight is 0:
+    a layer norm over d + H dimensions whose H new ones are 0, and scores scaled by the widened head."""
+    torch.manual_seed(0)
+    d, heads = 16, 4
+    h = torch.randn(5, d)
+    parent = F.layer_norm(h, (d,))
+    widened = F.layer_norm(torch.cat([h, torch.zeros(5, heads)], dim=1), (d + heads,))[:, :d]
+    # mean and variance over d + H values, H of them 0
+    mean = h.sum(1, keepdim=True) / (d + heads)
+    var = (((h - mean) ** 2).sum(1, keepdim=True) + heads * mean ** 2) / (d + heads)
+    expected = (h - mean) / torch.sqrt(var + 1e-5)
+    torch.testing.assert_close(widened, expected)
+    assert not torch.allclose(widened, parent, atol=1e-2)
+    head_dim = d // heads
+    assert (head_dim + 1) ** -0.5 != head_dim ** -0.5  # 1/sqrt(5) vs 1/sqrt(4): softmax temperature changes
+
+
+def test_style_dim_loads_every_parent_tensor_and_only_style_weights_are_new(tmp_path):
+    base, child = parent_and_child(tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    own = child.state_dict()
+    assert all(torch.equal(own[k], v) for k, v in base.state_dict().items())
+    assert report["new"] and all(".style_" in k for k in report["new"])
+    heads, d, layers = 4, 16, 2
+    # per layer: q row (d + 1 bias) x H, k and v rows ((d + 1) + 1) x H, k and v columns d, output columns d x H
+    per_layer = heads * (d + 1) + 2 * heads * (d + 2) + 2 * d + d * heads
+    assert report["new_params"] == layers * per_layer
+
+
+@pytest.mark.parametrize("freeze,trained", [
+    ("none", {"encoder", "decoder", "embed", "style"}),
+    ("encoder", {"decoder", "embed", "style"}),
+    ("encoder_decoder", {"embed", "style"}),
+])
+def test_freezing_options(tmp_path, freeze, trained):
+    _, child = parent_and_child(tmp_path, style_freeze=freeze)
+
+    def part(name):
+        return "embed" if "embed_tokens" in name else "style" if "style_" in name else name.split(".")[0]
+    assert {part(n) for n, p in child.named_parameters() if p.requires_grad} == trained
+
+
+def token_task(vocab=40):
+    from argparse import Namespace
+
+    from mtcue.models.plugin.style_task import StyleTranslationTask
+
+    d = Dictionary()
+    for i in range(vocab - len(d)):
+        d.add_symbol(f"w{i}")
+    cfg = Namespace(style_mode="token", style_dir=None, style_level=None, left_pad_source=True,
+                    left_pad_target=False, data="", source_lang="en", target_lang="de")
+    task = StyleTranslationTask(cfg, d, Dictionary.load(_lines(d)))
+    task.context_kind = None  # what params.build_model reads of a task
+    return task
+
+
+def _lines(d):
+    import io
+
+    return io.StringIO("".join(f"{d[i]} 1\n" for i in range(d.nspecial, len(d))))
+
+
+def test_style_token_task_adds_five_symbols_after_the_vocabulary():
+    task = token_task(40)
+    assert task.first_symbol == 40 and len(task.source_dictionary) == len(task.target_dictionary) == 45
+    assert [task.target_dictionary[40 + i] for i in range(5)] == [f"<style{i}>" for i in range(1, 6)]
+
+
+def test_style_dataset_puts_the_level_symbol_right_after_bos_and_values_by_sample_id():
+    d = Dictionary()
+    for w in "a b c".split():
+        d.add_symbol(w)
+    src = [torch.tensor([4, 5, 2]), torch.tensor([6, 2])]
+    tgt = [torch.tensor([5, 2]), torch.tensor([4, 6, 2])]
+    pair = LanguagePairDataset(src, np.array([3, 2]), d, tgt, np.array([2, 3]), d, left_pad_source=True,
+                               left_pad_target=False, shuffle=False)
+    tokens = StyleDataset(pair, np.array([5, 1]), "token", first_symbol=20, name="t")
+    batch = tokens.collater([tokens[0], tokens[1]])
+    by_id = {int(i): k for k, i in enumerate(batch["id"])}
+    # target [<style5>, b, </s>]; decoder input [</s> (BOS), <style5>, b]
+    assert batch["target"][by_id[0]].tolist()[:3] == [24, 5, 2]
+    assert batch["net_input"]["prev_output_tokens"][by_id[0]].tolist()[:3] == [2, 24, 5]
+    assert batch["style_prefix"][by_id[1]].tolist() == [20]
+    values = StyleDataset(pair, np.array([5, 1]), "value", first_symbol=None, name="t")
+    batch = values.collater([values[0], values[1]])
+    assert batch["net_input"]["style"][by_id[0]] == 2.0 and batch["net_input"]["style"][by_id[1]] == -2.0
+    with pytest.raises(ValueError, match="line 2 has style level 7"):
+        StyleDataset(pair, np.array([5, 7]), "value", None, name="levels.npy")
+
+
+def test_style_token_generation_forces_the_level_symbol_and_strips_it():
+    task = token_task(40)
+    torch.manual_seed(0)
+    model = build_model("style_token", TINY, task).eval()
+    batch = fixed_batch(vocab=40)
+    sample = {"net_input": {k: batch[k] for k in ("src_tokens", "src_lengths")},
+              "style_prefix": torch.full((3, 1), 44)}
+    generator = task.build_generator([model], type("G", (), {"beam": 2, "max_len_a": 0, "max_len_b": 5,
+                                                             "min_len": 1, "unnormalized": False,
+                                                             "lenpen": 1, "unkpen": 0, "temperature": 1.0,
+                                                             "match_source_len": False, "no_repeat_ngram_size": 0,
+                                                             "sampling": False, "sampling_topk": -1,
+                                                             "sampling_topp": -1.0, "constraints": None,
+                                                             "diverse_beam_groups": -1,
+                                                             "diverse_beam_strength": 0.5, "diversity_rate": -1,
+                                                             "print_alignment": None, "prefix_size": 0,
+                                                             "iter_decode_max_iter": 10, "score_reference": False,
+                                                             "retain_iter_history": False,
+                                                             "retain_dropout": False})())
+    hypos = task.inference_step(generator, [model], sample)
+    assert all(h[0]["tokens"][0] == 44 for h in hypos)
+    assert 44 in generator.symbols_to_strip_from_output and 40 in generator.symbols_to_strip_from_output
+
+
+def test_style_token_parent_rows_load_and_the_five_new_rows_are_kept(tmp_path):
+    task = token_task(40)
+    torch.manual_seed(1)
+    base = build_model("base", TINY, DataFreeTask(40))
+    path = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    torch.manual_seed(2)
+    child = build_model("style_token", {**TINY, "pretrained_base": str(path)}, task)
+    emb = child.state_dict()["encoder.embed_tokens.weight"]
+    assert emb.shape[0] == 45
+    assert torch.equal(emb[:40], base.state_dict()["encoder.embed_tokens.weight"])
+    assert emb[40:].abs().sum() > 0
+
+
+# ---- the style store, scoring, config, table and figure ----------------------------------------------
+
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+MAPPING = {"informal": 1, "formal": 5, "unlabelled": 3}
+
+
+def labelled(i, gold):
+    from conftest import make_sample
+
+    sample = make_sample(i)
+    if gold:
+        sample["labels"] = {"de": {"formality": {"gold": gold, "markers": {"formal": ["Sie"], "informal": ["du"]}}}}
+    return sample
+
+
+def test_levels_map_each_lines_register_label(write_corpus, tmp_path):
+    from mtcue.context.style_levels import build_style_store, line_levels
+
+    corpus = write_corpus([labelled(0, "formal"), labelled(1, None), labelled(2, "informal"), labelled(3, "formal")])
+    assert line_levels(corpus, "en-de", MAPPING).tolist() == [5, 3, 1, 5]
+    assert line_levels(corpus, "en-de", {"informal": 2, "formal": 4, "unlabelled": 3}).tolist() == [4, 3, 2, 4]
+    manifest = build_style_store({"train": corpus}, "en-de", MAPPING, tmp_path / "style")
+    assert manifest["lines_per_level"]["train"] == {"1": 1, "3": 1, "5": 2}
+    assert np.load(tmp_path / "style" / "train.npy").tolist() == [5, 3, 1, 5]
+    with pytest.raises(ValueError, match="unlabelled"):
+        line_levels(corpus, "en-de", {"informal": 1, "formal": 5})
+    bare = write_corpus([labelled(0, None), labelled(1, None)], name="bare.jsonl")
+    with pytest.raises(ValueError, match="bare.jsonl: no line has a formality label for 'de'"):
+        line_levels(bare, "en-de", MAPPING)
+
+
+def test_an_unknown_label_is_refused_with_file_and_line(write_corpus):
+    from mtcue.context.style_levels import line_levels
+
+    corpus = write_corpus([labelled(0, "formal"), labelled(1, "polite")])
+    with pytest.raises(ValueError, match=r"c\.jsonl:2: formality label 'polite'"):
+        line_levels(corpus, "en-de", MAPPING)
+
+
+def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):
+    from mtcue.evaluation.formality import FormalityTestSet, score_style
+
+    formal = tmp_path / "f.annotated.de"
+    informal = tmp_path / "i.annotated.de"
+    formal.write_text("[F]Sind Sie[/F] da?\n[F]Ihnen[/F] gehts gut\nDanke.\n")
+    informal.write_text("[F]Bist du[/F] da?\n[F]dir[/F] gehts gut\nDanke.\n")
+    test_set = FormalityTestSet.from_references(formal, informal)
+    outputs = {1: ["Bist du da?", "dir gehts gut", "Danke."],      # I, I, N
+               3: ["Sind Sie da?", "dir gehts gut", "Danke."],     # F, I, N
+               5: ["Sind Sie da?", "Ihnen gehts gut", "Danke."]}   # F, F, N
+    paths = {}
+    for level, lines in outputs.items():
+        paths[level] = tmp_path / f"level{level}.txt"
+        paths[level].write_text("\n".join(lines) + "\n")
+    record = score_style(paths, test_set)
+    assert record["formal"] == 1.0 and record["informal"] == 1.0 and record["control"] == "supervised"
+    assert [(e["level"], e["formal_accuracy"]) for e in record["levels"]] == [(1, 0.0), (3, 0.5), (5, 1.0)]
+    assert record["best_prompt"] == {"formal": "level5", "informal": "level1"}
+    with pytest.raises(ValueError, match="levels 1 and 5"):
+        score_style({3: paths[3], 5: paths[5]}, test_set)
+
+
+def demo_config():
+    from mtcue import config as cfgmod
+
+    return cfgmod.load(REPO / "config" / "config.yaml")
+
+
+def test_demo_fine_tunes_eight_style_models_from_base():
+    from mtcue import config as cfgmod
+    from mtcue.models import fairseq_args as fa
+
+    c = demo_config()
+    pairs = cfgmod.style_models(c)
+    assert len(pairs) == 8 and sorted(d for d, _m in pairs).count("en-ru") == 2
+    assert {m for d, m in pairs if d == "en-ru"} == {"style_token", "style_dim"}
+    spec = cfgmod.model_spec(c, "style_token_freeze_all", "en-de")
+    assert spec["init_from"] == "base" and spec["style"]["freeze"] == "encoder_decoder"
+    assert spec["training"]["max_epoch"] <= 6 and spec["training"]["weight_decay"] == 0.001
+    args = fa.task_args(spec, "en-de", "bin", "results/style/en-de") + fa.arch_args(spec)
+    assert args[args.index("--task") + 1] == "style_translation" and args[args.index("--style-mode") + 1] == "token"
+    assert args[args.index("--style-dir") + 1] == "results/style/en-de"
+    assert args[args.index("--style-freeze") + 1] == "encoder_decoder"
+    dim = cfgmod.model_spec(c, "style_dim_normal_init", "en-de")
+    assert dim["style"]["init"] == "normal" and "style" not in cfgmod.model_spec(c, "base", "en-de")
+    assert ("en-de", "style_dim") in cfgmod.trained_models(c)
+
+
+def test_paper_config_names_a_parent_checkpoint_and_the_seeds_settings():
+    from mtcue import config as cfgmod
+    from mtcue.models import fairseq_args as fa
+
+    c = cfgmod.load(REPO / "config" / "paper.yaml")
+    spec = cfgmod.model_spec(c, "style_token", "en-de")
+    assert spec["training"]["lr"] == 1e-4 and spec["training"]["weight_decay"] == 1e-3
+    args = fa.optimisation_args(spec, use_cuda=True)
+    assert args[args.index("--batch-size") + 1] == "16"
+    assert {d for d, _m in cfgmod.style_models(c)} == {"en-de", "en-ru"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["models"]["base"].update(style_freeze="encoder"), "models.base.style_freeze"),
+    (lambda c: c["models"]["style_token"].update(style_init="normal"), "models.style_token.style_init"),
+    (lambda c: c["models"]["style_dim"].pop("init_from"), "models.style_dim: a style model fine-tunes a parent"),
+    (lambda c: c["models"]["style_dim"].update(parent_checkpoint="x.pt"), "models.style_dim: a style model"),
+    (lambda c: c["experiments"]["style"].update(models=["mtcue"]), "experiments.style.models"),
+    (lambda c: c["experiments"]["style"].update(levels=[2, 3, 4]), "experiments.style.levels"),
+    (lambda c: c["experiments"]["style"].update(directions=["en-xx"]), "experiments.style.directions"),
+])
+def test_bad_style_config_is_refused(change, message):
+    from mtcue import config as cfgmod
+
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    change(raw)
+    with pytest.raises(cfgmod.ConfigError, match=message.replace(".", r"\.")):
+        cfgmod.validate(raw)
+
+
+def style_record(model, direction, levels):
+    """A supervised record whose level outputs show `levels` {level: (formal, informal) lines}."""
+    def labels(f, i):
+        return "F" * f + "I" * i
+    entries = [{"level": n, "counts": {"FORMAL": f, "INFORMAL": i, "NEUTRAL": 0, "OTHER": 0},
+                "formal_accuracy": f / (f + i)} for n, (f, i) in sorted(levels.items())]
+    f5, i5 = levels[5]
+    f1, i1 = levels[1]
+    prompts = [{"id": "level5", "attribute": "formal", "text": "style level 5", "labels": labels(f5, i5),
+                "accuracy": f5 / (f5 + i5)},
+               {"id": "level1", "attribute": "informal", "text": "style level 1", "labels": labels(f1, i1)[::-1],
+                "accuracy": i1 / (f1 + i1)}]
+    return {"kind": "formality", "model": model, "direction": direction, "formal": f5 / (f5 + i5),
+            "informal": i1 / (f1 + i1), "average": None, "best_prompt": {"formal": "level5", "informal": "level1"},
+            "prompts": prompts, "by_kind": {}, "chosen_on": None, "control": "supervised", "levels": entries,
+            "lines": f5 + i5, "test_set": "t"}
+
+
+def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
+    from mtcue.reporting.formality import formality_table
+
+    record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
+    table = formality_table([record], ["style_dim"])
+    row = table.loc[("STYLE-DIM (supervised)", "unseen")]
+    assert row[("en-de", "formal")] == 75.0 and row[("en-de", "informal")] == 75.0
+
+
+def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_path):
+    import pandas as pd
+
+    from mtcue.reporting.style_levels import monotonic, write_style_levels
+
+    records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),
+               style_record("style_token", "en-de", {1: (1, 3), 3: (3, 1), 5: (2, 2)})]
+    frame = write_style_levels(records, tmp_path / "s.csv", tmp_path / "s.svg")
+    read = pd.read_csv(tmp_path / "s.csv")
+    assert list(read.columns) == ["direction", "model", "level", "formal_accuracy"]
+    assert read[read["model"] == "style_dim"]["formal_accuracy"].tolist() == [25.0, 50.0, 75.0]
+    assert monotonic(frame) == {("en-de", "style_dim"): True, ("en-de", "style_token"): False}
+    assert (tmp_path / "s.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_workflow_trains_translates_and_draws_the_style_models():
+    from conftest import dry_run
+
+    out = dry_run("results/figures/style_levels.svg", "results/tables/table5_formality.csv",
+                  "--configfile", str(REPO / "config" / "config.yaml"))
+    assert out.returncode == 0, out.stderr
+    for rule, n in (("style_store", 2), ("style_translate", 8), ("style_score", 8), ("style_levels", 1)):
+        assert re.search(rf"^{rule}\s+{n}$", out.stdout, re.M), rule
+    assert "mtcue translate-levels --model-dir results/models/en-ru/style_dim" in out.stdout
+    assert "--init-checkpoint results/models/en-de/base/checkpoint_best.pt" in out.stdout
+
+
+def test_mlflow_logs_the_supervised_records_level_accuracies():
+    from mtcue.reporting.tracking import _evaluation
+
+    record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
+    record.update(split="test", average=0.75, formal_mean=0.75, informal_mean=0.75)
+    metrics = _evaluation(record, {}, {})
+    assert metrics["formality_formal"] == 0.75 and metrics["formality_level3_formal"] == 0.5
+    assert metrics["formality_level1_formal"] == 0.25
+
+
+def test_style_dim_beam_search_scores_equal_teacher_forced_scores(tmp_path):
+    """The cached keys and values of incremental decoding, reordered with the beams, give the scores of a
+    full forward pass."""
+    _, model = parent_and_child(tmp_path, init="normal")
+    task = DataFreeTask(40)
+    batch = fixed_batch()
+    net_input = {"src_tokens": batch["src_tokens"], "src_lengths": batch["src_lengths"],
+                 "style": torch.tensor([-2.0, 0.0, 2.0])}
+    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=3, max_len_b=6).forward(
+        {"net_input": net_input})
+    for i, beams in enumerate(hypos):
+        for hypo in beams:
+            tokens = hypo["tokens"]
+            prev = torch.cat([tokens.new_tensor([2]), tokens[:-1]])[None]
+            logits, _ = model(prev_output_tokens=prev, **{k: v[i:i + 1] for k, v in net_input.items()})
+            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
+            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+def test_style_dim_cache_follows_the_beams_new_order(tmp_path):
+    _, model = parent_and_child(tmp_path, init="normal")
+    attention = model.decoder.layers[0].encoder_attn
+    state = {}
+    attention.set_incremental_state(state, "kv", {"k": torch.arange(3.0)[:, None], "v": torch.arange(3.0)[:, None]})
+    state = attention.reorder_incremental_state(state, torch.tensor([2, 0]))  # sentence 1 finished
+    assert attention.get_incremental_state(state, "kv")["k"][:, 0].tolist() == [2.0, 0.0]

@@ -1,0 +1,80 @@
+# Jeong et al.'s style control (the Korean-English seed): style_token and style_dim fine-tuned from their
+# parent (BASE) through the ordinary train rule on the style store (a level per line from the corpus's
+# register labels), then each translates Table 5's test set at every level of experiments.style.levels,
+# scored by the official rule (supervised rows of Table 5) and drawn as the level sweep.
+
+
+rule style_store:
+    input:
+        split_corpora,
+    output:
+        directory("results/style/{direction}"),
+    params:
+        corpora=lambda w, input: corpus_options(w, input),
+        mapping=json.dumps(STYLE["mapping"]),
+    log:
+        "results/logs/style_store/{direction}.log",
+    benchmark:
+        "results/benchmarks/style_store/{direction}.tsv"
+    shell:
+        "mtcue style-levels --direction {wildcards.direction} {params.corpora} --mapping {params.mapping:q} "
+        "--out {output} 2> {log}"
+
+
+rule style_translate:
+    input:
+        unpack(trained_model),
+        testset=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+    output:
+        directory("results/hyps/style/{direction}/{model}"),
+    params:
+        source=lambda w: iwslt22_source(w.direction),
+        levels=",".join(map(str, STYLE["levels"])),
+        generation=json.dumps(config["generation"]),
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/style_translate/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/style_translate/{direction}.{model}.tsv"
+    shell:
+        "mtcue translate-levels --model-dir results/models/{wildcards.direction}/{wildcards.model} "
+        "--source {params.source} --levels {params.levels} --generation {params.generation:q} "
+        "--threads {threads} --out {output} 2> {log}"
+
+
+rule style_score:
+    input:
+        hyps="results/hyps/style/{direction}/{model}",
+        refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+    output:
+        "results/records/style/{direction}/{model}.json",
+    params:
+        hyps=lambda w, input: " ".join(f"level{n}={input.hyps}/level{n}.txt" for n in STYLE["levels"]),
+        refs=lambda w, input: formality_refs(w, input.refs),
+        config_hash=cfg_hash,
+        study=STUDY,
+    log:
+        "results/logs/style_score/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/style_score/{direction}.{model}.tsv"
+    shell:
+        "mtcue score-formality --style-levels --hyps {params.hyps} --references {params.refs} "
+        "--direction {wildcards.direction} --model {wildcards.model} --study {params.study} "
+        "--config-hash {params.config_hash} --out {output} 2> {log}"
+
+
+rule style_levels:
+    localrule: True
+    input:
+        STYLE_RECORDS,
+    output:
+        csv="results/figures/style_levels.csv",
+        svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures"),
+    log:
+        "results/logs/figures/style_levels.log",
+    benchmark:
+        "results/benchmarks/figures/style_levels.tsv"
+    shell:
+        "mtcue figure-style-levels --records {input} --csv {output.csv} --svg {output.svg} 2> {log}"
