@@ -28,6 +28,7 @@ include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/voita2018.smk"
+include: "workflow/rules/shortening.smk"
 include: "workflow/rules/sideinfo.smk"
 include: "workflow/rules/style.smk"
 
@@ -47,5 +48,6 @@ rule all:
         ABLATION_TABLES,
         CONTRASTIVE_TABLE,
         VOITA2018_TABLE,
+        SHORTENING_TABLE,
         SIDE_INFORMATION_TABLE,
         STYLE_FIGURE,

@@ -513,6 +513,18 @@ def test_paper_config_parameter_counts():
         "voita_context": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
         "voita_context_next": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
         "concat": 60_964_864 + 2 * 512,
+        # Sequence shortening (test_shortening_models.py pins these against the seed's Table 5): six decoder
+        # context attentions with layer norms (6 x 1,051,648) and the 1,025-row segment table; Caching
+        # Sentence's gate 6 x 513; the shortening's attention back (1,051,648) and positions (pooling 1,025
+        # rows; grouping / selecting K + 1), linear pooling's 1,024 -> 512 map, the categorising FFN
+        # 512 -> 512 -> K; the multi-encoder's own 6 encoder layers.
+        **{name: 60_964_864 + 6 * 1_051_648 + 1025 * 512 + extra for name, extra in {
+            "caching_tokens": 0, "caching_sentence": 6 * 513,
+            "pool_mean": 1_051_648 + 1025 * 512, "pool_max": 1_051_648 + 1025 * 512,
+            "pool_linear": 1_051_648 + 1025 * 512 + 1024 * 512 + 512,
+            "grouping": 1_051_648 + 512 * 512 + 512 + 512 * 9 + 9 + 10 * 512,
+            "selecting": 1_051_648 + 512 * 512 + 512 + 512 * 10 + 10 + 11 * 512}.items()},
+        "multi_encoder": 60_964_864 + 6 * layer,
         # Jeong et al.'s style control: style_token, five more embedding rows; style_dim, per decoder layer a new
         # query row (512 + 1) and key and value rows (513 + 1) per head (8), key and value columns (512 each),
         # the output projection's column per head (512 x 8)

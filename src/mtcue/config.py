@@ -26,6 +26,11 @@ CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtc
                 "style_dim": None}
 # Style-control models (Jeong et al.): no context store; a style level per line (the style store).
 STYLE_TYPES = ("style_token", "style_dim")
+# The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
+# previous `context_sentences` lines (prev1..prevC) through its own plugin file.
+SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
+                    "selecting", "multi_encoder")
+CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -80,6 +85,12 @@ def _check_switches(name: str, model: dict) -> None:
             raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
     if "context_slot" in model and kind != "tokens":
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
+    if "context_sentences" in model and model["type"] not in SHORTENING_TYPES:
+        raise ConfigError(f"models.{name}.context_sentences: only the shortening family ({', '.join(SHORTENING_TYPES)}) "
+                          "reads several previous sentences")
+    if "context_slot" in model and model["type"] in SHORTENING_TYPES:
+        raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads prev1..prevC "
+                          "(context_sentences: C)")
     if "context_columns" in model and kind == "tokens":
         raise ConfigError(f"models.{name}.context_columns: a '{model['type']}' model reads a token slot (context_slot)")
     if model["random_context"] == "noise" and kind == "tokens":
@@ -156,6 +167,16 @@ def _check_semantics(cfg: dict) -> None:
                               f"(known: {', '.join(sorted(cfg['models']))})")
     _check_fewshot(cfg)
     _check_urls(cfg)
+    short = cfg["experiments"]["shortening"]
+    too_many = [c for c in short["context_sizes"] if c > cfg["context"]["doc_slots"]]
+    if short["models"] and too_many:
+        raise ConfigError(f"experiments.shortening.context_sizes: {too_many} exceed context.doc_slots "
+                          f"({cfg['context']['doc_slots']}), the previous lines the token store keeps")
+    runs = {name for _, _, name in shortening_cells(cfg)}
+    unknown = [n for n in short["only"] if n not in runs]
+    if unknown:
+        raise ConfigError(f"experiments.shortening.only: {unknown} are not runs of the experiment "
+                          f"(runs: {', '.join(sorted(runs))})")
     style = cfg["experiments"]["style"]
     wrong = [m for m in style["models"] if m in cfg["models"] and cfg["models"][m]["type"] not in STYLE_TYPES]
     if wrong:
@@ -185,6 +206,8 @@ def _check_semantics(cfg: dict) -> None:
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
                             ("side_information", side["directions"]),
                             *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
+                            ("shortening", short["directions"]),
+                            *((f"shortening.only.{m}", ds) for m, ds in short["only"].items()),
                             ("style", style["directions"]), *((f"style.only.{m}", ds) for m, ds in style["only"].items())):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
@@ -249,6 +272,9 @@ def _check_fewshot(cfg: dict) -> None:
     clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")
+    clash = sorted(set(shortening_models(cfg)) & set(cfg["models"]))
+    if clash:
+        raise ConfigError(f"models: {clash} are the names of context-size runs (experiments.shortening); rename them")
     clash = sorted(set(ablation_seed_models(cfg)) & set(cfg["models"]))
     if clash:
         raise ConfigError(f"models: {clash} are the names of seeded runs (experiments.ablation.seeds); rename them")
@@ -396,6 +422,7 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
             "voita2018": list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
                                             + cfg["experiments"]["voita2018"]["random_test"])),
             "side_information": side_information_rows(cfg),
+            "shortening": cfg["experiments"]["shortening"]["models"],
             "style": cfg["experiments"]["style"]["models"]}
 
 
@@ -519,7 +546,7 @@ def fewshot_points(cfg: dict) -> list[dict]:
 def all_models(cfg: dict) -> dict[str, dict]:
     """Every model the study can train: the configured ones, the few-shot variants and the repeated
     (seeded) runs of the ablation rows."""
-    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg)}
+    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg), **shortening_models(cfg)}
 
 
 def model_entry(cfg: dict, model: str) -> dict:
@@ -542,6 +569,7 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
              *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
              *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
              *((d, m, "side_information") for d, m in side_information_models(cfg)),
+             *((d, m, "shortening") for d, m in shortening_runs(cfg)),
              *((d, m, "style") for d, m in style_models(cfg))]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
@@ -628,9 +656,24 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
     elif kind == "labels":
         spec["context"] |= {"columns": list(SIDE_COLUMNS), "tags_min_docs": cfg["context"]["tags_min_docs"]}
     elif kind == "tokens":
-        spec["context"] = {"kind": kind, "slot": entry.get("context_slot", "prev1"), "random": entry["random_context"],
+        spec["context"] = {"kind": kind, "slot": context_slots(entry), "random": entry["random_context"],
                            "slots": token_slots(cfg)}
+    if entry["type"] in SHORTENING_TYPES:
+        spec["arch"] = {**spec["arch"], "context_sentences": context_sentences(entry)}
     return spec
+
+
+def context_sentences(entry: dict) -> int:
+    """How many previous sentences a shortening-family model reads (its `context_sentences`, default 1)."""
+    return entry.get("context_sentences", 1)
+
+
+def context_slots(entry: dict) -> str:
+    """The token-store slot(s) a token model reads, as --context-slot takes them: its `context_slot`
+    (default prev1), or a shortening-family model's prev1,...,prevC, nearest first."""
+    if entry["type"] in SHORTENING_TYPES:
+        return ",".join(f"prev{i}" for i in range(1, context_sentences(entry) + 1))
+    return entry.get("context_slot", "prev1")
 
 
 def token_slots(cfg: dict) -> list[str]:
@@ -662,6 +705,45 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     """(direction, model) pairs the voita2018 experiment trains and scores."""
     exp = cfg["experiments"]["voita2018"]
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
+
+
+
+def shortening_name(model: str, context_size: int) -> str:
+    """The run of a shortening-family model with `context_size` previous sentences, e.g. grouping_c2."""
+    return f"{model}_c{context_size}"
+
+
+def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
+    """The seed's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
+    sentence-level model, 1 for a concat model, None for another model without that notion."""
+    exp = cfg["experiments"]["shortening"]
+    cells = []
+    for model in exp["models"]:
+        kind = cfg["models"][model]["type"]
+        if kind in SHORTENING_TYPES:
+            cells += [(model, c, shortening_name(model, c)) for c in exp["context_sizes"]]
+        else:
+            cells.append((model, {"base": 0, "concat": 1}.get(kind), model))
+    return cells
+
+
+def shortening_models(cfg: dict) -> dict[str, dict]:
+    """The context-size runs, derived here only: {name: the model's entry with context_sentences}."""
+    return {name: {**cfg["models"][model], "context_sentences": size}
+            for model, size, name in shortening_cells(cfg) if name != model}
+
+
+def shortening_runs(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, run) pairs the shortening experiment trains and scores."""
+    exp = cfg["experiments"]["shortening"]
+    return [(d, name) for d in exp["directions"] for _, _, name in shortening_cells(cfg)
+            if d in exp["only"].get(name, [d])]
+
+
+def shortening_table_cells(cfg: dict) -> list[dict]:
+    """The table's rows in order: {"model", "type", "context_size", "run"} (shortening_cells)."""
+    return [{"model": model, "type": cfg["models"][model]["type"], "context_size": size, "run": run}
+            for model, size, run in shortening_cells(cfg)]
 
 
 def side_information_rows(cfg: dict) -> list[str]:

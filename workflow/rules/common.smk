@@ -335,6 +335,20 @@ def test_context_spec(w):
     return json.dumps(spec, sort_keys=True)
 
 
+# ---- sequence shortening (shortening.smk): the seed's Tables 2-3 -------------------------------------
+
+SHORTENING_RUNS = cfg.shortening_runs(config)
+SHORTENING_SCORES = sorted({f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in SHORTENING_RUNS})
+SHORTENING_TABLE = expand("results/tables/shortening.{ext}", ext=["csv", "md", "html"]) if SHORTENING_RUNS else []
+
+
+def shortening_contrastive(w):
+    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
+    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
+                  for d, m in SHORTENING_RUNS if CONTRASTIVE_SUITES.get(d))
+
+
 # ---- Hoang et al. 2018 (sideinfo.smk): Table 3 -------------------------------------------------
 from mtcue.context.side_labels import SIDE_COLUMNS
 
@@ -374,6 +388,7 @@ MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *SCORE_RECORDS, *COMET_RECORDS, *ABLATION_SCORES, *ABLATION_COMETS,
     *(f"results/records/score/{d}/{m}.{EVAL_SPLIT}.json" for d, m in cfg.voita2018_models(config)),
+    *SHORTENING_SCORES,
     *SIDE_INFORMATION_SCORES,
     *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS, *STYLE_RECORDS,

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.config import CONTEXT_KIND, is_contextual
+from mtcue.config import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
                 "voita_context": "voita_context", "concat": "concat", "si_src_prefix": "si_src_prefix",
                 "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl",
-                "si_trg_prefix": "si_trg_prefix", "style_token": "style_token", "style_dim": "style_dim"}
+                "si_trg_prefix": "si_trg_prefix", "style_token": "style_token", "style_dim": "style_dim",
+                **{t: t for t in SHORTENING_TYPES}}
 STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 
@@ -49,6 +50,9 @@ def arch_args(spec: dict) -> list[str]:
             "--encoder-attention-heads", arch["heads"], "--decoder-attention-heads", arch["heads"],
             "--encoder-layers", arch["encoder_layers"], "--encoder-ffn-embed-dim", arch["encoder_ffn_dim"],
             "--decoder-layers", arch["decoder_layers"], "--decoder-ffn-embed-dim", arch["decoder_ffn_dim"]]
+    if spec["type"] in SHORTENING_TYPES:
+        args += ["--context-sentences", arch["context_sentences"]]
+        args += ["--shortening-groups", arch["shortening_groups"]] if "shortening_groups" in arch else []
     if CONTEXT_KIND[spec["type"]] in ("vectors", "tags"):
         args += ["--context-dropout", arch["context_dropout"]]
     if spec["type"] == "si_output_layer":

@@ -51,8 +51,10 @@ def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
     return ARCH_MODEL_REGISTRY[arch].build_model(args, task)
 
 
-def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length: int = 5) -> dict:
-    """A net_input with every token and every context column present."""
+def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length: int = 5,
+                context_sentences: int = 1) -> dict:
+    """A net_input with every token and every context column present; a token model reading several
+    context sentences gets [B, context_sentences, L]."""
     vocab = len(task.source_dictionary)
     tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
     batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
@@ -65,8 +67,9 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
     elif kind == "tags":
         batch["context"] = torch.randint(0, task.n_tags, (batch_size, task.n_columns))
     elif kind == "tokens":  # a context sentence of the source vocabulary
-        batch["context"] = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length + 1))
-        batch["context_padding_mask"] = torch.zeros(batch_size, length + 1, dtype=torch.bool)
+        shape = (batch_size, length + 1) if context_sentences == 1 else (batch_size, context_sentences, length + 1)
+        batch["context"] = torch.randint(task.source_dictionary.nspecial, vocab, shape)
+        batch["context_padding_mask"] = torch.zeros(shape, dtype=torch.bool)
         return batch
     if kind:
         batch["context_padding_mask"] = torch.zeros(batch_size, task.n_columns, dtype=torch.bool)
@@ -81,7 +84,7 @@ def count_parameters(model_type: str, arch_args: dict, vocab_size: int, context_
     model = build_model(model_type, arch_args, task)
     for param in model.parameters():  # the architecture's use of each tensor, not a freezing option's
         param.requires_grad_(True)
-    logits, _ = model(**dummy_batch(model_type, task))
+    logits, _ = model(**dummy_batch(model_type, task, context_sentences=arch_args.get("context_sentences", 1)))
     logits.float().sum().backward()
     named = list(model.named_parameters())  # tied tensors appear once, under their first name
     by_module: dict[str, int] = {}

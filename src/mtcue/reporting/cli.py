@@ -94,6 +94,14 @@ def cmd_table_voita2018(a):
                           a.csv, a.md, a.attention_unavailable, _run_ids(a))
 
 
+def cmd_table_shortening(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.shortening import write_shortening_table
+
+    write_shortening_table(json.loads(a.cells), load_records(a.records, "score"),
+                           load_records(a.contrastive_records, "contrastive"), a.csv, a.md, _run_ids(a))
+
+
 def cmd_table_side_information(a):
     from mtcue.records import load_records
     from mtcue.reporting import tables
@@ -233,6 +241,16 @@ def register(step) -> None:
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
     s.add_argument("--attention-records", nargs="*", default=[])
     s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-shortening", cmd_table_shortening, "the sequence-shortening seed's Tables 2-3: BLEU and "
+             "contrastive accuracy (by antecedent distance) per model and context size, beside the seed's")
+    s.add_argument("--cells", required=True,
+                   help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
+    s.add_argument("--records", nargs="+", required=True, help="score records")
+    s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (one suite a direction)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)

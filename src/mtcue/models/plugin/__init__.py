@@ -1,8 +1,10 @@
 """fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
 contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; Hoang et al.'s side-information models `si_*` (with the
-criterion `label_smoothed_cross_entropy_mtl`); Jeong et al.'s style control `style_token` and `style_dim`
-(task `style_translation`); exact resumption of
+Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; the sequence-shortening
+models (`caching_tokens`, `caching_sentence`, `pool_mean`, `pool_max`, `pool_linear`, `grouping`,
+`selecting`, `multi_encoder`; shortening_base), which read several of its slots; Hoang et al.'s
+side-information models `si_*` (with the criterion `label_smoothed_cross_entropy_mtl`); Jeong et al.'s style
+control `style_token` and `style_dim` (task `style_translation`); exact resumption of
 fairseq-train (`resume`).
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
@@ -20,11 +22,19 @@ warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_W
 
 if __name__ == "mtcue.models.plugin":
     from . import (  # noqa: F401  (register with fairseq)
+        caching_sentence_model,
+        caching_tokens_model,
         concat_model,
+        grouping_model,
         mtcue_model,
+        multi_encoder_model,
         mtl_criterion,
         novotney_cue_model,
+        pool_linear_model,
+        pool_max_model,
+        pool_mean_model,
         resume,
+        selecting_model,
         si_mtl_model,
         si_output_layer_model,
         si_source_model,

@@ -105,12 +105,14 @@ def noise(seed: int, epoch: int, sample: int, shape: tuple[int, ...]) -> np.ndar
 
 
 class TokenContextDataset(BaseWrapperDataset):
-    """Adds one token-store slot to the wrapped dataset's batches: `net_input["context"]` int64
-    [B, L], each row `marker, tokens..., eos` left-padded with `pad` like fairseq's sources, and
-    `context_padding_mask` (bool [B, L], True = padding). A sample without that line gets
-    `marker, eos` (an empty context sentence). `random_seed`: as ContextDataset's."""
+    """Adds token-store slots to the wrapped dataset's batches: `net_input["context"]` int64
+    [B, L] for one slot, [B, c, L] for c slots (in the order given), each sentence `marker,
+    tokens..., eos` left-padded with `pad` like fairseq's sources, and `context_padding_mask` (bool,
+    the same shape, True = padding). A sample without that line gets `marker, eos` (an empty context
+    sentence). `slot`: a slot's position or a list of them. `random_seed`: as ContextDataset's."""
 
-    def __init__(self, dataset, tokens: np.ndarray, offsets: np.ndarray, slot: int, marker: int, eos: int, pad: int,
+    def __init__(self, dataset, tokens: np.ndarray, offsets: np.ndarray, slot: int | list[int], marker: int, eos: int,
+                 pad: int,
                  name: str = "token store", random_seed: int | None = None):
         super().__init__(dataset)
         if len(offsets) != len(dataset):
@@ -132,13 +134,17 @@ class TokenContextDataset(BaseWrapperDataset):
             return batch
         ids = batch["id"].numpy()
         rows = ids if self.row_of is None else self.row_of[ids]
-        lines = []
-        for start, length in self.offsets[rows, self.slot]:
-            lines.append([self.marker, *self.tokens[start:start + length].tolist(), self.eos])
-        width = max(len(line) for line in lines)
-        context = torch.full((len(lines), width), self.pad, dtype=torch.long)
-        for i, line in enumerate(lines):
-            context[i, width - len(line):] = torch.tensor(line, dtype=torch.long)
+        slots = [self.slot] if isinstance(self.slot, int) else list(self.slot)
+        spans = self.offsets[rows][:, slots]  # [B, c, 2]
+        lines = [[[self.marker, *self.tokens[start:start + length].tolist(), self.eos] for start, length in row]
+                 for row in spans]
+        width = max(len(line) for row in lines for line in row)
+        context = torch.full((len(lines), len(slots), width), self.pad, dtype=torch.long)
+        for i, row in enumerate(lines):
+            for j, line in enumerate(row):
+                context[i, j, width - len(line):] = torch.tensor(line, dtype=torch.long)
+        if isinstance(self.slot, int):
+            context = context[:, 0]
         batch["net_input"]["context"] = context
         batch["net_input"]["context_padding_mask"] = context.eq(self.pad)
         return batch

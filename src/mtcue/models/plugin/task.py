@@ -34,7 +34,8 @@ class ContextualTranslationConfig(TranslationConfig):
     context_slot: str = field(
         default="prev1",
         metadata={"help": "token store (docs/formats.md section 2): the slot the model reads, e.g. prev1 "
-                          "(the previous sentence) or next1"},
+                          "(the previous sentence) or next1; several, comma-separated (prev1,prev2: the "
+                          "shortening models' context sentences, nearest first), give [B, c, L] batches"},
     )
     random_context_seed: int = field(default=1, metadata={"help": "seed of --random-context's draws"})
 
@@ -53,8 +54,10 @@ class ContextualTranslationTask(TranslationTask):
             raise ValueError("--task contextual_translation needs --context-dir (a context embedding store)")
         self.store = store or open_store(cfg.context_dir)
         if self.store.kind == "tokens":
-            self.column_ids, self.doc_columns = [self.store.slot(cfg.context_slot)], 0
-            self.context_kind, self.context_dim, self.n_tags, self.n_columns = "tokens", None, None, 1
+            self.column_ids = [self.store.slot(s.strip()) for s in cfg.context_slot.split(",")]
+            self.doc_columns = 0
+            self.context_kind, self.context_dim, self.n_tags = "tokens", None, None
+            self.n_columns = len(self.column_ids)
             self.building_from_checkpoint = False
             return
         names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
@@ -89,7 +92,8 @@ class ContextualTranslationTask(TranslationTask):
                              "use shuffle (another sample's line)")
         d = self.src_dict
         seed = self.cfg.random_context_seed if self.cfg.random_context else None
-        return TokenContextDataset(dataset, tokens, offsets, self.column_ids[0], d.bos(), d.eos(), d.pad(), name=name,
+        slot = self.column_ids[0] if len(self.column_ids) == 1 else self.column_ids
+        return TokenContextDataset(dataset, tokens, offsets, slot, d.bos(), d.eos(), d.pad(), name=name,
                                    random_seed=seed)
 
     def build_model(self, cfg, from_checkpoint=False):

@@ -1,0 +1,6 @@
+"""Model `caching_tokens` (the seed's Caching Tokens): every token state of each context sentence,
+as encoded by the shared encoder, is read by the decoder's context attention; no gradient past the
+encoder for any context sentence. Shared parts: shortening_base."""
+from .shortening_base import keep_tokens, register_shortening
+
+CachingTokensModel = register_shortening("caching_tokens", shorten=keep_tokens)

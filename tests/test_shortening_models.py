@@ -1,0 +1,333 @@
+"""The sequence-shortening model family (issue 27): caching, pooling, grouping, selecting and the
+multi-encoder baseline over the token store's previous sentences; its experiment and table."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from fairseq.data import Dictionary, LanguagePairDataset
+from fairseq.sequence_generator import SequenceGenerator
+
+import mtcue.models.plugin  # noqa: F401  (registers task and models)
+from mtcue import config as cfgmod
+from mtcue.config import SHORTENING_TYPES, ConfigError
+from mtcue.models.params import DataFreeTask, build_model
+from mtcue.models.plugin.context_dataset import TokenContextDataset
+from mtcue.models.plugin.pretrained import is_context_key
+from mtcue.models.plugin.shortening_base import true_mean
+from test_plugin import save_fairseq_checkpoint
+
+TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
+        "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
+        "dropout": 0.0, "shortening_groups": 3}
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tiny(model_type, c, task=None, **arch):
+    torch.manual_seed(0)
+    return build_model(model_type, {**TINY, "context_sentences": c, **arch}, task or DataFreeTask(40)).eval()
+
+
+def batch(task, c, b=3, length=6, context_length=5, seed=1):
+    """Sources and c context sentences ([B, c, L], nearest first) `<s> ... </s>`, left-padded; the
+    last sample's nearest context sentence shorter."""
+    g = torch.Generator().manual_seed(seed)
+    d = task.source_dictionary
+    tokens = torch.randint(d.nspecial, len(d), (b, length), generator=g)
+    tokens[:, -1] = d.eos()
+    context = torch.randint(d.nspecial, len(d), (b, c, context_length), generator=g)
+    context[:, :, 0], context[:, :, -1] = d.bos(), d.eos()
+    context[-1, 0, :2] = d.pad()
+    context[-1, 0, 2] = d.bos()
+    return {"src_tokens": tokens, "src_lengths": torch.full((b,), length), "prev_output_tokens": tokens.roll(1, dims=1),
+            "context": context, "context_padding_mask": context.eq(d.pad())}
+
+
+@pytest.mark.parametrize("model_type", SHORTENING_TYPES)
+@pytest.mark.parametrize("c", [1, 2])
+def test_every_model_translates_from_its_context_sentences(model_type, c):
+    task = DataFreeTask(40)
+    model = tiny(model_type, c, task)
+    x = batch(task, c)
+    logits, _ = model(**x)
+    assert logits.shape == (3, 6, 40) and torch.isfinite(logits).all()
+    # Each context sentence matters, and only to its own sample.
+    for j in range(c):
+        other = x["context"].clone()
+        other[0, j, 2] = other[0, j, 2] % 30 + 5
+        changed, _ = model(**{**x, "context": other})
+        assert not torch.allclose(changed[0], logits[0], atol=1e-6), (model_type, j)
+        assert torch.allclose(changed[1:], logits[1:], atol=1e-6)
+
+
+@pytest.mark.parametrize("model_type,length", [("caching_tokens", lambda t, l, k: t + 2 * l),
+                                               ("caching_sentence", lambda t, l, k: 3),
+                                               ("pool_max", lambda t, l, k: -(-t // 2) + 2 * -(-l // 2)),
+                                               ("grouping", lambda t, l, k: 3 * k),
+                                               ("selecting", lambda t, l, k: 3 * k)])
+def test_the_current_sentence_joins_the_shortened_context(model_type, length):
+    task = DataFreeTask(40)
+    model = tiny(model_type, 2, task, shortening_groups=2 if model_type == "pool_max" else 3)
+    x = batch(task, 2)
+    out = model.encoder(x["src_tokens"], x["src_lengths"], context=x["context"],
+                        context_padding_mask=x["context_padding_mask"])
+    k = 2 if model_type == "pool_max" else 3
+    assert out["context_out"][0].shape == (length(6, 5, k), 3, 16)
+    assert out["context_padding_mask"][0].shape == (3, length(6, 5, k))
+
+
+@pytest.mark.parametrize("model_type", ["caching_tokens", "grouping"])
+def test_a_model_trained_with_three_sentences_reads_eight(model_type):
+    """The seed's memory curve runs the C = 3 models on 4-8 context sentences."""
+    task = DataFreeTask(40)
+    model = tiny(model_type, 3, task)
+    logits, _ = model(**batch(task, 8))
+    assert logits.shape == (3, 6, 40) and torch.isfinite(logits).all()
+
+
+def test_caching_sentence_means_over_the_true_length():
+    # Two sentences of 3 positions, d = 2; the second is left-padded by one.
+    h = torch.tensor([[[1.0, 2.0], [100.0, 100.0]],
+                      [[3.0, 4.0], [2.0, 6.0]],
+                      [[5.0, 9.0], [4.0, 0.0]]])
+    mask = torch.tensor([[False, False, False], [True, False, False]])
+    mean, mean_mask = true_mean(h, mask)
+    # (1+3+5)/3, (2+4+9)/3; (2+4)/2, (6+0)/2: the pad (100) left out and divided by 2, not 3.
+    torch.testing.assert_close(mean, torch.tensor([[[3.0, 5.0], [3.0, 3.0]]]))
+    assert mean_mask.tolist() == [[False], [False]]
+
+
+def context_parts(model, x, lengths):
+    """The encoder's context states split per sentence (current, then nearest first)."""
+    out = model.encoder(x["src_tokens"], x["src_lengths"], context=x["context"],
+                        context_padding_mask=x["context_padding_mask"])
+    return torch.split(out["context_out"][0], lengths, dim=0)
+
+
+def grads(part, params):
+    """d(a random projection of `part`)/d(params); a plain sum would be constant through a layer norm."""
+    weights = torch.randn(part.shape, generator=torch.Generator().manual_seed(0))
+    return list(torch.autograd.grad((part * weights).sum(), params, allow_unused=True, retain_graph=True))
+
+
+@pytest.mark.parametrize("model_type,encoder_open,shortening_open,sizes", [
+    ("caching_tokens", 0, None, lambda k: [6, 5, 5, 5]),
+    ("caching_sentence", 0, None, lambda k: [1, 1, 1, 1]),
+    ("pool_mean", 0, 3, lambda k: [3, 3, 3, 3]),
+    ("grouping", 2, 2, lambda k: [k] * 4),
+    ("selecting", 1, 1, lambda k: [k] * 4),
+])
+def test_gradient_stops_where_the_seed_stops_it(model_type, encoder_open, shortening_open, sizes):
+    """Three context sentences: the encoder gets gradient from the current sentence and the nearest
+    `encoder_open` context ones only; the shortening module from the nearest `shortening_open`."""
+    task = DataFreeTask(40)
+    model = tiny(model_type, 3, task, shortening_groups=2 if model_type.startswith("pool") else 3).train()
+    x = batch(task, 3)
+    parts = context_parts(model, x, sizes(3))
+    encoder = [p for n, p in model.encoder.named_parameters() if n.startswith("layers.")]
+    shortener = list(model.encoder.context_shorten.parameters()) if shortening_open is not None else []
+    for i, part in enumerate(parts):
+        # The parts are slices of one concatenation: a stopped gradient arrives as zeros (or None).
+        g = [0.0 if t is None else t.abs().sum().item() for t in grads(part, encoder + shortener)]
+        to_encoder, to_shortener = g[:len(encoder)], g[len(encoder):]
+        open_encoder = i == 0 or i - 1 < encoder_open
+        assert (sum(to_encoder) > 0) == open_encoder, (model_type, i)
+        if shortener:
+            open_shortener = i == 0 or i - 1 < shortening_open
+            assert (sum(to_shortener) > 0) == open_shortener, (model_type, i)
+
+
+def test_multi_encoder_gradient_reaches_its_own_context_encoder_only_from_context():
+    task = DataFreeTask(40)
+    model = tiny("multi_encoder", 2, task).train()
+    x = batch(task, 2)
+    out = model.encoder(x["src_tokens"], x["src_lengths"], context=x["context"],
+                        context_padding_mask=x["context_padding_mask"])
+    states = out["encoder_out"][0]
+    own = list(model.encoder.layers.parameters())
+    other = list(model.encoder.context_encoder.layers.parameters())
+    g = [0.0 if t is None else t.abs().sum().item() for t in grads(states[:10], own + other)]
+    # 2 context sentences of 5 first, then the source: their states come from the context encoder only.
+    assert sum(g[:len(own)]) == 0 and sum(g[len(own):]) > 0
+    assert not any(p is q for p in own for q in other)  # unshared
+
+
+@pytest.mark.parametrize("model_type", ["caching_tokens", "caching_sentence", "grouping", "multi_encoder"])
+def test_beam_search_scores_equal_teacher_forced_scores(model_type):
+    """Incremental decoding (cached context attention, beams reordered) gives the full pass's scores."""
+    task = DataFreeTask(40)
+    model = tiny(model_type, 2, task)
+    x = batch(task, 2)
+    net_input = {k: v for k, v in x.items() if k != "prev_output_tokens"}
+    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6).forward(
+        {"net_input": net_input})
+    eos = task.target_dictionary.eos()
+    for i, beams in enumerate(hypos):
+        for hypo in beams:
+            tokens = hypo["tokens"]
+            prev = torch.cat([tokens.new_tensor([eos]), tokens[:-1]])[None]
+            logits, _ = model(prev_output_tokens=prev, **{k: v[i:i + 1] for k, v in net_input.items()})
+            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
+            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("model_type", ["caching_tokens", "grouping", "multi_encoder"])
+def test_every_base_tensor_loads_and_only_context_modules_are_new(tmp_path, model_type):
+    task = DataFreeTask(40)
+    torch.manual_seed(1)
+    base = build_model("base", {k: v for k, v in TINY.items() if k != "shortening_groups"}, task)
+    path = save_fairseq_checkpoint(base, tmp_path / "base.pt")
+    model = tiny(model_type, 2, task, pretrained_base=str(path), pretrained_report=str(tmp_path / "r.json"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    own = model.state_dict()
+    assert all(torch.equal(own[k], v) for k, v in base.state_dict().items())
+    assert report["new"] and all(is_context_key(k) for k in report["new"])
+
+
+def test_collater_gives_each_slot_as_a_sentence_nearest_first():
+    d = Dictionary()
+    for w in "abcdefgh":
+        d.add_symbol(w)
+    src = [torch.tensor([d.index("a"), d.eos()]), torch.tensor([d.index("b"), d.eos()])]
+    dataset = LanguagePairDataset(src, [2, 2], d, src, [2, 2], d)
+    tokens = np.array([d.index(w) for w in "cdefg"], dtype=np.int32)
+    # sample 0: prev1 = "c d", prev2 missing; sample 1: prev1 = "e", prev2 = "f g"
+    offsets = np.array([[[0, 2], [0, 0]], [[2, 1], [3, 2]]], dtype=np.int64)
+    wrapped = TokenContextDataset(dataset, tokens, offsets, [0, 1], d.bos(), d.eos(), d.pad())
+    out = wrapped.collater([wrapped[0], wrapped[1]])
+    by_id = dict(zip(out["id"].tolist(), out["net_input"]["context"].tolist()))
+    p, s, e = d.pad(), d.bos(), d.eos()
+    assert by_id[0] == [[s, d.index("c"), d.index("d"), e], [p, p, s, e]]
+    assert by_id[1] == [[p, s, d.index("e"), e], [s, d.index("f"), d.index("g"), e]]
+    assert out["net_input"]["context_padding_mask"].tolist() == out["net_input"]["context"].eq(p).tolist()
+
+
+# ---- parameter counts of the seed's configuration (its Table 5) ----------------------------------
+
+D, FFN, LAYERS = 512, 2048, 6
+# A joint vocabulary of 39,607 entries: the seed's two 20k SentencePiece vocabularies with separate source and
+# target embeddings (decoder input/output shared) hold as many embedding rows as our joint, all-shared one.
+VOCAB = 39_607
+ATTENTION = 4 * (D * D + D)  # q, k, v, out projections with biases
+FFN_BLOCK = D * FFN + FFN + FFN * D + D
+ENCODER_LAYER = ATTENTION + FFN_BLOCK + 2 * 2 * D  # two layer norms
+DECODER_LAYER = 2 * ATTENTION + FFN_BLOCK + 3 * 2 * D
+BASE = LAYERS * (ENCODER_LAYER + DECODER_LAYER) + VOCAB * D  # sinusoidal positions: no parameters
+CONTEXT_ATTENTION = LAYERS * (ATTENTION + 2 * D)  # a context attention and its layer norm per decoder layer
+SEGMENTS = (1024 + 1) * D  # the sentence-indexed segment table: max source positions + 1 rows (authors')
+CACHING = BASE + CONTEXT_ATTENTION + SEGMENTS
+SHORTENER = ATTENTION + 2 * D  # the attention back to the full sequence and its layer norm
+PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the seed's Table 5 in millions)
+    ("base", ()): (BASE, 64.42),
+    ("caching_tokens", ()): (CACHING, 71.25),
+    ("caching_sentence", ()): (CACHING + LAYERS * (D + 1), 71.26),  # lambda = sigmoid(Linear(h)) per layer
+    ("pool_max", (("shortening_groups", 2),)): (CACHING + SHORTENER + (1024 + 1) * D, 72.83),  # its positions
+    ("pool_linear", (("shortening_groups", 2),)): (CACHING + SHORTENER + (1024 + 1) * D + 2 * D * D + D, 73.35),
+    ("grouping", (("shortening_groups", 9),)): (CACHING + SHORTENER + (D * 512 + 512) + (512 * 9 + 9) + 10 * D,
+                                                72.58),  # categorising FFN 512 -> 512 -> K, K + 1 positions
+    ("multi_encoder", ()): (BASE + LAYERS * ENCODER_LAYER, 83.33),  # an unshared 6-layer encoder
+}
+
+
+@pytest.mark.parametrize("model_type,extra", list(PAPER_TABLE5))
+def test_parameter_counts_of_the_seeds_configuration_match_its_table5(model_type, extra):
+    expected, paper = PAPER_TABLE5[(model_type, extra)]
+    assert round(expected / 1e6, 2) == paper  # the hand count is the seed's
+    arch = {"encoder_embed_dim": D, "encoder_ffn_embed_dim": FFN, "decoder_ffn_embed_dim": FFN, "encoder_layers": 6,
+            "decoder_layers": 6, "encoder_attention_heads": 8, "decoder_attention_heads": 8, **dict(extra)}
+    if model_type != "base":
+        arch["context_sentences"] = 1
+    model = build_model(model_type, arch, DataFreeTask(VOCAB))
+    assert sum(p.numel() for p in model.parameters()) == expected
+
+
+# ---- the experiment: config, DAG, table -----------------------------------------------------------
+
+def demo_config():
+    return cfgmod.load(REPO / "config" / "config.yaml")
+
+
+def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
+    cfg = demo_config()
+    runs = cfgmod.shortening_runs(cfg)
+    for family in SHORTENING_TYPES:
+        assert ("en-de", f"{family}_c1") in runs and ("en-fr", f"{family}_c1") in runs
+        assert ("en-de", f"{family}_c2") in runs and ("en-fr", f"{family}_c2") not in runs
+    assert ("en-de", "base") in runs and ("en-fr", "concat") in runs
+    assert len(runs) == 2 * 2 + 8 * 3
+    spec = cfgmod.model_spec(cfg, "grouping_c2", "en-de")
+    assert spec["context"]["slot"] == "prev1,prev2" and spec["arch"]["context_sentences"] == 2
+    from mtcue.models import fairseq_args as fa
+
+    args = fa.arch_args(spec) + fa.task_args(spec, "en-de", "bin", "store")
+    assert args[args.index("--context-sentences") + 1] == "2" and args[args.index("--context-slot") + 1] == "prev1,prev2"
+    # The runs are trained models of the study, so the contrastive rules score them.
+    assert cfgmod.trained_models(cfg)[("en-de", "grouping_c2")] == ["shortening"]
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda c: c["models"]["concat"].update(context_sentences=2), "only the shortening family"),
+    (lambda c: c["experiments"]["shortening"].update(context_sizes=[6]), "context_sizes"),
+    (lambda c: c["context"].update(doc_slots=1), "exceed context.doc_slots"),
+    (lambda c: c["experiments"]["shortening"]["only"].update(grouping_c3=["en-de"]), "not runs of the experiment"),
+    (lambda c: c["models"].update(grouping_c1={"type": "base"}), "context-size runs"),
+])
+def test_bad_shortening_config_is_refused(change, message):
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    change(raw)
+    with pytest.raises(ConfigError, match=message):
+        cfgmod.validate(raw)
+
+
+def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
+    from conftest import dry_run
+
+    run = dry_run("results/tables/shortening.csv", "--configfile", str(REPO / "config" / "config.yaml"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+    for direction, model in cfgmod.shortening_runs(demo_config()):
+        assert f"results/records/score/{direction}/{model}.test.json" in out
+        assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
+    assert "results/models/en-fr/grouping_c2/" not in out
+    assert "mtcue table-shortening" in out
+
+
+def score(direction, model, bleu):
+    return {"kind": "score", "direction": direction, "model": model, "bleu": bleu, "study": "demo", "split": "test"}
+
+
+def contrastive(direction, model, accuracy, pronoun, by_distance):
+    def cell(a):
+        return {"accuracy": a, "n": 10, "ties": 0}
+
+    return {"kind": "contrastive", "direction": direction, "model": model, "suite": "synthetic", "study": "demo",
+            "accuracy": accuracy, "n": 20, "ties": 0,
+            "groups": {"phenomenon": {"pronoun": cell(pronoun)}, "distance": {d: cell(a) for d, a in by_distance.items()}}}
+
+
+def test_table_puts_ours_by_distance_beside_the_seeds(tmp_path):
+    from mtcue.reporting.shortening import write_shortening_table
+
+    cells = [{"model": "base", "type": "base", "context_size": 0, "run": "base"},
+             {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"}]
+    scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5)]
+    records = [contrastive("en-de", "base", 0.5, 0.25, {"1": 0.2, "2": 0.3}),
+               contrastive("en-de", "grouping_c2", 0.75, 0.6, {"1": 0.7, "2": 0.5})]
+    write_shortening_table(cells, scores, records, tmp_path / "t.csv", tmp_path / "t.md")
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "t.csv")
+    ours = df[df.source == "this study"].set_index(["row", "metric"])["value"]
+    assert ours[("Shortening - Grouping (C=2)", "BLEU")] == 31.5
+    assert ours[("Shortening - Grouping (C=2)", "accuracy")] == 75.0
+    assert ours[("Shortening - Grouping (C=2)", "d=2")] == 50.0
+    assert ours[("Sentence-level (C=0)", "pronouns")] == 25.0
+    paper = df[df.source != "this study"].set_index(["row", "metric"])["value"]
+    # The seed's en-de Table 2: Grouping with two sentences 28.70 BLEU, 54.51 % on ContraPro.
+    assert paper[("Shortening - Grouping (C=2)", "BLEU")] == 28.70
+    assert paper[("Shortening - Grouping (C=2)", "accuracy")] == 54.51
+    assert paper[("Sentence-level (C=0)", "accuracy")] == 43.67
+    md = (tmp_path / "t.md").read_text()
+    assert "54.51" in md and "75.00" in md and (tmp_path / "t.html").is_file()
