@@ -1,4 +1,5 @@
 """workflow/scripts/bench_extraction.py: the patches to the authors' code and the comparison of pairs."""
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -6,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
-import bench_extraction as bench  # noqa: E402
+import bench_extraction as bench
 
 
 def authors_tree(root: Path, cld3: bool = True) -> Path:
@@ -21,9 +22,10 @@ def test_the_two_patches_and_nothing_else(tmp_path):
     run_dir = bench.authors_copy(authors_tree(tmp_path / "a"), tmp_path / "work")
     assert (run_dir / "src" / "extract_bitext.py").read_text() == "print('x')\n"
     assert "import cld3" not in (run_dir / "src" / "preprocess_opensubs.py").read_text().replace("# import cld3", "")
-    namespace: dict = {}
-    exec((run_dir / "src" / "utils.py").read_text(), namespace)
-    assert namespace["process_metadata_from_omdb"]("tt1", "key") == {}
+    spec = importlib.util.spec_from_file_location("authors_utils", run_dir / "src" / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    assert utils.process_metadata_from_omdb("tt1", "key") == {}
     assert (run_dir / "blocklist" / "blocklist.de").read_text() == "de/0/0/0.xml\n"
 
 
@@ -34,9 +36,8 @@ def test_a_changed_authors_file_is_refused(tmp_path):
 
 def test_pairs_compared_in_order_and_classified(tmp_path):
     ours = [("A.", "a.", []), ("B. - C.", "b. c.", ["A."]), ("D.", "d.", []), ("E.", "e.", ["D."]), ("F.", "f.", [])]
-    with open(tmp_path / "all.jsonl", "w") as f:
-        for en, de, prev in ours:
-            f.write(json.dumps({"text": {"en": en, "de": de}, "previous": {"en": prev, "de": prev}}) + "\n")
+    (tmp_path / "all.jsonl").write_text("".join(
+        json.dumps({"text": {"en": en, "de": de}, "previous": {"en": prev, "de": prev}}) + "\n" for en, de, prev in ours))
     data = tmp_path / "data"
     (data / "context").mkdir(parents=True)
     # theirs: A, C B (same words, dash aside), D (previous line differs), G (only theirs) where E and F are

@@ -34,11 +34,11 @@ import multiprocessing
 import re
 import zipfile
 from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import ftfy
 from lxml import etree
@@ -242,15 +242,15 @@ def parse_document(data: bytes, stats: Counter) -> dict[str, Sentence]:
     return sentences
 
 
-def _decoded(data: bytes, where: str, result: "FilmResult") -> bytes:
+def _decoded(data: bytes, where: str, result: FilmResult) -> bytes:
     """Bytes that are valid UTF-8: bytes that are not become U+FFFD (those sentences are dropped)."""
     try:
         data.decode("utf-8")
         return data
     except UnicodeDecodeError as err:
         result.stats["documents_with_invalid_utf8"] += 1
-        result.warnings.append(("invalid_utf8", f"{where}: not valid UTF-8 (byte {err.start}); its damaged "
-                                                "sentences are dropped"))
+        result.warnings.append(("invalid_utf8", (f"{where}: not valid UTF-8 (byte {err.start}); its damaged "
+                                                 "sentences are dropped")))
         return data.decode("utf-8", "replace").encode("utf-8")
 
 
@@ -340,13 +340,13 @@ class Films:
             data, where = self.mirror.read_document(path)
         except FileNotFoundError:
             stats["skipped_link_groups:document_missing"] += 1
-            warn.append(("missing", f"{self.mirror.root}: document {path} is not in the copy; its link group is "
-                                    "skipped"))
+            warn.append(("missing", (f"{self.mirror.root}: document {path} is not in the copy; its link group is "
+                                     "skipped")))
             return None
         except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
             stats["skipped_link_groups:document_unreadable"] += 1
-            warn.append(("unreadable", f"{self.mirror.root}: document {path} cannot be read "
-                                       f"({type(err).__name__}: {err}); its link group is skipped"))
+            warn.append(("unreadable", (f"{self.mirror.root}: document {path} cannot be read "
+                                        f"({type(err).__name__}: {err}); its link group is skipped")))
             return None
         try:
             sentences = parse_document(_decoded(data, where, result), stats)
