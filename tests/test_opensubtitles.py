@@ -378,3 +378,127 @@ def test_generated_copy_extracts(tmp_path, caplog, monkeypatch):
     assert report["links"] == 3000 and report["pairs"] == len(samples) > 1000
     assert report["pairs"] + sum(report["dropped"].values()) == report["links"]
     assert (tmp_path / "gen" / "xml" / "ru.zip").exists()  # zipped as OPUS ships it
+
+
+# ---- parallel extraction ---------------------------------------------------------------
+
+def _alignment_from_docs(path: Path) -> list[str]:
+    """The fromDoc of each link group, read with a regular expression (independent of the extractor)."""
+    return re.findall(r'fromDoc="([^"]+)"', gzip.decompress(path.read_bytes()).decode())
+
+
+def test_parallel_output_is_the_serial_output(tmp_path, caplog):
+    gen = tmp_path / "gen"
+    generate_mirror(gen, "en-de", 6000, seed=5, links_per_film=250)
+    # One film's English document is damaged: its warning must come once, at its place.
+    with zipfile.ZipFile(gen / "xml" / "en.zip") as archive:
+        member = next(n for n in archive.namelist() if n.endswith("/8.xml"))
+    damaged = tmp_path / "damaged"
+    with zipfile.ZipFile(gen / "xml" / "en.zip") as src, zipfile.ZipFile(damaged, "w") as dst:
+        for name in src.namelist():
+            dst.writestr(name, b"<document><s id='1'>" if name == member else src.read(name))
+    damaged.replace(gen / "xml" / "en.zip")
+    outputs = {}
+    for workers in (1, 3):
+        folder = tmp_path / f"w{workers}"
+        folder.mkdir()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="mtcue"):
+            extract(gen, "en-de", folder / "all.jsonl", folder / "films.txt", folder / "stats.json", workers=workers)
+        outputs[workers] = [(folder / name).read_bytes() for name in ("all.jsonl", "films.txt", "stats.json")]
+        outputs[workers].append([r.getMessage() for r in caplog.records if r.name == "mtcue"])
+    assert outputs[3] == outputs[1]
+    stats = json.loads(outputs[1][2])
+    assert stats["skipped_link_groups"] == {"document_not_xml": 1} and len(outputs[1][3]) == 1
+    samples = [json.loads(line) for line in outputs[1][0].splitlines()]
+    assert [s["id"] for s in samples] == [f"en-de.{k:09d}" for k in range(len(samples))]
+    # Films in the alignment file's order (the damaged one left out), each film's pairs together.
+    films_in_order = [d.split("/")[2] for d in _alignment_from_docs(gen / "xml" / "de-en.xml.gz")]
+    seen = list(dict.fromkeys(s["imdb_id"] for s in samples))
+    assert seen == [f"tt{int(f):07d}" for f in films_in_order if f != member.split("/")[4]]
+    assert len(seen) == stats["films"] == len(films_in_order) - 1 > 20
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5, "2", True, None])
+def test_worker_count_is_checked(film_mirror, tmp_path, workers):
+    with pytest.raises(ValueError, match="workers must be a whole number >= 1"):
+        extract(film_mirror, "en-de", tmp_path / "all.jsonl", workers=workers)
+    assert not (tmp_path / "all.jsonl").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "two"])
+def test_worker_count_on_the_command_line(film_mirror, tmp_path, value):
+    run_ = subprocess.run([sys.executable, "-m", "mtcue.cli", "extract-opensubtitles", "--mirror", str(film_mirror),
+                           "--pair", "en-de", "--out", str(tmp_path / "all.jsonl"), "--workers", value],
+                          capture_output=True, text=True)
+    assert run_.returncode == 2
+    assert f"argument --workers: '{value}': a whole number >= 1 of worker processes" in run_.stderr
+    assert not (tmp_path / "all.jsonl").exists()
+
+
+def test_a_worker_holds_one_film_at_a_time(tmp_path, monkeypatch):
+    """What a worker does per film: it reads that film's two documents and nothing else, and what
+    it keeps after a film does not grow with the films it has done."""
+    import gc
+    import statistics
+    import tracemalloc
+
+    from mtcue.data.clean import clean_line
+    from mtcue.data.opensubtitles import Extractor, Films, Mirror, Rules, Sentence, _Side
+
+    gen = tmp_path / "gen"
+    generate_mirror(gen, "en-de", 12000, seed=2, links_per_film=600)
+    mirror = Mirror(gen)
+    groups = list(Extractor(mirror, "en-de").groups(mirror.alignment("en-de")))
+    assert len(groups) == 20
+    reads: list[str] = []
+    original = Mirror.read_document
+    monkeypatch.setattr(Mirror, "read_document", lambda self, path: (reads.append(path), original(self, path))[1])
+    films = Films(mirror, "en-de", Rules())
+    attributes = set(vars(films))
+    tracemalloc.start()
+    try:
+        retained, peaks = [], []
+        for group in groups:
+            reads.clear()
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+            result = films.film(group)
+            peaks.append(tracemalloc.get_traced_memory()[1] - before)
+            del result
+            clean_line.cache_clear()  # a bounded cache of cleaned lines, counted apart (below)
+            retained.append(tracemalloc.get_traced_memory()[0])
+            assert reads == [group.from_doc, group.to_doc]
+            assert not any(isinstance(o, (Sentence, _Side)) for o in gc.get_objects())  # no document kept
+    finally:
+        tracemalloc.stop()
+        mirror.close()
+    assert set(vars(films)) == attributes  # no per-film state left on the extractor
+    # After the first films (caches of the cleaning rules warm up), 15 films together leave less
+    # behind than a quarter of what one film needs while it is extracted: nothing of a film stays.
+    assert retained[-1] - retained[4] < statistics.median(peaks) / 4, (retained, peaks)
+    assert clean_line.cache_info().maxsize == 1 << 16  # what the cache may hold is bounded
+
+
+def test_ordered_map_reads_ahead_at_most_a_window():
+    from mtcue.data.opensubtitles import ordered_map
+
+    pulled = []
+
+    def items():
+        for k in range(-30, 0):
+            pulled.append(k)
+            yield k
+
+    got = []
+    for value in ordered_map(abs, items(), workers=2, window=3):
+        got.append(value)
+        assert len(pulled) - len(got) <= 3 - 1  # the window less the one just yielded
+    assert got == list(range(30, 0, -1))
+
+
+def test_a_dead_worker_is_a_clear_error():
+    from mtcue.data.opensubtitles import OpusError, ordered_map
+
+    with pytest.raises(OpusError, match="a worker process of 2 died"):
+        list(ordered_map(os._exit, [3, 4], workers=2))

@@ -142,6 +142,16 @@ def test_the_paper_config_lists_the_whole_data_path():
     assert "--corpus results/eval/eamt22/en-pl/test.jsonl --direction en-pl --model tagging_fewshot_30" in run.stdout
 
 
+def test_extraction_workers_are_the_rules_threads():
+    """corpus.opensubtitles.workers (4 in the paper configuration) reaches the step as its threads,
+    which Snakemake lowers to the cores it is given."""
+    for cores, workers in (("8", "4"), ("2", "2")):
+        run = dry_run("--configfile", "config/paper.yaml", "--cores", cores)
+        assert run.returncode == 0, run.stderr[-3000:]
+        steps = [line for line in run.stdout.splitlines() if "mtcue extract-opensubtitles" in line]
+        assert len(steps) == 4 and all(f" --workers {workers} 2> " in line for line in steps), steps[:1]
+
+
 def test_sources_name_the_files_a_mirror_holds(tmp_path):
     from mtcue.config import validate
     from mtcue.data import sources

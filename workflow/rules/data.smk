@@ -17,6 +17,7 @@ if OPENSUBTITLES:
         params:
             opus=sources.opus_dir(config),
             rules=config["corpus"]["opensubtitles"],
+        threads: config["corpus"]["opensubtitles"]["workers"]
         log:
             "results/logs/extract_opensubtitles/{pair}.log",
         benchmark:
@@ -24,7 +25,7 @@ if OPENSUBTITLES:
         shell:
             "mtcue extract-opensubtitles --mirror {params.opus:q} --pair {wildcards.pair} --out {output.corpus} "
             "--films {output.films} --stats {output.stats} --min-overlap {params.rules[min_overlap]} "
-            "--max-gap {params.rules[max_gap_s]} 2> {log}"
+            "--max-gap {params.rules[max_gap_s]} --workers {threads} 2> {log}"
 
     # One job for every film of every pair (shared answers, one throttle). The key is read from the
     # environment variable OMDB_API_KEY by the step itself: it is never part of a command line.

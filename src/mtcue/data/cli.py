@@ -1,6 +1,7 @@
 """Steps of the data stage: corpus generation, cleaning, SentencePiece and binarisation."""
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 from pathlib import Path
@@ -42,10 +43,20 @@ def cmd_annotate_eamt22(a):
     Path(a.stats).write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
 
 
+def _workers(value: str) -> int:
+    from mtcue.data.opensubtitles import check_workers
+
+    try:
+        return check_workers(int(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: a whole number >= 1 of worker processes") from None
+
+
 def cmd_extract_opensubtitles(a):
     from mtcue.data.opensubtitles import Rules, extract
 
-    report = extract(a.mirror, a.pair, a.out, a.films, a.stats, Rules(min_overlap=a.min_overlap, max_gap_s=a.max_gap))
+    report = extract(a.mirror, a.pair, a.out, a.films, a.stats, Rules(min_overlap=a.min_overlap, max_gap_s=a.max_gap),
+                     a.workers)
     log.info("extracted %d pairs of %s from %d films; dropped links: %s; skipped link groups: %s",
              report["pairs"], a.pair, report["films"], report["dropped"], report["skipped_link_groups"])
 
@@ -196,6 +207,8 @@ def register(step) -> None:
     s.add_argument("--stats", help="write the counts (kept, dropped and why, context resets) as JSON here")
     s.add_argument("--min-overlap", type=float, default=0.9, help="keep links with at least this overlap")
     s.add_argument("--max-gap", type=float, default=7.0, help="reset the context after a longer pause (seconds)")
+    s.add_argument("--workers", type=_workers, default=1,
+                   help="processes extracting films in parallel (1: none); the output is the same")
 
     s = step("opus-synth", cmd_opus_synth, "write a generated OPUS-format OpenSubtitles copy (extraction benchmark)")
     s.add_argument("--out", required=True, help="folder to write xml/{lang}.zip and xml/{l1}-{l2}.xml.gz into")

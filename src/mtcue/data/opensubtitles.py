@@ -5,7 +5,9 @@ An OPUS copy in OPUS's own layout (a "mirror") holds the documents of each langu
 (`xml/{lang}/{year}/{imdb}/{file}.xml.gz` or `.xml`), and the sentence alignments of each pair,
 `xml/{l1}-{l2}.xml.gz` (languages in alphabetical order). The alignment file is read one link
 group at a time (one pair of documents: one film), and only those two documents are in memory,
-so memory does not grow with the corpus.
+so memory does not grow with the corpus. The films are independent: with `workers` > 1, as many
+processes extract them (each opens the copy itself and holds one film), at most two films per
+worker are read ahead, and their pairs are written in the alignment file's order, as in one process.
 
 The rules are the paper's (appendix A, after Voita et al. 2019):
 - a link is kept when both sides are present and its overlap is >= `min_overlap` (0.9); the
@@ -28,12 +30,15 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import multiprocessing
 import re
 import zipfile
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import ftfy
 from lxml import etree
@@ -237,15 +242,15 @@ def parse_document(data: bytes, stats: Counter) -> dict[str, Sentence]:
     return sentences
 
 
-def _decoded(data: bytes, where: str, stats: Counter, named: Counter) -> bytes:
+def _decoded(data: bytes, where: str, result: FilmResult) -> bytes:
     """Bytes that are valid UTF-8: bytes that are not become U+FFFD (those sentences are dropped)."""
     try:
         data.decode("utf-8")
         return data
     except UnicodeDecodeError as err:
-        stats["documents_with_invalid_utf8"] += 1
-        _name_once(named, "invalid_utf8", f"{where}: not valid UTF-8 (byte {err.start}); its damaged sentences "
-                                          "are dropped")
+        result.stats["documents_with_invalid_utf8"] += 1
+        result.warnings.append(("invalid_utf8", (f"{where}: not valid UTF-8 (byte {err.start}); its damaged "
+                                                 "sentences are dropped")))
         return data.decode("utf-8", "replace").encode("utf-8")
 
 
@@ -298,110 +303,124 @@ class _Side:
         return min(starts), max(ends)
 
 
-class Extractor:
-    """Streams the pairs of one language pair; `stats` counts every link's fate."""
+@dataclass(frozen=True)
+class LinkGroup:
+    """One <linkGrp> of the alignment file (one film's two documents), as plain data that a worker
+    process receives: the document paths and each link's (id, xtargets, overlap)."""
+    from_doc: str | None
+    to_doc: str | None
+    links: tuple[tuple[str | None, str | None, str | None], ...]
 
-    def __init__(self, mirror: Mirror, pair: str, rules: Rules = Rules()):
+
+@dataclass
+class FilmResult:
+    """What one link group gives: its samples (without their running "id"), the counts, the film's
+    folder name (None when the group was skipped) and the warnings to log, in order."""
+    samples: list[dict] = field(default_factory=list)
+    stats: Counter = field(default_factory=Counter)
+    film: str | None = None
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Films:
+    """Extracts one link group at a time; it keeps nothing between groups (its state is the copy,
+    the pair and the rules), so a worker holds one film's two documents at most."""
+
+    def __init__(self, mirror: Mirror, pair: str, rules: Rules):
         self.mirror, self.pair, self.rules = mirror, pair, rules
         self.langs = tuple(alignment_name(pair).split("-"))  # fromDoc, toDoc languages
-        if ENGLISH not in self.langs:
-            raise OpusError(f"pair {pair}: one side must be English")
-        self.stats: Counter = Counter()
-        self.films: set[str] = set()
-        self._named: Counter = Counter()
-        self._count = 0
 
-    def _side(self, lang: str, path: str | None) -> _Side | None:
+    def _side(self, lang: str, path: str | None, result: FilmResult) -> _Side | None:
+        stats, warn = result.stats, result.warnings
         if path is None or not DOC_PATH.match(path) or not path.startswith(f"{lang}/"):
-            self.stats["skipped_link_groups:bad_document_path"] += 1
-            _name_once(self._named, "path", f"link group with document path {path!r}: not "
-                                            f"{lang}/YEAR/IMDB/FILE.xml.gz; skipped")
+            stats["skipped_link_groups:bad_document_path"] += 1
+            warn.append(("path", f"link group with document path {path!r}: not {lang}/YEAR/IMDB/FILE.xml.gz; skipped"))
             return None
         try:
             data, where = self.mirror.read_document(path)
         except FileNotFoundError:
-            self.stats["skipped_link_groups:document_missing"] += 1
-            _name_once(self._named, "missing", f"{self.mirror.root}: document {path} is not in the copy; its link "
-                                               "group is skipped")
+            stats["skipped_link_groups:document_missing"] += 1
+            warn.append(("missing", (f"{self.mirror.root}: document {path} is not in the copy; its link group is "
+                                     "skipped")))
             return None
         except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
-            self.stats["skipped_link_groups:document_unreadable"] += 1
-            _name_once(self._named, "unreadable", f"{self.mirror.root}: document {path} cannot be read "
-                                                  f"({type(err).__name__}: {err}); its link group is skipped")
+            stats["skipped_link_groups:document_unreadable"] += 1
+            warn.append(("unreadable", (f"{self.mirror.root}: document {path} cannot be read "
+                                        f"({type(err).__name__}: {err}); its link group is skipped")))
             return None
         try:
-            sentences = parse_document(_decoded(data, where, self.stats, self._named), self.stats)
+            sentences = parse_document(_decoded(data, where, result), stats)
         except etree.XMLSyntaxError as err:
-            self.stats["skipped_link_groups:document_not_xml"] += 1
-            _name_once(self._named, "xml", f"{where}: not well-formed XML ({err}); its link group is skipped")
+            stats["skipped_link_groups:document_not_xml"] += 1
+            warn.append(("xml", f"{where}: not well-formed XML ({err}); its link group is skipped"))
             return None
         return _Side(lang, path, sentences, {})
 
-    def _group(self, group: etree._Element) -> Iterator[dict]:
-        links = [link for link in group if link.tag == "link"]
-        self.stats["link_groups"] += 1
-        self.stats["links"] += len(links)
+    def film(self, group: LinkGroup) -> FilmResult:
+        result = FilmResult()
         sides = []
-        for lang, attr in zip(self.langs, ("fromDoc", "toDoc")):
-            side = self._side(lang, group.get(attr))
+        for lang, path in zip(self.langs, (group.from_doc, group.to_doc)):
+            side = self._side(lang, path, result)
             if side is None:
-                self.stats["links_in_skipped_groups"] += len(links)
-                return
+                result.stats["links_in_skipped_groups"] += len(group.links)
+                return result
             sides.append(side)
         by_lang = dict(zip(self.langs, sides))
         english, other = by_lang[ENGLISH], by_lang[next(lang for lang in self.langs if lang != ENGLISH)]
         folders = {lang: DOC_PATH.match(side.path).group(3) for lang, side in by_lang.items()}
         if len(set(folders.values())) > 1:
-            self.stats["repaired:imdb_differs_between_sides"] += 1
-        film = folders[ENGLISH]
-        self.films.add(film)
+            result.stats["repaired:imdb_differs_between_sides"] += 1
+        result.film = film = folders[ENGLISH]
         doc_id = f"{english.path.removesuffix('.xml.gz')}|{other.path.removesuffix('.xml.gz')}"
+        stats = result.stats
         context: list[dict[str, str]] = []
         last_end: float | None = None
         last_number: int | None = None
-        for link in links:
-            texts, span = self._link(link, sides)
-            number = _link_number(link.get("id"))
+        for link in group.links:
+            texts, span = self._link(link, sides, stats)
+            number = _link_number(link[0])
             if texts is None:
                 context, last_end, last_number = [], None, None
                 continue
             start, end = span
             if context:
                 if last_number is not None and number is not None and number != last_number + 1:
-                    self.stats["context_resets:link_ids_not_consecutive"] += 1
+                    stats["context_resets:link_ids_not_consecutive"] += 1
                     context = []
                 elif start is None or last_end is None:
-                    self.stats["context_resets:no_time"] += 1
+                    stats["context_resets:no_time"] += 1
                     context = []
                 elif start - last_end > self.rules.max_gap_s:
-                    self.stats["context_resets:gap"] += 1
+                    stats["context_resets:gap"] += 1
                     context = []
             last_end, last_number = end, number
-            yield self._sample(texts, context, doc_id, film)
+            stats["pairs"] += 1
+            result.samples.append(self._sample(texts, context, doc_id, film))
             context = [texts, *context][: self.rules.max_previous]
+        return result
 
-    def _link(self, link: etree._Element, sides: list[_Side]):
+    def _link(self, link: tuple, sides: list[_Side], stats: Counter):
         """({lang: cleaned text}, (start, end)) of a kept link, or (None, None) with the reason counted."""
-        left, sep, right = (link.get("xtargets") or "").partition(";")
+        _, xtargets, overlap = link
+        left, sep, right = (xtargets or "").partition(";")
         ids = [left.split(), right.split()]
         if not sep or not all(ids):
-            self.stats["dropped:one_sided"] += 1
+            stats["dropped:one_sided"] += 1
             return None, None
-        overlap = link.get("overlap")
         if overlap is None:
-            self.stats["dropped:no_overlap"] += 1
+            stats["dropped:no_overlap"] += 1
             return None, None
         try:
             value = float(overlap)
         except ValueError:
-            self.stats["dropped:overlap_not_a_number"] += 1
+            stats["dropped:overlap_not_a_number"] += 1
             return None, None
         if not value >= self.rules.min_overlap:
-            self.stats["dropped:overlap_below_threshold"] += 1
+            stats["dropped:overlap_below_threshold"] += 1
             return None, None
         texts = {}
         for side, side_ids in zip(sides, ids):
-            text = side.text(side_ids, self.stats)
+            text = side.text(side_ids, stats)
             if text is None:
                 return None, None
             texts[side.lang] = text
@@ -411,38 +430,115 @@ class Extractor:
         return texts, span
 
     def _sample(self, texts: dict[str, str], context: list[dict[str, str]], doc_id: str, film: str) -> dict:
-        self.stats["pairs"] += 1
-        sample = {
-            "id": f"{self.pair}.{self._count:09d}",
+        langs = self.pair.split("-")
+        return {
             "doc_id": doc_id,
             "imdb_id": imdb_id(film),
-            "text": {lang: texts[lang] for lang in self.pair.split("-")},
-            "previous": {lang: [line[lang] for line in context] for lang in self.pair.split("-")},
+            "text": {lang: texts[lang] for lang in langs},
+            "previous": {lang: [line[lang] for line in context] for lang in langs},
             "meta": dict.fromkeys(META_FIELDS),
         }
-        self._count += 1
-        return sample
 
-    def samples(self) -> Iterator[dict]:
-        for lang in self.langs:
-            self.mirror.check_language(lang)
-        path = self.mirror.alignment(self.pair)
+
+# A worker process's extractor, made once by _start_worker (each worker opens the copy itself).
+_WORKER: Films | None = None
+
+
+def _start_worker(root: str, pair: str, rules: Rules) -> None:
+    global _WORKER
+    _WORKER = Films(Mirror(root), pair, rules)
+
+
+def _extract_film(group: LinkGroup) -> FilmResult:
+    return _WORKER.film(group)
+
+
+def ordered_map(fn, items: Iterable, workers: int, initializer=None, initargs: tuple = (),
+                window: int | None = None) -> Iterator:
+    """fn(item) for each item, computed by `workers` processes, yielded in the items' order. At most
+    `window` items (default 2 per worker) are read ahead of what has been yielded, so neither the
+    input nor the results pile up in memory, whatever their number."""
+    window = window or 2 * workers
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=initializer, initargs=initargs)
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BrokenProcessPool:
+        raise OpusError(f"a worker process of {workers} died (out of memory? try fewer workers)") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1 (processes extracting films in parallel), "
+                         f"not {workers!r}")
+    return workers
+
+
+class Extractor:
+    """Streams the pairs of one language pair, films extracted by `workers` processes (1: in this
+    one), in the alignment file's order; `stats` counts every link's fate."""
+
+    def __init__(self, mirror: Mirror, pair: str, rules: Rules = Rules(), workers: int = 1):
+        self.mirror, self.pair, self.rules = mirror, pair, rules
+        self.workers = check_workers(workers)
+        self.films_reader = Films(mirror, pair, rules)
+        if ENGLISH not in self.films_reader.langs:
+            raise OpusError(f"pair {pair}: one side must be English")
+        self.stats: Counter = Counter()
+        self.films: set[str] = set()
+        self._named: Counter = Counter()
+        self._count = 0
+
+    def groups(self, path: Path) -> Iterator[LinkGroup]:
+        """The alignment file's link groups, streamed: one <linkGrp> element in memory at a time."""
         opener = gzip.open if path.suffix == ".gz" else open
         try:
             with opener(path, "rb") as handle:
                 groups = etree.iterparse(handle, events=("end",), tag="linkGrp", **_SAFE)
                 groups.resolvers.add(_NoExternalResources())
                 for _, group in groups:
-                    yield from self._group(group)
+                    links = tuple((link.get("id"), link.get("xtargets"), link.get("overlap"))
+                                  for link in group if link.tag == "link")
+                    self.stats["link_groups"] += 1
+                    self.stats["links"] += len(links)
+                    item = LinkGroup(group.get("fromDoc"), group.get("toDoc"), links)
                     group.clear(keep_tail=False)
                     while group.getprevious() is not None:
                         del group.getparent()[0]
+                    yield item
         except (EOFError, OSError, zipfile.BadZipFile) as err:
             raise OpusError(f"{path}: damaged after {self.stats['link_groups']} link groups ({type(err).__name__}: "
                             f"{err}); download it again") from None
         except etree.XMLSyntaxError as err:
             raise OpusError(f"{path}: not well-formed XML after {self.stats['link_groups']} link groups ({err}); "
                             "download it again") from None
+
+    def samples(self) -> Iterator[dict]:
+        for lang in self.films_reader.langs:
+            self.mirror.check_language(lang)
+        groups = self.groups(self.mirror.alignment(self.pair))
+        if self.workers == 1:
+            results = map(self.films_reader.film, groups)
+        else:
+            results = ordered_map(_extract_film, groups, self.workers, _start_worker,
+                                  (str(self.mirror.root), self.pair, self.rules))
+        for result in results:
+            self.stats.update(result.stats)
+            for kind, message in result.warnings:
+                _name_once(self._named, kind, message)
+            if result.film is not None:
+                self.films.add(result.film)
+            for sample in result.samples:
+                yield {"id": f"{self.pair}.{self._count:09d}", **sample}
+                self._count += 1
 
     def report(self) -> dict:
         """The counts, grouped: what was kept, what was dropped and why, what was repaired."""
@@ -464,11 +560,12 @@ def _link_number(link_id: str | None) -> int | None:
 
 
 def extract(mirror_dir: str | Path, pair: str, out: str | Path, films_out: str | Path | None = None,
-            stats_out: str | Path | None = None, rules: Rules = Rules()) -> dict:
+            stats_out: str | Path | None = None, rules: Rules = Rules(), workers: int = 1) -> dict:
     """Write every extracted pair of `pair` (corpus format, metadata empty) to `out`, the films'
-    OPUS folder names to `films_out`, the counts to `stats_out`; returns the counts."""
+    OPUS folder names to `films_out`, the counts to `stats_out`; returns the counts. With
+    `workers` > 1 the films are extracted by that many processes; the output is the same."""
     mirror = Mirror(mirror_dir)
-    extractor = Extractor(mirror, pair, rules)
+    extractor = Extractor(mirror, pair, rules, workers)
     try:
         # The alignment file is streamed: its size in pairs is known only at the end.
         write_jsonl(out, track(extractor.samples(), f"extract {pair}", unit="pairs"))
