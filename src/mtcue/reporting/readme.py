@@ -28,6 +28,7 @@ from mtcue.io import atomic_write_text, read_text
 from mtcue.records import load_records
 from mtcue.reporting.formality import difference, formality_table, kind_counts
 from mtcue.reporting.layout import markdown_table
+from mtcue.reporting.readme_systems import shortening_section, side_information_section, style_section
 from mtcue.reporting.tables import (
     AVERAGE,
     BOOTSTRAP,
@@ -64,6 +65,10 @@ class Run:
     voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
     translating: frozenset[str] = frozenset()  # the models scored on the test split (Tables 4, Voita et al.'s)
     memory: pd.DataFrame | None = None       # results/figures/memory_growth.csv
+    side_information: pd.DataFrame | None = None  # results/tables/side_information.csv
+    table5: pd.DataFrame | None = None       # results/tables/table5_formality.csv (its supervised rows)
+    style_levels: pd.DataFrame | None = None  # results/figures/style_levels.csv
+    shortening: pd.DataFrame | None = None   # results/tables/shortening.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -89,7 +94,9 @@ class Run:
                 folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
                   split, formality, *map(_read_csv, csvs), translating,
-                  _read_csv(folder.parent / "figures" / "memory_growth.csv"))
+                  *(_read_csv(folder.parent / f) for f in ("figures/memory_growth.csv", "tables/side_information.csv",
+                                                           "tables/table5_formality.csv", "figures/style_levels.csv",
+                                                           "tables/shortening.csv")))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -476,7 +483,9 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
-    for section in (contrastive_section(first), voita2018_section(first), memory_section(first)):
+    for section in (contrastive_section(first), voita2018_section(first), side_information_section(first.side_information),
+                    style_section(first.style_levels, first.table5), shortening_section(first.shortening),
+                    memory_section(first)):
         if section:
             body += ["", *section]
     if len(runs) > 1:
