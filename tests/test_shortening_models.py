@@ -6,9 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from fairseq.data import Dictionary, LanguagePairDataset
-from fairseq.sequence_generator import SequenceGenerator
 
 import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue import config as cfgmod
@@ -18,6 +16,7 @@ from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.shortening_base import true_mean
 from test_plugin import save_fairseq_checkpoint
+from test_voita2018 import assert_beam_scores_are_teacher_forced
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
@@ -158,19 +157,7 @@ def test_multi_encoder_gradient_reaches_its_own_context_encoder_only_from_contex
 def test_beam_search_scores_equal_teacher_forced_scores(model_type):
     """Incremental decoding (cached context attention, beams reordered) gives the full pass's scores."""
     task = DataFreeTask(40)
-    model = tiny(model_type, 2, task)
-    x = batch(task, 2)
-    net_input = {k: v for k, v in x.items() if k != "prev_output_tokens"}
-    hypos = SequenceGenerator([model], task.target_dictionary, beam_size=2, max_len_b=6).forward(
-        {"net_input": net_input})
-    eos = task.target_dictionary.eos()
-    for i, beams in enumerate(hypos):
-        for hypo in beams:
-            tokens = hypo["tokens"]
-            prev = torch.cat([tokens.new_tensor([eos]), tokens[:-1]])[None]
-            logits, _ = model(prev_output_tokens=prev, **{k: v[i:i + 1] for k, v in net_input.items()})
-            lprobs = F.log_softmax(logits[0], dim=-1).gather(1, tokens[:, None])[:, 0]
-            torch.testing.assert_close(hypo["positional_scores"], lprobs, atol=1e-4, rtol=1e-4)
+    assert_beam_scores_are_teacher_forced(tiny(model_type, 2, task), task, batch(task, 2))
 
 
 @pytest.mark.parametrize("model_type", ["caching_tokens", "grouping", "multi_encoder"])

@@ -19,6 +19,13 @@ def _value(v: float, digits: int) -> str:
     return NA if pd.isna(v) else f"{v:.{digits}f}"
 
 
+def _per_direction(ours: pd.DataFrame, rows: list[str]):
+    """(direction, its rows × metrics frame of values, in `rows` order) for each direction of a long CSV."""
+    for direction in sorted(ours["direction"].unique()):
+        yield direction, ours[ours["direction"] == direction].pivot_table(
+            index="row", columns="metric", values="value", aggfunc="first").reindex(rows)
+
+
 def side_information_section(table: pd.DataFrame | None) -> list[str]:
     """Hoang et al. Table 3 on our directions: BLEU with the significance mark against BASE, the contrastive
     accuracy where the direction has a suite, then each of the seed's claims as our numbers decide it."""
@@ -27,17 +34,11 @@ def side_information_section(table: pd.DataFrame | None) -> list[str]:
     ours = table[table["table"] == "bleu"]
     rows = list(dict.fromkeys(ours["row"]))
     display = pd.DataFrame(index=pd.Index(rows, name="system"))
-    for direction in sorted(ours["direction"].unique()):
-        cell = ours[ours["direction"] == direction].pivot_table(index="row", columns="metric", values="value",
-                                                                aggfunc="first")
-        cell = cell.reindex(rows)
-
-        def marked(row: str) -> str:
-            mark = ("+" if cell.get("p_better", pd.Series(dtype=float)).get(row, 1.0) <= SIGNIFICANT else
-                    "−" if cell.get("p_worse", pd.Series(dtype=float)).get(row, 1.0) <= SIGNIFICANT else "")
-            return _value(cell["bleu"].get(row), 2) + mark
-
-        display[f"{direction} BLEU"] = [marked(r) for r in rows]
+    for direction, cell in _per_direction(ours, rows):
+        better, worse = (cell.get(p, pd.Series(1.0, index=rows)).fillna(1.0) for p in ("p_better", "p_worse"))
+        display[f"{direction} BLEU"] = [
+            _value(cell.loc[r, "bleu"], 2) + ("+" if better[r] <= SIGNIFICANT else "−" if worse[r] <= SIGNIFICANT else "")
+            for r in rows]
         for metric in (c for c in cell.columns if str(c).startswith("contrastive_")):
             display[f"{direction} {metric.removeprefix('contrastive_')} contrastive %"] = [
                 _value(v, 1) for v in cell[metric]]
@@ -91,9 +92,7 @@ def shortening_section(table: pd.DataFrame | None) -> list[str]:
     ours = table[table["source"] == "this study"]
     rows = list(dict.fromkeys(ours["row"]))
     display = pd.DataFrame(index=pd.Index(rows, name="system"))
-    for direction in sorted(ours["direction"].unique()):
-        cell = ours[ours["direction"] == direction].pivot_table(index="row", columns="metric", values="value",
-                                                                aggfunc="first").reindex(rows)
+    for direction, cell in _per_direction(ours, rows):
         column = cell.get
         display[f"{direction} BLEU"] = [_value(v, 2) for v in column("BLEU", pd.Series(index=rows))]
         display[f"{direction} all / pronouns %"] = [
