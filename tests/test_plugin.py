@@ -590,6 +590,13 @@ def test_train_from_base_and_generate_end_to_end(tmp_path):
               "--required-batch-size-multiple", 1]
     fairseq("train", *common, "--task", "translation", "--arch", "transformer", *sizes_args, *train_args,
             "--save-dir", tmp_path / "base", cwd=REPO)
+    # a BASE trained on from BASE (the fine-tuned systems' control, mtcue.models.train): fairseq's own
+    # --finetune-from-model, its weights with a fresh optimiser, schedule and epoch counter
+    log = fairseq("train", *common, "--task", "translation", "--arch", "transformer", *sizes_args, *train_args,
+                  "--finetune-from-model", tmp_path / "base" / "checkpoint_last.pt", "--save-dir", tmp_path / "again",
+                  cwd=REPO)
+    assert f"loading pretrained model from {tmp_path / 'base' / 'checkpoint_last.pt'}" in log
+    assert "end of epoch 1 " in log and (tmp_path / "again" / "checkpoint_last.pt").is_file()
 
     contextual = ["--task", "contextual_translation", "--context-dir", store]
     log = fairseq("train", *common, *contextual, "--arch", "mtcue", *sizes_args, "--context-layers", 1,

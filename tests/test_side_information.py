@@ -317,8 +317,11 @@ def test_demo_dag_fine_tunes_the_variants_and_builds_the_table():
         assert f"--out results/labels/{direction} " in out
         assert f"results/records/score_no_context/{direction}/si_output_layer.test.json" in out
         assert f"results/records/score_predicted_labels/{direction}/si_trg_prefix.test.json" in out
-        for model in ("tagging", "mtcue", "base"):
+        for model in ("tagging", "mtcue", "base", "base_continued"):
             assert f"results/records/score/{direction}/{model}.test.json" in out
+        # the control: BASE's own transformer trained on from BASE's weights, 5 epochs, no labels
+        assert re.search(rf'mtcue train --spec .*?"model": "base_continued".*?--direction {direction} .*?'
+                         rf'--init-checkpoint results/models/{direction}/base/checkpoint_best\.pt', out)
     assert "si_genre1,si_genre2,si_genre3,si_pg_rating,si_country,si_decade" in out
     assert '"random": "drop"' in out and '"random": "predict"' in out  # test-time context: translation specs only
     for model in variants:  # the en-de phenomena: the contrastive suite scores every variant

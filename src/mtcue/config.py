@@ -761,8 +761,9 @@ def side_information_models(cfg: dict) -> list[tuple[str, str]]:
 
 def side_information_table_rows(cfg: dict) -> list[dict]:
     """Hoang et al.'s Table 3 rows in order: {"label" (the seed's name where the model is one of its
-    systems), "model", "type", "variant": "", "no_context" (decoded without labels) or "predicted_labels"
-    (the target-prefix model predicting its labels)}."""
+    systems), "model", "type" (the model's; "control" for a BASE trained on like the variants, which
+    separates the labels' effect from that of the extra epochs), "variant": "", "no_context" (decoded
+    without labels) or "predicted_labels" (the target-prefix model predicting its labels)}."""
     exp = cfg["experiments"]["side_information"]
     names = {"base": "base (without side information)", "si_src_prefix": "si-src-prefix",
              "si_src_suffix": "si-src-suffix", "si_trg_prefix": "si-trg-prefix-h", "si_output_layer": "output-layer",
@@ -770,6 +771,10 @@ def side_information_table_rows(cfg: dict) -> list[dict]:
     rows = []
     for model in side_information_rows(cfg):
         kind = cfg["models"][model]["type"]
+        if kind == "base" and model != exp["baseline"]:   # BASE trained on like the variants: not a seed's system
+            rows.append({"label": "base, fine-tuned as the variants (no labels)", "model": model, "type": "control",
+                         "variant": ""})
+            continue
         if kind == "si_trg_prefix":  # one model, decoded with the labels predicted (-p) and given (-h)
             rows.append({"label": "si-trg-prefix-p", "model": model, "type": kind, "variant": "predicted_labels"})
         rows.append({"label": names.get(kind, model), "model": model, "type": kind, "variant": ""})

@@ -166,7 +166,11 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
         if init_checkpoint is None:
             raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
         check_checkpoint(init_checkpoint, f"--init-checkpoint (the trained '{spec['init_from']}' model)")
-        args += ["--pretrained-base", str(init_checkpoint), "--pretrained-report", str(ckpt_dir / "init_report.json")]
+        if spec["type"] == "base":  # fairseq's own transformer: its weights, a fresh optimiser and schedule
+            args += ["--finetune-from-model", str(init_checkpoint)]
+        else:
+            args += ["--pretrained-base", str(init_checkpoint),
+                     "--pretrained-report", str(ckpt_dir / "init_report.json")]
     log.info("fairseq-train %s", " ".join(args))
     start = time.monotonic()
     cfg = fairseq_run.training_config(args)
