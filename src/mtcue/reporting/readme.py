@@ -379,9 +379,15 @@ def contrastive_section(run: Run) -> list[str]:
     """The synthetic contrastive suites: accuracy overall and on the pronouns, per model and direction."""
     if run.contrastive is None:
         return []
-    # The models that translate the test split; the ablation rows and few-shot variants are in the table.
+    # The models that translate the test split; the ablation rows and few-shot variants are in the table, and
+    # the systems with a section of their own (side information, shortening) show their accuracy there.
+    own_section = set().union(*(set(t["model"].dropna()) for t in (run.side_information, run.shortening)
+                                if t is not None and "model" in t))
+    shared = {r["model"] for r in run.scores} | (set(run.voita2018["model"].dropna())
+                                                if run.voita2018 is not None and "model" in run.voita2018 else set())
+    shown = {m for m in run.translating if m not in own_section or m in shared}
     ours = run.contrastive[(run.contrastive["source"] == "this study") & (run.contrastive["suite"] == "synthetic")
-                           & run.contrastive["model"].isin(run.translating)]
+                           & run.contrastive["model"].isin(shown)]
     if ours.empty:
         return []
     groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
