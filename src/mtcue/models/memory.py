@@ -121,17 +121,12 @@ def train_peak(model, batch: dict, training: dict, device: torch.device) -> int:
     What is proportional to the weights whatever the context — gradients, the optimiser's moments
     and update — is left out: at the paper's sizes it hid the growth (MTCUE's step peaked at 502 MiB
     with an Adam update, 441 MiB with new gradients, for every c from 1 to 6)."""
-    from fairseq.criterions.label_smoothed_cross_entropy import label_smoothed_nll_loss
+    from mtcue.models.train_cost import training_loss
 
     model.train()
-    pad = model.decoder.dictionary.pad()
 
     def step():
-        out = model(**batch["net_input"])
-        lprobs = model.get_normalized_probs(out, log_probs=True).view(-1, out[0].size(-1))
-        loss, _ = label_smoothed_nll_loss(lprobs, batch["target"].view(-1), training["label_smoothing"],
-                                          ignore_index=pad, reduce=True)
-        loss.backward()
+        training_loss(model, batch, training["label_smoothing"]).backward()
 
     step()
     model.zero_grad(set_to_none=False)  # kept: the measured pass accumulates into them

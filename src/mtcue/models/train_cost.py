@@ -99,14 +99,23 @@ def _to(batch: dict, device: torch.device) -> dict:
     return {"net_input": {k: v.to(device) for k, v in batch["net_input"].items()}, "target": batch["target"].to(device)}
 
 
+def training_loss(model, batch: dict, label_smoothing: float) -> torch.Tensor:
+    """The study's training loss on `batch` (fairseq's label-smoothed cross-entropy, padding ignored),
+    summed, as the training steps that the benchmarks time or measure compute it."""
+    from fairseq.criterions.label_smoothed_cross_entropy import label_smoothed_nll_loss
+
+    out = model(**batch["net_input"])
+    lprobs = model.get_normalized_probs(out, log_probs=True).view(-1, out[0].size(-1))
+    loss, _ = label_smoothed_nll_loss(lprobs, batch["target"].view(-1), label_smoothing,
+                                      ignore_index=model.decoder.dictionary.pad(), reduce=True)
+    return loss
+
+
 def time_updates(model, batches: list[dict], training: dict, warmup: int, device: torch.device,
                  fp16: bool = False) -> dict:
     """Seconds per update (forward + loss + backward, then clipping and the Adam step) over
     `batches`, the first `warmup` untimed."""
-    from fairseq.criterions.label_smoothed_cross_entropy import label_smoothed_nll_loss
-
     model.to(device).train()
-    pad = model.decoder.dictionary.pad()
     optimiser = torch.optim.AdamW(model.parameters(), lr=training["lr"], betas=(0.9, 0.98), eps=1e-8,
                                   weight_decay=training["weight_decay"])
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
@@ -117,10 +126,7 @@ def time_updates(model, batches: list[dict], training: dict, warmup: int, device
         t0 = time.perf_counter()
         optimiser.zero_grad(set_to_none=True)
         with torch.autocast(device.type, dtype=torch.float16, enabled=fp16):
-            out = model(**batch["net_input"])
-            lprobs = model.get_normalized_probs(out, log_probs=True).view(-1, out[0].size(-1))
-            loss, _ = label_smoothed_nll_loss(lprobs, batch["target"].view(-1), training["label_smoothing"],
-                                              ignore_index=pad, reduce=True)
+            loss = training_loss(model, batch, training["label_smoothing"])
         loss.backward()
         sync()
         t1 = time.perf_counter()
