@@ -49,3 +49,14 @@ def test_pairs_compared_in_order_and_classified(tmp_path):
     assert result["differences"] == {"same link, sentences in another order": 1, "only ours": 2, "only theirs": 1}
     assert result["identical"] == 2
     assert result["previous_line_differs"] == 1  # D: none here, "C. B." there (A and B C agree; E, F, G unpaired)
+
+
+def test_a_work_folder_holding_a_users_files_is_refused_untouched(tmp_path):
+    users = tmp_path / "home"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="not made by this script"):
+        bench.claim_work_dir(users)
+    assert [p.name for p in users.iterdir()] == ["notes.txt"]
+    fresh = bench.claim_work_dir(tmp_path / "new")
+    assert (fresh / bench.MARK).is_file() and bench.claim_work_dir(fresh) == fresh   # its own folder: reused

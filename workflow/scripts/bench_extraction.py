@@ -5,7 +5,7 @@ our extraction with 1, 2, ... workers (issue 28, item 1). Figures: docs/data.md,
     git clone https://github.com/st-vincent1/opensubtitles_parser AUTHORS
     python -m venv --system-site-packages VENV && VENV/bin/pip install mosestokenizer tqdm requests
     PYTHONPATH=src python workflow/scripts/bench_extraction.py --authors AUTHORS --authors-python VENV/bin/python \\
-        --work /tmp/bench-extract --links 2200000 --workers 1,2 --rounds 1 --out bench.json
+        --work WORK --links 2200000 --workers 1,2 --rounds 1 --out bench.json
 
 The authors' code is copied into WORK and run there, never into this project, with two patches
 (printed and written to WORK/authors.diff): no `import cld3` (unused; pycld3 does not build on
@@ -141,6 +141,19 @@ def ours(copy: Path, out: Path, workers: int, min_overlap: float = 0.9) -> dict:
     return result
 
 
+MARK = ".bench-extraction"  # in WORK: this script made it, so it may replace what it wrote there
+
+
+def claim_work_dir(work: Path) -> Path:
+    """WORK, created or reused only where this script made it: the runs replace their outputs there,
+    so a folder holding anything else (a user's files) is refused, untouched."""
+    if work.exists() and not (work / MARK).is_file() and (not work.is_dir() or any(work.iterdir())):
+        sys.exit(f"--work {work}: not empty and not made by this script; name a new or empty folder")
+    work.mkdir(parents=True, exist_ok=True)
+    (work / MARK).touch()
+    return work
+
+
 def theirs(python: str, run_dir: Path, raw: Path) -> dict:
     shutil.rmtree(run_dir / "data", ignore_errors=True)
     result = timed([python, "src/extract_bitext.py", "-l", "de", "-s", "train", "-p", str(raw), "-a", "none"], run_dir)
@@ -202,7 +215,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", required=True, type=Path)
     a = parser.parse_args()
-    work = a.work.resolve()
+    work = claim_work_dir(a.work.resolve())
     copy, raw = work / "opus", work / "raw"
     if not (copy / "xml" / "de-en.xml.gz").exists():
         generate_mirror(copy, "en-de", a.links)
