@@ -162,3 +162,18 @@ def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
     assert torch.equal(stacked["context"].reshape(2, 18), flat["context"])
     assert (flat["context"][:, ::6] == d.bos()).all() and (flat["context"][:, 5::6] == d.eos()).all()
     assert not flat["context_padding_mask"].any() and stacked["context_padding_mask"].shape == (2, 3, 6)
+
+
+def test_an_output_path_holding_a_users_file_is_refused_before_measuring(tmp_path):
+    from mtcue.models.memory import check_outputs, write_csv
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    for csv_path, svg_path in ((notes, tmp_path / "m.svg"), (tmp_path / "m.csv", notes), (tmp_path, tmp_path / "m.svg")):
+        with pytest.raises(ValueError, match="not an earlier memory-growth output"):
+            check_outputs(csv_path, svg_path)
+    assert notes.read_text() == "mine\n"
+    # an earlier run's outputs may be replaced
+    write_csv([{"model": "concat", "context_sentences": 1, "phase": "decode", "peak_mib": 1.0}], tmp_path / "m.csv")
+    (tmp_path / "m.svg").write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>\n')
+    check_outputs(tmp_path / "m.csv", tmp_path / "m.svg")

@@ -103,9 +103,10 @@ def cmd_bench_train_cost(a):
 def cmd_memory_growth(a):
     import torch
 
-    from mtcue.models.memory import measure, write_csv
+    from mtcue.models.memory import check_outputs, measure, write_csv
     from mtcue.reporting.figures import memory_growth, save_svg
 
+    check_outputs(a.csv, a.svg)
     torch.set_num_threads(a.threads)
     plan = json_option(a.plan, "--plan") if a.plan else cfgmod.memory_growth_plan(cfgmod.load(a.config))
     if not plan:

@@ -170,6 +170,25 @@ def measure(plan: dict, device: str | None = None) -> list[dict]:
     return rows
 
 
+def check_outputs(csv_path: str | Path, svg_path: str | Path) -> None:
+    """Before measuring: an existing output may be replaced only if it is an earlier run's (a memory-growth
+    CSV; an SVG drawing), so that a mistyped path never costs a user's file; the error names it."""
+    for path, ours in ((Path(csv_path), _is_memory_csv), (Path(svg_path), _is_svg)):
+        if path.is_dir() or (path.exists() and not ours(path)):
+            raise ValueError(f"{path}: exists and is not an earlier memory-growth output; nothing was changed: "
+                             "give the step another path")
+
+
+def _is_memory_csv(path: Path) -> bool:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.readline().rstrip("\n") == ",".join(CSV_COLUMNS)
+
+
+def _is_svg(path: Path) -> bool:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return "<svg" in f.read(2048)
+
+
 def write_csv(rows: list[dict], path: str | Path) -> Path:
     from mtcue.io import atomic_write_text
 
