@@ -39,15 +39,15 @@ report: "workflow/report/workflow.rst"
 
 rule all:
     input:
-        TABLES,
+        QUALITY["tables"],
         FIGURES,
         MLFLOW_RUNS,
         EVAL_SETS,
-        FIGURE4,
+        FEWSHOT["figure"],
         TABLE5,
-        ABLATION_TABLES,
+        ABLATION["table"],
         CONTRASTIVE_TABLE,
-        VOITA2018_TABLE,
-        SHORTENING_TABLE,
-        SIDE_INFORMATION_TABLE,
-        STYLE_FIGURE,
+        VOITA2018["table"],
+        SHORTENING["table"],
+        SIDE_INFORMATION["table"],
+        STYLE["figure"],

@@ -36,6 +36,9 @@ from mtcue.models.plugin.context_dataset import ContextDataset, other_samples
 from mtcue.models.plugin.qk_norm_attention import QKNormAttention
 from mtcue.records import write_record
 from mtcue.reporting.ablation import ablation_display, ablation_table
+from mtcue.plan.ablation import ablation_zeroshot
+from mtcue.plan.models import model_spec
+from mtcue.study import seed_name, store_columns
 
 ABLATIONS = ["mtcue_no_context_encoder", "mtcue_no_positions", "mtcue_discrete", "mtcue_no_metadata",
              "mtcue_no_doc", "mtcue_random_context", "mtcue_no_qk_norm", "mtcue_shuffled_context"]
@@ -154,11 +157,11 @@ def test_no_qk_norm_changes_the_attention_and_the_outputs():
 def test_column_ablations_never_see_the_removed_columns(tmp_path, model, kept):
     """Their batches hold exactly the kept columns: changing the removed ones changes nothing."""
     c = demo()
-    spec = cfg.model_spec(c, model, "en-de")
+    spec = model_spec(c, model, "en-de")
     assert spec["context"]["columns"] == kept
     args = fa.task_args(spec, "en-de", "bin", "store")
     assert args[args.index("--context-columns") + 1] == ",".join(kept)
-    columns = cfg.store_columns(c)
+    columns = store_columns(c)
     store = ContextStore(write_store(tmp_path, {"train": 6}, columns=columns, doc_columns=6))
     selected, docs = store.select_columns(kept)
     assert docs == sum(k.startswith("doc") for k in kept)
@@ -229,11 +232,11 @@ def test_shuffled_context_dataset_gives_each_sample_another_samples_whole_row(tm
     # evaluation: fairseq's validation and generation iterate epoch 1, so the draw is fixed
     dataset.set_epoch(1)
     torch.testing.assert_close(context_batch(dataset), own[torch.from_numpy(other_samples(8, 3, 1))])
-    spec = cfg.model_spec(demo(), "mtcue_shuffled_context", "en-de")
+    spec = model_spec(demo(), "mtcue_shuffled_context", "en-de")
     args = fa.task_args(spec, "en-de", "bin", "store")
     assert args[args.index("--random-context") + 1] == "shuffle"
     assert args[args.index("--random-context-seed") + 1] == str(spec["seed"])
-    assert "--random-context" not in fa.task_args(cfg.model_spec(demo(), "mtcue", "en-de"), "en-de", "b", "s")
+    assert "--random-context" not in fa.task_args(model_spec(demo(), "mtcue", "en-de"), "en-de", "b", "s")
 
 
 def noise_batch(dataset, ids):
@@ -271,7 +274,7 @@ def test_random_context_replaces_every_present_vector_by_the_authors_noise(tmp_p
     torch.testing.assert_close(noise_batch(dataset, range(n))[0], noise)
     other_seed = ContextDataset(pairs(n), index, store.vectors, random="noise", random_seed=4)
     assert not torch.allclose(noise_batch(other_seed, range(n))[0][~mask], present)
-    spec = cfg.model_spec(demo(), "mtcue_random_context", "en-de")
+    spec = model_spec(demo(), "mtcue_random_context", "en-de")
     args = fa.task_args(spec, "en-de", "bin", "store")
     assert args[args.index("--random-context") + 1] == "noise"
     with pytest.raises(ValueError, match="tag store"):
@@ -299,12 +302,12 @@ def test_ablation_models_are_mtcue_with_one_switch_each():
         return {f"{group}.{k}": v for group in ("arch", "context") for k, v in spec[group].items()} | {
             k: spec[k] for k in ("type", "init_from", "training", "seed")}
 
-    full = flat(cfg.model_spec(c, "mtcue", "en-de"))
+    full = flat(model_spec(c, "mtcue", "en-de"))
     for name, switched in SWITCHED.items():
-        spec = flat(cfg.model_spec(c, name, "en-de"))
+        spec = flat(model_spec(c, name, "en-de"))
         assert {k for k in full.keys() | spec.keys() if full.get(k) != spec.get(k)} == switched, name
-    assert cfg.model_spec(c, "mtcue_discrete", "en-de")["context"]["encoder"] == "random-384"
-    randoms = [cfg.model_spec(c, m, "en-de")["context"]["random"]
+    assert model_spec(c, "mtcue_discrete", "en-de")["context"]["encoder"] == "random-384"
+    randoms = [model_spec(c, m, "en-de")["context"]["random"]
                for m in ("mtcue_random_context", "mtcue_shuffled_context")]
     assert randoms == ["noise", "shuffle"]
     rows = c["experiments"]["ablation"]["rows"]
@@ -349,21 +352,21 @@ def test_ablation_section_names_known_models_and_directions():
 
 def test_zeroshot_columns_read_records_only_where_they_are_written():
     c = demo()
-    unavailable = {k: v["unavailable"] for k, v in cfg.ablation_zeroshot(c).items()}
+    unavailable = {k: v["unavailable"] for k, v in ablation_zeroshot(c).items()}
     assert unavailable["formality"] is None  # the demo's Table 5 runs in en-de, where the ablations are
     c["experiments"]["formality"]["directions"] = []
-    assert "no formality experiment" in cfg.ablation_zeroshot(c)["formality"]["unavailable"]
+    assert "no formality experiment" in ablation_zeroshot(c)["formality"]["unavailable"]
     assert unavailable["eamt22"] == "the ablation models are not trained in en-pl (experiments.ablation.directions: en-de)"
     c["experiments"]["fewshot"]["directions"] = []
-    assert "no fewshot experiment" in cfg.ablation_zeroshot(c)["eamt22"]["unavailable"]
+    assert "no fewshot experiment" in ablation_zeroshot(c)["eamt22"]["unavailable"]
     c["experiments"]["formality"] = {"directions": ["en-de", "en-ru"]}   # as the formality experiment will add
     c["experiments"]["fewshot"]["directions"] = ["en-pl"]
-    zeroshot = cfg.ablation_zeroshot(c)
+    zeroshot = ablation_zeroshot(c)
     assert zeroshot["formality"] == {"direction": "en-de", "unavailable": None}
     assert zeroshot["eamt22"]["unavailable"] == ("the ablation models are not trained in en-pl "
                                                  "(experiments.ablation.directions: en-de)")
     c["experiments"]["ablation"]["directions"] = ["en-de", "en-pl"]
-    assert cfg.ablation_zeroshot(c)["eamt22"]["unavailable"] is None
+    assert ablation_zeroshot(c)["eamt22"]["unavailable"] is None
 
 
 # ---- the DAG -----------------------------------------------------------------------------------
@@ -386,9 +389,9 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     readers = set(re.findall(r"--context-dir results/embed/(\S+)/random-384\.mean .*?--checkpoint-dir "
                              r"results/checkpoints/\S+/(\S+) ", run.stdout))
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
-    assert readers == {(d, cfg.seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
+    assert readers == {(d, seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
     scored = set(re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout))
-    runs = {cfg.seed_name(m, s) for m in [*ABLATIONS, "mtcue"] for s in range(1, seeds + 1)}
+    runs = {seed_name(m, s) for m in [*ABLATIONS, "mtcue"] for s in range(1, seeds + 1)}
     assert {m for _, m in scored} == {*runs, "base"} and {d for d, _ in scored} == directions
 
 

@@ -9,6 +9,7 @@ from conftest import REPO
 from mtcue import config as cfg
 from mtcue.cli import main
 from mtcue.models.checkpoints import BEST, LAST, CheckpointError, check_checkpoint, checkpoint_problem, recover_checkpoint_dir
+from mtcue.plan.models import model_spec
 
 
 def save(path, value=1.0):
@@ -76,7 +77,7 @@ def test_a_damaged_best_checkpoint_alone_is_moved_aside(tmp_path):
 
 
 def test_a_damaged_init_checkpoint_stops_training_before_fairseq_starts(tmp_path, caplog):
-    spec = cfg.model_spec(cfg.load(REPO / "config" / "config.yaml"), "mtcue", "en-de")
+    spec = model_spec(cfg.load(REPO / "config" / "config.yaml"), "mtcue", "en-de")
     init = tmp_path / "base" / "checkpoint_best.pt"
     init.parent.mkdir()
     truncate(save(init))

@@ -4,6 +4,12 @@ import yaml
 from conftest import REPO
 from mtcue import config as cfg
 from mtcue.models.fairseq_args import task_args
+from mtcue.plan.ablation import ablation_seeds
+from mtcue.plan.experiments import experiment_models
+from mtcue.plan.fewshot import eamt22_columns, fewshot_models, fewshot_points, fewshot_setting
+from mtcue.plan.formality import formality_directions
+from mtcue.plan.models import all_models, model_columns, model_spec
+from mtcue.study import CONTEXT_KIND, CORPUS_PAIRS, pair_of, pairs, store_columns, store_name
 
 
 def demo():
@@ -17,7 +23,7 @@ def test_shipped_configs_validate_and_fill_defaults():
     assert c["models"]["base"]["training"] == {}         # overrides get no defaults of their own
     paper = cfg.load(REPO / "config" / "paper.yaml")
     assert len(paper["directions"]) == 8
-    assert cfg.pairs(paper) == ["en-de", "en-fr", "en-pl", "en-ru"]
+    assert pairs(paper) == ["en-de", "en-fr", "en-pl", "en-ru"]
 
 
 @pytest.mark.parametrize("mutate, where", [
@@ -57,36 +63,36 @@ def test_semantic_errors():
 
 
 def test_model_spec_merges_overrides_over_shared_training():
-    spec = cfg.model_spec(demo(), "mtcue", "en-de")
+    spec = model_spec(demo(), "mtcue", "en-de")
     assert spec["training"]["lr"] == 0.0015         # model override
     assert spec["training"]["dropout"] == 0.1       # shared setting
     assert spec["init_from"] == "base"
     with pytest.raises(cfg.ConfigError, match="no model named 'x'"):
-        cfg.model_spec(demo(), "x", "en-de")
+        model_spec(demo(), "x", "en-de")
 
 
 def test_model_spec_names_the_context_each_model_reads():
     paper = cfg.load(REPO / "config" / "paper.yaml")
-    mtcue_en, mtcue_de = (cfg.model_spec(paper, "mtcue", d)["context"] for d in ("en-de", "de-en"))
+    mtcue_en, mtcue_de = (model_spec(paper, "mtcue", d)["context"] for d in ("en-de", "de-en"))
     assert mtcue_en["encoder"] == "sentence-transformers/all-MiniLM-L12-v2" and mtcue_en["pooling"] == "mean"
     assert mtcue_de["encoder"] == "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
-    novotney_en, novotney_de = (cfg.model_spec(paper, "novotney_cue", d)["context"] for d in ("en-de", "de-en"))
+    novotney_en, novotney_de = (model_spec(paper, "novotney_cue", d)["context"] for d in ("en-de", "de-en"))
     assert (novotney_en["encoder"], novotney_en["pooling"]) == ("distilbert-base-uncased", "cls")  # the model's own
     assert novotney_de["encoder"] == "distilbert-base-multilingual-cased"  # German documents: multilingual
-    assert cfg.model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 2
-    assert "context" not in cfg.model_spec(paper, "base_pm", "en-de")
-    assert cfg.store_name(mtcue_de) == "sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2.mean"
+    assert model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 2
+    assert "context" not in model_spec(paper, "base_pm", "en-de")
+    assert store_name(mtcue_de) == "sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2.mean"
     # one store for the models that read the same vectors
     demo_cfg = cfg.validate(demo())
-    assert cfg.store_name(cfg.model_spec(demo_cfg, "mtcue", "en-de")["context"]) == \
-        cfg.store_name(cfg.model_spec(demo_cfg, "novotney_cue", "en-de")["context"]) == "all-MiniLM-L6-v2.mean"
+    assert store_name(model_spec(demo_cfg, "mtcue", "en-de")["context"]) == \
+        store_name(model_spec(demo_cfg, "novotney_cue", "en-de")["context"]) == "all-MiniLM-L6-v2.mean"
 
 
 def test_model_types_are_defined_once():
     from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
     enum = cfg.schema()["$defs"]["model"]["properties"]["type"]["enum"]
-    assert set(enum) == set(cfg.CONTEXT_KIND) == set(FAIRSEQ_ARCH)
+    assert set(enum) == set(CONTEXT_KIND) == set(FAIRSEQ_ARCH)
 
 
 def test_a_context_encoder_on_a_model_without_vectors_is_refused():
@@ -97,8 +103,8 @@ def test_a_context_encoder_on_a_model_without_vectors_is_refused():
 
 
 def test_derived_names():
-    assert cfg.pair_of("de-en") == "en-de" and cfg.pair_of("en-pl") == "en-pl"
-    columns = cfg.store_columns(demo())
+    assert pair_of("de-en") == "en-de" and pair_of("en-pl") == "en-pl"
+    columns = store_columns(demo())
     assert columns[:6] == [f"doc{i}" for i in range(6)]
     assert columns[6:12] == ["genre", "pg_rating", "writers", "year", "country", "plot"]
     assert columns[12:] == ["cue1", "cue2", "cue3"]
@@ -118,9 +124,9 @@ def test_context_columns_select_groups_and_names_in_store_order():
     raw["context"]["columns"] = ["metadata", "doc"]
     raw["models"]["mtcue"]["context_columns"] = ["cue2", "doc0", "genre"]
     c = cfg.validate(raw)
-    assert cfg.model_columns(c, "novotney_cue") == [f"doc{i}" for i in range(6)] + list(c["context"]["metadata"])
-    assert cfg.model_spec(c, "mtcue", "en-de")["context"]["columns"] == ["doc0", "genre", "cue2"]
-    args = task_args(cfg.model_spec(c, "mtcue", "en-de"), "en-de", "bin", "store")
+    assert model_columns(c, "novotney_cue") == [f"doc{i}" for i in range(6)] + list(c["context"]["metadata"])
+    assert model_spec(c, "mtcue", "en-de")["context"]["columns"] == ["doc0", "genre", "cue2"]
+    args = task_args(model_spec(c, "mtcue", "en-de"), "en-de", "bin", "store")
     assert args[args.index("--context-columns") + 1] == "doc0,genre,cue2"
 
 
@@ -137,7 +143,7 @@ def test_context_columns_that_cannot_be_read_are_errors(selection, message):
 
 def test_experiments_name_known_models():
     c = demo()
-    assert cfg.experiment_models(c)["quality"] == ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
+    assert experiment_models(c)["quality"] == ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
     raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     raw["experiments"]["quality"]["models"] = ["base", "mtcue_big"]
     with pytest.raises(cfg.ConfigError, match=r"experiments\.quality\.models: \['mtcue_big'\] are not models"):
@@ -156,19 +162,19 @@ def test_config_with_a_byte_order_mark_loads_and_one_not_utf8_names_file_and_lin
 def test_every_corpus_source_says_which_pairs_it_provides():
     from mtcue.data import synth
 
-    assert set(cfg.CORPUS_PAIRS) == set(cfg.schema()["properties"]["corpus"]["properties"]["source"]["enum"])
-    assert cfg.CORPUS_PAIRS["synthetic"] == synth.PAIRS
+    assert set(CORPUS_PAIRS) == set(cfg.schema()["properties"]["corpus"]["properties"]["source"]["enum"])
+    assert CORPUS_PAIRS["synthetic"] == synth.PAIRS
 
 
 def test_fewshot_variants_are_models_derived_from_the_experiment():
     from mtcue.models.fairseq_args import arch_args
 
     c = demo()
-    fewshot = cfg.fewshot_models(c)
+    fewshot = fewshot_models(c)
     assert [n for n in fewshot if "_seed" not in n] == [f"{m}_fewshot_{s}" for m in ("mtcue", "tagging")
                                                          for s in ("1", "5", "30", "full")]
-    assert set(fewshot) <= set(cfg.all_models(c)) and not set(fewshot) & set(c["models"])
-    spec = cfg.model_spec(c, "mtcue_fewshot_5", "en-pl")
+    assert set(fewshot) <= set(all_models(c)) and not set(fewshot) & set(c["models"])
+    spec = model_spec(c, "mtcue_fewshot_5", "en-pl")
     assert spec["type"] == "mtcue" and spec["init_from"] == "mtcue"
     assert spec["fewshot"] == {"parent": "mtcue", "setting": "5", "samples": 5}
     assert spec["context"]["columns"] == ["doc0", "cue1", "cue2", "cue3"]
@@ -176,9 +182,9 @@ def test_fewshot_variants_are_models_derived_from_the_experiment():
     assert spec["training"]["lr"] == c["models"]["mtcue"]["training"]["lr"]  # the parent's fine-tuning settings
     args = arch_args(spec)
     assert args[args.index("--context-doc-positions") + 1] == "6"  # the parent's six document slots
-    assert "--context-doc-positions" not in arch_args(cfg.model_spec(c, "tagging_fewshot_5", "en-pl"))
-    assert cfg.fewshot_setting(c, "tagging", "zero_shot") == "tagging"  # zero-shot: the parent, not fine-tuned
-    points = cfg.fewshot_points(c)
+    assert "--context-doc-positions" not in arch_args(model_spec(c, "tagging_fewshot_5", "en-pl"))
+    assert fewshot_setting(c, "tagging", "zero_shot") == "tagging"  # zero-shot: the parent, not fine-tuned
+    points = fewshot_points(c)
     assert {(p["model"], p["setting"], p["record"]) for p in points} >= {
         ("mtcue", "zero_shot", "mtcue"), ("mtcue", "full", "mtcue_fewshot_full"), ("base", "baseline", "base")}
 
@@ -191,21 +197,21 @@ def test_seeded_runs_repeat_only_the_fine_tunings_and_keep_run_1s_name_and_spec(
                                                   "fewshot": {**demo()["experiments"]["fewshot"], "seeds": 1}}})
     # run 1 is the model itself, trained exactly as with one seed: nothing already trained is retrained
     for model, direction in (("mtcue", "en-de"), ("mtcue_no_doc", "en-de"), ("mtcue_fewshot_5", "en-pl")):
-        assert cfg.model_spec(c, model, direction) == cfg.model_spec(one, model, direction)
-    assert cfg.ablation_seeds(c)["mtcue_no_doc"] == ["mtcue_no_doc", "mtcue_no_doc_seed2", "mtcue_no_doc_seed3"]
-    assert cfg.ablation_seeds(c)["base"] == ["base"]   # trained from scratch: the shared parent, once
-    spec = cfg.model_spec(c, "mtcue_no_doc_seed3", "en-de")
+        assert model_spec(c, model, direction) == model_spec(one, model, direction)
+    assert ablation_seeds(c)["mtcue_no_doc"] == ["mtcue_no_doc", "mtcue_no_doc_seed2", "mtcue_no_doc_seed3"]
+    assert ablation_seeds(c)["base"] == ["base"]   # trained from scratch: the shared parent, once
+    spec = model_spec(c, "mtcue_no_doc_seed3", "en-de")
     assert spec["seed"] == c["seed"] + 2 and spec["init_from"] == "base"
     assert {k: v for k, v in spec.items() if k not in ("seed", "model")} == \
-        {k: v for k, v in cfg.model_spec(c, "mtcue_no_doc", "en-de").items() if k not in ("seed", "model")}
-    variant = cfg.model_spec(c, "tagging_fewshot_1_seed2", "en-pl")
+        {k: v for k, v in model_spec(c, "mtcue_no_doc", "en-de").items() if k not in ("seed", "model")}
+    variant = model_spec(c, "tagging_fewshot_1_seed2", "en-pl")
     assert variant["seed"] == c["seed"] + 1 and variant["init_from"] == "tagging"
     assert variant["fewshot"]["setting"] == "1"
-    points = {(p["model"], p["setting"]): p["records"] for p in cfg.fewshot_points(c)}
+    points = {(p["model"], p["setting"]): p["records"] for p in fewshot_points(c)}
     assert points[("mtcue", "5")] == ["mtcue_fewshot_5", "mtcue_fewshot_5_seed2", "mtcue_fewshot_5_seed3"]
     assert points[("mtcue", "zero_shot")] == ["mtcue"] and points[("base", "baseline")] == ["base"]
     assert cfg.load(REPO / "config" / "paper.yaml")["experiments"]["ablation"]["seeds"] == 1   # as the paper
-    assert not [m for m in cfg.all_models(one) if "_seed" in m]
+    assert not [m for m in all_models(one) if "_seed" in m]
 
 
 def test_the_paper_config_runs_the_papers_eight_settings():
@@ -217,15 +223,15 @@ def test_the_paper_config_runs_the_papers_eight_settings():
         figure = list(csv.DictReader(f))
     assert [s.replace("_", "-").upper() for s in settings] == [r["setting"].upper() for r in figure]
     assert [str(v) for v in settings.values()] == [r["supervised_samples_per_combination"] for r in figure]
-    assert len(cfg.fewshot_models(paper)) == 14  # 7 fine-tuned settings x (MTCUE, TAGGING)
+    assert len(fewshot_models(paper)) == 14  # 7 fine-tuned settings x (MTCUE, TAGGING)
 
 
 def test_eamt22_context_keeps_only_columns_a_model_reads():
     raw = demo()
     raw["models"]["mtcue"]["context_columns"] = ["metadata"]
     c = cfg.validate(raw)
-    assert cfg.eamt22_columns(c, "mtcue") == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
-    assert cfg.eamt22_columns(c, "tagging") == ["doc0", "cue1", "cue2", "cue3"]
+    assert eamt22_columns(c, c["models"]["mtcue"]) == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
+    assert eamt22_columns(c, c["models"]["tagging"]) == ["doc0", "cue1", "cue2", "cue3"]
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -247,7 +253,7 @@ def test_wrong_fewshot_sections_are_errors(mutate, message):
 
 def test_the_paper_config_runs_table5_on_the_official_iwslt22_sets():
     paper = cfg.load(REPO / "config" / "paper.yaml")
-    assert cfg.formality_directions(paper) == ["en-de", "en-ru"]
+    assert formality_directions(paper) == ["en-de", "en-ru"]
     assert paper["evaluation_sets"]["iwslt22"]["pairs"] == ["en-de", "en-ru"]
     raw = cfg.load(REPO / "config" / "paper.yaml")
     raw["evaluation_sets"]["iwslt22"]["pairs"] = ["en-de"]

@@ -14,6 +14,8 @@ from mtcue import config as cfg
 from mtcue.models import fairseq_run
 from mtcue.models.train import train
 from mtcue.models.translate import parse_generate_output, translate
+from mtcue.plan.models import model_spec
+from mtcue.study import store_columns
 
 ARCH = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
         "decoder_ffn_dim": 32}
@@ -51,7 +53,7 @@ def data(tmp_path_factory):
                            "--validpref", tmp / "valid", "--testpref", tmp / "test", "--destdir", tmp / "bin",
                            "--joined-dictionary", "--workers", "1"])
     config = cfg.validate(CONFIG)
-    columns = cfg.store_columns(config)
+    columns = store_columns(config)
     store = tmp / "store"
     store.mkdir()
     np_rng = np.random.default_rng(0)
@@ -82,7 +84,7 @@ def test_in_process_training_and_generation_match_the_commands(data, tmp_path, m
     monkeypatch.setattr(fairseq_run, "generate", lambda args, *rest: calls.append(args) or generate(args, *rest))
     records, init = {}, None
     for model in ("base", "mtcue"):
-        spec = cfg.model_spec(data["config"], model, "en-de")
+        spec = model_spec(data["config"], model, "en-de")
         ckpt = tmp_path / "in" / model
         store = data["store"] if model == "mtcue" else None
         records[model] = train(spec, "en-de", data["bin"], ckpt, tmp_path / f"{model}.pt", store, init, threads=1)
@@ -95,7 +97,7 @@ def test_in_process_training_and_generation_match_the_commands(data, tmp_path, m
         init = tmp_path / f"{model}.pt"
     assert records["mtcue"]["params"]["total"] > records["base"]["params"]["total"]
 
-    spec = cfg.model_spec(data["config"], "mtcue", "en-de")
+    spec = model_spec(data["config"], "mtcue", "en-de")
     hyps = tmp_path / "hyps.txt"
     assert translate(spec, "en-de", data["bin"], init, "test", SIZES["test"], hyps, GENERATION,
                      data["store"], threads=1) == SIZES["test"]
@@ -118,7 +120,7 @@ def test_a_second_training_in_one_process_starts_from_nothing_of_the_first(data,
     """fairseq keeps the best validation loss on its functions: the same training run twice in one
     process must save the same best checkpoint both times (a stale best would keep the second
     run from saving one at all, and early stopping would count the first run's epochs)."""
-    spec = cfg.model_spec(data["config"], "base", "en-de")
+    spec = model_spec(data["config"], "base", "en-de")
     records = [train(spec, "en-de", data["bin"], tmp_path / run, tmp_path / f"{run}.pt", threads=1)
                for run in ("first", "second")]
     losses = [[(e["epoch"], e["train_loss"], e["valid_loss"]) for e in r["epochs"]] for r in records]
@@ -129,7 +131,7 @@ def test_a_second_training_in_one_process_starts_from_nothing_of_the_first(data,
 def test_training_logs_updates_rate_and_epoch_and_translation_its_progress(data, tmp_path, caplog, monkeypatch):
     """fairseq's lines every --log-interval updates say the epoch, how far into it, the updates done and
     their rate; translation reports sentences done of the split through mtcue.progress."""
-    spec = cfg.model_spec(data["config"], "base", "en-de")
+    spec = model_spec(data["config"], "base", "en-de")
     train(spec, "en-de", data["bin"], tmp_path / "ckpt", tmp_path / "base.pt", threads=1, log_interval=2)
     inner = [json.loads(line.split("| train_inner | ", 1)[1])
              for line in (tmp_path / "ckpt" / "train.log").read_text().splitlines() if "| train_inner | " in line]

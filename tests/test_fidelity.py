@@ -16,6 +16,7 @@ from mtcue import config as cfg
 from mtcue.models import fairseq_args as fa
 from mtcue.models.params import DataFreeTask, build_model, parse_arch_args
 from mtcue.reporting.tables import context_footnotes
+from mtcue.plan.models import model_spec
 
 PAPER_MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
 
@@ -66,7 +67,7 @@ def test_novotney_cue_reads_a_multilingual_distilbert_into_english():
     paper = cfg.load(REPO / "config" / "paper.yaml")
     records = []
     for direction in paper["directions"]:
-        context = cfg.model_spec(paper, "novotney_cue", direction)["context"]
+        context = model_spec(paper, "novotney_cue", direction)["context"]
         expected = "distilbert-base-uncased" if direction.startswith("en-") else "distilbert-base-multilingual-cased"
         assert (context["encoder"], context["pooling"]) == (expected, "cls"), direction
         records.append({"model": "novotney_cue", "direction": direction,
@@ -102,7 +103,7 @@ def test_mtcue_as_built_by_default_uses_w_1_and_a_qk_scale_from_its_data(model, 
     """Paper section 2.3: T' = C' + S' (the authors' code halved it); section 2.2: the QK-norm scale is
     learned, initialised from the data (Henry et al.: log2(L^2 - L), L = the context length)."""
     demo = cfg.load(REPO / "config" / "config.yaml")
-    spec = cfg.model_spec(demo, model, "en-de")
+    spec = model_spec(demo, model, "en-de")
     assert len(spec["context"]["columns"]) == columns
     model_type, arch_args = parse_arch_args(fa.arch_args(spec))
     assert "parallel_attn_weight" not in arch_args and "qk_norm_scale_init" not in arch_args

@@ -9,6 +9,7 @@ import torch
 from conftest import REPO, dry_run
 from mtcue import config as cfgmod
 from mtcue.models import memory
+from mtcue.plan.memory_growth import memory_growth_plan
 
 CPU = torch.device("cpu")
 MIB = 2 ** 20
@@ -79,13 +80,13 @@ CONFIG = {
 
 
 def test_the_plan_uses_the_largest_trained_context_beyond_it():
-    plan = cfgmod.memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG)))
+    plan = memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG)))
     assert plan["curves"] == {"concat": ["concat"] * 3, "cue": ["mtcue", "mtcue", "mtcue"]}
     assert set(plan["specs"]) == {"concat", "mtcue"} and plan["beam"] == 2 and plan["vocab_size"] == 200
     assert plan["batch"] == {"sentences": 2, "length": 6}
     none = copy.deepcopy(CONFIG)
     none["experiments"]["memory_growth"]["models"] = {}
-    assert cfgmod.memory_growth_plan(cfgmod.validate(none)) is None
+    assert memory_growth_plan(cfgmod.validate(none)) is None
 
 
 @pytest.mark.parametrize("models, wrong", [({"x": "absent"}, "'absent' is not a model"),
@@ -99,7 +100,7 @@ def test_a_curve_of_an_unknown_or_sentence_level_model_is_an_error_naming_it(mod
 
 @pytest.fixture(scope="module")
 def rows():
-    return memory.measure(cfgmod.memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG))), "cpu")
+    return memory.measure(memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG))), "cpu")
 
 
 def peaks(rows, model, phase):

@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from conftest import REPO
+from mtcue.plan.fewshot import eamt22_columns
+from mtcue.study import store_name
 
 ARCH = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,
         "decoder_ffn_dim": 64}
@@ -283,7 +285,7 @@ def test_prompted_translation_is_the_test_split_read_with_the_prompt(study, mode
     results = study / "results"
     spec = json.loads((results / "records" / "train" / "en-de" / f"{model}.json").read_text())["spec"]
     context = spec["context"]
-    store = results / ("tags/en-de" if context["kind"] == "tags" else f"embed/en-de/{cfg.store_name(context)}")
+    store = results / ("tags/en-de" if context["kind"] == "tags" else f"embed/en-de/{store_name(context)}")
     assert prompt_column(context["columns"]) == "genre"
     build_prompted_stores(store, {"f0": "Formal conversation"}, "genre", tmp_path / "prompts")
     n = len((results / "clean" / "en-de" / "test.jsonl").read_text().splitlines())
@@ -369,7 +371,8 @@ def test_translate_corpus_gives_the_studys_eamt22_translations(study, model, par
     parent reads columns it never trained on)."""
     from mtcue import config as cfg
 
-    columns = ",".join(cfg.eamt22_columns(cfg.validate(TINY), parent))
+    tiny = cfg.validate(TINY)
+    columns = ",".join(eamt22_columns(tiny, tiny["models"][parent]))
     run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-corpus", "--model-dir",
                           f"results/models/en-de/{model}", "--corpus", "results/clean/en-de/test.jsonl",
                           "--columns", columns, "--generation", json.dumps(TINY["generation"]),

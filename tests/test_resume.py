@@ -15,6 +15,7 @@ import torch
 
 from mtcue import config as cfg
 from mtcue.data.prepare import binarise
+from mtcue.plan.models import model_spec
 
 MTCUE = str(Path(sys.executable).parent / "mtcue")
 SAVE_EVERY = 5  # updates; an epoch has ~40
@@ -47,7 +48,7 @@ def data(tmp_path_factory):
                                                      "decoder_ffn_dim": 64}}},
         "training": {"lr": 0.003, "warmup_updates": 20, "max_tokens": 80, "update_freq": 1, "max_epoch": 10,
                      "patience": 2, "dropout": 0.1}})
-    return root, cfg.model_spec(study, "base", "en-de")
+    return root, model_spec(study, "base", "en-de")
 
 
 def train_command(data, run: Path) -> list[str]:

@@ -10,13 +10,16 @@ from fairseq.data import Dictionary, LanguagePairDataset
 
 import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue import config as cfgmod
-from mtcue.config import SHORTENING_TYPES, ConfigError
+from mtcue.config import ConfigError
+from mtcue.study import SHORTENING_TYPES
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.shortening_base import true_mean
 from test_plugin import save_fairseq_checkpoint
 from test_voita2018 import assert_beam_scores_are_teacher_forced
+from mtcue.plan.models import model_spec, trained_models
+from mtcue.plan.shortening import shortening_runs
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,
@@ -238,20 +241,20 @@ def demo_config():
 
 def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
     cfg = demo_config()
-    runs = cfgmod.shortening_runs(cfg)
+    runs = shortening_runs(cfg)
     for family in SHORTENING_TYPES:
         assert ("en-de", f"{family}_c1") in runs and ("en-fr", f"{family}_c1") in runs
         assert ("en-de", f"{family}_c2") in runs and ("en-fr", f"{family}_c2") not in runs
     assert ("en-de", "base") in runs and ("en-fr", "concat") in runs
     assert len(runs) == 2 * 2 + 8 * 3
-    spec = cfgmod.model_spec(cfg, "grouping_c2", "en-de")
+    spec = model_spec(cfg, "grouping_c2", "en-de")
     assert spec["context"]["slot"] == "prev1,prev2" and spec["arch"]["context_sentences"] == 2
     from mtcue.models import fairseq_args as fa
 
     args = fa.arch_args(spec) + fa.task_args(spec, "en-de", "bin", "store")
     assert args[args.index("--context-sentences") + 1] == "2" and args[args.index("--context-slot") + 1] == "prev1,prev2"
     # The runs are trained models of the study, so the contrastive rules score them.
-    assert cfgmod.trained_models(cfg)[("en-de", "grouping_c2")] == ["shortening"]
+    assert trained_models(cfg)[("en-de", "grouping_c2")] == ["shortening"]
 
 
 @pytest.mark.parametrize("change,message", [
@@ -274,7 +277,7 @@ def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
     run = dry_run("results/tables/shortening.csv", "--configfile", str(REPO / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
-    for direction, model in cfgmod.shortening_runs(demo_config()):
+    for direction, model in shortening_runs(demo_config()):
         assert f"results/records/score/{direction}/{model}.test.json" in out
         assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
     assert "results/models/en-fr/grouping_c2/" not in out

@@ -13,6 +13,8 @@ import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.style_task import StyleDataset
 from test_plugin import save_fairseq_checkpoint
+from mtcue.plan.models import model_spec, trained_models
+from mtcue.plan.style import style_models
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_layers": 2, "decoder_layers": 2,
@@ -261,19 +263,19 @@ def test_demo_fine_tunes_eight_style_models_from_base():
     from mtcue.models import fairseq_args as fa
 
     c = demo_config()
-    pairs = cfgmod.style_models(c)
+    pairs = style_models(c)
     assert len(pairs) == 8 and sorted(d for d, _m in pairs).count("en-ru") == 2
     assert {m for d, m in pairs if d == "en-ru"} == {"style_token", "style_dim"}
-    spec = cfgmod.model_spec(c, "style_token_freeze_all", "en-de")
+    spec = model_spec(c, "style_token_freeze_all", "en-de")
     assert spec["init_from"] == "base" and spec["style"]["freeze"] == "encoder_decoder"
     assert spec["training"]["max_epoch"] <= 6 and spec["training"]["weight_decay"] == 0.001
     args = fa.task_args(spec, "en-de", "bin", "results/style/en-de") + fa.arch_args(spec)
     assert args[args.index("--task") + 1] == "style_translation" and args[args.index("--style-mode") + 1] == "token"
     assert args[args.index("--style-dir") + 1] == "results/style/en-de"
     assert args[args.index("--style-freeze") + 1] == "encoder_decoder"
-    dim = cfgmod.model_spec(c, "style_dim_normal_init", "en-de")
-    assert dim["style"]["init"] == "normal" and "style" not in cfgmod.model_spec(c, "base", "en-de")
-    assert ("en-de", "style_dim") in cfgmod.trained_models(c)
+    dim = model_spec(c, "style_dim_normal_init", "en-de")
+    assert dim["style"]["init"] == "normal" and "style" not in model_spec(c, "base", "en-de")
+    assert ("en-de", "style_dim") in trained_models(c)
 
 
 def test_paper_config_names_a_parent_checkpoint_and_the_seeds_settings():
@@ -281,11 +283,11 @@ def test_paper_config_names_a_parent_checkpoint_and_the_seeds_settings():
     from mtcue.models import fairseq_args as fa
 
     c = cfgmod.load(REPO / "config" / "paper.yaml")
-    spec = cfgmod.model_spec(c, "style_token", "en-de")
+    spec = model_spec(c, "style_token", "en-de")
     assert spec["training"]["lr"] == 1e-4 and spec["training"]["weight_decay"] == 1e-3
     args = fa.optimisation_args(spec, use_cuda=True)
     assert args[args.index("--batch-size") + 1] == "16"
-    assert {d for d, _m in cfgmod.style_models(c)} == {"en-de", "en-ru"}
+    assert {d for d, _m in style_models(c)} == {"en-de", "en-ru"}
 
 
 @pytest.mark.parametrize("change, message", [

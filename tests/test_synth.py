@@ -26,6 +26,8 @@ from mtcue.data.synth.metadata import FIELDS, present_shares
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import CYRILLIC, RUSSIAN
 from mtcue.data.synth.situation import (
+from mtcue.plan.models import model_columns
+from mtcue.study import store_columns
     ADDRESSEE_CUES,
     FEMININE,
     FORMAL,
@@ -380,10 +382,10 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     code = target_code(pair)
     cfg = config.load(REPO / "config" / "config.yaml")  # the demo's columns and threshold
     min_docs = cfg["context"]["tags_min_docs"]
-    vocab = build_vocab(train, "en", config.store_columns(cfg), min_docs)  # as the tags step builds it
+    vocab = build_vocab(train, "en", store_columns(cfg), min_docs)  # as the tags step builds it
 
     def known_tags(samples):  # the tags TAGGING reads
-        index = tag_index(samples, "en", config.model_columns(cfg, "tagging"), vocab)
+        index = tag_index(samples, "en", model_columns(cfg, "tagging"), vocab)
         return {id(r): {int(t) for t in row if t > 0} for r, row in zip(samples, index)}
 
     def read_words(r):  # the context words of the columns the main models read

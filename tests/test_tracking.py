@@ -15,7 +15,7 @@ from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
 from mtcue.cli import main
-from mtcue.config import fewshot_name
+from mtcue.study import fewshot_name
 from mtcue.evaluation.eamt22 import ATTRIBUTES
 from mtcue.records import write_record
 from mtcue.reporting.tables import display_name

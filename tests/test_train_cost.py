@@ -10,6 +10,7 @@ from mtcue import config as cfgmod
 from mtcue.cli import main
 from mtcue.models.params import DataFreeTask
 from mtcue.models.train_cost import PAPER_RATIOS, bench_config, make_batch, pack, padded_tokens, ratios
+from mtcue.plan.models import model_columns
 
 TINY_ARCH = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32,
              "decoder_layers": 1, "decoder_ffn_dim": 32}
@@ -79,7 +80,7 @@ def test_bench_times_every_contextual_model_on_the_same_batches(small_config):
                           n_tags=7, device="cpu")
     models = result["models"]
     assert sorted(models) == ["mtcue", "novotney_cue", "tagging"]      # every contextual model, no BASE
-    n_columns = len(cfgmod.model_columns(cfg, "mtcue"))
+    n_columns = len(model_columns(cfg, "mtcue"))
     assert models["tagging"]["context"] == {"kind": "tags", "columns": n_columns, "n_tags": 7}
     assert models["novotney_cue"]["context"] == {"kind": "vectors", "columns": n_columns, "width": 768}
     assert models["mtcue"]["context"] == {"kind": "vectors", "columns": n_columns, "width": 384}

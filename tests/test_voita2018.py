@@ -21,6 +21,8 @@ from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.voita_context_model import GatedContextLayer
 from test_plugin import save_fairseq_checkpoint
+from mtcue.plan.models import model_spec
+from mtcue.plan.voita2018 import voita2018_models, voita2018_rows
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 3, "decoder_layers": 2,
@@ -339,7 +341,7 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
                    **{m: {"type": m, "init_from": "base", "arch": arch} for m in TOKEN_MODELS}},
         "experiments": {"quality": {"models": ["base"]}, "formality": {"directions": []}}})
     for model in ["base", *TOKEN_MODELS]:
-        spec = cfgmod.model_spec(config, model, "en-de")
+        spec = model_spec(config, model, "en-de")
         out = results / "models" / "en-de" / model / "checkpoint_best.pt"
         record = train(spec, "en-de", results / "bin" / "en-de", tmp_path / "ckpt" / model, out,
                        context_dir=None if model == "base" else results / "tokens" / "en-de",
@@ -378,16 +380,16 @@ def test_demo_trains_six_fine_tunes_and_the_next_sentence_model_in_en_ru_only():
     from mtcue import config as cfgmod
 
     c = demo_config()
-    new = [(d, m) for d, m in cfgmod.voita2018_models(c) if m != "base"]
+    new = [(d, m) for d, m in voita2018_models(c) if m != "base"]
     assert sorted(new) == sorted([(d, m) for d in ("en-ru", "en-de", "en-fr") for m in ("concat", "voita_context")]
                                  + [("en-ru", "voita_context_next")])
-    spec = cfgmod.model_spec(c, "voita_context_next", "en-ru")
+    spec = model_spec(c, "voita_context_next", "en-ru")
     assert spec["init_from"] == "base" and spec["context"]["slot"] == "next1"
     assert spec["training"]["max_epoch"] == c["models"]["mtcue"]["training"]["max_epoch"]  # the demo's fine-tune
     from mtcue.models import fairseq_args as fa
     args = fa.task_args(spec, "en-ru", "bin", "tokens")
     assert args[args.index("--context-slot") + 1] == "next1" and "--context-columns" not in args
-    assert [r["label"] for r in cfgmod.voita2018_rows(c)] == [
+    assert [r["label"] for r in voita2018_rows(c)] == [
         "baseline (context-agnostic Transformer)", "concatenation (previous sentence)",
         "context encoder (previous sentence)", "context encoder (random context)", "context encoder (next sentence)"]
 
@@ -417,7 +419,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     def score(model, bleu):
         return {"model": model, "direction": "en-ru", "bleu": bleu, "study": "demo"}
 
-    rows = cfgmod.voita2018_rows(demo_config())
+    rows = voita2018_rows(demo_config())
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
                  "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}

@@ -7,6 +7,8 @@ import yaml
 
 from conftest import REPO, dry_run
 from mtcue import config as cfg
+from mtcue.plan.models import all_models
+from mtcue.study import SHORTENING_TYPES
 
 
 def train_specs(stdout: str) -> dict[str, dict]:
@@ -24,8 +26,8 @@ def test_paper_config_is_used_instead_of_the_demo_config():
     specs = train_specs(run.stdout)
     paper = cfg.load(REPO / "config" / "paper.yaml")
     # With the few-shot variants; a shortening-family entry trains only as its context-size runs ({name}_c{C}).
-    templates = {m for m, e in paper["models"].items() if e["type"] in cfg.SHORTENING_TYPES}
-    assert set(specs) == set(cfg.all_models(paper)) - templates
+    templates = {m for m, e in paper["models"].items() if e["type"] in SHORTENING_TYPES}
+    assert set(specs) == set(all_models(paper)) - templates
     # The contextual models use the paper's shared training block, not the demo's fine-tuning one.
     assert specs["mtcue"]["training"]["lr"] == paper["training"]["lr"] == 0.0003
     assert specs["mtcue"]["training"]["warmup_updates"] == 4000
@@ -150,10 +152,13 @@ def test_a_url_that_would_leave_the_download_folder_is_refused(url, segment):
     ({}, {"contrapro": {"json": "https://h.example/%2e%2e/c.json"}}, "evaluation_sets.contrapro.json"),
 ])
 def test_a_config_url_that_would_leave_the_download_folder_names_its_key(corpus, sets, key):
+    from mtcue.data import sources
+
     raw = {"study": "s", "directions": ["en-de"], "models": {"base": {"type": "base"}},
            "corpus": {"source": "opensubtitles", **corpus}, "evaluation_sets": sets}
     with pytest.raises(cfg.ConfigError, match=rf"^{re.escape(key)}: URL '[^']+': its segment '(\.\.|%2e%2e)' would"):
-        cfg.validate(raw)
+        cfg.validate(raw, checks=[sources.check_urls])
+    cfg.validate(raw)  # the data stage's check: the loader itself reads no URLs
 
 
 def test_a_dry_run_with_an_escaping_url_fails_and_writes_nothing(tmp_path):

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from mtcue import config as cfgmod
+from mtcue.plan.models import model_spec
 
 log = logging.getLogger("mtcue")
 # The checkout the code runs from (editable install): records name its commit.
@@ -28,7 +29,7 @@ def spec_from_args(args: argparse.Namespace) -> dict:
         return json.loads(args.spec)
     if not (args.config and args.model):
         raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
-    return cfgmod.model_spec(cfgmod.load(args.config), args.model, args.direction)
+    return model_spec(cfgmod.load(args.config), args.model, args.direction)
 
 
 def with_provenance(record: dict, study: str) -> dict:

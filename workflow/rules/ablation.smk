@@ -4,23 +4,29 @@
 # formality and few-shot experiments where this config runs them, and are n/a with the reason otherwise.
 
 
+def zeroshot_options(kind, task):
+    """table-ablation's option of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's)."""
+    reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
+    return f"--zeroshot-direction {kind}={task['direction']}{reason}"
+
+
 rule table6_ablation:
     localrule: True
     input:
-        score=ABLATION_SCORES,
-        comet=ABLATION_COMETS,
-        formality=zeroshot_records("formality"),
-        eamt22=zeroshot_records("eamt22"),
+        score=ABLATION["scores"],
+        comet=ABLATION["comets"],
+        formality=ablation.zeroshot_records(config, "formality"),
+        eamt22=ablation.zeroshot_records(config, "eamt22"),
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table6_ablation.csv",
         md="results/tables/table6_ablation.md",
         html=report("results/tables/table6_ablation.html", caption="../report/table6_ablation.rst", category="Tables"),
     params:
-        rows=json.dumps(ABLATION["rows"]),
-        seeds=json.dumps(ABLATION_SEEDS),
-        split=ABLATION["split"],
-        zeroshot=" ".join(zeroshot_options(kind) for kind in ABLATION_ZEROSHOT),
+        rows=json.dumps(config["experiments"]["ablation"]["rows"]),
+        seeds=json.dumps(ablation.ablation_seeds(config)),
+        split=config["experiments"]["ablation"]["split"],
+        zeroshot=" ".join(zeroshot_options(kind, task) for kind, task in ablation.ablation_zeroshot(config).items()),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table6_ablation.log",

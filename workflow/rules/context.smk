@@ -2,6 +2,21 @@
 # memory-mapped store with a per-sample index, one store per sentence encoder; TAGGING's tag
 # store, whose vocabulary comes from the training split; the token store of the models that encode
 # neighbouring sentences with the source encoder (VOITA-CONTEXT, CONCAT).
+
+def vector_stores(direction):
+    """{store name: spec context} of the vector stores the models trained in `direction` read (an
+    ablation's store only where the ablation runs)."""
+    contexts = [plan_spec(config, m, direction).get("context") for d, m in TRAINED if d == direction]
+    return {store_name(c): c for c in contexts if c and "encoder" in c}
+
+
+def study_vector_stores():
+    """{store name: (spec context, the directions whose models read it)}."""
+    stores = {}
+    for direction in DIRECTIONS:
+        for name, context in vector_stores(direction).items():
+            stores.setdefault(name, (context, []))[1].append(direction)
+    return stores
 from mtcue.context.embed import is_random_encoder
 
 
@@ -20,10 +35,10 @@ for _store, (_context, _directions) in study_vector_stores().items():
         params:
             encoder=_context["encoder"],
             pooling=_context["pooling"],
-            columns=",".join(cfg.store_columns(config)),
+            columns=",".join(store_columns(config)),
             stores=" ".join(f"--store {d}=results/embed/{d}/{_store}" for d in _directions),
             corpora=" ".join(f"--corpus {p}:{s}=results/clean/{p}/{s}.jsonl"
-                             for p in sorted({cfg.pair_of(d) for d in _directions}) for s in SPLITS),
+                             for p in sorted({pair_of(d) for d in _directions}) for s in SPLITS),
             batch_size=config["context"]["batch_size"],
         threads: 1
         resources:
@@ -45,7 +60,7 @@ rule tags:
     output:
         directory("results/tags/{direction}"),
     params:
-        columns=",".join(cfg.store_columns(config)),
+        columns=",".join(store_columns(config)),
         corpora=corpus_options,
         min_docs=config["context"]["tags_min_docs"],
     log:

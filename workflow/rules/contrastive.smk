@@ -5,7 +5,8 @@
 # pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
 # Voita et al. 2019's consistency sets (EN-RU).
 
-# CONTRASTIVE, CONTRASTIVE_SUITES and CONTRASTIVE_RECORDS are in common.smk (the MLflow sync mirrors the records).
+# CONTRASTIVE, CONTRASTIVE_SUITES and CONTRASTIVE_RECORDS are in common.smk (plan/contrastive.py; the MLflow sync
+# mirrors the records).
 CONTRASTIVE_TABLE = expand("results/tables/contrastive.{ext}", ext=["csv", "md", "html"]) if CONTRASTIVE_RECORDS else []
 
 

@@ -2,6 +2,22 @@
 # phenomena (score), COMET (comet).
 
 
+# Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
+# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
+TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
+
+
+def test_context_spec(w):
+    """The model's spec with the test-time context `w.test_context` (JSON)."""
+    spec = model_spec(w)
+    spec["context"]["random"] = TEST_CONTEXT[w.test_context]
+    return json.dumps(spec, sort_keys=True)
+
+
+def store_option(w, input):
+    return f"--context-dir {input.store}" if "store" in input.keys() else ""
+
+
 rule translate:
     input:
         unpack(context_store),
@@ -13,7 +29,7 @@ rule translate:
     params:
         spec=spec,
         generation=json.dumps(config["generation"]),
-        store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",
+        store=store_option,
     threads: 1
     resources:
         gpu=1,
@@ -44,6 +60,38 @@ rule score:
         "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
         "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
         "--config-hash {params.config_hash} --out {output} 2> {log}"
+
+
+# A model translated (and scored) with other context than its own at test time only (TEST_CONTEXT above):
+# `random_context`, another test sentence's (Voita et al.'s Table 1 row, voita2018.smk), `no_context`, none at
+# all, or `predicted_labels` (Hoang et al.'s "w/o side info" and target-prefix rows, sideinfo.smk).
+use rule translate as translate_test_context with:
+    output:
+        "results/hyps/{test_context}/{direction}/{model}.{split}.txt",
+    wildcard_constraints:
+        test_context="|".join(TEST_CONTEXT),
+    params:
+        spec=test_context_spec,
+        generation=json.dumps(config["generation"]),
+        store=store_option,
+    log:
+        "results/logs/translate_{test_context}/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/translate_{test_context}/{direction}.{model}.{split}.tsv"
+
+
+use rule score as score_test_context with:
+    input:
+        hyps="results/hyps/{test_context}/{direction}/{model}.{split}.txt",
+        corpus=lambda w: clean_corpus(w, w.split),
+    output:
+        "results/records/score_{test_context}/{direction}/{model}.{split}.json",
+    wildcard_constraints:
+        test_context="|".join(TEST_CONTEXT),
+    log:
+        "results/logs/score_{test_context}/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/score_{test_context}/{direction}.{model}.{split}.tsv"
 
 
 # Whether the COMET model can be had is decided once, not by every COMET job (offline, each job

@@ -1,10 +1,43 @@
 # EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
-# (config.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
+# (plan.fewshot.fewshot_models) fine-tunes its parent on a masked copy of the parent's store: the attribute
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
 # zero-shot, the ablations) is evaluated on a split with the attribute sentences as context (Figure 4: the
 # test split, Table 6's zero-shot column: the validation split); each variant runs once per seed
 # (experiments.fewshot.seeds); on the paper's data, on the official EAMT22 test set (dev.json for the
 # validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk).
+
+def eamt22_store(w):
+    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
+    every line's attribute sentences)."""
+    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
+    return context_store(SimpleNamespace(direction=w.direction, model=parent))
+
+
+def eamt22_spec(w):
+    """The model spec with the EAMT22 context columns (JSON)."""
+    spec = model_spec(w)
+    if "context" in spec:
+        spec["context"]["columns"] = fewshot.eamt22_columns(config, model_entry(config, w.model))
+    return json.dumps(spec, sort_keys=True)
+
+
+def eamt22_set(split):
+    """The paper's EAMT22 set of a split (valid: the official dev.json); None for the embedded default,
+    whose own splits carry attribute sentences."""
+    return f"results/eval/eamt22/en-pl/{split}.jsonl" if OPENSUBTITLES else None
+
+
+def eamt22_columns_option(w):
+    columns = json.loads(eamt22_spec(w)).get("context", {}).get("columns")
+    return f"--columns {','.join(columns)}" if columns else ""
+
+
+def eamt22_inputs(w):
+    """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
+    variant's store."""
+    own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
+    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
+    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
 
 rule fewshot_store:
     input:
@@ -53,7 +86,8 @@ if OPENSUBTITLES:
 
 else:
 
-    rule eamt22_translate:
+    # The study's test split with the attribute sentences as context (translate, evaluate.smk).
+    use rule translate as eamt22_translate with:
         input:
             unpack(eamt22_store),
             model="results/models/{direction}/{model}/checkpoint_best.pt",
@@ -64,17 +98,11 @@ else:
         params:
             spec=eamt22_spec,
             generation=json.dumps(config["generation"]),
-        threads: 1
-        resources:
-            gpu=1,
+            store=store_option,
         log:
             "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
             "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
-        shell:
-            "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-            "--context-dir {input.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
-            "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
 
 
 rule eamt22_score:
@@ -102,13 +130,13 @@ rule eamt22_score:
 rule figure4:
     localrule: True
     input:
-        records=EAMT22_RECORDS,
+        records=FEWSHOT["records"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",
         png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
     params:
-        points=json.dumps(FEWSHOT_POINTS),
+        points=json.dumps(fewshot.fewshot_points(config)),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/figure4.log",

@@ -5,7 +5,7 @@
 rule training_curves:
     localrule: True
     input:
-        TRAIN_RECORDS,
+        QUALITY["train"],
     output:
         report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures"),
     log:
@@ -19,7 +19,7 @@ rule training_curves:
 rule phenomena_accuracy:
     localrule: True
     input:
-        SCORE_RECORDS,
+        QUALITY["scores"],
     output:
         report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures"),
     log:
@@ -33,7 +33,7 @@ rule phenomena_accuracy:
 rule bleu_gain:
     localrule: True
     input:
-        SCORE_RECORDS,
+        QUALITY["scores"],
     output:
         report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures"),
     log:

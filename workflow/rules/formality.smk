@@ -3,11 +3,30 @@
 # translates the source file once per prompt, the prompt the only context (as the authors' script,
 # --no-doc-context: not even the sentence itself as doc0); a model without context translates it once.
 # Any model can be scored this way: Table 6 reads the ablation models'. The best prompt is chosen on a
-# validation set, translated the same way (FORMALITY_VALID, common.smk).
+# validation set, translated the same way (FORMALITY_VALID, common.smk; plan/formality.py).
+
+def formality_prompts(model):
+    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
+    return {p["id"]: p["text"] for p in formality.formality_prompts(config)} if is_contextual(model_entry(config, model)) else {}
+
+
+def formality_valid_hyps(w):
+    """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
+    if FORMALITY_VALID and w.model in FORMALITY["models"] and formality_prompts(w.model):
+        return f"results/hyps/formality_valid/{w.direction}/{w.model}"
+    return []
+
+
+def formality_valid_args(w, input):
+    """score-formality's validation options, or nothing."""
+    if not input.valid_hyps:
+        return ""
+    hyps = " ".join(f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model))
+    return f"--valid-hyps {hyps} --valid-references {formality_refs(w, input.valid_refs)}"
 rule formality_translate:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+        testset=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
     output:
         directory("results/hyps/formality/{direction}/{model}"),
     params:
@@ -30,7 +49,7 @@ rule formality_translate:
 use rule formality_translate as formality_translate_valid with:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+        testset=lambda w: f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
     output:
         directory("results/hyps/formality_valid/{direction}/{model}"),
     params:
@@ -46,9 +65,9 @@ use rule formality_translate as formality_translate_valid with:
 rule formality_score:
     input:
         hyps="results/hyps/formality/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+        refs=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
         valid_hyps=formality_valid_hyps,
-        valid_refs=lambda w: formality_valid_hyps(w) and f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+        valid_refs=lambda w: formality_valid_hyps(w) and f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
         train=lambda w: clean_corpus(w, "train"),  # each prompt's kind: its words vs the training contexts
     output:
         "results/records/formality/{direction}/{model}.json",
@@ -57,7 +76,7 @@ rule formality_score:
         refs=lambda w, input: formality_refs(w, input.refs),
         valid=formality_valid_args,  # where the best prompt is chosen (a model with prompts)
         split=lambda w, output: "valid" if output[0].endswith(".valid.json") else "test",
-        prompts=json.dumps(PROMPTS),
+        prompts=json.dumps(formality.formality_prompts(config)),
         config_hash=cfg_hash,
         study=STUDY,
     log:
@@ -75,7 +94,7 @@ rule formality_score:
 use rule formality_score as formality_score_valid with:
     input:
         hyps="results/hyps/formality_valid/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22_valid/{cfg.pair_of(w.direction)}",
+        refs=lambda w: f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
         valid_hyps=[],
         valid_refs=[],
         train=lambda w: clean_corpus(w, "train"),
@@ -90,14 +109,14 @@ use rule formality_score as formality_score_valid with:
 rule table5_formality:
     localrule: True
     input:
-        records=FORMALITY_RECORDS + STYLE_RECORDS,  # the style models' rows are supervised (style.smk)
+        records=FORMALITY["records"] + STYLE["records"],  # the style models' rows are supervised (style.smk)
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
         html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
     params:
-        models=" ".join(dict.fromkeys(FORMALITY_MODELS + STYLE_MODELS)),
+        models=" ".join(dict.fromkeys(FORMALITY["models"] + STYLE["models"])),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table5_formality.log",

@@ -22,7 +22,7 @@ rule spm_train:
 rule spm_encode:
     input:
         model="results/spm/{src}-{tgt}.model",
-        corpus=lambda w: f"results/clean/{cfg.pair_of(w.src + '-' + w.tgt)}/{w.split}.jsonl",
+        corpus=lambda w: f"results/clean/{pair_of(w.src + '-' + w.tgt)}/{w.split}.jsonl",
     output:
         "results/prepared/{src}-{tgt}/{split}.{src}",
         "results/prepared/{src}-{tgt}/{split}.{tgt}",

@@ -9,7 +9,7 @@
 rule table3_models:
     localrule: True
     input:
-        train=TRAIN_RECORDS,
+        train=QUALITY["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table3_models.csv",
@@ -27,9 +27,9 @@ rule table3_models:
 rule table4_quality:
     localrule: True
     input:
-        score=SCORE_RECORDS,
-        comet=COMET_RECORDS,
-        train=TRAIN_RECORDS,
+        score=QUALITY["scores"],
+        comet=QUALITY["comets"],
+        train=QUALITY["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table4_quality.csv",
@@ -50,7 +50,7 @@ rule table4_quality:
 rule phenomena:
     localrule: True
     input:
-        score=SCORE_RECORDS,
+        score=QUALITY["scores"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/phenomena.csv",

@@ -1,16 +1,19 @@
 # Sequence shortening (seed sequence_shortening_context_mt.txt, Tables 2-3): the shortening family's
-# runs per context size ({model}_c{C}, config.shortening_models) train, translate and are scored
+# runs per context size ({model}_c{C}, plan.shortening.shortening_models) train, translate and are scored
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here only the table of both.
 
-# SHORTENING_RUNS, SHORTENING_SCORES, SHORTENING_TABLE and shortening_contrastive are in common.smk (the
-# MLflow sync mirrors the scores).
+def shortening_contrastive(w):
+    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
+    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
+                  for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))
 
 
 rule table_shortening:
     localrule: True
     input:
-        score=SHORTENING_SCORES,
+        score=SHORTENING["scores"],
         contrastive=shortening_contrastive,
         runs=MLFLOW_RUNS,
     output:
@@ -18,7 +21,7 @@ rule table_shortening:
         md="results/tables/shortening.md",
         html=report("results/tables/shortening.html", caption="../report/shortening.rst", category="Tables"),
     params:
-        cells=json.dumps(cfg.shortening_table_cells(config)),
+        cells=json.dumps(shortening.shortening_table_cells(config)),
     log:
         "results/logs/table_shortening.log",
     benchmark:

@@ -30,10 +30,11 @@ rule side_labels:
 rule table_side_information:
     localrule: True
     input:
-        score=SIDE_INFORMATION_SCORES,
-        no_context=SIDE_INFORMATION_NO_CONTEXT,
-        predicted=SIDE_INFORMATION_PREDICTED,
-        contrastive=SIDE_INFORMATION_CONTRASTIVE,
+        score=SIDE_INFORMATION["scores"],
+        no_context=SIDE_INFORMATION["no_context"],
+        predicted=SIDE_INFORMATION["predicted"],
+        contrastive=[f"results/records/contrastive/{d}/{m}.{s}.json"
+                     for d, m in side_information.side_information_models(config) for s in CONTRASTIVE_SUITES.get(d, [])],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/side_information.csv",
@@ -41,8 +42,8 @@ rule table_side_information:
         html=report("results/tables/side_information.html", caption="../report/side_information.rst",
                     category="Tables"),
     params:
-        rows=json.dumps(cfg.side_information_table_rows(config)),
-        baseline=SIDE_INFORMATION["baseline"] or "",
+        rows=json.dumps(side_information.side_information_table_rows(config)),
+        baseline=config["experiments"]["side_information"]["baseline"] or "",
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table_side_information.log",

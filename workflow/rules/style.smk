@@ -11,7 +11,7 @@ rule style_store:
         directory("results/style/{direction}"),
     params:
         corpora=lambda w, input: corpus_options(w, input),
-        mapping=json.dumps(STYLE["mapping"]),
+        mapping=json.dumps(config["experiments"]["style"]["mapping"]),
     log:
         "results/logs/style_store/{direction}.log",
     benchmark:
@@ -24,12 +24,12 @@ rule style_store:
 rule style_translate:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+        testset=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
     output:
         directory("results/hyps/style/{direction}/{model}"),
     params:
         source=lambda w: iwslt22_source(w.direction),
-        levels=",".join(map(str, STYLE["levels"])),
+        levels=",".join(map(str, config["experiments"]["style"]["levels"])),
         generation=json.dumps(config["generation"]),
     threads: 1
     resources:
@@ -47,11 +47,11 @@ rule style_translate:
 rule style_score:
     input:
         hyps="results/hyps/style/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22/{cfg.pair_of(w.direction)}",
+        refs=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
     output:
         "results/records/style/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: " ".join(f"level{n}={input.hyps}/level{n}.txt" for n in STYLE["levels"]),
+        hyps=lambda w, input: " ".join(f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]),
         refs=lambda w, input: formality_refs(w, input.refs),
         config_hash=cfg_hash,
         study=STUDY,
@@ -68,7 +68,7 @@ rule style_score:
 rule style_levels:
     localrule: True
     input:
-        STYLE_RECORDS,
+        STYLE["records"],
     output:
         csv="results/figures/style_levels.csv",
         svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures"),

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mtcue.config import langs_of
+from mtcue.study import langs_of
 from mtcue.context.embed import (Encoder, build_index, context_strings, embed_all, embedding_order, load_encoder,
                                  store_size_report)
 from mtcue.corpus import read_corpus

@@ -7,7 +7,7 @@ from mtcue.cli import corpora_from_args
 
 
 def cmd_embed(a):
-    from mtcue.config import pair_of
+    from mtcue.study import pair_of
     from mtcue.context.embed import build_stores
 
     stores = dict(_pair_option("--store", item, "DIRECTION=DIR", "=") for item in a.store)

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from mtcue.config import langs_of
+from mtcue.study import langs_of
 from mtcue.context.side_labels import is_side_column, side_label
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory

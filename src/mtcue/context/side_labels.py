@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 
-MAX_GENRES = 3
-GENRE_COLUMNS = [f"si_genre{i}" for i in range(1, MAX_GENRES + 1)]
-SIDE_COLUMNS = [*GENRE_COLUMNS, "si_pg_rating", "si_country", "si_decade"]
+from mtcue.study import GENRE_COLUMNS, SIDE_COLUMNS
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcue.config import langs_of
+from mtcue.study import langs_of
 from mtcue.context.embed import context_strings
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from mtcue.config import langs_of
+from mtcue.study import langs_of
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory, write_lines
 

@@ -8,6 +8,7 @@ import urllib.parse
 from pathlib import Path
 
 from mtcue.data.opensubtitles import alignment_name
+from mtcue.study import ConfigError
 
 DOWNLOAD_ROOT = "results/download"
 EVALSETS = {"iwslt22": ("en-de", "en-ru"), "eamt22": ("en-pl",), "contrapro": ("en-de",), "lopes": ("en-fr",),
@@ -125,6 +126,17 @@ def configured_urls(cfg: dict) -> dict[str, str]:
     urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes", "voita2019")}
     urls |= {f"evaluation_sets.contrapro.{role}": sets["contrapro"][role] for role in ("json", "documents")}
     return {key: url for key, url in urls.items() if is_url(url)}
+
+
+def check_urls(cfg: dict) -> None:
+    """A URL is saved under results/download/{host}/{path}: one that would leave it is refused when the
+    config is validated (`config.validate`'s checks), before any rule (its download, log or benchmark)
+    names a file outside."""
+    for key, url in configured_urls(cfg).items():
+        try:
+            url_path(url)
+        except ValueError as err:
+            raise ConfigError(f"{key}: {err}") from None
 
 
 def mirrored(cfg: dict, url: str) -> str:

@@ -23,7 +23,7 @@ def cmd_score(a):
 
 
 def cmd_attention_agreement(a):
-    from mtcue.config import langs_of
+    from mtcue.study import langs_of
     from mtcue.evaluation.attention import measure, model_attention, read_suite
     from mtcue.models.translator import Translator
     from mtcue.records import write_record

@@ -9,7 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from mtcue.config import generation_settings, store_name
+from mtcue.config import generation_settings
+from mtcue.study import store_name
 from mtcue.corpus import read_corpus
 
 

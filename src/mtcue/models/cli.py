@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mtcue import config as cfgmod
 from mtcue.cli import json_option, positive_int, spec_from_args, with_provenance
+from mtcue.plan.memory_growth import memory_growth_plan
 
 
 def cmd_train(a):
@@ -108,7 +109,7 @@ def cmd_memory_growth(a):
 
     check_outputs(a.csv, a.svg)
     torch.set_num_threads(a.threads)
-    plan = json_option(a.plan, "--plan") if a.plan else cfgmod.memory_growth_plan(cfgmod.load(a.config))
+    plan = json_option(a.plan, "--plan") if a.plan else memory_growth_plan(cfgmod.load(a.config))
     if not plan:
         raise SystemExit(f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
     rows = measure(plan, a.device)

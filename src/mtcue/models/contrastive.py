@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.config import langs_of
+from mtcue.study import langs_of
 
 
 def score_suite(model_dir: str | Path, examples: list[dict], batch_size: int = 64, threads: int | None = None

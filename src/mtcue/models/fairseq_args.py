@@ -1,4 +1,4 @@
-"""fairseq command lines for a model spec (see `mtcue.config.model_spec`).
+"""fairseq command lines for a model spec (see `mtcue.plan.models.model_spec`).
 
 The one place that knows how config keys map onto fairseq arguments, shared by training,
 generation and parameter counting.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.config import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
+from mtcue.study import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",

@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from mtcue.config import store_kind
+from mtcue.study import store_kind
 from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
 
@@ -128,14 +128,14 @@ ENCODER_DIMS = {"distilbert-base-uncased": 768, "distilbert-base-cased": 768,
 def count_config(cfg: dict, vocab_size: int, n_tags: int = 1000) -> dict:
     """count_parameters for every model of a pipeline config (in its first direction), from the
     same fairseq arguments that training uses. `n_tags`: TAGGING's tag vocabulary size."""
-    from mtcue import config as cfgmod
     from mtcue.models import fairseq_args as fa
+    from mtcue.plan.models import model_columns, model_spec
 
     counts = {}
     for name in cfg["models"]:
-        spec = cfgmod.model_spec(cfg, name, cfg["directions"][0])
+        spec = model_spec(cfg, name, cfg["directions"][0])
         encoder = spec.get("context", {}).get("encoder", "")
-        columns = cfgmod.model_columns(cfg, name)
+        columns = model_columns(cfg, name)
         model_type, arch_args = parse_arch_args(fa.arch_args(spec))
         counts[name] = count_parameters(model_type, arch_args, vocab_size, ENCODER_DIMS.get(encoder.rsplit("/", 1)[-1], 384),
                                         sum(c.startswith("doc") for c in columns), len(columns), n_tags)

@@ -57,7 +57,7 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
     """A training sample for `pairs`: net_input (source left-padded, previous output tokens
     right-padded, as fairseq's LanguagePairDataset collates) and target; context as the model reads
     it (`task.context_kind` set by build_model)."""
-    from mtcue.config import store_kind
+    from mtcue.study import store_kind
 
     d = task.source_dictionary
     pad, eos, bsz = d.pad(), d.eos(), len(pairs)
@@ -170,10 +170,10 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
     direction, on the same generated batches of `max_tokens` (the config's training.max_tokens by
     default). `profile` > 0: also each model's top operators by self time (torch.profiler) over
     `profile` more updates (on the first timed batches), after the timing."""
-    from mtcue import config as cfgmod
+    from mtcue.study import CONTEXT_KIND
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    names = models or [m for m in cfg["models"] if cfgmod.CONTEXT_KIND[cfg["models"][m]["type"]]]
+    names = models or [m for m in cfg["models"] if CONTEXT_KIND[cfg["models"][m]["type"]]]
     max_tokens = max_tokens or cfg["training"]["max_tokens"]
     n_batches = warmup + updates
     # Enough sentences for n_batches full batches of the generated lengths; keep the fullest ones
@@ -207,14 +207,14 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
 
 
 def _bench_models(cfg, names, chosen, warmup, dev, vocab_size, n_tags, seed, profile=0) -> dict:
-    from mtcue import config as cfgmod
     from mtcue.models import fairseq_args as fa
     from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args
+    from mtcue.plan.models import model_columns, model_spec
 
     entries = {}
     for name in names:
-        spec = cfgmod.model_spec(cfg, name, cfg["directions"][0])
-        columns = cfgmod.model_columns(cfg, name)
+        spec = model_spec(cfg, name, cfg["directions"][0])
+        columns = model_columns(cfg, name)
         encoder = spec.get("context", {}).get("encoder", "")
         model_type, arch_args = parse_arch_args(fa.arch_args(spec))
         task = DataFreeTask(vocab_size, ENCODER_DIMS.get(encoder.rsplit("/", 1)[-1], 384),

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcue.config import generation_settings, langs_of
+from mtcue.config import generation_settings
+from mtcue.study import langs_of
 from mtcue.corpus import META_FIELDS
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs

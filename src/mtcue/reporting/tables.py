@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtcue.config import CONTEXT_KIND
+from mtcue.study import CONTEXT_KIND
 from mtcue.evaluation.score import (
     ALL,
     CorpusScore,

@@ -38,7 +38,7 @@ from mlflow.entities import Metric, Param, Run, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from mtcue.config import pair_of
+from mtcue.study import pair_of
 
 log = logging.getLogger(__name__)
 TAG = "mtcue."

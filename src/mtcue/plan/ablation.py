@@ -1,0 +1,72 @@
+"""The ablation experiment (ablation.smk, the paper's Table 6): the seeded runs of its rows and its zero-shot
+columns.
+"""
+from __future__ import annotations
+
+from mtcue.plan.experiments import experiment_models, seed_runs, with_seeds
+from mtcue.plan.formality import chosen_on_valid, formality_directions
+
+# Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
+ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
+
+
+def ablation_seed_models(cfg: dict) -> dict[str, dict]:
+    """The repeated fine-tunings of Table 6's rows (experiments.ablation.seeds), derived here only."""
+    rows = {m: cfg["models"][m] for m in experiment_models(cfg)["ablation"]}
+    return {name: entry for name, entry in with_seeds(cfg, "ablation", rows).items() if name not in rows}
+
+
+def ablation_seeds(cfg: dict) -> dict[str, list[str]]:
+    """{row model: its runs} of Table 6 (seed_runs)."""
+    return {m: seed_runs(cfg, "ablation", m, cfg["models"][m]) for m in experiment_models(cfg)["ablation"]}
+
+
+def ablation_runs(cfg: dict) -> list[str]:
+    """Every run Table 6 reads: each row model's seeds."""
+    return [run for runs in ablation_seeds(cfg).values() for run in runs]
+
+
+def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
+    """Table 6's zero-shot columns: {record kind: {"direction", "unavailable"}}, where
+    `unavailable` is None when the ablation models' records of that kind are written in this
+    study (results/records/{kind}/{direction}/{model}.json), else the reason they cannot be."""
+    ablation, out = cfg["experiments"]["ablation"], {}
+    for kind, experiment in ZEROSHOT_RECORDS.items():
+        direction = ablation["zeroshot"][kind]
+        directions = formality_directions(cfg) if experiment == "formality" else cfg["experiments"][experiment]["directions"]
+        if not directions:
+            reason = f"this config runs no {experiment} experiment (experiments.{experiment}), which writes them"
+        elif direction not in directions:
+            reason = f"experiments.{experiment}.directions does not include {direction}"
+        elif direction not in ablation["directions"]:
+            reason = (f"the ablation models are not trained in {direction} "
+                      f"(experiments.ablation.directions: {', '.join(ablation['directions'])})")
+        else:
+            reason = None
+        out[kind] = {"direction": direction, "unavailable": reason}
+    return out
+
+
+def zeroshot_records(cfg: dict, kind: str) -> list[str]:
+    """The records of Table 6's zero-shot column `kind`, on the validation sets (the paper: "on the
+    validation sets in all cases"): EAMT22's dev.json and IWSLT22's validation set (the demo: its valid
+    split; the paper's configuration has no IWSLT22 validation set wired and reads the test set's records,
+    docs/deviations.md). None where the column cannot be measured."""
+    task = ablation_zeroshot(cfg)[kind]
+    if task["unavailable"]:
+        return []
+    record = {"eamt22": "results/records/eamt22/{direction}/{model}.valid.json",
+              "formality": "results/records/formality/{direction}/{model}"
+                           + (".valid.json" if chosen_on_valid(cfg) else ".json")}[kind]
+    return [record.format(direction=task["direction"], model=m) for m in ablation_runs(cfg)]
+
+
+def targets(cfg: dict) -> dict[str, list[str]]:
+    """The records Table 6 reads (`scores`, `comets`, `zeroshot`: both columns') and the table (`table`)."""
+    exp, runs = cfg["experiments"]["ablation"], ablation_runs(cfg)
+    records = lambda kind: [f"results/records/{kind}/{d}/{m}.{exp['split']}.json" for d in exp["directions"]
+                            for m in runs]
+    return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
+            "zeroshot": [*zeroshot_records(cfg, "formality"), *zeroshot_records(cfg, "eamt22")],
+            "table": [f"results/tables/table6_ablation.{ext}" for ext in ("csv", "md", "html")]
+            if exp["directions"] and exp["rows"] else []}

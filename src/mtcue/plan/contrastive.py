@@ -1,0 +1,22 @@
+"""Contrastive evaluation (contrastive.smk): the suites of each en->xx direction (the synthetic one, or on the
+paper's data the configured real ones) and the models that score them.
+"""
+from __future__ import annotations
+
+from mtcue.plan.models import model_entry, trained_models
+from mtcue.plan.style import style_models
+
+
+def suites(cfg: dict) -> dict[str, list[str]]:
+    """{en->xx direction: its suites}."""
+    configured, paper = cfg["evaluation"]["contrastive"]["suites"], cfg["corpus"]["source"] == "opensubtitles"
+    return {d: configured.get(d, []) if paper else ["synthetic"] for d in cfg["directions"] if d.startswith("en-")}
+
+
+def records(cfg: dict) -> list[str]:
+    """Every trained model of a direction scores its suites, but the repeats with other seeds (`seed_of`:
+    Table 6's and Figure 4's spread), which would double the jobs, and the style-control models (scored at
+    their neutral level they would say little about context)."""
+    by_direction, style = suites(cfg), {m for _d, m in style_models(cfg)}
+    return [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in trained_models(cfg)
+            if "seed_of" not in model_entry(cfg, m) and m not in style for s in by_direction.get(d, [])]

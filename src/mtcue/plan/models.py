@@ -1,0 +1,101 @@
+"""The study's models: every model it trains (configured, few-shot variants, seeded and context-size runs),
+their entries and specs, and which experiments each serves.
+"""
+from __future__ import annotations
+
+from mtcue.plan.ablation import ablation_runs, ablation_seed_models
+from mtcue.plan.experiments import experiment_models
+from mtcue.plan.fewshot import fewshot_models, fewshot_points
+from mtcue.plan.formality import formality_directions
+from mtcue.plan.shortening import shortening_models, shortening_runs
+from mtcue.plan.side_information import side_information_models
+from mtcue.plan.style import style_models
+from mtcue.plan.voita2018 import voita2018_models
+from mtcue.study import (SHORTENING_TYPES, SIDE_COLUMNS, STYLE_TYPES, ConfigError, columns_of, context_kind, context_sentences,
+                         context_slots, parent_checkpoint, token_slots)
+
+
+def model_entry(cfg: dict, model: str) -> dict:
+    """The entry of a configured model, a few-shot variant or a seeded run."""
+    if model in cfg["models"]:
+        return cfg["models"][model]
+    models = all_models(cfg)
+    if model not in models:
+        raise ConfigError(f"models: no model named '{model}' (known: {', '.join(sorted(models))})")
+    return models[model]
+
+
+def all_models(cfg: dict) -> dict[str, dict]:
+    """Every model the study can train: the configured ones, the few-shot variants and the repeated
+    (seeded) runs of the ablation rows."""
+    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg), **shortening_models(cfg)}
+
+
+def model_spec(cfg: dict, model: str, direction: str) -> dict:
+    """Everything that determines how `model` is trained in `direction`: its type, sizes, training
+    settings and, for a contextual model, what its context is made of (a change retrains it)."""
+    entry = model_entry(cfg, model)
+    spec = {
+        "model": model,
+        "type": entry["type"],
+        # a style model's parent may be a checkpoint outside the study (parent_checkpoint)
+        "init_from": entry.get("init_from") or parent_checkpoint(entry, direction),
+        "arch": entry["arch"],
+        "training": {**cfg["training"], **entry["training"]},
+        "seed": entry.get("seed", cfg["seed"]),
+    }
+    if "fewshot" in entry:
+        spec["fewshot"] = entry["fewshot"]
+    if entry["type"] in STYLE_TYPES:
+        spec["style"] = {"freeze": entry.get("style_freeze", "none"), "init": entry.get("style_init", "zero"),
+                         "mapping": cfg["experiments"]["style"]["mapping"]}
+    kind = context_kind(entry)
+    if kind is not None:
+        spec["context"] = {"kind": kind, "columns": model_columns(cfg, model), "random": entry["random_context"]}
+    if kind == "vectors":
+        spec["context"] |= {"encoder": encoder_for(cfg, direction, model), "pooling": entry.get("context_pooling", "mean")}
+    elif kind == "tags":
+        spec["context"]["tags_min_docs"] = cfg["context"]["tags_min_docs"]
+    elif kind == "labels":
+        spec["context"] |= {"columns": list(SIDE_COLUMNS), "tags_min_docs": cfg["context"]["tags_min_docs"]}
+    elif kind == "tokens":
+        spec["context"] = {"kind": kind, "slot": context_slots(entry), "random": entry["random_context"],
+                           "slots": token_slots(cfg)}
+    if entry["type"] in SHORTENING_TYPES:
+        spec["arch"] = {**spec["arch"], "context_sentences": context_sentences(entry)}
+    return spec
+
+
+def encoder_for(cfg: dict, direction: str, model: str | None = None) -> str:
+    """The sentence encoder of `model` in `direction`: the model's own for that direction, its own
+    for every direction, the study's for that direction, the study's: the first one set."""
+    entry = model_entry(cfg, model) if model else {}
+    return (entry.get("context_encoder_per_direction", {}).get(direction) or entry.get("context_encoder")
+            or cfg["context"]["encoder_per_direction"].get(direction, cfg["context"]["encoder"]))
+
+
+def model_columns(cfg: dict, model: str) -> list[str]:
+    """The context columns `model` reads (`columns_of` its entry)."""
+    return columns_of(cfg, model_entry(cfg, model))
+
+
+def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
+    """Every (direction, model) the study trains, with the experiments whose results it gives (quality,
+    ablation, fewshot, formality, voita2018); a model trained only as another's starting point has none."""
+    models = experiment_models(cfg)
+    cells = [*((d, m, "quality") for m in models["quality"] for d in cfg["directions"]),
+             *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
+             *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
+             *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
+             *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
+             *((d, m, "side_information") for d, m in side_information_models(cfg)),
+             *((d, m, "shortening") for d, m in shortening_runs(cfg)),
+             *((d, m, "style") for d, m in style_models(cfg))]
+    out: dict[tuple[str, str], set[str]] = {}
+    for direction, model, experiment in cells:
+        out.setdefault((direction, model), set()).add(experiment)
+        parent = model_entry(cfg, model).get("init_from")
+        while parent:
+            out.setdefault((direction, parent), set())
+            parent = model_entry(cfg, parent).get("init_from")
+    return {key: sorted(experiments) for key, experiments in sorted(out.items())}

@@ -1,0 +1,46 @@
+"""The sequence-shortening experiment (shortening.smk, the seed's Tables 2-3): its runs, one per model and
+context size, and the directions they are trained and scored in.
+"""
+from __future__ import annotations
+
+from mtcue.study import SHORTENING_TYPES, shortening_name
+
+
+def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
+    """The seed's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
+    sentence-level model, 1 for a concat model, None for another model without that notion."""
+    exp = cfg["experiments"]["shortening"]
+    cells = []
+    for model in exp["models"]:
+        kind = cfg["models"][model]["type"]
+        if kind in SHORTENING_TYPES:
+            cells += [(model, c, shortening_name(model, c)) for c in exp["context_sizes"]]
+        else:
+            cells.append((model, {"base": 0, "concat": 1}.get(kind), model))
+    return cells
+
+
+def shortening_models(cfg: dict) -> dict[str, dict]:
+    """The context-size runs, derived here only: {name: the model's entry with context_sentences}."""
+    return {name: {**cfg["models"][model], "context_sentences": size}
+            for model, size, name in shortening_cells(cfg) if name != model}
+
+
+def shortening_runs(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, run) pairs the shortening experiment trains and scores."""
+    exp = cfg["experiments"]["shortening"]
+    return [(d, name) for d in exp["directions"] for _, _, name in shortening_cells(cfg)
+            if d in exp["only"].get(name, [d])]
+
+
+def shortening_table_cells(cfg: dict) -> list[dict]:
+    """The table's rows in order: {"model", "type", "context_size", "run"} (shortening_cells)."""
+    return [{"model": model, "type": cfg["models"][model]["type"], "context_size": size, "run": run}
+            for model, size, run in shortening_cells(cfg)]
+
+
+def targets(cfg: dict) -> dict[str, list[str]]:
+    """The runs' score records (`scores`) and the table (`table`)."""
+    runs, split = shortening_runs(cfg), cfg["evaluation"]["split"]
+    return {"scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
+            "table": [f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else []}

@@ -1,0 +1,46 @@
+"""Voita et al. (2018)'s experiment (voita2018.smk, their Tables 1 and 7): its rows and runs.
+"""
+from __future__ import annotations
+
+
+
+def voita2018_rows(cfg: dict) -> list[dict]:
+    """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (the seed's row name where
+    the model is one of its systems), "model", "variant": "" or "random" (random context at test time)}."""
+    exp = cfg["experiments"]["voita2018"]
+    sentence = {"prev1": "previous sentence", "next1": "next sentence"}
+    rows = []
+    for model in exp["models"]:
+        entry = cfg["models"][model]
+        slot = sentence[entry.get("context_slot", "prev1")]
+        label = {"base": "baseline (context-agnostic Transformer)", "concat": f"concatenation ({slot})",
+                 "voita_context": f"context encoder ({slot})"}.get(entry["type"], model)
+        rows.append({"label": label, "model": model, "variant": ""})
+        if model in exp["random_test"]:
+            rows.append({"label": "context encoder (random context)" if entry["type"] == "voita_context" else
+                         f"{label}, random context", "model": model, "variant": "random"})
+    labels = [r["label"] for r in rows]
+    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+
+
+def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the voita2018 experiment trains and scores."""
+    exp = cfg["experiments"]["voita2018"]
+    return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
+
+
+def targets(cfg: dict) -> dict[str, list[str]]:
+    """The records of Tables 1 and 7 and the table: `scores`, `random` (random context at test time),
+    `attention` (Table 7: the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's
+    pronouns being English), `table`."""
+    exp, split, runs = cfg["experiments"]["voita2018"], cfg["evaluation"]["split"], voita2018_models(cfg)
+    entry = cfg["models"]
+    return {
+        "scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
+        "random": sorted({f"results/records/score_random_context/{d}/{m}.{split}.json" for d, m in runs
+                          if m in exp["random_test"]}),
+        "attention": sorted(f"results/records/attention/{d}/{m}.json" for d, m in runs
+                            if d.startswith("en-") and entry[m]["type"] == "voita_context"
+                            and entry[m].get("context_slot", "prev1") == "prev1"),
+        "table": [f"results/tables/voita2018.{ext}" for ext in ("csv", "md", "html")] if runs else [],
+    }

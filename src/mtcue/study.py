@@ -1,0 +1,141 @@
+"""The study's vocabulary, below every stage: languages and pairs, the model types and the kind of context
+each reads, the context store's columns, run names, and the error a wrong configuration raises.
+
+Everything here is a pure function of a validated config (`mtcue.config`) or of a model entry; it imports
+nothing of the project, so any module may read it.
+"""
+from __future__ import annotations
+
+MAX_GENRES = 3
+# Hoang et al.'s side-information labels (context/side_labels.py): the columns of their tag store.
+GENRE_COLUMNS = [f"si_genre{i}" for i in range(1, MAX_GENRES + 1)]
+SIDE_COLUMNS = [*GENRE_COLUMNS, "si_pg_rating", "si_country", "si_decade"]
+ENGLISH = "en"
+# Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
+# A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
+# "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
+CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
+                "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
+                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels", "style_token": None,
+                "style_dim": None}
+# Style-control models (Jeong et al.): no context store; a style level per line (the style store).
+STYLE_TYPES = ("style_token", "style_dim")
+# The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
+# previous `context_sentences` lines (prev1..prevC) through its own plugin file.
+SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
+                    "selecting", "multi_encoder")
+CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
+# The language pairs (English first) each `corpus.source` can provide; a new source adds its row
+# (the schema's enum lists the sources). The synthetic generator's are its target languages;
+# OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
+CORPUS_PAIRS: dict[str, tuple[str, ...]] = {"synthetic": ("en-de", "en-fr", "en-pl", "en-ru"),
+                                             "opensubtitles": ("en-de", "en-fr", "en-pl", "en-ru")}
+
+
+
+class ConfigError(ValueError):
+    """A configuration file or value is wrong; the message says where and what to do."""
+
+
+def pair_of(direction: str) -> str:
+    """The corpus pair of a direction: English first (`de-en` -> `en-de`)."""
+    src, tgt = direction.split("-")
+    return f"{ENGLISH}-{tgt}" if src == ENGLISH else f"{ENGLISH}-{src}"
+
+
+def langs_of(direction: str) -> tuple[str, str]:
+    """`en-de` -> ("en", "de")."""
+    src, tgt = direction.split("-")
+    return src, tgt
+
+
+def pairs(cfg: dict) -> list[str]:
+    return sorted({pair_of(d) for d in cfg["directions"]})
+
+
+def store_name(context: dict) -> str:
+    """Folder name of a vector store under results/embed/{direction}/, from a spec's `context`:
+    one store per encoder and pooling, shared by every model that reads the same vectors."""
+    return f"{context['encoder'].strip('/').replace('/', '--')}.{context['pooling']}"
+
+
+def column_groups(cfg: dict) -> dict[str, list[str]]:
+    """The context store's columns by group, in store order (docs/formats.md, section 2):
+    document slots (doc0 = the source sentence, doc1.. = previous lines), metadata, cues."""
+    ctx = cfg["context"]
+    return {"doc": [f"doc{i}" for i in range(ctx["doc_slots"] + 1)], "metadata": list(ctx["metadata"]),
+            "cues": [f"cue{i}" for i in range(1, ctx["max_cues"] + 1)]}
+
+
+def store_columns(cfg: dict) -> list[str]:
+    """Every column of a context store: a store holds them all; each model selects its own."""
+    return [c for group in column_groups(cfg).values() for c in group]
+
+
+def selected_columns(cfg: dict, selection: list[str]) -> list[str]:
+    """Store columns named by `selection` (groups or column names), in store order."""
+    groups = column_groups(cfg)
+    names = {c for item in selection for c in groups.get(item, [item])}
+    return [c for c in store_columns(cfg) if c in names]
+
+
+def context_kind(model: dict) -> str | None:
+    """The kind of context store a config model entry reads: its `context_kind`, else its type's."""
+    return model.get("context_kind") or CONTEXT_KIND[model["type"]]
+
+
+def store_kind(model_type: str) -> str | None:
+    """The kind of store a model type reads, as the store's manifest names it: the side-information
+    labels are a tag store (of their own columns)."""
+    kind = CONTEXT_KIND[model_type]
+    return "tags" if kind == "labels" else kind
+
+
+def is_contextual(spec: dict) -> bool:
+    return CONTEXT_KIND[spec["type"]] is not None
+
+
+def seed_name(model: str, seed: int) -> str:
+    """The name of `model`'s run with seed number `seed` (wildcard, file names, MLflow tag): seed 1 is the
+    model itself, so a study with one seed trains and reads exactly what it did before seeds existed."""
+    return model if seed == 1 else f"{model}_seed{seed}"
+
+
+def fewshot_name(parent: str, setting: str) -> str:
+    """The model name of `parent` fine-tuned in a few-shot setting (wildcard, file names, MLflow tag)."""
+    return f"{parent}_fewshot_{setting}"
+
+
+def shortening_name(model: str, context_size: int) -> str:
+    """The run of a shortening-family model with `context_size` previous sentences, e.g. grouping_c2."""
+    return f"{model}_c{context_size}"
+
+
+def context_sentences(entry: dict) -> int:
+    """How many previous sentences a shortening-family model reads (its `context_sentences`, default 1)."""
+    return entry.get("context_sentences", 1)
+
+
+def context_slots(entry: dict) -> str:
+    """The token-store slot(s) a token model reads, as --context-slot takes them: its `context_slot`
+    (default prev1), or a shortening-family model's prev1,...,prevC, nearest first."""
+    if entry["type"] in SHORTENING_TYPES:
+        return ",".join(f"prev{i}" for i in range(1, context_sentences(entry) + 1))
+    return entry.get("context_slot", "prev1")
+
+
+def token_slots(cfg: dict) -> list[str]:
+    """The token store's slots (docs/formats.md section 2): as many previous lines as the vector
+    store's document slots, most recent first, then the next line."""
+    return [f"prev{i}" for i in range(1, cfg["context"]["doc_slots"] + 1)] + ["next1"]
+
+
+def parent_checkpoint(entry: dict, direction: str) -> str | None:
+    """A style model's parent checkpoint outside the study, for `direction` (None: none named)."""
+    path = entry.get("parent_checkpoint")
+    return path.replace("{direction}", direction) if path else None
+
+
+def columns_of(cfg: dict, entry: dict) -> list[str]:
+    """The context columns a model entry reads: its own `context_columns`, else the study's `context.columns`."""
+    return selected_columns(cfg, entry.get("context_columns", cfg["context"]["columns"]))
