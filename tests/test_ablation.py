@@ -34,10 +34,10 @@ from mtcue.models import fairseq_args as fa
 from mtcue.models.params import count_config
 from mtcue.models.plugin.context_dataset import ContextDataset, other_samples
 from mtcue.models.plugin.qk_norm_attention import QKNormAttention
-from mtcue.records import write_record
-from mtcue.reporting.ablation import ablation_display, ablation_table
 from mtcue.plan.ablation import ablation_zeroshot
 from mtcue.plan.models import model_spec
+from mtcue.records import write_record
+from mtcue.reporting.ablation import ablation_display, ablation_table
 from mtcue.study import seed_name, store_columns
 
 ABLATIONS = ["mtcue_no_context_encoder", "mtcue_no_positions", "mtcue_discrete", "mtcue_no_metadata",

@@ -5,7 +5,8 @@ from operator import gt
 
 import pytest
 
-from mtcue.evaluation.contrastive import contrapro_distance, evaluate, read_suite
+from mtcue.corpus import contrapro_distance
+from mtcue.evaluation.contrastive import evaluate, read_suite
 
 # ContraPro-style examples: (src pronoun, ref pronoun, ante distance, [(log-prob sum, tokens) of the reference,
 # then of each error]).

@@ -10,9 +10,9 @@ import sacrebleu
 
 from conftest import make_sample
 from mtcue.cli import main
-from mtcue.data.polish import detect
 from mtcue.data.synth.generator import generate
 from mtcue.evaluation.eamt22 import accuracy_mean_from_stats, requested, score_eamt22
+from mtcue.polish import detect
 from mtcue.records import read_record
 from mtcue.reporting.figure4 import figure4_frame, write_figure4
 

@@ -15,8 +15,8 @@ from conftest import REPO
 from mtcue import config as cfg
 from mtcue.models import fairseq_args as fa
 from mtcue.models.params import DataFreeTask, build_model, parse_arch_args
-from mtcue.reporting.tables import context_footnotes
 from mtcue.plan.models import model_spec
+from mtcue.reporting.tables import context_footnotes
 
 PAPER_MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
 

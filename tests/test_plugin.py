@@ -23,7 +23,7 @@ from mtcue import config as cfg
 from mtcue.context.store import ContextStore, ContextStoreError
 from mtcue.models.params import DataFreeTask, build_model, count_config
 from mtcue.models.plugin.context_dataset import ContextDataset
-from mtcue.models.plugin.parallel_attention import (
+from mtcue.models.plugin.mtcue.parallel_attention import (
     ParallelCrossAttention,
     SourceAndContext,
 )

@@ -1,4 +1,4 @@
-"""The sequence-shortening modules of issue 27 (src/mtcue/models/plugin/shortening.py): pooling,
+"""The sequence-shortening modules of issue 27 (src/mtcue/models/plugin/shortening/shorteners.py): pooling,
 Latent Grouping and Latent Selecting, against hand-made tensors and independent computations."""
 import math
 
@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from entmax import sparsemax
 
-from mtcue.models.plugin.shortening import (
+from mtcue.models.plugin.shortening.shorteners import (
     CONTEXT_GRADIENT,
     SHORTENERS,
     build_shortener,

@@ -11,15 +11,15 @@ from fairseq.data import Dictionary, LanguagePairDataset
 import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue import config as cfgmod
 from mtcue.config import ConfigError
-from mtcue.study import SHORTENING_TYPES
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
-from mtcue.models.plugin.shortening_base import true_mean
-from test_plugin import save_fairseq_checkpoint
-from test_voita2018 import assert_beam_scores_are_teacher_forced
+from mtcue.models.plugin.shortening.shortening_base import true_mean
 from mtcue.plan.models import model_spec, trained_models
 from mtcue.plan.shortening import shortening_runs
+from mtcue.study import SHORTENING_TYPES
+from test_plugin import save_fairseq_checkpoint
+from test_voita2018 import assert_beam_scores_are_teacher_forced
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 2, "decoder_layers": 2,

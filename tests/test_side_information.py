@@ -12,8 +12,8 @@ from mtcue.context.tags import build_tag_store
 from mtcue.corpus import META_FIELDS
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import ContextDataset
-from mtcue.models.plugin.mtl_criterion import MultiTaskCriterion
 from mtcue.models.plugin.pretrained import load_pretrained_base
+from mtcue.models.plugin.side_information.mtl_criterion import MultiTaskCriterion
 from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
@@ -178,7 +178,7 @@ def test_mtl_criterion_reads_its_weight_from_the_command_line():
 
     from fairseq.dataclass.utils import gen_parser_from_dataclass
 
-    from mtcue.models.plugin.mtl_criterion import MultiTaskCriterionConfig
+    from mtcue.models.plugin.side_information.mtl_criterion import MultiTaskCriterionConfig
 
     parser = argparse.ArgumentParser()
     gen_parser_from_dataclass(parser, MultiTaskCriterionConfig())

@@ -11,10 +11,10 @@ from fairseq.sequence_generator import SequenceGenerator
 
 import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.models.params import DataFreeTask, build_model
-from mtcue.models.plugin.style_task import StyleDataset
-from test_plugin import save_fairseq_checkpoint
+from mtcue.models.plugin.style.style_task import StyleDataset
 from mtcue.plan.models import model_spec, trained_models
 from mtcue.plan.style import style_models
+from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 4, "decoder_attention_heads": 4, "encoder_layers": 2, "decoder_layers": 2,
@@ -107,7 +107,7 @@ def test_freezing_options(tmp_path, freeze, trained):
 def token_task(vocab=40):
     from argparse import Namespace
 
-    from mtcue.models.plugin.style_task import StyleTranslationTask
+    from mtcue.models.plugin.style.style_task import StyleTranslationTask
 
     d = Dictionary()
     for i in range(vocab - len(d)):

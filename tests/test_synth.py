@@ -26,8 +26,6 @@ from mtcue.data.synth.metadata import FIELDS, present_shares
 from mtcue.data.synth.polish import POLISH
 from mtcue.data.synth.russian import CYRILLIC, RUSSIAN
 from mtcue.data.synth.situation import (
-from mtcue.plan.models import model_columns
-from mtcue.study import store_columns
     ADDRESSEE_CUES,
     FEMININE,
     FORMAL,
@@ -40,6 +38,8 @@ from mtcue.study import store_columns
     Situation,
     alternatives,
 )
+from mtcue.plan.models import model_columns
+from mtcue.study import store_columns
 
 REPO = Path(__file__).resolve().parents[1]
 VALUES = {"formality": {"formal", "informal"}, "speaker_gender": {"feminine", "masculine"},

@@ -15,11 +15,11 @@ from mlflow.entities import ViewType
 from mlflow.tracking import MlflowClient
 
 from mtcue.cli import main
-from mtcue.study import fewshot_name
 from mtcue.evaluation.eamt22 import ATTRIBUTES
 from mtcue.records import write_record
 from mtcue.reporting.tables import display_name
 from mtcue.reporting.tracking import resolve_uri, sync_records
+from mtcue.study import fewshot_name
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 

@@ -13,16 +13,16 @@ from fairseq.sequence_generator import SequenceGenerator
 
 import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.context.store import ContextStoreError
-from mtcue.corpus import META_FIELDS
 from mtcue.context.token_store import TokenStore, build_token_store, encode_rows, neighbour_texts, slot_names
+from mtcue.corpus import META_FIELDS
 from mtcue.evaluation.attention import agreement_table, heuristics, measure, most_attended_word, piece_words
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
-from mtcue.models.plugin.voita_context_model import GatedContextLayer
-from test_plugin import save_fairseq_checkpoint
+from mtcue.models.plugin.voita.voita_context_model import GatedContextLayer
 from mtcue.plan.models import model_spec
 from mtcue.plan.voita2018 import voita2018_models, voita2018_rows
+from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
         "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_layers": 3, "decoder_layers": 2,
@@ -319,7 +319,7 @@ def tiny_corpus(path, n_docs, seed):
 def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
     from mtcue import config as cfgmod
     from mtcue.data.prepare import binarise, encode_split, train_spm
-    from mtcue.evaluation.attention import measure, model_attention
+    from mtcue.evaluation.attention import measure
     from mtcue.models.train import train
     from mtcue.models.translator import Translator
 
@@ -364,8 +364,15 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
               "correct": 0, "group": {"phenomenon": "pronoun", "pronoun": "er", "distance": 1},
               "anaphor": {"pronoun": "it", "antecedent": "dog", "nouns": ["dog", "cup"]}}]
     translator = Translator.load(results / "models" / "en-de" / "voita_context", device="cpu")
-    result = measure(suite, "en", lambda t: translator._spm.encode(t, out_type=str), model_attention(translator))
+    result = measure(suite, "en", translator.pieces, translator.context_attention)
     assert result["examples"] == 1 and result["pronouns"]["it"]["random"] == 0.5
+    source, context = translator.pieces("Where is it?"), translator.pieces("The dog.")
+    attention = translator.context_attention(source, context)
+    # one row per source piece and </s>, one column per context piece, <s> and </s>; each row a distribution
+    assert attention.shape == (len(source) + 1, len(context) + 2)
+    assert np.allclose(attention.sum(axis=1), 1, atol=1e-5)
+    with pytest.raises(ValueError, match="'concat' model has no context attention"):
+        Translator.load(results / "models" / "en-de" / "concat", device="cpu").context_attention(source, context)
 
 
 # ---- config, table, DAG ---------------------------------------------------------------------------

@@ -1,62 +1,22 @@
 """`mtcue <step> ...`: every pipeline step, runnable by hand exactly as Snakemake runs it.
 
-Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting);
+Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting), with the
+option helpers of `mtcue.options`;
 `snakemake -n -p <target>` prints the command line of each step.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
-from mtcue import config as cfgmod
-from mtcue.plan.models import model_spec
+from mtcue.study import ConfigError
 
 log = logging.getLogger("mtcue")
-# The checkout the code runs from (editable install): records name its commit.
-CODE_DIR = Path(__file__).resolve().parents[2]
 STAGES = ("data", "context", "models", "evaluation", "reporting")
-
-
-def spec_from_args(args: argparse.Namespace) -> dict:
-    """A model spec from --spec (JSON, as Snakemake passes it) or --config + --model (by hand)."""
-    if args.spec:
-        return json.loads(args.spec)
-    if not (args.config and args.model):
-        raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
-    return model_spec(cfgmod.load(args.config), args.model, args.direction)
-
-
-def with_provenance(record: dict, study: str) -> dict:
-    """A record with the study name and the commit of the code that made it."""
-    from mtcue.records import git_commit
-
-    return {**record, "study": study, "git_commit": git_commit(CODE_DIR)}
-
-
-def json_option(text: str, option: str):
-    """The JSON value of a command-line option; an error naming the option when it is not JSON."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{option}: not valid JSON ({err.msg} at character {err.pos}): {text[:80]!r}") from None
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return int(text)
-
-
-def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
-    """--corpus SPLIT=PATH options as {split: path}."""
-    return dict(item.split("=", 1) for item in args.corpus)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _exit)
     try:
         args.fn(args)
-    except (cfgmod.ConfigError, ValueError, OSError, RuntimeError) as err:
+    except (ConfigError, ValueError, OSError, RuntimeError) as err:
         log.error("%s failed: %s", args.step, err)
         return 1
     except subprocess.CalledProcessError as err:

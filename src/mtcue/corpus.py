@@ -97,3 +97,9 @@ def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Itera
             yield sample
     except TextFileError as err:
         raise CorpusError(str(err)) from None
+
+
+def contrapro_distance(distance: int) -> str:
+    """ContraPro's antecedent-distance bucket (0, 1, 2, 3 or >3 sentences back): a contrastive suite's
+    `group.distance` (docs/formats.md, section 8), written by the data stage, read by evaluation."""
+    return ">3" if int(distance) > 3 else str(int(distance))

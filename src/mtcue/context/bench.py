@@ -18,10 +18,10 @@ from typing import Sequence
 
 import numpy as np
 
-from mtcue.study import langs_of
 from mtcue.context.embed import (Encoder, build_index, context_strings, embed_all, embedding_order, load_encoder,
                                  store_size_report)
 from mtcue.corpus import read_corpus
+from mtcue.study import langs_of
 
 
 def _timed(fn, repeats: int) -> float:
@@ -116,11 +116,11 @@ def project_build_time(pairs: dict[str, float], strings_per_pair: float, strings
 
 def paper_pairs(csv_path: str | Path | None = None) -> dict[str, float]:
     """Table 1's source-target pairs per language pair ("5.3M" -> 5.3e6)."""
-    from mtcue.reporting.table1 import PAPER_DATA_CSV, _paper_value
+    from mtcue.paper import PAPER_DATA_CSV, paper_value
 
     text = Path(csv_path or PAPER_DATA_CSV).read_text()
     rows = {row["field"]: row for row in csv.DictReader(io.StringIO(text))}
-    return {pair: _paper_value(value) for pair, value in rows["source_target_pairs"].items() if pair != "field"}
+    return {pair: paper_value(value) for pair, value in rows["source_target_pairs"].items() if pair != "field"}
 
 
 def benchmark_embed_scale(corpus: str | Path, direction: str, columns: Sequence[str], encoders: Sequence[str],

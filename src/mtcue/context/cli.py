@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 
-from mtcue.cli import corpora_from_args
+from mtcue.options import corpora_from_args
 
 
 def cmd_embed(a):
-    from mtcue.study import pair_of
     from mtcue.context.embed import build_stores
+    from mtcue.study import pair_of
 
     stores = dict(_pair_option("--store", item, "DIRECTION=DIR", "=") for item in a.store)
     corpora: dict[str, dict[str, str]] = {}
@@ -73,8 +73,8 @@ def cmd_bench_embed_scale(a):
 
 
 def cmd_style_levels(a):
-    from mtcue.cli import json_option
     from mtcue.context.style_levels import build_style_store
+    from mtcue.options import json_option
 
     build_style_store(corpora_from_args(a), a.direction, json_option(a.mapping, "--mapping"), a.out)
 

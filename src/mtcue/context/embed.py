@@ -18,11 +18,11 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from mtcue.study import langs_of
 from mtcue.context.side_labels import is_side_column, side_label
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
 from mtcue.progress import Progress
+from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
 BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}

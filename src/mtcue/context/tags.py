@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcue.study import langs_of
 from mtcue.context.embed import context_strings
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
+from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
 UNKNOWN = "<unk>"

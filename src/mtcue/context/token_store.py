@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcue.study import langs_of
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
+from mtcue.study import langs_of
 
 from .store import ContextStoreError
 

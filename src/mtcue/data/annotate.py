@@ -16,8 +16,8 @@ from pathlib import Path
 
 from mtcue.corpus import read_corpus
 from mtcue.data.evalsets import EAMT22_SLOTS, attribute_sentences
-from mtcue.data.polish import detect
 from mtcue.io import write_jsonl
+from mtcue.polish import detect
 
 ATTRIBUTES = tuple(name for name, _prefix, _values in EAMT22_SLOTS)
 

@@ -6,7 +6,7 @@ import json
 import logging
 from pathlib import Path
 
-from mtcue.cli import with_provenance
+from mtcue.options import with_provenance
 
 log = logging.getLogger("mtcue")
 

@@ -16,9 +16,8 @@ import json
 import re
 from pathlib import Path
 
-from mtcue.corpus import META_FIELDS
+from mtcue.corpus import META_FIELDS, contrapro_distance
 from mtcue.data.clean import clean_line
-from mtcue.evaluation.contrastive import contrapro_distance
 from mtcue.io import read_text, read_text_lines, write_jsonl
 
 VOITA2019_SETS = {"deixis": "deixis_test", "lex_cohesion": "lex_cohesion_test", "ellipsis_infl": "ellipsis_infl",

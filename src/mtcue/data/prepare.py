@@ -11,9 +11,9 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from mtcue.study import langs_of
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory, write_lines
+from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
 SPLITS = ("train", "valid", "test")

@@ -131,27 +131,3 @@ def measure(examples: Sequence[dict], src: str, pieces, attend, min_nouns: int =
                      "attention": most_attended_word(attention, pronoun_rows, context_words) in antecedent,
                      **heuristics(nouns, antecedent)})
     return {"examples": len(rows), "pronouns": agreement_table(rows)}
-
-
-def model_attention(translator):
-    """attend(source_pieces, context_pieces) of a trained VOITA-CONTEXT model (mtcue.Translator): its last
-    source layer's context attention, averaged over heads."""
-    import torch
-
-    task, model = translator._task, translator._models[0]
-    d = task.source_dictionary
-    layer = model.encoder.layers[-1]
-    device = next(model.parameters()).device
-
-    def attend(source: list[str], context: list[str]) -> np.ndarray:
-        src = torch.tensor([[d.index(p) for p in source] + [d.eos()]], device=device)
-        ctx = torch.tensor([[d.bos(), *(d.index(p) for p in context), d.eos()]], device=device)
-        layer.keep_attention = True
-        try:
-            with torch.no_grad():
-                model.encoder(src, torch.tensor([src.shape[1]]), ctx, ctx.eq(d.pad()))
-        finally:
-            layer.keep_attention = False
-        return layer.context_attention[0].float().cpu().numpy()
-
-    return attend

@@ -6,7 +6,7 @@ import logging
 import re
 from pathlib import Path
 
-from mtcue.cli import with_provenance
+from mtcue.options import with_provenance
 
 log = logging.getLogger("mtcue")
 
@@ -23,18 +23,17 @@ def cmd_score(a):
 
 
 def cmd_attention_agreement(a):
-    from mtcue.study import langs_of
-    from mtcue.evaluation.attention import measure, model_attention, read_suite
+    from mtcue.evaluation.attention import measure, read_suite
     from mtcue.models.translator import Translator
     from mtcue.records import write_record
+    from mtcue.study import langs_of
 
     translator = Translator.load(a.model_dir, device="cpu")
     if translator.model.spec["type"] != "voita_context":
         raise ValueError(f"{a.model_dir}: a '{translator.model.spec['type']}' model has no context attention to "
                          "analyse (voita_context only)")
     src = langs_of(translator.direction)[0]
-    suite, pieces, attend = read_suite(a.suite), lambda text: translator._spm.encode(text, out_type=str), \
-        model_attention(translator)
+    suite, pieces, attend = read_suite(a.suite), translator.pieces, translator.context_attention
     # Table 7 (context lines with more than one noun) and, under "table6", Table 6 (every context line)
     result = {**measure(suite, src, pieces, attend), "table6": measure(suite, src, pieces, attend, min_nouns=1)}
     record = {"kind": "attention", "model": a.model, "direction": translator.direction, "suite": a.suite,

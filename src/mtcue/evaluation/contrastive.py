@@ -117,8 +117,3 @@ def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]]) -> dic
             "groups": {key: {value: block(t) for value, t in sorted(values.items())}
                        for key, values in sorted(groups.items())},
             "examples": rows}
-
-
-def contrapro_distance(distance: int) -> str:
-    """ContraPro's antecedent-distance bucket: 0, 1, 2, 3 or >3 sentences back."""
-    return ">3" if int(distance) > 3 else str(int(distance))

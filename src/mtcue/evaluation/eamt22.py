@@ -8,7 +8,7 @@ is the mean over the attributes. BLEU as in score.py.
 How a hypothesis shows a value (the detector):
 - `labels`: the marker words of the corpus's gold labels (the synthetic corpus renders every line once per
   value, docs/formats.md section 1); only the attributes the line's reference shows are judged;
-- `polish`: Morfeusz-2 rules over Polish (mtcue.data.polish, the official detector's logic; the line's
+- `polish`: Morfeusz-2 rules over Polish (mtcue.polish, the official detector's logic; the line's
   English source feeds its English checks), for output without labels; every
   requested attribute is judged, except on a row of the official test set, which tests one (`target`)
   and counts as incorrect only the official evaluator's opposite value (OFFICIAL_OPPOSITE).
@@ -91,7 +91,7 @@ def detector_agreement(rows: list[dict]) -> dict:
     `context_csv`, `marking`): the share of rows it judges (correct or incorrect by the official rule)
     and, of those, the share that agree with the row's gold `marking`."""
     from mtcue.data.evalsets import official_target
-    from mtcue.data.polish import detect
+    from mtcue.polish import detect
 
     counts = {"correct": 0, "incorrect": 0, "ignored": 0}
     for i, row in enumerate(rows):
@@ -112,7 +112,7 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
         raise ValueError(f"the 'polish' detector reads Polish output; {direction} translates into {tgt}")
     hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path)
     if detector == "polish":
-        from mtcue.data.polish import detect
+        from mtcue.polish import detect
     counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
     annotated, segments = 0, []
     for i, (hyp, sample) in enumerate(zip(hyps, samples)):

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from mtcue.config import generation_settings
-from mtcue.study import store_name
 from mtcue.corpus import read_corpus
+from mtcue.study import store_name
 
 
 def benchmark_translation(model_dir: str | Path, corpus: str | Path, split: str, calls: int = 3) -> dict:

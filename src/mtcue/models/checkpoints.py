@@ -115,7 +115,7 @@ def check_belongs(checkpoint: Path, direction: str, data_bin: Path) -> int:
 
 
 def style_symbols(task) -> int:
-    """The level symbols the style_token task adds to the dictionaries (plugin/style_task.py); 0 otherwise."""
+    """The level symbols the style_token task adds to the dictionaries (plugin/style/style_task.py); 0 otherwise."""
     mode = task.get("style_mode") if isinstance(task, Mapping) else getattr(task, "style_mode", None)
     return 5 if mode == "token" else 0
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from mtcue import config as cfgmod
-from mtcue.cli import json_option, positive_int, spec_from_args, with_provenance
+from mtcue.options import json_option, positive_int, spec_from_args, with_provenance
 from mtcue.plan.memory_growth import memory_growth_plan
 
 

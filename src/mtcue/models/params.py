@@ -11,8 +11,8 @@ import argparse
 
 import torch
 
-from mtcue.study import store_kind
 from mtcue.models.fairseq_args import FAIRSEQ_ARCH
+from mtcue.study import store_kind
 
 
 class DataFreeTask:
@@ -43,7 +43,7 @@ def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
     arch = FAIRSEQ_ARCH[model_type]
     task.context_kind = arch_args.get("context_kind") or store_kind(model_type) or task.context_kind
     if model_type == "style_token" and getattr(task, "first_symbol", None) is None:
-        from mtcue.models.plugin.style_task import add_style_symbols
+        from mtcue.models.plugin.style.style_task import add_style_symbols
 
         task.first_symbol = add_style_symbols(task.source_dictionary)  # shared with the target side
     args = argparse.Namespace(arch=arch, **{"share_all_embeddings": True, **arch_args})

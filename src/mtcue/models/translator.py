@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from mtcue.config import generation_settings
-from mtcue.study import langs_of
 from mtcue.corpus import META_FIELDS
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
 from mtcue.progress import Progress
+from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
 
@@ -268,6 +268,25 @@ class Translator:
                             "cues": [t for c, t in zip(slots, strings) if c.startswith("cue")]})
         return samples
 
+    def pieces(self, text: str) -> list[str]:
+        """The SentencePiece pieces of `text`, as the model reads them."""
+        return self._spm.encode(text, out_type=str)
+
+    def context_attention(self, source: list[str], context: list[str]) -> np.ndarray:
+        """The model's attention from each source piece (then </s>) to each context piece (between the
+        context's <s> and </s>): [source length + 1, context length + 2]. Only a model that exposes it
+        (`context_attention`: VOITA-CONTEXT) has one."""
+        import torch
+
+        model = self._models[0]
+        if not hasattr(model, "context_attention"):
+            raise ValueError(f"a '{self.model.spec['type']}' model has no context attention to analyse "
+                             "(voita_context only)")
+        d, device = self._task.source_dictionary, next(model.parameters()).device
+        src = torch.tensor([[d.index(p) for p in source] + [d.eos()]], device=device)
+        ctx = torch.tensor([[d.bos(), *(d.index(p) for p in context), d.eos()]], device=device)
+        return model.context_attention(src, ctx, ctx.eq(d.pad()))[0].float().cpu().numpy()
+
     # ---- fairseq -------------------------------------------------------------------------------
 
     @property
@@ -317,7 +336,7 @@ class Translator:
             target, None if target is None else np.array([len(t) for t in target]), task.target_dictionary,
             left_pad_source=task.cfg.left_pad_source, left_pad_target=task.cfg.left_pad_target, shuffle=False)
         if "style" in self.model.spec:  # a style-control model: every sentence at one level
-            from mtcue.models.plugin.style_task import NEUTRAL
+            from mtcue.models.plugin.style.style_task import NEUTRAL
 
             return task.with_style(dataset, np.full(len(samples), NEUTRAL if style is None else style))
         if style is not None:

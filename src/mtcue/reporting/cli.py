@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import logging
 
-from mtcue.cli import positive_int
+from mtcue.options import positive_int
 
 log = logging.getLogger("mtcue")
 RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"

@@ -8,24 +8,14 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
-from mtcue.reporting.tables import NA, PAPER_FIGURES, _read_csv, _studies, to_display, write_table
+from mtcue.paper import PAPER_DATA_CSV, paper_value
+from mtcue.reporting.tables import NA, _read_csv, _studies, to_display, write_table
 
-PAPER_DATA_CSV = PAPER_FIGURES / "mtcue_table1_data.csv"
 PAIRS_ROW = "source_target_pairs"
 DOC_ROWS = tuple(f"n-{j}" for j in range(1, MAX_PREVIOUS + 1))
 ANY_ROW = "any_context"
 ROWS = (PAIRS_ROW, *META_FIELDS, *DOC_ROWS, ANY_ROW)
 OURS, PAPER = "this run", "paper"
-
-
-def _paper_value(cell: object) -> float:
-    """"5.3M" -> 5.3e6 pairs, "45.3%" -> 45.3; missing -> NaN."""
-    text = str(cell).strip()
-    if not text or text == "nan":
-        return float("nan")
-    if text.endswith("%"):
-        return float(text[:-1])
-    return float(text.removesuffix("M")) * (1e6 if text.endswith("M") else 1)
 
 
 def _by_pair(records: Iterable[dict]) -> dict[str, dict]:
@@ -50,7 +40,7 @@ def data_table(records: Iterable[dict], paper_csv=PAPER_DATA_CSV) -> pd.DataFram
         share = {**{f: r["meta"][f] for f in META_FIELDS}, **{f"n-{j}": r["previous"][str(j)] for j in range(1, 6)},
                  ANY_ROW: r["any_context"]}
         columns[(pair, OURS)] = [float(n), *(100 * share[row] / n if n else float("nan") for row in ROWS[1:])]
-        columns[(pair, PAPER)] = [_paper_value(paper[pair][row]) if pair in paper and row in paper.index
+        columns[(pair, PAPER)] = [paper_value(paper[pair][row]) if pair in paper and row in paper.index
                                   else float("nan") for row in ROWS]
     df = pd.DataFrame(columns, index=pd.Index(ROWS, name="field"))
     df.columns.names = ["pair", "source"]

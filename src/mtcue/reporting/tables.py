@@ -15,13 +15,11 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import pandas as pd
 
-from mtcue.study import CONTEXT_KIND
 from mtcue.evaluation.score import (
     ALL,
     CorpusScore,
@@ -32,12 +30,13 @@ from mtcue.evaluation.score import (
     mean_stats,
 )
 from mtcue.io import atomic_write_text, read_text
+from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
+from mtcue.study import CONTEXT_KIND
 
 MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
 AVERAGE = "avg"
 NA = "n/a"
-PAPER_FIGURES = resources.files("mtcue") / "paper_figures"
 PAPER_QUALITY_CSV = PAPER_FIGURES / "mtcue_table4_quality.csv"
 PAPER_MODELS_CSV = PAPER_FIGURES / "mtcue_table3_models.csv"
 MARKUP = {"best": "**{}**", "tied": "<u>{}</u>", "": "{}"}

@@ -1,11 +1,22 @@
-"""fairseq `--user-dir` plugin for MTCue: task `contextual_translation`; models/archs `mtcue` and the
-contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM are fairseq's `transformer`);
-Voita et al.'s (2018) `voita_context` and `concat`, which read a token store; the sequence-shortening
-models (`caching_tokens`, `caching_sentence`, `pool_mean`, `pool_max`, `pool_linear`, `grouping`,
-`selecting`, `multi_encoder`; shortening_base), which read several of its slots; Hoang et al.'s
-side-information models `si_*` (with the criterion `label_smoothed_cross_entropy_mtl`); Jeong et al.'s style
-control `style_token` and `style_dim` (task `style_translation`); exact resumption of
-fairseq-train (`resume`).
+"""fairseq `--user-dir` plugin: one subfolder per model family, the shared infrastructure beside them.
+
+- `mtcue/`: MTCue (`mtcue`) and its contextual baselines `tagging` and `novotney_cue` (BASE and BASE-PM
+  are fairseq's `transformer`), with MTCue's parallel cross-attention;
+- `voita/`: Voita et al.'s (2018) `voita_context` and `concat`, which read a token store;
+- `shortening/`: the sequence-shortening models (`caching_tokens`, `caching_sentence`, `pool_mean`,
+  `pool_max`, `pool_linear`, `grouping`, `selecting`, `multi_encoder`; `shortening_base`, `shorteners`),
+  which read several of its slots;
+- `side_information/`: Hoang et al.'s side-information models `si_*` (with the criterion
+  `label_smoothed_cross_entropy_mtl`);
+- `style/`: Jeong et al.'s style control `style_token` and `style_dim` (task `style_translation`);
+- here: the task `contextual_translation` and its datasets (`task`, `context_dataset`), what the
+  context-reading models share (`contextual_model`, `context_encoder`, `qk_norm_attention`,
+  `scaled_embedding`), initialisation from a trained model (`pretrained`) and exact resumption of
+  fairseq-train (`resume`).
+
+Every module below this folder is imported (and so registered with fairseq) on import: a new model file
+needs no line here. Checkpoints name their task, model and criterion by their registered names, never
+by module path, so moving a file does not break a trained model.
 
 Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import mtcue.models.plugin`.
 """
@@ -21,31 +32,11 @@ os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected")
 
 if __name__ == "mtcue.models.plugin":
-    from . import (  # noqa: F401  (register with fairseq)
-        caching_sentence_model,
-        caching_tokens_model,
-        concat_model,
-        grouping_model,
-        mtcue_model,
-        multi_encoder_model,
-        mtl_criterion,
-        novotney_cue_model,
-        pool_linear_model,
-        pool_max_model,
-        pool_mean_model,
-        resume,
-        selecting_model,
-        si_mtl_model,
-        si_output_layer_model,
-        si_source_model,
-        si_target_prefix_model,
-        style_dim_model,
-        style_task,
-        style_token_model,
-        tagging_model,
-        task,
-        voita_context_model,
-    )
+    import pkgutil
+
+    # Register every task, model, architecture and criterion with fairseq, in name order.
+    for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+        importlib.import_module(_module.name)
 else:
     # fairseq imports --user-dir as a top-level module named after the directory ("plugin").
     # Registering the task and model from a second copy of these files would fail, so this name

@@ -54,7 +54,7 @@ _TITLE = re.compile(r"lad(ies|y)|gentlem[ea]n|(^| )(sir|mr[ .]|mrs[ .]|ms[ .]|he
 def stopwords() -> frozenset[str]:
     """Lemmas of nouns that show no gender of the speaker or addressee after jestem / jesteś (the official
     detector's list, MIT licence, st-vincent1/eamt22_evaluation@7147b40 data/stopwords.json)."""
-    return frozenset(resources.files("mtcue.data").joinpath("eamt22_stopwords.txt").read_text("utf-8").split())
+    return frozenset(resources.files("mtcue").joinpath("eamt22_stopwords.txt").read_text("utf-8").split())
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerEncoder
 from torch import Tensor
 
-from .contextual_model import PrependedContextEncoder
+from ..contextual_model import PrependedContextEncoder
 from .shortening_base import ShorteningModel, sentences_of, shortening_defaults
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from fairseq.models.transformer import TransformerModel
 
-from .pretrained import load_pretrained_base
+from ..pretrained import load_pretrained_base
 
 FREEZE = ("none", "encoder", "encoder_decoder")
 INIT = ("zero", "normal")

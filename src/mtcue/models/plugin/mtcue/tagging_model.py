@@ -19,13 +19,13 @@ from fairseq.modules import FairseqDropout
 
 from mtcue.context.tags import UNKNOWN_TAG, tags_in
 
-from .contextual_model import (
+from ..contextual_model import (
     ContextualModel,
     PrependedContextEncoder,
     contextual_defaults,
     set_from_data,
 )
-from .scaled_embedding import ScaledEmbedding
+from ..scaled_embedding import ScaledEmbedding
 
 
 class TaggingEncoder(PrependedContextEncoder):

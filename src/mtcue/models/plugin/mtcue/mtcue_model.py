@@ -16,8 +16,8 @@ from fairseq.models.transformer import (
 )
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 
-from .context_encoder import ContextEncoder, context_encoder_defaults
-from .contextual_model import VectorContextModel, contextual_defaults, require_context
+from ..context_encoder import ContextEncoder, context_encoder_defaults
+from ..contextual_model import VectorContextModel, contextual_defaults, require_context
 from .parallel_attention import ParallelCrossAttention, SourceAndContext
 
 

@@ -24,7 +24,7 @@ from fairseq.modules import MultiheadAttention
 from fairseq.modules.transformer_layer import TransformerEncoderLayer
 from torch import Tensor, nn
 
-from .contextual_model import TokenContextModel, contextual_defaults, require_context
+from ..contextual_model import TokenContextModel, contextual_defaults, require_context
 
 
 class GatedContextLayer(TransformerEncoderLayer):
@@ -107,6 +107,18 @@ class VoitaContextModel(TokenContextModel):
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         return VoitaContextEncoder(args, src_dict, embed_tokens)
+
+    @torch.no_grad()
+    def context_attention(self, src_tokens: Tensor, context: Tensor, context_padding_mask: Tensor) -> Tensor:
+        """The last source layer's attention to the context tokens, averaged over heads: [B, source
+        length, context length] (Voita et al.'s Tables 6-7 read it)."""
+        layer = self.encoder.layers[-1]
+        layer.keep_attention = True
+        try:
+            self.encoder(src_tokens, src_tokens.ne(self.encoder.padding_idx).sum(dim=1), context, context_padding_mask)
+        finally:
+            layer.keep_attention = False
+        return layer.context_attention
 
 
 @register_model_architecture("voita_context", "voita_context")

@@ -14,7 +14,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerDecoder, TransformerEncoder
 from torch import nn
 
-from .contextual_model import require_context
+from ..contextual_model import require_context
 from .side_info import SideInfoModel, label_embedding, side_info_architecture, summed_labels
 
 

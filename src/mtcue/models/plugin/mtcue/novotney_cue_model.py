@@ -10,8 +10,8 @@ from __future__ import annotations
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import base_architecture
 
-from .context_encoder import ContextEncoder, context_encoder_defaults
-from .contextual_model import (
+from ..context_encoder import ContextEncoder, context_encoder_defaults
+from ..contextual_model import (
     PrependedContextEncoder,
     VectorContextModel,
     contextual_defaults,

@@ -14,7 +14,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerEncoder, base_architecture
 from torch import nn
 
-from .contextual_model import TokenContextModel, contextual_defaults, require_context
+from ..contextual_model import TokenContextModel, contextual_defaults, require_context
 
 
 class ConcatEncoder(TransformerEncoder):

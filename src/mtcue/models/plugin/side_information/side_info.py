@@ -9,7 +9,7 @@ import torch
 from fairseq.models.transformer import base_architecture
 from torch import Tensor, nn
 
-from .contextual_model import ContextualModel, contextual_defaults, set_from_data
+from ..contextual_model import ContextualModel, contextual_defaults, set_from_data
 
 
 def label_embedding(n_tags: int, dim: int) -> nn.Embedding:

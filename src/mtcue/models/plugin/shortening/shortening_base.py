@@ -9,7 +9,7 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
   added to its context states: as the authors' code, a table of max-source-positions + 1 rows
   indexed by the sentence (Table 5 counts it), so a model trained with C sentences also reads more
   (the seed's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
-  tokens are the shortening module's (plugin/shortening.py); cached tokens keep the encoder's;
+  tokens are the shortening module's (plugin/shortening/shorteners.py); cached tokens keep the encoder's;
 - every decoder layer runs self-attention -> cross-attention -> context attention -> FFN (serial,
   each with residual and post layer norm as the rest of BASE); `context_gate` (Caching Sentence
   only) scales the context attention's output by lambda = sigmoid(Linear(h));
@@ -34,7 +34,7 @@ from fairseq.modules import LayerNorm, MultiheadAttention
 from fairseq.modules.transformer_layer import TransformerDecoderLayer
 from torch import Tensor, nn
 
-from .contextual_model import TokenContextModel, contextual_defaults, require_context
+from ..contextual_model import TokenContextModel, contextual_defaults, require_context
 
 
 def sentences_of(context: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -98,7 +98,7 @@ class ShorteningEncoder(TransformerEncoder):
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
         current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
         states = self.encode_context(context)
-        if isinstance(self.context_shorten, nn.Module):  # plugin/shortening.py's gradient plan
+        if isinstance(self.context_shorten, nn.Module):  # plugin/shortening/shorteners.py's gradient plan
             from .shortening import shorten_context
 
             shortened = shorten_context(self.context_shorten, [h for h, _ in states], [m for _, m in states],
@@ -220,7 +220,7 @@ def register_shortening(name: str, shorten=None, gated: bool = False):
     """Register model and architecture `name`: a ShorteningModel whose sentences are shortened by the
     function `shorten` (no gradient to the encoder from any context sentence), or else by plugin/
     shortening.py's module `name` under its gradient plan (CONTEXT_GRADIENT), built per model."""
-    from .shortening import CONTEXT_GRADIENT, build_shortener
+    from .shorteners import CONTEXT_GRADIENT, build_shortener
 
     grad, shortening_grad = (0, None) if shorten is not None else CONTEXT_GRADIENT[name]
 

@@ -1,0 +1,1 @@
+"""MTCue and its contextual baselines (TAGGING, NOVOTNEY-CUE)."""

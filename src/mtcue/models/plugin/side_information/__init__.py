@@ -1,0 +1,1 @@
+"""Hoang et al.'s side-information models and their multi-task criterion."""

@@ -1,0 +1,49 @@
+"""What the stages' command lines share (each stage's `cli.py`, which `mtcue.cli` gathers): option types,
+model specs from options and the provenance every record carries. Below every stage, it imports none."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mtcue import config as cfgmod
+from mtcue.plan.models import model_spec
+
+# The checkout the code runs from (editable install): records name its commit.
+CODE_DIR = Path(__file__).resolve().parents[2]
+
+
+def spec_from_args(args: argparse.Namespace) -> dict:
+    """A model spec from --spec (JSON, as Snakemake passes it) or --config + --model (by hand)."""
+    if args.spec:
+        return json.loads(args.spec)
+    if not (args.config and args.model):
+        raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
+    return model_spec(cfgmod.load(args.config), args.model, args.direction)
+
+
+def with_provenance(record: dict, study: str) -> dict:
+    """A record with the study name and the commit of the code that made it."""
+    from mtcue.records import git_commit
+
+    return {**record, "study": study, "git_commit": git_commit(CODE_DIR)}
+
+
+def json_option(text: str, option: str):
+    """The JSON value of a command-line option; an error naming the option when it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{option}: not valid JSON ({err.msg} at character {err.pos}): {text[:80]!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
+    """--corpus SPLIT=PATH options as {split: path}."""
+    return dict(item.split("=", 1) for item in args.corpus)
