@@ -1,5 +1,5 @@
 # Two entry points (README): `make demo` and `make test`. Both set up .venv first; `make readme`
-# then puts the demo's results into README.md.
+# then puts the demo's results into README.md (the headlines) and docs/results.md (every section).
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -27,4 +27,4 @@ test: $(STAMP)
 
 # The README's results, rendered from the records of a finished `make demo` (never copied by hand).
 readme: $(STAMP)
-	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md
+	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md --results-page docs/results.md

@@ -16,7 +16,7 @@ from mtcue import config as cfg
 from mtcue.models import fairseq_args as fa
 from mtcue.models.params import DataFreeTask, build_model, parse_arch_args
 from mtcue.plan.models import model_spec
-from mtcue.reporting.tables import context_footnotes
+from mtcue.reporting.quality import context_footnotes
 
 PAPER_MODELS = ["base", "base_pm", "tagging", "novotney_cue", "mtcue"]
 

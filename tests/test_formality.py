@@ -318,7 +318,7 @@ MTCUE_BEST = {"in_distribution": {"formal": "f1", "informal": "i1"}, "unseen": {
 
 
 def test_table5_rows_per_prompt_kind_with_intervals_beside_the_papers_rows(tmp_path):
-    from mtcue.reporting.tables import Bootstrap
+    from mtcue.reporting.kit import Bootstrap
 
     records = [formality_record("base", "en-de", {"none": (None, None, "FIFI-")}),
                formality_record("mtcue", "en-de", MTCUE_PROMPTS, MTCUE_BEST)]
@@ -357,7 +357,7 @@ def test_table5_rows_per_prompt_kind_with_intervals_beside_the_papers_rows(tmp_p
 
 def test_a_difference_is_paired_and_its_interval_excludes_zero_only_when_it_should():
     from mtcue.reporting.formality import difference
-    from mtcue.reporting.tables import Bootstrap
+    from mtcue.reporting.kit import Bootstrap
 
     base = formality_record("base", "en-de", {"none": (None, None, "FIFI-" * 20)})
     perfect = {i: (a, k, "FFFF-" * 20 if a == "formal" else "IIII-" * 20) for i, (a, k, _l) in MTCUE_PROMPTS.items()}

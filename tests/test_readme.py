@@ -7,7 +7,8 @@ from conftest import REPO
 from mtcue.cli import main
 from mtcue.evaluation.score import bleu
 from mtcue.records import write_record
-from mtcue.reporting.readme import BEGIN, END, Run, _bounds, block_of, hand_edit, render
+from mtcue.reporting.readme import BEGIN, END, _bounds, block_of, hand_edit, render, render_headlines
+from mtcue.reporting.results import Run
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 REFS = ["did you see the letter on the table", "good evening sir how are you today",
@@ -85,7 +86,7 @@ def test_the_readme_is_updated_between_its_markers_and_a_hand_edit_shows(tmp_pat
     readme = tmp_path / "README.md"
     readme.write_text(f"# Title\n\nBefore.\n{BEGIN}\nhand-copied 96.23\n{END}\nAfter.\n")
     args = ["readme-results", "--records", str(records), "--readme", str(readme)]
-    assert main([*args, "--check"]) == 1 and "its results are not those of" in caplog.text
+    assert main([*args, "--check"]) == 1 and "results are not those of" in caplog.text
     assert main(args) == 0
     text = readme.read_text()
     assert text.startswith(f"# Title\n\nBefore.\n{BEGIN}\n<!-- rendered from records") and text.endswith(f"{END}\nAfter.\n")
@@ -97,12 +98,40 @@ def test_the_readme_is_updated_between_its_markers_and_a_hand_edit_shows(tmp_pat
     assert main(args) == 1 and f"{readme}: needs one {BEGIN} line" in caplog.text
 
 
-def test_the_repository_readme_holds_rendered_results():
-    block = block_of((REPO / "README.md").read_text(encoding="utf-8"), "README.md")
+def test_the_readme_gets_the_headlines_and_the_results_page_every_section(tmp_path):
+    records = write_run(tmp_path / "records")
+    (tmp_path / "docs").mkdir()
+    readme, page = tmp_path / "README.md", tmp_path / "docs" / "results.md"
+    for path in (readme, page):
+        path.write_text(f"# {path.stem}\n\n{BEGIN}\n{END}\n")
+    args = ["readme-results", "--records", str(records), "--readme", str(readme), "--results-page", str(page)]
+    assert main(args) == 0 and main([*args, "--check"]) == 0
+    headlines, everything = block_of(readme.read_text()), block_of(page.read_text())
+    assert hand_edit(headlines) is None and hand_edit(everything) is None
+    assert "BLEU on the test split" in headlines and "Accuracy on the context-determined phenomena" not in headlines
+    assert "Accuracy on the context-determined phenomena" in everything
+    # each headline section is the page's, word for word: the README condenses, it never differs
+    for section in headlines.split("\n", 1)[1].split("\n\n"):
+        assert section in everything
+    run = Run.load(records)
+    assert everything == render([run]) and headlines == render_headlines([run])
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/results.md"])
+def test_the_repository_readme_and_results_page_hold_rendered_results(page):
+    block = block_of((REPO / page).read_text(encoding="utf-8"), page)
     problem = hand_edit(block)
     if problem == "it was not rendered from records (no stamp line)":
-        pytest.skip("README.md's results are not yet rendered from a run's records: run `make readme` after `make demo`")
-    assert problem is None, f"README.md's results block: {problem}; rerun `make readme` instead of editing it"
+        pytest.skip(f"{page}'s results are not yet rendered from a run's records: run `make readme` after `make demo`")
+    assert problem is None, f"{page}'s results block: {problem}; rerun `make readme` instead of editing it"
+
+
+def test_the_readmes_headlines_are_sections_of_the_results_page():
+    headlines = block_of((REPO / "README.md").read_text(encoding="utf-8"), "README.md")
+    everything = block_of((REPO / "docs" / "results.md").read_text(encoding="utf-8"), "docs/results.md")
+    assert headlines.split("\n", 2)[1] == everything.split("\n", 2)[1]  # the same run
+    for section in headlines.split("\n", 2)[2].split("\n\n"):
+        assert section.strip() in everything
 
 
 def eamt22(model, accuracy, bleu_score, samples=0, fewshot=None, columns=("doc0", "cue1")):
@@ -399,9 +428,10 @@ def test_the_readme_links_its_docs_and_the_deviations():
     linked = {Path(t.partition("#")[0]).name for t in LINK.findall(readme) if t.startswith("docs/")}
     assert linked >= {p.name for p in PAGES[1:]}
     assert "[Deviations from the paper](docs/deviations.md)" in readme and "deviation" in readme
-    # the hand-written part stays short; the rendered results grow with the systems of the study
+    # a front page: the hand-written part short, the rendered headlines beside it (every section: docs/results.md)
     begin, end = _bounds(readme, "README.md")
-    assert len((readme[:begin] + readme[end:]).splitlines()) <= 190
+    assert len((readme[:begin] + readme[end:]).splitlines()) <= 190 and len(readme.splitlines()) <= 300
+    assert "[Results](docs/results.md)" in readme
     assert ["make", "demo"] in quoted_commands(readme) and ["make", "test"] in quoted_commands(readme)
 
 
@@ -434,7 +464,7 @@ def test_the_checks_catch_broken_links_and_commands(tmp_path):
 # ---- claims worded as the numbers allow (issue 24, "Spread") ------------------------------------
 
 def test_a_claim_is_reproduced_only_beyond_its_spread():
-    from mtcue.reporting.readme import OPPOSITE, REPRODUCED, UNSETTLED, verdict
+    from mtcue.reporting.verdicts import OPPOSITE, REPRODUCED, UNSETTLED, verdict
 
     nan = float("nan")
     assert verdict(2.0, 1.0) == REPRODUCED

@@ -7,16 +7,15 @@ import pytest
 from mtcue.cli import main
 from mtcue.evaluation.score import bleu
 from mtcue.records import write_record
-from mtcue.reporting.tables import (
+from mtcue.reporting.kit import display_name, write_table
+from mtcue.reporting.quality import (
     context_footnotes,
-    display_name,
     models_table,
     quality_footnotes,
     quality_marks,
     quality_table,
     write_models_table,
     write_quality_table,
-    write_table,
 )
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
@@ -375,7 +374,7 @@ def test_cli_tables(tmp_path):
 
 
 def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
-    from mtcue.reporting.tables import phenomena_table, write_phenomena_table
+    from mtcue.reporting.quality import phenomena_table, write_phenomena_table
 
     def counts(c, i):
         return {"correct": c, "incorrect": i, "ignored": 1, "accuracy": c / (c + i) if c + i else None}
@@ -406,7 +405,7 @@ def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
 def test_each_table_row_names_its_mlflow_runs(tmp_path):
     import json
 
-    from mtcue.reporting.tables import RunIds
+    from mtcue.reporting.kit import RunIds
 
     runs = {f"{r['direction']}/{r['model']}": f"run-{r['direction']}-{r['model']}" for r in RECORDS}
     path = tmp_path / "demo.runs.json"

@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 from mtcue.cli import main
 from mtcue.evaluation.eamt22 import ATTRIBUTES
 from mtcue.records import write_record
-from mtcue.reporting.tables import display_name
+from mtcue.reporting.kit import display_name
 from mtcue.reporting.tracking import resolve_uri, sync_records
 from mtcue.study import fewshot_name
 

@@ -420,7 +420,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     import pandas as pd
 
     from mtcue import config as cfgmod
-    from mtcue.reporting.tables import RunIds
+    from mtcue.reporting.kit import RunIds
     from mtcue.reporting.voita2018 import write_voita2018_table
 
     def score(model, bleu):

@@ -4,7 +4,7 @@
 # labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
 # an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
-# SIDE_INFORMATION_* are in common.smk (the MLflow sync mirrors the score records).
+# SIDE_INFORMATION (its targets, plan/side_information.py) is in common.smk (the MLflow sync mirrors the score records).
 
 
 # The labels' vocabulary comes from the training split, as TAGGING's (the same `mtcue tags`, on the

@@ -201,7 +201,7 @@ def register(step) -> None:
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG")
     plan = s.add_mutually_exclusive_group(required=True)
-    plan.add_argument("--plan", help="what to measure, as JSON (config.memory_growth_plan; what Snakemake passes)")
+    plan.add_argument("--plan", help="what to measure, as JSON (plan.memory_growth.memory_growth_plan; what Snakemake passes)")
     plan.add_argument("--config", help="a config file, its experiments.memory_growth")
     s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
     s.add_argument("--threads", type=positive_int, default=1)

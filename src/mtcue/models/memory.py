@@ -134,7 +134,7 @@ def train_peak(model, batch: dict, training: dict, device: torch.device) -> int:
 
 
 def measure(plan: dict, device: str | None = None) -> list[dict]:
-    """Rows {model, context_sentences, phase, peak_mib} for every curve of `plan` (config.memory_growth_plan)."""
+    """Rows {model, context_sentences, phase, peak_mib} for every curve of `plan` (plan.memory_growth.memory_growth_plan)."""
     from mtcue.models import fairseq_args as fa
     from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args
 

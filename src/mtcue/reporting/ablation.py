@@ -18,22 +18,19 @@ import numpy as np
 import pandas as pd
 
 from mtcue.evaluation.score import bleu_from_stats, paired_bootstrap
-from mtcue.reporting.tables import (
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import (
     BOOTSTRAP,
     NA,
-    PAPER_FIGURES,
-    QUALITY_COLUMNS,
     Bootstrap,
     RunIds,
-    _comet_footnotes,
-    _quality_records,
-    _read_csv,
-    _studies,
     display_name,
     format_cell,
-    quality_table,
+    read_table_csv,
+    study_names,
     write_table,
 )
+from mtcue.reporting.quality import QUALITY_COLUMNS, _comet_footnotes, _quality_records, quality_table
 
 PAPER_ABLATION_CSV = PAPER_FIGURES / "mtcue_table6_ablation.csv"
 QUALITY = [c for c in QUALITY_COLUMNS if c.source != "paper"]  # BLEU, COMET, phenomena %
@@ -102,7 +99,7 @@ def ablation_table(
     """(ablation, model) x (group, metric). `rows`: label -> model, the first the full model.
     `zeroshot`: {record kind: records} and `zeroshot_directions`: {kind: direction} of each task
     in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}. `seeds`: {row model: its runs}
-    (config.ablation_seeds; default one run, the model itself): each value is the mean over the
+    (plan.ablation.ablation_seeds; default one run, the model itself): each value is the mean over the
     row's runs, with its sample standard deviation in "<metric> sd" (NaN for one run) and the
     number of runs in ("", "n_seeds"); Δ is the difference of the means; the BLEU p-value and the
     paper's figures are those of the first runs."""
@@ -172,7 +169,7 @@ def _one_run_table(rows: Mapping[str, str], score_records: Sequence[dict], comet
             raise ValueError(f"no {task.kind} records and no reason why: pass the records or say why they are unavailable")
         table[(group, "accuracy %")] = values
         table[(group, "Δ")] = [v - values[0] for v in values]
-    paper = _read_csv(paper_csv).set_index("ablation")
+    paper = read_table_csv(paper_csv).set_index("ablation")
     for column, label in PAPER_COLUMNS.items():
         table[("paper", label)] = [float(paper.loc[row, column]) if row in paper.index else math.nan for row in rows]
     df = pd.DataFrame(table, index=pd.MultiIndex.from_tuples(list(rows.items()), names=["ablation", "model"]),
@@ -261,7 +258,7 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
     zeroshot_directions, unavailable = zeroshot_directions or {}, unavailable or {}
     df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
                         bootstrap=bootstrap, seeds=seeds)
-    title = f"Ablations, study {_studies(score_records)} (cf. MTCue paper, Table 6)"
+    title = f"Ablations, study {study_names(score_records)} (cf. MTCue paper, Table 6)"
     footnotes = ablation_footnotes(df, score_records, comet_records, unavailable, split, bootstrap)
     tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
     run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g not in ("paper", "")}

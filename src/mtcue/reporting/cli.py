@@ -11,18 +11,18 @@ RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names 
 
 
 def _run_ids(a):
-    from mtcue.reporting.tables import RunIds
+    from mtcue.reporting.kit import RunIds
 
     return RunIds.read(a.run_ids) if a.run_ids else None
 
 
 def cmd_table(a):
     from mtcue.records import load_records
-    from mtcue.reporting import tables
+    from mtcue.reporting import kit, quality
 
     run_ids = _run_ids(a)
     if a.kind == "models":
-        tables.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
+        quality.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
     if a.kind == "data":
         from mtcue.reporting.table1 import write_data_table
@@ -31,11 +31,11 @@ def cmd_table(a):
         return
     records = load_records(a.records, "score")
     if a.kind == "quality":
-        tables.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
+        quality.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
                                    load_records(a.train_records, "train"),
-                                   bootstrap=tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
+                                   bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
     else:
-        tables.write_phenomena_table(tables.phenomena_table(records), records, a.csv, a.md, run_ids)
+        quality.write_phenomena_table(quality.phenomena_table(records), records, a.csv, a.md, run_ids)
 
 
 def cmd_figure(a):
@@ -58,7 +58,7 @@ def cmd_figure4(a):
 
     from mtcue.records import load_records
     from mtcue.reporting.figure4 import write_figure4
-    from mtcue.reporting.tables import Bootstrap
+    from mtcue.reporting.kit import Bootstrap
 
     write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a),
                   Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
@@ -75,14 +75,14 @@ def _by_kind(items: list[str], option: str) -> dict[str, str]:
 
 def cmd_table_ablation(a):
     from mtcue.records import load_records
-    from mtcue.reporting import ablation, tables
+    from mtcue.reporting import ablation, kit
 
     zeroshot = {"formality": load_records(a.formality_records, "formality"),
                 "eamt22": load_records(a.eamt22_records, "eamt22")}
     ablation.write_ablation_table(
         json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
         zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
+        a.split, kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
 
 
 def cmd_table_voita2018(a):
@@ -104,23 +104,23 @@ def cmd_table_shortening(a):
 
 def cmd_table_side_information(a):
     from mtcue.records import load_records
-    from mtcue.reporting import tables
+    from mtcue.reporting import kit
     from mtcue.reporting.side_information import write_side_information_table
 
     write_side_information_table(json.loads(a.rows), load_records(a.records, "score"),
                                  load_records(a.no_context_records, "score"),
                                  load_records(a.predicted_records, "score"),
                                  load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
-                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                                 _run_ids(a), kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_table_formality(a):
     from mtcue.records import load_records
-    from mtcue.reporting import tables
+    from mtcue.reporting import kit
     from mtcue.reporting.formality import write_formality_table
 
     write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a),
-                          tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                          kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_table_contrastive(a):
@@ -139,20 +139,21 @@ def cmd_track(a):
     runs = sync_records(uri, a.study, [read_record(p) for p in a.records], json.loads(a.experiments))
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
-        # The experiment is named after the study (tables.RunIds reads this).
+        # The experiment is named after the study (kit.RunIds reads this).
         atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs},
                                                 indent=1, sort_keys=True) + "\n")
 
 
 def cmd_readme_results(a):
-    from mtcue.reporting import readme, tables
+    from mtcue.reporting import kit, readme
 
     runs = [readme.Run.load(d) for d in a.records]
-    bootstrap = tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha)
-    current = readme.update_readme(a.readme, runs, bootstrap, check=a.check)
+    bootstrap = kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha)
+    current = readme.update_readme(a.readme, runs, bootstrap, check=a.check, results_page=a.results_page)
+    where = " and ".join(filter(None, (a.readme, a.results_page)))
     if a.check and not current:
-        raise ValueError(f"{a.readme}: its results are not those of {', '.join(a.records)}; run `make readme`")
-    log.info("%s: results %s from %s", a.readme, "current" if current else "rendered", ", ".join(a.records))
+        raise ValueError(f"{where}: their results are not those of {', '.join(a.records)}; run `make readme`")
+    log.info("%s: results %s from %s", where, "current" if current else "rendered", ", ".join(a.records))
 
 
 def cmd_critical_path(a):
@@ -201,7 +202,7 @@ def register(step) -> None:
                    help="resamples of the confidence interval of the first parent's difference to the second")
     s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
-                   help="JSON list of {direction, model, setting, per_combination, record} (config.fewshot_points)")
+                   help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -210,7 +211,7 @@ def register(step) -> None:
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
     s.add_argument("--split", default="valid", help="split of the score records shown")
     s.add_argument("--seeds", default="{}", help='JSON {"model": ["run", ...]}: the runs averaged per row '
-                   "(config.ablation_seeds); default one run, the model itself")
+                   "(plan.ablation.ablation_seeds); default one run, the model itself")
     s.add_argument("--records", nargs="+", required=True, help="score records of every row model and direction")
     s.add_argument("--comet-records", nargs="*", default=[])
     s.add_argument("--formality-records", nargs="*", default=[], help="IWSLT22 formality records, one per row model")
@@ -284,7 +285,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True,
                    help="train, score, COMET, formality and EAMT22 records of the study")
     s.add_argument("--experiments", default="{}",
-                   help='JSON {"direction/model": [experiment, ...]} (config.trained_models): tag mtcue.experiments')
+                   help='JSON {"direction/model": [experiment, ...]} (plan.models.trained_models): tag mtcue.experiments')
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
@@ -292,6 +293,8 @@ def register(step) -> None:
                    help="records folder of the run to show (results/records), then those of other runs "
                         "(other seeds) for the spread between runs")
     s.add_argument("--readme", default="README.md")
+    s.add_argument("--results-page", help="the page that gets every section (docs/results.md); the README then gets "
+                   "the headlines only")
     s.add_argument("--bootstrap-samples", type=int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")

@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.io import atomic_write_text
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import NA, RunIds, display_name, html_path, model_key, read_table_csv
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
-from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, display_name, html_path, model_key
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
@@ -37,7 +38,7 @@ def long_rows(records: Sequence[dict], run_ids: RunIds | None = None) -> pd.Data
         rows.append([*key, "all", r["accuracy"], r["n"], r["ties"], OURS])
         for group, values in r["groups"].items():
             rows += [[*key, f"{group}={value}", s["accuracy"], s["n"], s["ties"], OURS] for value, s in values.items()]
-    paper = _read_csv(PAPER_CONTRASTIVE_CSV)
+    paper = read_table_csv(PAPER_CONTRASTIVE_CSV)
     for p in paper.itertuples():
         if p.pair in PAPER_SUITES:
             rows.append([p.pair, f"{p.model} ({p.context_size} previous)" if p.context_size else p.model,
@@ -90,7 +91,7 @@ def _cell(s: dict) -> str:
 def _paper(direction: str) -> pd.DataFrame | None:
     if direction not in PAPER_SUITES:
         return None
-    paper = _read_csv(PAPER_CONTRASTIVE_CSV)
+    paper = read_table_csv(PAPER_CONTRASTIVE_CSV)
     paper = paper[paper["pair"] == direction]
     rows = {f"{p.model} ({p.context_size} prev.)" if p.context_size else p.model: f"{p.contrastive_accuracy:.2f}"
             for p in paper.itertuples()}

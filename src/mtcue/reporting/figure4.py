@@ -17,7 +17,8 @@ import numpy as np
 from mtcue.evaluation.eamt22 import ATTRIBUTES, accuracy_mean_from_stats
 from mtcue.evaluation.score import paired_bootstrap_ci
 from mtcue.io import atomic_write_text
-from mtcue.reporting.tables import BOOTSTRAP, PAPER_FIGURES, Bootstrap, RunIds
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import BOOTSTRAP, Bootstrap, RunIds
 
 PAPER_ANCHORS_CSV = PAPER_FIGURES / "mtcue_eamt22_anchors.csv"
 # sd: of accuracy_mean over the point's runs; difference, ci_low, ci_high: accuracy_mean of this (first)
@@ -60,7 +61,7 @@ def difference_ci(runs_a: Sequence[dict], runs_b: Sequence[dict], bootstrap: Boo
 
 def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunIds | None = None,
                   bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
-    """One row per point (config.fewshot_points: direction, model, setting, per_combination, `records`: the
+    """One row per point (plan.fewshot.fewshot_points: direction, model, setting, per_combination, `records`: the
     runs, one per seed) from its EAMT22 records, accuracies in % (the mean over the runs; `sd`, `bleu_sd`:
     their standard deviation), with the MLflow run of the first run's model (given `run_ids`); the first
     parent's rows carry its difference to the second parent of the same setting (difference_ci); then the

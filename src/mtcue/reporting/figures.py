@@ -21,18 +21,8 @@ from matplotlib.patches import Patch
 
 from mtcue.evaluation.score import ALL
 from mtcue.io import atomic_write_text
-from mtcue.reporting.tables import (
-    MODEL_ORDER,
-    PAPER,
-    PAPER_QUALITY_CSV,
-    PAPER_QUALITY_LABEL,
-    _by_cell,
-    _direction_key,
-    model_key,
-    display_name,
-    phenomena_table,
-    quality_table,
-)
+from mtcue.reporting.kit import MODEL_ORDER, PAPER, by_cell, direction_key, display_name, model_key
+from mtcue.reporting.quality import PAPER_QUALITY_CSV, PAPER_QUALITY_LABEL, phenomena_table, quality_table
 
 # Okabe-Ito colours (colour-blind safe), the baselines in greys; other models take the rest in turn.
 MODEL_COLOURS = {"BASE": "#999999", "BASE-PM": "#555555", "TAGGING": "#E69F00", "NOVOTNEY-CUE": "#0072B2",
@@ -66,13 +56,13 @@ def training_curves(train_records: Iterable[dict]) -> Figure:
     """Train (dashed) and valid (solid) loss per epoch, a panel per direction, a line per model;
     the best epoch is a larger dot. A model initialised from another (MTCue from BASE) continues
     from its parent's best epoch, so the x axis counts all epochs that led to a checkpoint."""
-    cells = _by_cell(train_records, "train")
+    cells = by_cell(train_records, "train")
     if not cells:
         raise ValueError("no train records to plot")
     by_direction: dict[str, dict[str, dict]] = defaultdict(dict)
     for (name, direction), r in cells.items():
         by_direction[direction][name] = r
-    directions = sorted(by_direction, key=_direction_key)
+    directions = sorted(by_direction, key=direction_key)
     names = sorted({n for n, _ in cells}, key=model_key)
     colours = model_colours(names)
     fig, axes = _grid(len(directions))

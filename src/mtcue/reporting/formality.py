@@ -16,18 +16,9 @@ import pandas as pd
 
 from mtcue.evaluation.formality import ATTRIBUTES, KINDS
 from mtcue.evaluation.score import bootstrap_interval, paired_bootstrap_ci
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, display_name, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import (
-    BOOTSTRAP,
-    NA,
-    PAPER_FIGURES,
-    Bootstrap,
-    RunIds,
-    _read_csv,
-    _studies,
-    display_name,
-    write_table,
-)
 
 PAPER_FORMALITY_CSV = PAPER_FIGURES / "mtcue_table5_iwslt22_formality.csv"
 PAPER_METRICS = ("formal", "informal", "average")
@@ -159,7 +150,7 @@ def _display(df: pd.DataFrame, direction: str, kind: str) -> pd.DataFrame:
 
 
 def _paper(direction: str) -> pd.DataFrame | None:
-    paper = _read_csv(PAPER_FORMALITY_CSV)
+    paper = read_table_csv(PAPER_FORMALITY_CSV)
     paper = paper[paper["pair"] == direction]
     if paper.empty:
         return None
@@ -214,5 +205,5 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
             "corpus's register labels mapped to levels 1..5; not zero-shot. formal: their output at level 5, "
             "informal: at level 1 (the seed's extremes; style_dim's values +2 and -2); no prompt, nothing chosen, "
             "the same numbers in both kinds' rows. Every level: results/figures/style_levels.")
-    write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {_studies(records)}", footnotes,
+    write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {study_names(records)}", footnotes,
                 blocks=blocks, run_ids=run_ids)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.reporting.contrastive import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
+from mtcue.reporting.kit import NA, RunIds, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import NA, RunIds, _read_csv, _studies, write_table
 
 # The seed's row names, by model type (its Tables 2-3 and the published CSV).
 PAPER_LABELS = {"base": "Sentence-level", "concat": "Single-encoder", "multi_encoder": "Multi-encoder",
@@ -61,7 +61,7 @@ def our_frame(cells: Sequence[dict], scores: Sequence[dict], contrastive: Sequen
 
 def paper_frame(cells: Sequence[dict], direction: str) -> pd.DataFrame:
     """The seed's BLEU and accuracy (%) of the same rows (empty where it has none)."""
-    paper = _read_csv(PAPER_CONTRASTIVE_CSV)
+    paper = read_table_csv(PAPER_CONTRASTIVE_CSV)
     paper = paper[paper["pair"] == direction]
     index = {(p.model, int(p.context_size)): p for p in paper.itertuples()}
     rows = {}
@@ -106,7 +106,7 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
         "antecedent is k lines back (the suite's distance groups).",
         "The seed's numbers: IWSLT17 TED talks, trained from scratch, one run (seed 42); ContraPro (en-de) and "
         "Lopes et al. (en-fr) accuracy. Ours: fine-tuned from BASE (docs/deviations.md).",
-        f"Study: {_studies([*scores, *contrastive]) or NA}.",
+        f"Study: {study_names([*scores, *contrastive]) or NA}.",
         *([run_ids.footnote()] if run_ids else []),
     ]
     write_table(df, csv, md, "Sequence shortening for context-aware MT: BLEU and contrastive accuracy", footnotes,

@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.evaluation.score import paired_bootstrap
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunIds, _read_csv, _studies, write_table
 
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
@@ -119,7 +120,7 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
     contrastive_accuracy), paper (the seed's BLEU) and claims (holds: 1 / 0 / empty)."""
     long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
-    paper = _read_csv(PAPER_CSV).set_index("method")
+    paper = read_table_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
     seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
                   "value": paper.at[name, column], "model": None, "variant": None}
@@ -167,7 +168,7 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         "the seed's numbers are beside ours for the pattern, not the level."),
         ("si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
         "(-h) or predicted by the model (-p); the prefix is never part of the output."),
-        f"Study: {_studies([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
+        f"Study: {study_names([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
         *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
     ]
     write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)

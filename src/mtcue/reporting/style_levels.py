@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.io import atomic_write_text
-from mtcue.reporting.tables import display_name
+from mtcue.reporting.kit import display_name
 
 COLUMNS = ["direction", "model", "level", "formal_accuracy"]
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mtcue.corpus import MAX_PREVIOUS, META_FIELDS
 from mtcue.paper import PAPER_DATA_CSV, paper_value
-from mtcue.reporting.tables import NA, _read_csv, _studies, to_display, write_table
+from mtcue.reporting.kit import NA, read_table_csv, study_names, to_display, write_table
 
 PAIRS_ROW = "source_target_pairs"
 DOC_ROWS = tuple(f"n-{j}" for j in range(1, MAX_PREVIOUS + 1))
@@ -33,7 +33,7 @@ def data_table(records: Iterable[dict], paper_csv=PAPER_DATA_CSV) -> pd.DataFram
     """Rows: pairs, then % of samples with each metadata field, with n-1..n-5 previous lines, with any
     context. Columns: (pair, this run | paper)."""
     by_pair = _by_pair(records)
-    paper = _read_csv(paper_csv).set_index("field")
+    paper = read_table_csv(paper_csv).set_index("field")
     columns = {}
     for pair, r in by_pair.items():
         n = r["samples"]
@@ -89,5 +89,5 @@ def data_footnotes(records: Sequence[dict]) -> list[str]:
 def write_data_table(records: Sequence[dict], csv_path: str | Path, md_path: str | Path,
                      paper_csv=PAPER_DATA_CSV) -> None:
     df = data_table(records, paper_csv)
-    title = f"Data, study {_studies(records)} (cf. MTCue paper, Table 1)"
+    title = f"Data, study {study_names(records)} (cf. MTCue paper, Table 1)"
     write_table(df, csv_path, md_path, title, data_footnotes(records), _display(df))

@@ -290,7 +290,7 @@ def sync_records(
 
     `records`: train, score, COMET, formality and EAMT22 records, at most one per (direction,
     model, kind, split). `experiments`: {"direction/model": the experiments it is part of}
-    (config.trained_models), tag mtcue.experiments (comma-separated).
+    (plan.models.trained_models), tag mtcue.experiments (comma-separated).
     Params: the train record's flattened model spec plus config_hash (and comet_model).
     Metrics: train_loss, valid_loss, wall_s per epoch (step = epoch); at step 0 best_epoch,
     best_valid_loss, params_total, params_trainable; per scored split S, S_bleu and S_acc_{phenomenon}

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from mtcue.paper import PAPER_FIGURES
+from mtcue.reporting.kit import NA, RunIds, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
-from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, _studies, write_table
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
 PAPER_ATTENTION_CSV = PAPER_FIGURES / "voita2018_table7_attention.csv"
@@ -62,10 +63,10 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
     """The CSV is long (docs/formats.md, section 7); with `run_ids`, each of our numbers names the MLflow run
     of its model in its direction."""
     bleu = bleu_frame(rows, scores, random_scores)
-    paper_bleu = _read_csv(PAPER_BLEU_CSV).set_index("model")["bleu"]
+    paper_bleu = read_table_csv(PAPER_BLEU_CSV).set_index("model")["bleu"]
     agreement, agreement6 = attention_frame(attention), attention_frame(attention, table6=True)
-    paper_attention = _read_csv(PAPER_ATTENTION_CSV).set_index("pronoun")
-    paper_attention6 = _read_csv(PAPER_ATTENTION6_CSV).set_index("pronoun")
+    paper_attention = read_table_csv(PAPER_ATTENTION_CSV).set_index("pronoun")
+    paper_attention6 = read_table_csv(PAPER_ATTENTION6_CSV).set_index("pronoun")
     model_of = {row["label"]: row["model"] for row in rows}
     long = [{"table": "bleu", "direction": d, "row": label, "metric": "bleu", "value": v, "model": model_of[label]}
             for label, values in bleu.iterrows() for d, v in values.items()]
@@ -107,7 +108,7 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
         "and whose previous line has more than one noun; agreement: the context word with the most attention "
         "from the pronoun (last source layer's context attention, mean over heads; marker, </s> and "
         "punctuation excluded) is the antecedent; random = expected agreement of a random noun.",
-        f"Study: {_studies([*scores, *random_scores, *attention]) or NA}. The paper's numbers: en-ru "
+        f"Study: {study_names([*scores, *random_scores, *attention]) or NA}. The paper's numbers: en-ru "
         "OpenSubtitles2018, CoreNLP antecedents.",
         *([run_ids.footnote()] if run_ids else []),
     ]

@@ -1,4 +1,5 @@
-"""Result tables assembled from records only, with the paper's figures beside them.
+"""The paper's Tables 3 (models) and 4 (quality) and the phenomena table, from records only, with the paper's
+figures beside them (the table kit: `kit`).
 
 Table 4 (quality) is a DataFrame indexed by model display name with two-level columns
 (group, metric): group is a direction or AVERAGE. Its columns are declared as Column specs
@@ -10,10 +11,9 @@ marks and "mean ± sd" cells are edits of that frame.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -22,53 +22,37 @@ import pandas as pd
 
 from mtcue.evaluation.score import (
     ALL,
-    CorpusScore,
     SegmentStats,
     bleu_from_stats,
     indistinguishable_from_best,
     mean_from_stats,
     mean_stats,
 )
-from mtcue.io import atomic_write_text, read_text
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
+from mtcue.reporting.kit import (
+    AVERAGE,
+    BOOTSTRAP,
+    MARKUP,
+    NA,
+    PAPER,
+    Bootstrap,
+    Column,
+    RunIds,
+    by_cell,
+    direction_key,
+    display_name,
+    format_cell,
+    model_key,
+    read_table_csv,
+    study_names,
+    to_display,
+    write_table,
+)
+from mtcue.reporting.layout import Block
 from mtcue.study import CONTEXT_KIND
 
-MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
-AVERAGE = "avg"
-NA = "n/a"
 PAPER_QUALITY_CSV = PAPER_FIGURES / "mtcue_table4_quality.csv"
 PAPER_MODELS_CSV = PAPER_FIGURES / "mtcue_table3_models.csv"
-MARKUP = {"best": "**{}**", "tied": "<u>{}</u>", "": "{}"}
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """Paired bootstrap settings of the marks (written into the table's footnote)."""
-
-    n: int = 1000
-    seed: int = 12345
-    alpha: float = 0.05
-
-
-BOOTSTRAP = Bootstrap()
-
-
-@dataclass(frozen=True)
-class Column:
-    """One metric shown per direction. `source` names the dict its value is read from: the
-    "score" record, the "comet" record, or the "paper" CSV row (label `PAPER.format(metric)`).
-    A column with `segments` (per-segment statistics of a record, None when it has none) is
-    marked in each direction, with significance tested on `corpus_score` of resampled
-    statistics. A `labelled_only` metric exists only where the test set is labelled for it (the
-    phenomena: not into English): its average leaves out the directions where no model has it."""
-
-    label: str
-    source: str
-    value: Callable[[dict], float | None]
-    segments: Callable[[dict], SegmentStats | None] | None = None
-    corpus_score: CorpusScore = bleu_from_stats
-    labelled_only: bool = False
 
 
 def _phenomenon_pct(record: dict) -> float | None:
@@ -80,7 +64,6 @@ def _comet_segments(record: dict) -> SegmentStats | None:
     return None if record.get("segment_scores") is None else mean_stats(record["segment_scores"])
 
 
-PAPER = "paper {}"  # the label of the paper's figure for a metric
 PAPER_QUALITY_LABEL = "MTCue paper, Table 4"
 QUALITY_COLUMNS = (
     Column("BLEU", "score", lambda r: r["bleu"], lambda r: r.get("segment_stats"), bleu_from_stats),
@@ -113,81 +96,6 @@ PAPER_ENCODERS = {
 MULTILINGUAL_MARKERS = ("multilingual", "labse", "xlm")
 
 
-def display_name(model: str) -> str:
-    """Config key to the paper's spelling: "base_pm" -> "BASE-PM", "mtcue" -> "MTCUE"."""
-    return model.upper().replace("_", "-")
-
-
-@dataclass(frozen=True)
-class RunIds:
-    """The MLflow run of each (direction, model) of a study, as the sync wrote them
-    (results/mlflow/{study}.runs.json). MLflow chooses run ids itself, so only the sync knows
-    them: the DAG runs it before the tables, which read this plain file and never MLflow."""
-
-    tracking_uri: str
-    experiment: str
-    runs: dict[str, str]  # "direction/model" -> run id
-
-    @classmethod
-    def read(cls, path: str | Path) -> RunIds:
-        data = json.loads(read_text(path))
-        return cls(data["tracking_uri"], data["experiment"], data["runs"])
-
-    def of(self, name: str) -> dict[str, str]:
-        """{direction: run id} of a table row's model (a display name or a config key: keys are lower
-        case, without hyphens)."""
-        model = name.lower().replace("-", "_")
-        return {key.split("/")[0]: run for key, run in self.runs.items() if key.split("/")[1] == model}
-
-    def footnote(self) -> str:
-        return (f"MLflow: experiment `{self.experiment}` at `{self.tracking_uri}`, one run per model and "
-                "direction, named `{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.")
-
-
-def with_run_ids(df: pd.DataFrame, run_ids: RunIds, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """`df` (rows: models, index level "model") with a (group, "run_id") column per column group
-    whose numbers runs made: `groups` maps it to the direction of those runs (default: each group
-    but the average is a direction). Without column groups (Table 3: rows span every direction),
-    one "run_id" column listing `direction:id` for each."""
-    out = df.copy()
-    names = df.index.get_level_values("model")
-    if isinstance(df.columns, pd.MultiIndex):
-        if groups is None:
-            groups = {g: g for g in df.columns.get_level_values(0) if g != AVERAGE}
-        for group, direction in groups.items():
-            out[(group, "run_id")] = [run_ids.of(name).get(direction) for name in names]
-    else:
-        out["run_id"] = [" ".join(f"{d}:{run_ids.of(name)[d]}" for d in sorted(run_ids.of(name), key=_direction_key))
-                         for name in names]
-    return out
-
-
-def model_key(name: str) -> tuple[int, str]:
-    return (MODEL_ORDER.index(name) if name in MODEL_ORDER else len(MODEL_ORDER), name)
-
-
-def _direction_key(direction: str) -> tuple[bool, str]:
-    # The paper's order: en->xx first, then xx->en, each by the other language.
-    src, tgt = direction.split("-")
-    return (src != "en", tgt if src == "en" else src)
-
-
-def _read_csv(path: str | Path | Traversable) -> pd.DataFrame:
-    with (Path(path) if isinstance(path, str) else path).open("r", encoding="utf-8") as f:
-        return pd.read_csv(f)
-
-
-def _by_cell(records: Iterable[dict], what: str) -> dict[tuple[str, str], dict]:
-    """Records by (display name, direction); two for the same cell are an error."""
-    cells: dict[tuple[str, str], dict] = {}
-    for r in records:
-        key = (display_name(r["model"]), r["direction"])
-        if key in cells:
-            raise ValueError(f"two {what} records for model {r['model']} and direction {r['direction']}")
-        cells[key] = r
-    return cells
-
-
 @dataclass(frozen=True)
 class _QualityRecords:
     models: list[str]
@@ -199,10 +107,10 @@ class _QualityRecords:
 
 
 def _quality_records(score_records: Iterable[dict], comet_records: Iterable[dict], split: str) -> _QualityRecords:
-    scores = _by_cell((r for r in score_records if r["split"] == split), f"{split} score")
+    scores = by_cell((r for r in score_records if r["split"] == split), f"{split} score")
     if not scores:
         raise ValueError(f"no {split} score records to tabulate")
-    comets = _by_cell((r for r in comet_records if r["split"] == split), f"{split} COMET")
+    comets = by_cell((r for r in comet_records if r["split"] == split), f"{split} COMET")
     for (model, direction), c in comets.items():
         s = scores.get((model, direction))
         if s is None:
@@ -213,7 +121,7 @@ def _quality_records(score_records: Iterable[dict], comet_records: Iterable[dict
                 f"{c['hyp_sha256']} but the score record {s['hyp_sha256']}; rescore the older one")
     return _QualityRecords(
         models=sorted({m for m, _ in scores}, key=model_key),
-        directions=sorted({d for _, d in scores}, key=_direction_key),
+        directions=sorted({d for _, d in scores}, key=direction_key),
         cells={key: {"score": s, "comet": comets.get(key)} for key, s in scores.items()},
     )
 
@@ -229,7 +137,7 @@ def quality_table(
     split, plus an AVERAGE group (NaN where any direction is missing; a `labelled_only` metric
     is averaged over the directions where some model has it)."""
     q = _quality_records(score_records, comet_records, split)
-    paper = _read_csv(paper_csv).set_index(["model", "direction"]).to_dict("index")
+    paper = read_table_csv(paper_csv).set_index(["model", "direction"]).to_dict("index")
 
     def cell(col: Column, model: str, direction: str) -> float:
         source = paper.get((model, direction)) if col.source == "paper" else q.record(col.source, model, direction)
@@ -297,7 +205,7 @@ def context_footnotes(train_records: Iterable[dict]) -> list[str]:
             by_model[display_name(r["model"])].append(r)
     notes = []
     for name in sorted(by_model, key=model_key):
-        records = sorted(by_model[name], key=lambda r: _direction_key(r["direction"]))
+        records = sorted(by_model[name], key=lambda r: direction_key(r["direction"]))
         paper = PAPER_ENCODERS[records[0]["spec"]["type"]]
         differs, english_only, unnamed = defaultdict(list), defaultdict(list), []
         for r in records:
@@ -326,7 +234,7 @@ def _comet_footnotes(q: _QualityRecords) -> list[str]:
     notes = [f"COMET: model {comet_models}, system score x 100, on the same hypotheses as BLEU (sha256 "
              "checked); the paper used wmt20-comet-da."] if scored else []
     missing: dict[str, list[str]] = defaultdict(list)
-    for (m, d), cell in sorted(q.cells.items(), key=lambda kv: (_direction_key(kv[0][1]), model_key(kv[0][0]))):
+    for (m, d), cell in sorted(q.cells.items(), key=lambda kv: (direction_key(kv[0][1]), model_key(kv[0][0]))):
         c = cell["comet"]
         if c is None:
             missing["no COMET record"].append(f"{m} {d}")
@@ -347,7 +255,7 @@ def quality_footnotes(
     """What the quality table's columns and marks mean, from the records it is built from."""
     q = _quality_records(score_records, comet_records, split)
     signatures = sorted({cell["score"]["bleu_signature"] for cell in q.cells.values()})
-    in_table = [r for key, r in _by_cell(train_records, "train").items() if key in q.cells]
+    in_table = [r for key, r in by_cell(train_records, "train").items() if key in q.cells]
     return [
         "BLEU: sacrebleu on detokenised output, signature " + ", ".join(f"`{s}`" for s in signatures) + ".",
         *_comet_footnotes(q),
@@ -366,44 +274,6 @@ def quality_footnotes(
         f"labelled, en→xx); {NA} where a value is missing.",
         *context_footnotes(in_table),
     ]
-
-
-def format_cell(value: float | str) -> str:
-    if isinstance(value, str):
-        return value
-    return NA if pd.isna(value) else f"{value:.2f}"
-
-
-def to_display(df: pd.DataFrame) -> pd.DataFrame:
-    """Strings as they will appear in Markdown; edit these to add marks before rendering."""
-    return df.map(format_cell)
-
-
-def html_path(md_path: str | Path) -> Path:
-    """Where a table's HTML rendering is written: beside its Markdown."""
-    return Path(md_path).with_suffix(".html")
-
-
-def write_table(
-    df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
-    display: pd.DataFrame | None = None, run_ids: RunIds | None = None, blocks: Sequence[Block] = (),
-    run_groups: Mapping[str, str] | None = None,
-) -> None:
-    """CSV with every number of `df` (NaN as empty; with `run_ids`, each cell's MLflow run:
-    `with_run_ids(df, run_ids, run_groups)`) and, for people, Markdown and its HTML rendering
-    (`html_path(md_path)`, what the report shows): `blocks` (the paper's layout), or one block of
-    `display` (by default `to_display(df)`). All written atomically."""
-    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids, run_groups)
-    flat.columns = flat_columns(flat.columns)
-    notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
-    layout = Layout(title, blocks or [Block("", to_display(df) if display is None else display)], notes)
-    atomic_write_text(csv_path, flat.to_csv())
-    atomic_write_text(md_path, render_markdown(layout))
-    atomic_write_text(html_path(md_path), render_html(layout))
-
-
-def _studies(records: Iterable[dict]) -> str:
-    return ", ".join(sorted({r["study"] for r in records}))
 
 
 def write_quality_table(
@@ -428,7 +298,7 @@ def write_quality_table(
     mark_columns = marks.rename(columns=lambda metric: f"{metric} mark", level=1)
     with_marks = pd.concat([df, mark_columns], axis=1)
     order = [c for g, m in df.columns for c in ((g, m), (g, f"{m} mark")) if c in with_marks.columns]
-    title = f"Translation quality, study {_studies(score_records)} (cf. MTCue paper, Table 4)"
+    title = f"Translation quality, study {study_names(score_records)} (cf. MTCue paper, Table 4)"
     footnotes = quality_footnotes(score_records, comet_records, train_records, split, bootstrap)
     write_table(with_marks[order], csv_path, md_path, title, footnotes, run_ids=run_ids,
                 blocks=quality_blocks(df, display))
@@ -485,11 +355,11 @@ def models_table(train_records: Iterable[dict], paper_csv: str | Path | Traversa
     """Models x size, architecture and training time (paper Table 3), each a mean over the
     directions trained (with the sample sd of the time per epoch and of the epochs to best)."""
     by_model: dict[str, list[dict]] = defaultdict(list)
-    for (name, _), r in _by_cell(train_records, "train").items():
+    for (name, _), r in by_cell(train_records, "train").items():
         by_model[name].append(r)
     if not by_model:
         raise ValueError("no train records to tabulate")
-    paper = _read_csv(paper_csv).set_index("model").to_dict("index")
+    paper = read_table_csv(paper_csv).set_index("model").to_dict("index")
     rows = {}
     for name in sorted(by_model, key=model_key):
         records, p = by_model[name], paper.get(name, {})
@@ -578,7 +448,7 @@ def models_blocks(df: pd.DataFrame, paper_csv: str | Path | Traversable = PAPER_
         _mean_sd_text(r["s/epoch"], r["s/epoch sd"], "s"), _mean_sd_text(r["epochs to best"], r["epochs to best sd"]),
         _count(r["directions"]),
     ] for name, r in df.iterrows()})
-    paper = _read_csv(paper_csv).set_index("model")
+    paper = read_table_csv(paper_csv).set_index("model")
     in_paper = frame({name: [
         f"{_millions(p['params_reported']):g}", _count(p["d_model"]),
         _sizes(p[c] for c in ("cxt_layers", "src_layers", "dec_layers")), _count(p["heads"]),
@@ -594,7 +464,7 @@ def write_models_table(train_records: Sequence[dict], csv_path: str | Path, md_p
     """Table 3 from the training records: every number in the CSV (mean and sd in separate
     columns); for people, the paper's layout with its rows below ours."""
     df = models_table(train_records, paper_csv)
-    title = f"Model details, study {_studies(train_records)} (cf. MTCue paper, Table 3)"
+    title = f"Model details, study {study_names(train_records)} (cf. MTCue paper, Table 3)"
     write_table(df, csv_path, md_path, title, models_footnotes(train_records), run_ids=run_ids,
                 blocks=models_blocks(df, paper_csv))
 
@@ -614,7 +484,7 @@ def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.Da
     if not rows:
         raise ValueError(f"no {split} score records to tabulate")
     names = sorted(rows, key=model_key)
-    columns = sorted({c for row in rows.values() for c in row}, key=lambda c: (_direction_key(c[0]), c[1]))
+    columns = sorted({c for row in rows.values() for c in row}, key=lambda c: (direction_key(c[0]), c[1]))
     # A model with no labelled direction (into English only) keeps its row, all NaN.
     return pd.DataFrame([[rows[n].get(c, math.nan) for c in columns] for n in names], dtype=float,
                         index=pd.Index(names, name="model"),
@@ -641,7 +511,7 @@ def phenomena_blocks(df: pd.DataFrame) -> list[Block]:
 
 def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_path: str | Path,
                           md_path: str | Path, run_ids: RunIds | None = None) -> None:
-    studies = _studies(score_records)
+    studies = study_names(score_records)
     footnotes = [
         "Per phenomenon (formality of address, speaker/addressee gender, addressee number): "
         "100 * correct / (correct + incorrect) over the labelled test samples, and in brackets the "

@@ -1,0 +1,174 @@
+"""The table kit every table module builds on: the paper's model order and display names, the bootstrap
+settings of the marks, metric columns, MLflow run ids beside the numbers, and writing a table as CSV,
+Markdown and HTML (through `layout`). Markdown goes through a display frame of strings, so marks and
+"mean ± sd" cells are edits of that frame.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+import pandas as pd
+
+from mtcue.evaluation.score import CorpusScore, SegmentStats, bleu_from_stats
+from mtcue.io import atomic_write_text, read_text
+from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
+
+
+MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
+AVERAGE = "avg"
+NA = "n/a"
+MARKUP = {"best": "**{}**", "tied": "<u>{}</u>", "": "{}"}
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Paired bootstrap settings of the marks (written into the table's footnote)."""
+
+    n: int = 1000
+    seed: int = 12345
+    alpha: float = 0.05
+
+
+BOOTSTRAP = Bootstrap()
+
+
+@dataclass(frozen=True)
+class Column:
+    """One metric shown per direction. `source` names the dict its value is read from: the
+    "score" record, the "comet" record, or the "paper" CSV row (label `PAPER.format(metric)`).
+    A column with `segments` (per-segment statistics of a record, None when it has none) is
+    marked in each direction, with significance tested on `corpus_score` of resampled
+    statistics. A `labelled_only` metric exists only where the test set is labelled for it (the
+    phenomena: not into English): its average leaves out the directions where no model has it."""
+
+    label: str
+    source: str
+    value: Callable[[dict], float | None]
+    segments: Callable[[dict], SegmentStats | None] | None = None
+    corpus_score: CorpusScore = bleu_from_stats
+    labelled_only: bool = False
+
+
+PAPER = "paper {}"  # the label of the paper's figure for a metric
+
+
+def display_name(model: str) -> str:
+    """Config key to the paper's spelling: "base_pm" -> "BASE-PM", "mtcue" -> "MTCUE"."""
+    return model.upper().replace("_", "-")
+
+
+@dataclass(frozen=True)
+class RunIds:
+    """The MLflow run of each (direction, model) of a study, as the sync wrote them
+    (results/mlflow/{study}.runs.json). MLflow chooses run ids itself, so only the sync knows
+    them: the DAG runs it before the tables, which read this plain file and never MLflow."""
+
+    tracking_uri: str
+    experiment: str
+    runs: dict[str, str]  # "direction/model" -> run id
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunIds:
+        data = json.loads(read_text(path))
+        return cls(data["tracking_uri"], data["experiment"], data["runs"])
+
+    def of(self, name: str) -> dict[str, str]:
+        """{direction: run id} of a table row's model (a display name or a config key: keys are lower
+        case, without hyphens)."""
+        model = name.lower().replace("-", "_")
+        return {key.split("/")[0]: run for key, run in self.runs.items() if key.split("/")[1] == model}
+
+    def footnote(self) -> str:
+        return (f"MLflow: experiment `{self.experiment}` at `{self.tracking_uri}`, one run per model and "
+                "direction, named `{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.")
+
+
+def with_run_ids(df: pd.DataFrame, run_ids: RunIds, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """`df` (rows: models, index level "model") with a (group, "run_id") column per column group
+    whose numbers runs made: `groups` maps it to the direction of those runs (default: each group
+    but the average is a direction). Without column groups (Table 3: rows span every direction),
+    one "run_id" column listing `direction:id` for each."""
+    out = df.copy()
+    names = df.index.get_level_values("model")
+    if isinstance(df.columns, pd.MultiIndex):
+        if groups is None:
+            groups = {g: g for g in df.columns.get_level_values(0) if g != AVERAGE}
+        for group, direction in groups.items():
+            out[(group, "run_id")] = [run_ids.of(name).get(direction) for name in names]
+    else:
+        out["run_id"] = [" ".join(f"{d}:{run_ids.of(name)[d]}" for d in sorted(run_ids.of(name), key=direction_key))
+                         for name in names]
+    return out
+
+
+def model_key(name: str) -> tuple[int, str]:
+    return (MODEL_ORDER.index(name) if name in MODEL_ORDER else len(MODEL_ORDER), name)
+
+
+def direction_key(direction: str) -> tuple[bool, str]:
+    # The paper's order: en->xx first, then xx->en, each by the other language.
+    src, tgt = direction.split("-")
+    return (src != "en", tgt if src == "en" else src)
+
+
+def read_table_csv(path: str | Path | Traversable) -> pd.DataFrame:
+    with (Path(path) if isinstance(path, str) else path).open("r", encoding="utf-8") as f:
+        return pd.read_csv(f)
+
+
+def by_cell(records: Iterable[dict], what: str) -> dict[tuple[str, str], dict]:
+    """Records by (display name, direction); two for the same cell are an error."""
+    cells: dict[tuple[str, str], dict] = {}
+    for r in records:
+        key = (display_name(r["model"]), r["direction"])
+        if key in cells:
+            raise ValueError(f"two {what} records for model {r['model']} and direction {r['direction']}")
+        cells[key] = r
+    return cells
+
+
+def format_cell(value: float | str) -> str:
+    if isinstance(value, str):
+        return value
+    return NA if pd.isna(value) else f"{value:.2f}"
+
+
+def format_number(value: float, digits: int) -> str:
+    return NA if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def to_display(df: pd.DataFrame) -> pd.DataFrame:
+    """Strings as they will appear in Markdown; edit these to add marks before rendering."""
+    return df.map(format_cell)
+
+
+def html_path(md_path: str | Path) -> Path:
+    """Where a table's HTML rendering is written: beside its Markdown."""
+    return Path(md_path).with_suffix(".html")
+
+
+def write_table(
+    df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
+    display: pd.DataFrame | None = None, run_ids: RunIds | None = None, blocks: Sequence[Block] = (),
+    run_groups: Mapping[str, str] | None = None,
+) -> None:
+    """CSV with every number of `df` (NaN as empty; with `run_ids`, each cell's MLflow run:
+    `with_run_ids(df, run_ids, run_groups)`) and, for people, Markdown and its HTML rendering
+    (`html_path(md_path)`, what the report shows): `blocks` (the paper's layout), or one block of
+    `display` (by default `to_display(df)`). All written atomically."""
+    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids, run_groups)
+    flat.columns = flat_columns(flat.columns)
+    notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
+    layout = Layout(title, blocks or [Block("", to_display(df) if display is None else display)], notes)
+    atomic_write_text(csv_path, flat.to_csv())
+    atomic_write_text(md_path, render_markdown(layout))
+    atomic_write_text(html_path(md_path), render_html(layout))
+
+
+def study_names(records: Iterable[dict]) -> str:
+    return ", ".join(sorted({r["study"] for r in records}))

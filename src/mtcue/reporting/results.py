@@ -1,0 +1,83 @@
+"""One run's records and the tables and figures it wrote beside them (`Run`), as the README's results read
+them: `mtcue readme-results --records results/records` loads one `Run` per folder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from mtcue.records import load_records
+
+
+@dataclass(frozen=True)
+class Run:
+    """The records of one run of the study (a results/records folder)."""
+
+    where: str
+    scores: list[dict]
+    comets: list[dict]
+    trains: list[dict]
+    eamt22: list[dict] = ()
+    split: str = "test"
+    formality: list[dict] = ()
+    table6: pd.DataFrame | None = None    # results/tables/table6_ablation.csv
+    figure4: pd.DataFrame | None = None   # results/figures/figure4_eamt22_fewshot.csv
+    contrastive: pd.DataFrame | None = None  # results/tables/contrastive.csv
+    voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
+    translating: frozenset[str] = frozenset()  # the models scored on the test split (Tables 4, Voita et al.'s)
+    memory: pd.DataFrame | None = None       # results/figures/memory_growth.csv
+    side_information: pd.DataFrame | None = None  # results/tables/side_information.csv
+    table5: pd.DataFrame | None = None       # results/tables/table5_formality.csv (its supervised rows)
+    style_levels: pd.DataFrame | None = None  # results/figures/style_levels.csv
+    shortening: pd.DataFrame | None = None   # results/tables/shortening.csv
+
+    @classmethod
+    def load(cls, records_dir: str | Path, split: str = "test") -> Run:
+        """The records of Tables 3 and 4 (scored on `split`), Table 5 and Figure 4. The ablation models,
+        scored on another split (Table 6), and the few-shot variants, which train but are not scored,
+        stay out."""
+        folder = Path(records_dir)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder}: no records folder (run the study first)")
+        scores, comets, trains, eamt22 = (load_records(folder, kind) for kind in ("score", "comet", "train", "eamt22"))
+        scores, comets = ([r for r in records if r["split"] == split] for records in (scores, comets))
+        translating = frozenset(r["model"] for r in scores)
+        # Tables 3 and 4's models are scored in every direction; Voita et al.'s systems in some only (their table).
+        directions = {m: {r["direction"] for r in scores if r["model"] == m} for m in {r["model"] for r in scores}}
+        everywhere = max(map(len, directions.values()), default=0)
+        scores, comets = ([r for r in records if len(directions.get(r["model"], ())) == everywhere]
+                          for records in (scores, comets))
+        scored = {(r["direction"], r["model"]) for r in scores}
+        formality = [r for r in load_records(folder, "formality")   # Table 5's; Table 6 reads the validation set's
+                     if (r["direction"], r["model"]) in scored and r.get("split", "test") == "test"]
+        eamt22 = [r for r in eamt22 if r["split"] == "test"]   # Figure 4's; Table 6 reads the validation split's
+        csvs = (folder.parent / "tables" / "table6_ablation.csv", folder.parent / "figures" / "figure4_eamt22_fewshot.csv",
+                folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
+        run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
+                  split, formality, *map(_read_csv, csvs), translating,
+                  *(_read_csv(folder.parent / f) for f in ("figures/memory_growth.csv", "tables/side_information.csv",
+                                                           "tables/table5_formality.csv", "figures/style_levels.csv",
+                                                           "tables/shortening.csv")))
+        if not run.scores or not run.trains:
+            raise ValueError(f"{folder}: needs score records of the {split} split and train records")
+        return run
+
+
+    @property
+    def seed(self) -> str:
+        return ", ".join(sorted({str(r["spec"]["seed"]) for r in self.trains}))
+
+    def describe(self) -> str:
+        records = self.scores + self.comets + self.trains
+        commits = ", ".join(f"`{c[:12]}{'-dirty' if c.endswith('-dirty') else ''}`"
+                            for c in sorted({r["git_commit"] for r in records}))
+        created = sorted(r["created"][:10] for r in records if "created" in r)
+        dates = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
+        return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, commit {commits}, seed {self.seed}, "
+                f"records of {dates}")
+
+
+def _read_csv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.is_file() else None
