@@ -4,8 +4,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from mtcue.cli import main
+from mtcue.plots import save_svg
 from mtcue.records import write_record
-from mtcue.reporting.figures import FIGURES, bleu_gain, phenomena_accuracy, save_svg, training_curves
+from mtcue.reporting.figures import FIGURES, bleu_gain, phenomena_accuracy, training_curves
 from test_tables import BAD, GOOD, NEAR, rec, train_rec
 
 

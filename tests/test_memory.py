@@ -131,9 +131,7 @@ def test_every_curve_and_phase_is_measured_once_and_written_as_the_csv_says(rows
 
 
 def test_the_figure_draws_a_line_per_model_in_each_phase(rows):
-    from mtcue.reporting.figures import memory_growth
-
-    fig = memory_growth(rows)
+    fig = memory.figure(rows)
     decode, train = fig.axes[:2]
     lines = {line.get_label(): list(line.get_ydata()) for line in decode.get_lines()}
     assert lines == {"CONCAT": peaks(rows, "concat", "decode"), "CUE": peaks(rows, "cue", "decode")}

@@ -136,6 +136,11 @@ def parent_checkpoint(entry: dict, direction: str) -> str | None:
     return path.replace("{direction}", direction) if path else None
 
 
+def display_name(model: str) -> str:
+    """Config key to the paper's spelling: "base_pm" -> "BASE-PM", "mtcue" -> "MTCUE"."""
+    return model.upper().replace("_", "-")
+
+
 def columns_of(cfg: dict, entry: dict) -> list[str]:
     """The context columns a model entry reads: its own `context_columns`, else the study's `context.columns`."""
     return selected_columns(cfg, entry.get("context_columns", cfg["context"]["columns"]))

@@ -104,8 +104,8 @@ def cmd_bench_train_cost(a):
 def cmd_memory_growth(a):
     import torch
 
-    from mtcue.models.memory import check_outputs, measure, write_csv
-    from mtcue.reporting.figures import memory_growth, save_svg
+    from mtcue.models.memory import check_outputs, figure, measure, write_csv
+    from mtcue.plots import save_svg
 
     check_outputs(a.csv, a.svg)
     torch.set_num_threads(a.threads)
@@ -114,7 +114,7 @@ def cmd_memory_growth(a):
         raise SystemExit(f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
     rows = measure(plan, a.device)
     write_csv(rows, a.csv)
-    save_svg(memory_growth(rows), a.svg)
+    save_svg(figure(rows), a.svg)
 
 
 def _model_args(s) -> None:

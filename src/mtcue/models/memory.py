@@ -28,10 +28,15 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import torch
+from matplotlib.figure import Figure
+
+from mtcue.plots import grid, model_colours, model_legend
+from mtcue.study import display_name
 
 log = logging.getLogger("mtcue")
 MIB = 2 ** 20
@@ -207,3 +212,29 @@ def read_csv(path: str | Path) -> list[dict]:
             raise ValueError(f"{path}: columns {reader.fieldnames}, expected {CSV_COLUMNS}")
         return [{"model": r["model"], "context_sentences": int(r["context_sentences"]), "phase": r["phase"],
                  "peak_mib": float(r["peak_mib"])} for r in reader]
+
+
+def figure(rows: Iterable[dict]) -> Figure:
+    """Peak memory above the weights (MiB) against the number of context sentences, a panel per phase
+    (decoding, as the sequence-shortening seed's Figure 4, then a training step), a line per model;
+    rows as `write_csv` writes them."""
+    curves: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        curves[r["phase"]][display_name(r["model"])].append((int(r["context_sentences"]), float(r["peak_mib"])))
+    phases = [p for p in ("decode", "train") if p in curves]
+    if not phases:
+        raise ValueError("no memory-growth rows to plot")
+    names = list(dict.fromkeys(m for p in phases for m in curves[p]))
+    colours = model_colours(names)
+    fig, axes = grid(len(phases), ncols=2)
+    for ax, phase in zip(axes, phases):
+        for name in names:
+            xs, ys = zip(*sorted(curves[phase][name]))
+            ax.plot(xs, ys, marker="o", ms=3, lw=1.5, color=colours[name], label=name)
+        ax.set_title({"decode": "decoding (beam search)", "train": "one training step"}[phase])
+        ax.set_xlabel("context sentences")
+        ax.set_ylabel("peak memory above weights (MiB)")
+        ax.grid(alpha=0.3)
+    model_legend(fig, colours, names)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig

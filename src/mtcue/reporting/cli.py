@@ -39,11 +39,12 @@ def cmd_table(a):
 
 
 def cmd_figure(a):
+    from mtcue.plots import save_svg
     from mtcue.records import load_records
     from mtcue.reporting import figures
 
     records = load_records(a.records, figures.RECORD_KIND[a.kind])
-    figures.save_svg(figures.FIGURES[a.kind](records), a.out)
+    save_svg(figures.FIGURES[a.kind](records), a.out)
 
 
 def cmd_style_levels(a):

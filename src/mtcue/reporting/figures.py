@@ -7,50 +7,17 @@ display name as label (and lines their curve: "MTCUE valid"), so tests read the 
 
 from __future__ import annotations
 
-import io
-import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable
 
-import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from mtcue.evaluation.score import ALL
-from mtcue.io import atomic_write_text
+from mtcue.plots import PANEL, grid, model_colours, model_legend
 from mtcue.reporting.kit import MODEL_ORDER, PAPER, by_cell, direction_key, display_name, model_key
 from mtcue.reporting.quality import PAPER_QUALITY_CSV, PAPER_QUALITY_LABEL, phenomena_table, quality_table
-
-# Okabe-Ito colours (colour-blind safe), the baselines in greys; other models take the rest in turn.
-MODEL_COLOURS = {"BASE": "#999999", "BASE-PM": "#555555", "TAGGING": "#E69F00", "NOVOTNEY-CUE": "#0072B2",
-                 "MTCUE": "#D55E00"}
-OTHER_COLOURS = ("#009E73", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-PANEL = (3.6, 2.8)  # inches per panel
-
-
-def model_colours(names: Iterable[str]) -> dict[str, str]:
-    others = [n for n in names if n not in MODEL_COLOURS]
-    return {**MODEL_COLOURS, **{n: OTHER_COLOURS[i % len(OTHER_COLOURS)] for i, n in enumerate(others)}}
-
-
-def _grid(n: int, ncols: int = 4, extra_height: float = 0.6) -> tuple[Figure, list]:
-    """A figure with n panels (axes), at most `ncols` a row; pyplot's global state is not used."""
-    ncols = max(1, min(ncols, n))
-    nrows = math.ceil(n / ncols)
-    fig = Figure(figsize=(PANEL[0] * ncols, PANEL[1] * nrows + extra_height))
-    flat = list(fig.subplots(nrows, ncols, squeeze=False).flat)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    return fig, flat[:n]
-
-
-def _model_legend(fig: Figure, colours: dict[str, str], names: Sequence[str], extra: Sequence[Line2D] = ()) -> None:
-    handles = [Patch(color=colours[n], label=n) for n in names] + list(extra)
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, fontsize="small")
-
 
 def training_curves(train_records: Iterable[dict]) -> Figure:
     """Train (dashed) and valid (solid) loss per epoch, a panel per direction, a line per model;
@@ -65,7 +32,7 @@ def training_curves(train_records: Iterable[dict]) -> Figure:
     directions = sorted(by_direction, key=direction_key)
     names = sorted({n for n, _ in cells}, key=model_key)
     colours = model_colours(names)
-    fig, axes = _grid(len(directions))
+    fig, axes = grid(len(directions))
     for ax, direction in zip(axes, directions):
         records = by_direction[direction]
         for name in sorted(records, key=model_key):
@@ -83,7 +50,7 @@ def training_curves(train_records: Iterable[dict]) -> Figure:
         ax.set_xlabel("epoch")
         ax.set_ylabel("loss (bits per token)")
         ax.grid(alpha=0.3)
-    _model_legend(fig, colours, names, [Line2D([], [], color="k", ls="--", lw=1, label="train"),
+    model_legend(fig, colours, names, [Line2D([], [], color="k", ls="--", lw=1, label="train"),
                                Line2D([], [], color="k", ls="-", lw=1.5, label="valid"),
                                Line2D([], [], color="k", ls="", marker="o", label="best valid")])
     fig.tight_layout(rect=(0, 0.06, 1, 1))
@@ -114,13 +81,13 @@ def phenomena_accuracy(score_records: Iterable[dict], split: str = "test") -> Fi
     if not panels:
         raise ValueError(f"no {split} score record judged any phenomenon (only into-English directions?)")
     colours = model_colours(df.index)
-    fig, axes = _grid(len(panels), ncols=3)
+    fig, axes = grid(len(panels), ncols=3)
     for ax, (name, accuracy) in zip(axes, panels):
         _grouped_bars(ax, accuracy, colours)
         ax.set_ylim(0, 100)
         ax.set_title("all phenomena, pooled" if name == ALL else name.replace("_", " "))
         ax.set_ylabel("accuracy %")
-    _model_legend(fig, colours, list(df.index))
+    model_legend(fig, colours, list(df.index))
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
@@ -143,33 +110,7 @@ def bleu_gain(score_records: Iterable[dict], paper_csv=PAPER_QUALITY_CSV, split:
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(f"BLEU gain over {reference}")
-    _model_legend(fig, colours, others)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    return fig
-
-
-def memory_growth(rows: Iterable[dict]) -> Figure:
-    """Peak memory above the weights (MiB) against the number of context sentences, a panel per phase
-    (decoding, as the sequence-shortening seed's Figure 4, then a training step), a line per model;
-    rows as `mtcue memory-growth` writes them (mtcue.models.memory)."""
-    curves: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        curves[r["phase"]][display_name(r["model"])].append((int(r["context_sentences"]), float(r["peak_mib"])))
-    phases = [p for p in ("decode", "train") if p in curves]
-    if not phases:
-        raise ValueError("no memory-growth rows to plot")
-    names = list(dict.fromkeys(m for p in phases for m in curves[p]))
-    colours = model_colours(names)
-    fig, axes = _grid(len(phases), ncols=2)
-    for ax, phase in zip(axes, phases):
-        for name in names:
-            xs, ys = zip(*sorted(curves[phase][name]))
-            ax.plot(xs, ys, marker="o", ms=3, lw=1.5, color=colours[name], label=name)
-        ax.set_title({"decode": "decoding (beam search)", "train": "one training step"}[phase])
-        ax.set_xlabel("context sentences")
-        ax.set_ylabel("peak memory above weights (MiB)")
-        ax.grid(alpha=0.3)
-    _model_legend(fig, colours, names)
+    model_legend(fig, colours, others)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
@@ -179,12 +120,3 @@ FIGURES: dict[str, Callable[..., Figure]] = {
 }
 # The records each figure reads (`mtcue figure --records`).
 RECORD_KIND = {"training_curves": "train", "phenomena_accuracy": "score", "bleu_gain": "score"}
-
-
-def save_svg(fig: Figure, path: str | Path) -> Path:
-    """The figure as SVG, written atomically; the same records give the same bytes (no date,
-    fixed ids), so a rebuilt figure is identical."""
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "mtcue", "svg.fonttype": "none"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    return atomic_write_text(path, buffer.getvalue())

@@ -17,6 +17,7 @@ import pandas as pd
 from mtcue.evaluation.score import CorpusScore, SegmentStats, bleu_from_stats
 from mtcue.io import atomic_write_text, read_text
 from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
+from mtcue.study import display_name
 
 
 MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
@@ -55,11 +56,6 @@ class Column:
 
 
 PAPER = "paper {}"  # the label of the paper's figure for a metric
-
-
-def display_name(model: str) -> str:
-    """Config key to the paper's spelling: "base_pm" -> "BASE-PM", "mtcue" -> "MTCUE"."""
-    return model.upper().replace("_", "-")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""What every drawn figure shares, below the stages that draw (reporting's figures, the models stage's
+memory-growth curve): colours per model, a grid of panels, the model legend, and SVG output that the same
+data always writes byte for byte."""
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from mtcue.io import atomic_write_text
+
+# Okabe-Ito colours (colour-blind safe), the baselines in greys; other models take the rest in turn.
+MODEL_COLOURS = {"BASE": "#999999", "BASE-PM": "#555555", "TAGGING": "#E69F00", "NOVOTNEY-CUE": "#0072B2",
+                 "MTCUE": "#D55E00"}
+OTHER_COLOURS = ("#009E73", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+PANEL = (3.6, 2.8)  # inches per panel
+
+
+def model_colours(names: Iterable[str]) -> dict[str, str]:
+    others = [n for n in names if n not in MODEL_COLOURS]
+    return {**MODEL_COLOURS, **{n: OTHER_COLOURS[i % len(OTHER_COLOURS)] for i, n in enumerate(others)}}
+
+
+def grid(n: int, ncols: int = 4, extra_height: float = 0.6) -> tuple[Figure, list]:
+    """A figure with n panels (axes), at most `ncols` a row; pyplot's global state is not used."""
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig = Figure(figsize=(PANEL[0] * ncols, PANEL[1] * nrows + extra_height))
+    flat = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def model_legend(fig: Figure, colours: dict[str, str], names: Sequence[str], extra: Sequence[Line2D] = ()) -> None:
+    handles = [Patch(color=colours[n], label=n) for n in names] + list(extra)
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False, fontsize="small")
+
+
+def save_svg(fig: Figure, path: str | Path) -> Path:
+    """The figure as SVG, written atomically; the same records give the same bytes (no date,
+    fixed ids), so a rebuilt figure is identical."""
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "mtcue", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    return atomic_write_text(path, buffer.getvalue())
