@@ -99,7 +99,7 @@ class ShorteningEncoder(TransformerEncoder):
         current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
         states = self.encode_context(context)
         if isinstance(self.context_shorten, nn.Module):  # plugin/shortening/shorteners.py's gradient plan
-            from .shortening import shorten_context
+            from .shorteners import shorten_context
 
             shortened = shorten_context(self.context_shorten, [h for h, _ in states], [m for _, m in states],
                                         self.context_grad_sentences, self.context_shortening_grad_sentences)
