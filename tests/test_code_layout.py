@@ -1,0 +1,75 @@
+"""The layout says what imports what (issue 34): the shared floor imports no stage, evaluation reaches into no
+private attribute of a model or translator, the plugin registers every model type from its family folder,
+and the DAG's shared file stays a reader of the plan."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+SRC = REPO / "src" / "mtcue"
+STAGES = ("data", "context", "models", "evaluation", "reporting")
+SHARED = ("study.py", "config.py", "corpus.py", "io.py", "records.py", "options.py", "paper.py", "plots.py", "polish.py",
+          *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")))
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an `import` or `from ... import` of the file names (lazy ones inside functions too)."""
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return modules
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_the_shared_floor_imports_no_stage(name):
+    stages = {m for m in imported_modules(SRC / name) if m.split(".")[:2] in (["mtcue", s] for s in STAGES)}
+    assert stages == set()
+
+
+def test_the_check_itself_sees_an_upward_import(tmp_path):
+    (tmp_path / "bad.py").write_text("def f():\n    from mtcue.data.sources import url_path\n")
+    assert "mtcue.data.sources" in imported_modules(tmp_path / "bad.py")
+
+
+def test_config_loads_and_validates_only():
+    assert len((SRC / "config.py").read_text(encoding="utf-8").splitlines()) <= 400
+    defined = {n.name for n in ast.parse((SRC / "config.py").read_text(encoding="utf-8")).body
+               if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    assert defined == {"schema", "validate", "generation_settings", "read_yaml", "load", "paper_formality_prompts"}
+
+
+def test_evaluation_touches_no_private_attribute():
+    private = [f"{path.name}:{node.lineno} .{node.attr}" for path in sorted((SRC / "evaluation").glob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")]
+    assert private == []
+
+
+def test_every_model_type_is_registered_from_its_family_folder():
+    import mtcue.models.plugin  # noqa: F401  (registers every module of the folder)
+    from fairseq.models import ARCH_MODEL_REGISTRY, MODEL_REGISTRY
+
+    from mtcue.models.fairseq_args import FAIRSEQ_ARCH
+    from mtcue.study import CONTEXT_KIND
+
+    families = {"mtcue", "voita", "shortening", "side_information", "style"}
+    plugin = SRC / "models" / "plugin"
+    assert {p.name for p in plugin.iterdir() if (p / "__init__.py").exists()} == families
+    for model_type in CONTEXT_KIND:
+        arch = FAIRSEQ_ARCH[model_type]
+        assert arch in ARCH_MODEL_REGISTRY and arch in MODEL_REGISTRY, model_type
+        if model_type != "base":  # BASE is fairseq's own transformer
+            module = MODEL_REGISTRY[arch].__module__
+            assert module.split(".")[:3] == ["mtcue", "models", "plugin"] and module.split(".")[3] in families, \
+                (model_type, module)
+
+
+def test_common_smk_reads_the_plan():
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
+    assert len(common.splitlines()) <= 200
+    assert "from mtcue.plan import" in common
