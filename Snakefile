@@ -5,7 +5,8 @@
 #                                                 └-> translate -> score -> tables, MLflow
 #
 # Each stage is one file in workflow/rules/ and one package in src/mtcue/; its logic is a small
-# function called through the `mtcue <step>` command line. Formats between stages: docs/formats.md.
+# function called through the `mtcue <step>` command line. Each experiment is one rule file and one
+# plan module in src/mtcue/plan/, which common.smk reads. Formats between stages: docs/formats.md.
 
 # The study is exactly one config: the files given with --configfile (defaults from the schema
 # only), else the embedded default. Snakemake's `configfile:` directive would merge the default
