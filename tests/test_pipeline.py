@@ -208,12 +208,11 @@ def test_store_row_i_is_the_context_of_binarised_sample_i(study):
 
 @pytest.mark.slow
 def test_trained_mtcue_used_w_1_and_the_qk_scale_of_its_columns(study):
-    import torch
-
+    from mtcue.models.checkpoints import load_checkpoint
     from mtcue.models.plugin.qk_norm_attention import default_qk_scale
 
-    checkpoint = torch.load(study / "results" / "models" / "en-de" / "mtcue" / "checkpoint_best.pt",
-                            map_location="cpu", weights_only=False)
+    # the safe loader reads what the study trained (issue 33.1)
+    checkpoint = load_checkpoint(study / "results" / "models" / "en-de" / "mtcue" / "checkpoint_best.pt")
     args = checkpoint["cfg"]["model"]
     assert args.parallel_attn_weight == 1.0 and not args.no_qk_norm
     assert args.qk_norm_scale_init == default_qk_scale(12) == pytest.approx(math.log2(132))  # doc0..5 + metadata

@@ -11,7 +11,8 @@ import logging
 from pathlib import Path
 
 import torch
-from fairseq import checkpoint_utils
+
+from mtcue.models.checkpoints import load_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
     as JSON to `report_path` if given. `new_prefixes`: the name prefixes of the model's new modules;
     `adapt`: {key: tensor} -> the same, BASE's state made to fit the model (style_token: its new embedding rows).
     """
-    base = checkpoint_utils.load_checkpoint_to_cpu(str(path))["model"]
+    base = load_checkpoint(path)["model"]
     if adapt is not None:
         base = adapt(base)
     own = model.state_dict()
