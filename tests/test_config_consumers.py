@@ -268,3 +268,45 @@ def test_memory_growth_limits_are_the_models_and_fairseqs():
         SequenceGenerator([base], task.target_dictionary, beam_size=1, max_len_a=0, max_len_b=length + 1,
                           min_len=length + 1).generate([base], sample)
 
+
+# ---- command-line options ----------------------------------------------------------------------
+
+def _options(*names: str):
+    """(step, option) for every step of `mtcue` that has one of `names`."""
+    from mtcue.cli import _parser
+
+    steps = next(a for a in _parser()._actions if a.dest == "step").choices
+    return [(step, option) for step, sub in steps.items() for action in sub._actions
+            for option in action.option_strings if option in names]
+
+
+COUNTS = _options("--batch-size", "--bootstrap-samples")
+
+
+def test_every_count_option_is_found():
+    assert len({s for s, o in COUNTS if o == "--bootstrap-samples"}) >= 6
+    assert len({s for s, o in COUNTS if o == "--batch-size"}) >= 5
+
+
+@pytest.mark.parametrize("step, option", COUNTS)
+def test_a_count_of_zero_is_refused_naming_the_option(step, option, capsys):
+    from mtcue.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "step").choices[step]
+    required = [a for a in sub._actions if a.required and a.option_strings]
+    args = [x for a in required for x in (a.option_strings[0], "x")]
+    assert getattr(sub.parse_args([*args, option, "1"]), option.lstrip("-").replace("-", "_")) == 1
+    with pytest.raises(SystemExit):
+        sub.parse_args([*args, option, "0"])
+    assert f"argument {option}: '0' is not a whole number of at least 1" in capsys.readouterr().err
+
+
+def test_the_bootstrap_needs_a_resample():
+    """What --bootstrap-samples 0 gave: no resample, a p-value of NaN; one resample gives a p-value."""
+    from mtcue.evaluation.score import paired_bootstrap
+
+    stats = [[3, 4, 2, 1, 2, 1, 0, 0, 0, 0, 5, 5, 5]] * 4  # not the layout of BLEU's statistics: any numbers
+    score = lambda s: float(s[0])  # noqa: E731
+    assert paired_bootstrap(stats, stats, score, n=1)["p_value"] == 1.0
+    with pytest.warns(RuntimeWarning):
+        assert math.isnan(paired_bootstrap(stats, stats, score, n=0)["p_value"])
