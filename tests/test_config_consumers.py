@@ -128,7 +128,8 @@ STUDY = {
                "concat": {"type": "concat", "init_from": "base", "arch": TOY},
                "voita_context": {"type": "voita_context", "init_from": "base", "arch": TOY},
                "caching_tokens": {"type": "caching_tokens", "init_from": "base", "arch": TOY},
-               "style_token": {"type": "style_token", "init_from": "base", "arch": TOY}},
+               "style_token": {"type": "style_token", "init_from": "base", "arch": TOY},
+               "mtcue": {"type": "mtcue", "init_from": "base", "arch": {**TOY, "context_layers": 1}}},
     "experiments": {
         "quality": {"models": ["base"]},
         "voita2018": {"directions": ["en-de", "en-fr"], "models": ["base", "concat", "voita_context"],
@@ -173,6 +174,15 @@ def random_test_reads_random_context(c: dict) -> None:
             assert args[args.index("--random-context") + 1] == "shuffle"
 
 
+def fewshot_reads_the_attribute_sentences(c: dict) -> None:
+    """The EAMT22 settings give the attribute sentences (cues) as context: each few-shot fine-tuning reads them."""
+    variants = [(d, m) for d, m in trained(c, "fewshot") if m in cfg.fewshot_models(c)]
+    assert variants
+    for direction, model in variants:
+        args = fa.task_args(cfg.model_spec(c, model, direction), direction, "bin", "store")
+        assert "cue1" in args[args.index("--context-columns") + 1].split(","), model
+
+
 def memory_plan_covers(c: dict) -> None:
     plan = cfg.memory_growth_plan(c)
     n = c["experiments"]["memory_growth"]["context_sentences"]
@@ -210,6 +220,16 @@ EXPERIMENTS = [
     ("style.levels", [1, 5], True, None, lambda c: c["experiments"]["style"]["levels"] == [1, 5]),
     ("style.levels", [1, 6], False, "experiments.style.levels", None),
     ("style.levels", [2, 5], False, "experiments.style.levels", None),
+    ("fewshot", {"directions": ["en-de"], "models": ["mtcue"], "settings": {"zero": 0, "one": 1}}, True, None,
+     fewshot_reads_the_attribute_sentences),
+    ("fewshot", {"directions": ["en-de"], "models": ["concat"], "settings": {"one": 1}}, False,
+     "experiments.fewshot.models: 'concat' reads no context columns", None),
+    ("fewshot", {"directions": ["en-de"], "models": ["mtcue"], "settings": {"one": -1}}, False,
+     "experiments.fewshot.settings.one", None),
+    ("side_information.baseline", "concat", False, "experiments.side_information.baseline", None),
+    ("style.mapping", {"informal": 0, "formal": 5, "unlabelled": 3}, False, "experiments.style.mapping.informal",
+     None),
+    ("ablation.zeroshot.formality", "en-xx1", False, "experiments.ablation.zeroshot.formality", None),
     ("ablation.seeds", 0, False, "experiments.ablation.seeds", None),
     ("ablation.seeds", 2.0, False, "experiments.ablation.seeds", None),
     ("fewshot.seeds", 0, False, "experiments.fewshot.seeds", None),

@@ -283,9 +283,11 @@ def _check_fewshot(cfg: dict) -> None:
     if unknown:
         raise ConfigError(f"experiments.fewshot.directions: {unknown} are not in `directions`")
     for name in fewshot["models"]:
-        if not is_contextual(cfg["models"][name]):
-            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context; the few-shot settings "
-                              "fine-tune contextual models (the paper: MTCUE and TAGGING)")
+        # the attribute sentences are store columns (cues): a token or label model would never see them
+        if context_kind(cfg["models"][name]) not in ("vectors", "tags"):
+            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context columns; the few-shot "
+                              "settings fine-tune models reading the context store's columns, where the "
+                              "attribute sentences are (vectors or tags: the paper's MTCUE and TAGGING)")
     baseline = fewshot["baseline"]
     if baseline is not None and (baseline not in cfg["models"] or is_contextual(cfg["models"][baseline])):
         raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
