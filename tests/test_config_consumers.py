@@ -248,10 +248,16 @@ def test_experiment_keys_validation_accepts_what_the_plan_consumes(path, value, 
             cfg.validate(raw)
         assert named in str(err.value)
         return
+    from fairseq import options
+
+    import mtcue.models.plugin  # noqa: F401  (registers the contextual models and tasks)
+
     c = cfg.validate(raw)
-    for direction, model in cfg.trained_models(c):   # every planned model's fairseq arguments build
+    for direction, model in cfg.trained_models(c):   # fairseq-train's parser takes every planned model
         spec = cfg.model_spec(c, model, direction)
-        assert fa.arch_args(spec) and fa.task_args(spec, direction, "bin", "store")
+        args = options.parse_args_and_arch(options.get_training_parser(), input_args=[
+            *fa.task_args(spec, direction, "bin", "store"), *fa.arch_args(spec), *fa.optimisation_args(spec, False)])
+        assert args.arch == fa.FAIRSEQ_ARCH[spec["type"]]
     assert consumer(c) is not False
 
 
