@@ -6,7 +6,7 @@ import logging
 import re
 from pathlib import Path
 
-from mtcue.cli import with_provenance
+from mtcue.cli import positive_int, with_provenance
 
 log = logging.getLogger("mtcue")
 
@@ -179,7 +179,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the record (JSON)")
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--suite-name", help="the suite's name in the record (default: the file's stem)")
-    s.add_argument("--batch-size", type=int, default=64, help="candidates per forward pass")
+    s.add_argument("--batch-size", type=positive_int, default=64, help="candidates per forward pass")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
@@ -238,7 +238,7 @@ def register(step) -> None:
     _scoring_args(s)
     s.add_argument("--comet-model", required=True,
                    help="hub name (e.g. Unbabel/wmt20-comet-da) or local checkpoint (file or model directory)")
-    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--batch-size", type=positive_int, default=16)
     s.add_argument("--required", action="store_true",
                    help="fail when the model is unavailable, instead of recording why")
     s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")

@@ -174,7 +174,7 @@ def register(step) -> None:
     s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
     s.add_argument("--train-records", nargs="*", default=[],
                    help="quality: train records, for footnotes on the context encoders")
-    s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="quality: paired bootstrap resamples")
     s.add_argument("--alpha", type=float, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -197,7 +197,7 @@ def register(step) -> None:
 
     s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
     s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
-    s.add_argument("--bootstrap-samples", type=int, default=1000,
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the confidence interval of the first parent's difference to the second")
     s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
@@ -219,7 +219,7 @@ def register(step) -> None:
                    help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl")
     s.add_argument("--unavailable", nargs="+", action="extend", default=[], metavar="KIND=REASON",
                    help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
@@ -227,7 +227,7 @@ def register(step) -> None:
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
     s.add_argument("--records", nargs="+", required=True)
-    s.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the accuracies' intervals")
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
     s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
@@ -266,7 +266,7 @@ def register(step) -> None:
                    help="score records of the target-prefix model decoding with the labels it predicts")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
@@ -292,7 +292,7 @@ def register(step) -> None:
                    help="records folder of the run to show (results/records), then those of other runs "
                         "(other seeds) for the spread between runs")
     s.add_argument("--readme", default="README.md")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")
 
