@@ -195,3 +195,14 @@ def test_mlflow_metrics_of_a_contrastive_record():
                          "distance": {"1": {"accuracy": 1.0}}}}
     assert _evaluation(record, {}, {}) == {"contrastive_synthetic": 0.5, "contrastive_synthetic_pronoun": 0.25,
                                            "contrastive_synthetic_formality": 0.75}
+
+
+@pytest.mark.parametrize("pair", ["en-de", "en-ru"])
+def test_the_synthetic_suite_passes_the_suite_check_and_says_its_pair(tmp_path, pair):
+    from mtcue.data.synth.contrastive import write_suite as write_synthetic
+
+    write_synthetic(pair, 20, 1, tmp_path / "synthetic.jsonl")
+    examples = read_suite(tmp_path / "synthetic.jsonl", pair)
+    assert len(examples) > 10 and {e["direction"] for e in examples} == {pair}
+    with pytest.raises(ValueError, match=f"a suite of {pair}, but the model translates en-fr"):
+        read_suite(tmp_path / "synthetic.jsonl", "en-fr")
