@@ -396,3 +396,26 @@ def test_style_dim_cache_follows_the_beams_new_order(tmp_path):
     attention.set_incremental_state(state, "kv", {"k": torch.arange(3.0)[:, None], "v": torch.arange(3.0)[:, None]})
     state = attention.reorder_incremental_state(state, torch.tensor([2, 0]))  # sentence 1 finished
     assert attention.get_incremental_state(state, "kv")["k"][:, 0].tolist() == [2.0, 0.0]
+
+
+def test_a_style_model_built_for_its_checkpoint_reads_and_writes_nothing_of_its_parent(tmp_path):
+    """fairseq builds the model a checkpoint loads into with from_checkpoint=True (Translator.load,
+    fairseq-generate): the checkpoint's weights replace the parent's, so --pretrained-base (a path in the study
+    that trained it) is not read, and its report (results/checkpoints/.../init_report.json) not rewritten."""
+    from argparse import Namespace
+
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    from mtcue.models.plugin.pretrained import PretrainedLoadError
+
+    task = token_task()
+    task.cfg.eval_bleu = False
+    report = tmp_path / "init_report.json"
+    args = Namespace(arch="style_token", share_all_embeddings=True, **TINY, pretrained_report=str(report),
+                     pretrained_base=str(tmp_path / "elsewhere" / "checkpoint_best.pt"))
+    ARCH_CONFIG_REGISTRY["style_token"](args)
+    model = task.build_model(args, from_checkpoint=True)
+    assert model.encoder.embed_tokens.weight.shape[0] == 45 and not report.exists()
+    assert not task.building_from_checkpoint
+    with pytest.raises((PretrainedLoadError, FileNotFoundError, OSError)):  # training still starts from the parent
+        task.build_model(args)
