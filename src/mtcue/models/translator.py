@@ -17,7 +17,8 @@ and `translate-corpus` are thin layers over it.
 Context: `context` strings (metadata such as "Drama, Family, Romance", cues such as "Formal
 conversation") fill the model's metadata columns, then its cue columns, in order; `previous` lines are
 its document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for
-every sentence, or a list with one list per sentence.
+every sentence (even a list as long as the sentences: then with a warning), or a list with one list per
+sentence; strings go by position, so a dict is refused.
 """
 from __future__ import annotations
 
