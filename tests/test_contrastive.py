@@ -136,7 +136,8 @@ def test_score_contrastive_refuses_another_language_pair(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: FakeTranslator()))
     suite = write_suite(tmp_path / "suite.jsonl", {**GOOD, "correct": 1}, {**GOOD, "id": "2"}, {**GOOD, "id": "3"})
-    assert main(["score-contrastive", "--model-dir", "m", "--suite", str(suite), "--out", str(tmp_path / "r.json")]) == 0
+    score = ["score-contrastive", "--model-dir", "m", "--suite"]
+    assert main([*score, str(suite), "--out", str(tmp_path / "r.json")]) == 0
     record = json.loads((tmp_path / "r.json").read_text())
     assert (record["direction"], record["n"], record["accuracy"]) == ("en-de", 3, 2 / 3)
     french = write_suite(tmp_path / "fr.jsonl", *({**GOOD, "id": i, "direction": "en-fr"} for i in "123"))
@@ -144,7 +145,7 @@ def test_score_contrastive_refuses_another_language_pair(tmp_path, monkeypatch):
         from mtcue.models.contrastive import score_suite
 
         score_suite("m", french)
-    assert main(["score-contrastive", "--model-dir", "m", "--suite", str(french), "--out", str(tmp_path / "f.json")]) == 1
+    assert main([*score, str(french), "--out", str(tmp_path / "f.json")]) == 1
     assert not (tmp_path / "f.json").exists()
 
 

@@ -353,7 +353,8 @@ def api_translator():
     (lambda t: t.translate(None), TypeError, r"^sources: give a list of sentences \(strings\), not NoneType"),
     (lambda t: t.translate(5), TypeError, r"^sources: give a list of sentences \(strings\), not int"),
     (lambda t: t.translate(["Hello.", None]), TypeError, r"^sources\[1\]: a sentence must be a string, not NoneType"),
-    (lambda t: t.translate(["Hello \ud800."]), ValueError, r"^sources\[0\]: '\\ud800' \(character 6\) is a lone surrogate"),
+    (lambda t: t.translate(["Hello \ud800."]), ValueError,
+     r"^sources\[0\]: '\\ud800' \(character 6\) is a lone surrogate"),
     (lambda t: t.translate(["Hello."], context="Formal \udc80"), ValueError, r"^context: '\\udc80' .*lone surrogate"),
     (lambda t: t.translate(["Hi."], previous=[["Ok \ud800"]]), ValueError, r"^previous\[0\]\[0\]: .*lone surrogate"),
     # a dict's keys are not context strings: refused, not read as ["genre"]

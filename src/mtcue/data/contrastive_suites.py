@@ -122,7 +122,8 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
             try:
                 group["distance"] = int(row["ctx_dist"])
             except (TypeError, ValueError):
-                raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {row['ctx_dist']!r}") from None
+                raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {row['ctx_dist']!r}"
+                                 ) from None
         examples.append({"id": f"{suite}.{i:06d}", "doc_id": f"{suite}.{i:06d}", "direction": VOITA2019_PAIR,
                          "text": {src: clean_line(source[-1], src)},
                          "previous": {src: [clean_line(s, src) for s in reversed(source[:-1])]},

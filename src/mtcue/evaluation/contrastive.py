@@ -78,8 +78,8 @@ def read_suite(path: str | Path, direction: str | None = None) -> list[dict]:
         if not isinstance(example["id"], str):
             raise ValueError(f"{where}: 'id' must be a string, got {example['id']!r}")
         if example["id"] in lines:  # it would be counted once per copy
-            raise ValueError(f"{where}: id {example['id']!r} again (first on line {lines[example['id']]}): each example "
-                             "once")
+            raise ValueError(f"{where}: id {example['id']!r} again (first on line {lines[example['id']]}): "
+                             "each example once")
         lines[example["id"]] = lineno
         examples.append(example)
     if not examples:

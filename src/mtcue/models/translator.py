@@ -123,8 +123,8 @@ def _per_sentence(value: Texts, n: int, name: str) -> list[list[str]]:
     if isinstance(value, str):
         return [[_text(value, name, "a context string")] for _ in range(n)]
     if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name}: give a string, a list of strings (the same for every sentence) or one list of strings "
-                        f"per sentence, not {type(value).__name__}"
+        raise TypeError(f"{name}: give a string, a list of strings (the same for every sentence) or one list of "
+                        f"strings per sentence, not {type(value).__name__}"
                         + (" (strings are read in the order of the model's columns, t.context_columns, not by name)"
                            if isinstance(value, Mapping) else ""))
     if all(isinstance(v, str) for v in value):
@@ -188,7 +188,8 @@ class Translator:
     def translate(self, sources: Sequence[str], context: Texts = None, previous: Texts = None, beam: int = 5,
                   batch_size: int = 64, max_len_a: float = 1.2, max_len_b: int = 10) -> list[str]:
         """Translations of `sources` (one string each), read with `context` and `previous` lines."""
-        sources = [_text(sources, "sources")] if isinstance(sources, str) else _texts(sources, "sources", "sentences", "a sentence")
+        sources = ([_text(sources, "sources")] if isinstance(sources, str)
+                   else _texts(sources, "sources", "sentences", "a sentence"))
         check_sources(sources)
         samples = self.samples(sources, context, previous)
         return self.translate_samples(samples, {"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
