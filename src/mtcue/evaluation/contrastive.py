@@ -93,8 +93,8 @@ def check_direction(examples: list[dict], direction: str, path: str | Path) -> N
     """Refuse scoring the suite `examples` (read from `path`) with a model of another language pair."""
     suite = examples[0]["direction"]
     if suite != direction:
-        raise ValueError(f"{path}: a suite of {suite}, but the model translates {direction}: score it with a {suite} "
-                         f"model, or a suite of {direction}")
+        raise ValueError(f"{path}: a suite of {suite}, but the model translates {direction}: score it with a model "
+                         f"of {suite}, or give a suite of {direction}")
 
 
 def verdict(scores: list[float], correct: int) -> tuple[bool, bool]:
