@@ -396,3 +396,87 @@ def test_style_dim_cache_follows_the_beams_new_order(tmp_path):
     attention.set_incremental_state(state, "kv", {"k": torch.arange(3.0)[:, None], "v": torch.arange(3.0)[:, None]})
     state = attention.reorder_incremental_state(state, torch.tensor([2, 0]))  # sentence 1 finished
     assert attention.get_incremental_state(state, "kv")["k"][:, 0].tolist() == [2.0, 0.0]
+
+
+def test_a_style_model_built_for_its_checkpoint_reads_and_writes_nothing_of_its_parent(tmp_path):
+    """fairseq builds the model a checkpoint loads into with from_checkpoint=True (Translator.load,
+    fairseq-generate): the checkpoint's weights replace the parent's, so --pretrained-base (a path in the study
+    that trained it) is not read, and its report (results/checkpoints/.../init_report.json) not rewritten."""
+    from argparse import Namespace
+
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    from mtcue.models.plugin.pretrained import PretrainedLoadError
+
+    task = token_task()
+    task.cfg.eval_bleu = False
+    report = tmp_path / "init_report.json"
+    args = Namespace(arch="style_token", share_all_embeddings=True, **TINY, pretrained_report=str(report),
+                     pretrained_base=str(tmp_path / "elsewhere" / "checkpoint_best.pt"))
+    ARCH_CONFIG_REGISTRY["style_token"](args)
+    model = task.build_model(args, from_checkpoint=True)
+    assert model.encoder.embed_tokens.weight.shape[0] == 45 and not report.exists()
+    assert not task.building_from_checkpoint
+    with pytest.raises((PretrainedLoadError, FileNotFoundError, OSError)):  # training still starts from the parent
+        task.build_model(args)
+
+
+@pytest.mark.slow
+def test_a_style_model_copied_out_of_its_study_loads_translates_and_writes_nothing(tmp_path, monkeypatch):
+    """A tiny BASE and a style_token fine-tuned from it, trained from the study root as the workflow does
+    (--pretrained-base and its report relative to it); the study then copied elsewhere and the original
+    removed: the copy loads from another working folder and translates, and no file of it changes."""
+    import shutil
+    from pathlib import Path
+
+    from mtcue import config as cfgmod
+    from mtcue.data.prepare import binarise, encode_split, train_spm
+    from mtcue.models.train import train
+    from mtcue.models.translator import Translator
+    from test_voita2018 import tiny_corpus
+
+    study = tmp_path / "study"
+    results = study / "results"
+    sizes = {"train": (40, 0), "valid": (4, 1), "test": (4, 2)}  # documents of three lines
+    corpora = {split: tiny_corpus(tmp_path / f"{split}.jsonl", n, seed) for split, (n, seed) in sizes.items()}
+    train_spm(corpora["train"], "en-de", results / "spm" / "en-de.model", 60)
+    for split, path in corpora.items():
+        encode_split(results / "spm" / "en-de.model", path, "en-de", results / "prepared" / split)
+    binarise(results / "prepared", "en-de", results / "bin" / "en-de")
+    (results / "style" / "en-de").mkdir(parents=True)
+    for split, (n, _) in sizes.items():
+        np.save(results / "style" / "en-de" / f"{split}.npy", np.arange(3 * n) % 5 + 1)
+    arch = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
+            "decoder_ffn_dim": 32}
+    config = cfgmod.validate({
+        "study": "tiny", "directions": ["en-de"],
+        "training": {"lr": 0.003, "warmup_updates": 5, "max_tokens": 400, "max_epoch": 1, "patience": 1},
+        "models": {"base": {"type": "base", "arch": arch},
+                   "style_token": {"type": "style_token", "init_from": "base", "arch": arch}},
+        "experiments": {"quality": {"models": ["base"]}, "formality": {"directions": []}}})
+    monkeypatch.chdir(study)
+    for model in ("base", "style_token"):
+        spec = cfgmod.model_spec(config, model, "en-de")
+        parent = model != "base"
+        record = train(spec, "en-de", Path("results/bin/en-de"), Path("results/checkpoints/en-de") / model,
+                       Path("results/models/en-de") / model / "checkpoint_best.pt",
+                       context_dir=Path("results/style/en-de") if parent else None,
+                       init_checkpoint=Path("results/models/en-de/base/checkpoint_best.pt") if parent else None)
+        (results / "records" / "train" / "en-de").mkdir(parents=True, exist_ok=True)
+        (results / "records" / "train" / "en-de" / f"{model}.json").write_text(json.dumps(record))
+
+    def files():
+        return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file()}
+    assert (results / "checkpoints" / "en-de" / "style_token" / "init_report.json").is_file()
+    before = files()
+    Translator.load(Path("results/models/en-de/style_token"), device="cpu")  # in its study: its report untouched
+    assert files() == before
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(study, copy)
+    shutil.rmtree(study)
+    monkeypatch.chdir(tmp_path)
+    before = files()
+    translator = Translator.load(copy / "results" / "models" / "en-de" / "style_token", device="cpu")
+    hyps = translator.translate(["Where is it?", "I see the dog."], beam=2)
+    assert len(hyps) == 2 and all(isinstance(h, str) for h in hyps)
+    assert files() == before
