@@ -85,8 +85,8 @@ def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> l
 
 
 def shortening_section(table: pd.DataFrame | None) -> list[str]:
-    """The sequence-shortening seed's Tables 2-3 on our data: per system and context size, BLEU and the
-    synthetic contrastive accuracy (all / pronouns), and the pronouns by antecedent distance."""
+    """The shortening paper's Tables 2-3 on our data: per system and context size, BLEU and the synthetic
+    contrastive accuracy (all / pronouns, by the paper's per-token mean), and the pronouns by antecedent distance."""
     if table is None or table.empty:
         return []
     ours = table[table["source"] == "this study"]
@@ -102,7 +102,8 @@ def shortening_section(table: pd.DataFrame | None) -> list[str]:
         if distances:
             display[f"{direction} pronouns {'/'.join(distances)} %"] = [
                 "/".join(_value(cell.loc[r, d], 0) for d in distances) for r in rows]
-    return ["Sequence shortening (the seed's Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 numbers "
-            "beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and the "
-            "pronouns by antecedent distance) per system and number C of previous sentences read; one run each:",
+    return ["Sequence shortening (the shortening paper's Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 "
+            "numbers beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and "
+            "the pronouns by antecedent distance; candidates judged by their per-token mean log-probability, the "
+            "paper's measure) per system and number C of previous sentences read; one run each:",
             "", *markdown_table(display.fillna(NA))]

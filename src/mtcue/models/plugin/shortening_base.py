@@ -4,7 +4,9 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
 - one encoder (BASE's) encodes the current sentence and each of the c previous sentences of the
   token store separately (`--context-slot prev1,...,prevc`; context [B, c, L], nearest first);
 - each encoded sentence is shortened (`context_shorten`: the model's own; identity for Caching
-  Tokens) and the current sentence's shortened form joins the context;
+  Tokens); for the aggregating models (every one but Caching Tokens) the current sentence's
+  shortened form joins the context (section 5: "For all the aggregating models, the current sentence
+  is also used as context"; the authors' Caching Tokens run leaves `--use-current-context` off);
 - a learned segment embedding per sentence (row 0 = the current sentence, j = the j-th previous) is
   added to its context states: as the authors' code, a table of max-source-positions + 1 rows
   indexed by the sentence (Table 5 counts it), so a model trained with C sentences also reads more
@@ -59,10 +61,13 @@ def keep_tokens(h: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
 
 class ShorteningEncoder(TransformerEncoder):
     """BASE's encoder; its output also carries `context_out` [S, B, C] and `context_padding_mask`
-    [B, S]: the shortened current sentence followed by the shortened context sentences, nearest first."""
+    [B, S]: the shortened current sentence (`current_as_context`) followed by the shortened context
+    sentences, nearest first; segment 0 is the current sentence's, j the j-th previous one's."""
 
-    def __init__(self, args, dictionary, embed_tokens, shorten: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]):
+    def __init__(self, args, dictionary, embed_tokens, shorten: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
+                 current_as_context: bool = True):
         super().__init__(args, dictionary, embed_tokens)
+        self.current_as_context = current_as_context
         d = embed_tokens.embedding_dim
         self.context_grad_sentences = args.context_grad_sentences
         self.context_shortening_grad_sentences = args.context_shortening_grad_sentences
@@ -96,7 +101,6 @@ class ShorteningEncoder(TransformerEncoder):
             raise ValueError(f"{context.size(1)} context sentences: the model has segments for at most "
                              f"{self.context_segments.num_embeddings - 1}")
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-        current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
         states = self.encode_context(context)
         if isinstance(self.context_shorten, nn.Module):  # plugin/shortening.py's gradient plan
             from .shortening import shorten_context
@@ -105,8 +109,11 @@ class ShorteningEncoder(TransformerEncoder):
                                         self.context_grad_sentences, self.context_shortening_grad_sentences)
         else:
             shortened = [self.context_shorten(h, mask) for h, mask in states]
+        if self.current_as_context:
+            shortened = [self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0]), *shortened]
+        first = 0 if self.current_as_context else 1
         parts, masks = [], []
-        for segment, (g, g_mask) in enumerate([current, *shortened]):
+        for segment, (g, g_mask) in enumerate(shortened, start=first):
             parts.append(g + self.context_segments.weight[segment].to(g.dtype))
             masks.append(g_mask)
         out["context_out"] = [torch.cat(parts, dim=0)]
@@ -182,6 +189,7 @@ class ShorteningModel(TokenContextModel):
     gradient rule and the gate."""
 
     gated = False
+    current_as_context = True  # the current sentence joins the context (the aggregating models)
     grad_sentences = 0  # the nearest context sentences whose gradient reaches the encoder
     shortening_grad_sentences = None  # ... the shortening module (None: all)
 
@@ -202,7 +210,7 @@ class ShorteningModel(TokenContextModel):
     def build_encoder(cls, args, src_dict, embed_tokens):
         args.context_grad_sentences, args.context_gate = cls.grad_sentences, cls.gated
         args.context_shortening_grad_sentences = cls.shortening_grad_sentences
-        return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args))
+        return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args), cls.current_as_context)
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
@@ -216,7 +224,7 @@ def shortening_defaults(args) -> None:
     args.shortening_groups = getattr(args, "shortening_groups", None) or 2
 
 
-def register_shortening(name: str, shorten=None, gated: bool = False):
+def register_shortening(name: str, shorten=None, gated: bool = False, current_as_context: bool = True):
     """Register model and architecture `name`: a ShorteningModel whose sentences are shortened by the
     function `shorten` (no gradient to the encoder from any context sentence), or else by plugin/
     shortening.py's module `name` under its gradient plan (CONTEXT_GRADIENT), built per model."""
@@ -231,7 +239,8 @@ def register_shortening(name: str, shorten=None, gated: bool = False):
                                args.shortening_groups)
 
     model = type(f"{name.title().replace('_', '')}Model", (ShorteningModel,),
-                 {"gated": gated, "grad_sentences": grad, "shortening_grad_sentences": shortening_grad,
+                 {"gated": gated, "current_as_context": current_as_context, "grad_sentences": grad,
+                  "shortening_grad_sentences": shortening_grad,
                   "build_shortener": classmethod(shortener)})
     register_model(name)(model)
     register_model_architecture(name, name)(shortening_defaults)
