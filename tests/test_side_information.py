@@ -152,12 +152,30 @@ def test_mtl_classifier_reads_the_mean_source_state_and_not_the_translation():
     targets[0, [3, 7]] = 1
     targets[1, [1, 2, 5]] = 1
     p = torch.sigmoid(logits[:, 1:])
-    by_hand = -(targets[:, 1:] * p.log() + (1 - targets[:, 1:]) * (1 - p).log()).sum()
+    gold, absent = -(targets[:, 1:] * p.log()).sum(1), -((1 - targets[:, 1:]) * (1 - p).log()).sum(1)
+    by_hand = (gold + torch.tensor([2 / 5, 3 / 4]) * absent).sum()  # M / (|V_s| - M), |V_s| = 7
     assert torch.allclose(extra["auxiliary_loss"], by_hand, atol=1e-4)
     # No labels at test time: the translation is the same whatever the labels, or without them.
     other, _ = model(**{**b, "context": torch.tensor([[6, 6, 6], [6, 6, 6]])})
     plain, _ = model(b["src_tokens"], b["src_lengths"], b["prev_output_tokens"])
     assert torch.equal(x, other) and torch.equal(x, plain)
+
+
+def test_mtl_label_loss_has_eq6s_scale_whatever_the_label_vocabulary():
+    """Hoang et al.'s eq. 6 sums -log p_s over a sentence's M gold labels; ours adds the absent labels'
+    -log(1 - p_s) with the same total weight M, so lambda weighs M terms whatever |V_s| (a binary
+    cross-entropy summed over V_s grew with it: 100 labels, 1 gold, p = 0.5 gave 100 log 2)."""
+    from mtcue.models.plugin.si_mtl_model import label_loss
+
+    for size in (4, 100):
+        targets = torch.zeros(1, size)
+        targets[0, 0] = 1
+        assert float(label_loss(torch.zeros(1, size), targets)) == pytest.approx(2 * np.log(2))
+    # A hand case: gold label 1 at p = 1/2; absent ones at p = 3/4, 1/4, 1/2 weigh 1/3 each.
+    logits = torch.tensor([[0.0, np.log(3), -np.log(3), 0.0], [0.0, 0.0, 0.0, 0.0]])
+    targets = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0]])  # the second sentence has no label: 0, as in eq. 6
+    expected = np.log(2) + (np.log(4) + np.log(4 / 3) + np.log(2)) / 3
+    assert float(label_loss(logits, targets)) == pytest.approx(expected, rel=1e-6)
 
 
 def test_mtl_criterion_adds_lambda_times_the_classifier_loss():
