@@ -7,8 +7,13 @@ value) and the output projection a column.
 
 New weights (`style_*`): the new input column of the key and value projections (the style value into
 the old dimensions), the new output row of the query, key and value projections (each head's new
-dimension), the output projection's new column; zero or truncated N(0, 0.25) (`--style-init`), new biases
-zero. With zero weights the model computes exactly its parent's function (tests/test_style.py).
+dimension), the output projection's new column; truncated N(0, 0.25) (`--style-init normal`), new biases
+zero. `--style-init zero` keeps the seed's intent: the model computes exactly its parent's function
+(tests/test_style.py) and every new weight learns. So only one factor of each product of two new weights
+is zero: the new query row (its scores are new query x new key) and the output column (new value x
+output column), with the columns into the old dimensions; the new key and value rows are drawn as at
+normal init. Were both factors zero, each would pass the other an identically zero gradient and the new
+head dimensions would never train: only the two columns into the old dimensions would.
 
 Where the seed widens more (docs/deviations.md): it widens the whole decoder state (1024 -> 1040) and with
 it the layer norms, the feed-forward layers and the scaling of the attention scores (by the new head
@@ -45,7 +50,8 @@ class StyleCrossAttention(nn.Module):
         self.style_k_col, self.style_v_col = nn.Parameter(torch.empty(d)), nn.Parameter(torch.empty(d))
         self.style_out_col = nn.Parameter(torch.empty(d, h))  # each head's new value dimension -> output
         for linear in (self.style_q, self.style_k, self.style_v):
-            init_new(linear.weight, init)
+            # zero init: the new key and value rows are the nonzero factors (the module's docstring)
+            init_new(linear.weight, init if linear is self.style_q else "normal")
             nn.init.zeros_(linear.bias)
         for param in (self.style_k_col, self.style_v_col, self.style_out_col):
             init_new(param, init)
