@@ -316,6 +316,53 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     assert "| si-src-prefix | 29.00 | n/a |" in md
 
 
+@pytest.mark.parametrize("valid,chosen,holds", [
+    # validation BLEU picks H_s = 128 (its test BLEU 32.0, the best of every system's chosen point)
+    ({"si_output_layer_64": 20.0, "si_output_layer_128": 25.0}, "output-layer, H_s 128", 1.0),
+    # validation BLEU picks H_s = 64 (31.0 on test), below mtl's 31.5: the claim fails on the chosen point
+    ({"si_output_layer_64": 25.0, "si_output_layer_128": 20.0}, "output-layer, H_s 64", 0.0),
+    # no validation scores: the best test BLEU, and the table says so
+    ({}, "output-layer, H_s 128", 1.0),
+])
+def test_claims_compare_each_system_by_its_chosen_grid_point(tmp_path, valid, chosen, holds):
+    """Two grid points of output-layer (H_s 64 and 128): the claim "output-layer is best" compares the chosen one
+    (by validation BLEU, as Hoang et al. tune on development data) with the other systems' chosen points, not
+    the first row with the best of every row."""
+    import pandas as pd
+
+    from mtcue.reporting.side_information import write_side_information_table
+
+    stats = [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 5
+    rows = [{"label": "base", "model": "base", "type": "base", "variant": ""},
+            {"label": "output-layer, H_s 64", "model": "si_output_layer_64", "type": "si_output_layer", "variant": ""},
+            {"label": "output-layer, H_s 64, w/o side info", "model": "si_output_layer_64", "type": "si_output_layer",
+             "variant": "no_context"},
+            {"label": "output-layer, H_s 128", "model": "si_output_layer_128", "type": "si_output_layer",
+             "variant": ""},
+            {"label": "output-layer, H_s 128, w/o side info", "model": "si_output_layer_128",
+             "type": "si_output_layer", "variant": "no_context"},
+            {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""}]
+
+    def score(model, bleu, split="test"):
+        return {"kind": "score", "model": model, "direction": "en-de", "bleu": bleu, "segment_stats": stats,
+                "study": "t", "split": split}
+
+    scores = [score("base", 30.0), score("si_output_layer_64", 31.0), score("si_output_layer_128", 32.0),
+              score("si_mtl", 31.5)]
+    no_context = [score("si_output_layer_64", 31.2), score("si_output_layer_128", 29.0)]
+    write_side_information_table(rows, scores, no_context, [], [], "base", tmp_path / "t.csv", tmp_path / "t.md",
+                                 valid_scores=[score(m, b, "valid") for m, b in valid.items()])
+    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+    assert df[("claims", "en-de", "output_layer_best", "holds")] == holds
+    how = "validation_bleu" if valid else "test_bleu"
+    assert df[("chosen", "en-de", chosen, how)] == (max(valid.values()) if valid else 32.0)
+    # mtl (31.5) against the chosen model decoded without labels (H_s 128: 29.0; H_s 64: 31.2)
+    assert df[("claims", "en-de", "mtl_above_output_layer_without_labels", "holds")] == 1.0
+    assert (("chosen", "en-de", f"{chosen}, w/o side info", how)) in df.index
+    md = (tmp_path / "t.md").read_text()
+    assert ("best validation BLEU" if valid else "best test BLEU (no validation scores: optimistic)") in md
+
+
 # ---- the workflow -------------------------------------------------------------------------------
 
 def test_demo_dag_fine_tunes_the_variants_and_builds_the_table():

@@ -111,7 +111,8 @@ def cmd_table_side_information(a):
                                  load_records(a.no_context_records, "score"),
                                  load_records(a.predicted_records, "score"),
                                  load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
-                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
+                                 load_records(a.valid_records, "score"))
 
 
 def cmd_table_formality(a):
@@ -265,6 +266,9 @@ def register(step) -> None:
     s.add_argument("--predicted-records", nargs="*", default=[],
                    help="score records of the target-prefix model decoding with the labels it predicts")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
+    s.add_argument("--valid-records", nargs="*", default=[],
+                   help="score records of the validation split: the claims compare each system's grid point with "
+                        "the best validation BLEU (without them: the best test BLEU, said so in the table)")
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
     s.add_argument("--bootstrap-samples", type=int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
