@@ -117,6 +117,36 @@ def test_caching_sentence_means_over_the_true_length():
     assert mean_mask.tolist() == [[False], [False]]
 
 
+@pytest.mark.parametrize("model_type", ["caching_sentence", "grouping"])
+def test_decoder_layer_follows_the_authors_order_and_gate(model_type):
+    """The authors' contextual_decoder.py (post-norm): s = LN1(x + SelfAttn(x)); c = LN2(s + CrossAttn(s));
+    k = LN3(q + CtxAttn(q)), q = s in parallel (Caching Sentence, the paper's best: parallel with the gate on
+    the context branch) and c in series; gate k <- sigmoid(Linear(k)) * k; FFN input c + k in parallel, k in
+    series; out = LN4(f + FFN(f))."""
+    task = DataFreeTask(40)
+    model = tiny(model_type, 1, task)
+    layer = model.decoder.layers[0]
+    g = torch.Generator().manual_seed(4)
+    x, source, context = (torch.randn(n, 2, 16, generator=g) for n in (3, 5, 4))
+    layer.context, layer.context_mask = context, None
+    got, _, _ = layer(x, encoder_out=source, encoder_padding_mask=None,
+                      self_attn_mask=model.decoder.buffered_future_mask(x))
+
+    def block(attention, norm, query, key, mask=None):
+        return norm(query + attention(query=query, key=key, value=key, attn_mask=mask, need_weights=False)[0])
+
+    s = block(layer.self_attn, layer.self_attn_layer_norm, x, x, model.decoder.buffered_future_mask(x))
+    c = block(layer.encoder_attn, layer.encoder_attn_layer_norm, s, source)
+    parallel = model_type == "caching_sentence"
+    k = block(layer.context_attn, layer.context_attn_layer_norm, s if parallel else c, context)
+    if parallel:
+        k = torch.sigmoid(layer.context_gate(k)) * k
+    f = c + k if parallel else k
+    want = layer.final_layer_norm(f + layer.fc2(torch.relu(layer.fc1(f))))
+    torch.testing.assert_close(got, want)
+    assert (layer.context_gate is not None) == parallel
+
+
 def context_parts(model, x, lengths):
     """The encoder's context states split per sentence (current, then nearest first)."""
     out = model.encoder(x["src_tokens"], x["src_lengths"], context=x["context"],
