@@ -290,8 +290,10 @@ def test_the_shortening_family_reads_context_sentences_without_the_marker(model,
 # ---- parameter counts of the seed's configuration (its Table 5) ----------------------------------
 
 D, FFN, LAYERS = 512, 2048, 6
-# A joint vocabulary of 39,607 entries: the seed's two 20k SentencePiece vocabularies with separate source and
-# target embeddings (decoder input/output shared) hold as many embedding rows as our joint, all-shared one.
+# A joint vocabulary of 39,607 entries gives the sentence-level row's 64.42M (the paper's two ~20k SentencePiece
+# vocabularies, separate source and target embeddings with the decoder's input and output shared): chosen to fit
+# that row, so no absolute count checks anything of the paper; the differences to that row, which no vocabulary
+# enters, do.
 VOCAB = 39_607
 ATTENTION = 4 * (D * D + D)  # q, k, v, out projections with biases
 FFN_BLOCK = D * FFN + FFN + FFN * D + D
@@ -315,9 +317,12 @@ PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the seed's Table 5 i
 
 
 @pytest.mark.parametrize("model_type,extra", list(PAPER_TABLE5))
-def test_parameter_counts_of_the_seeds_configuration_match_its_table5(model_type, extra):
+def test_parameter_counts_of_the_papers_configuration_match_its_table5(model_type, extra):
+    """The built model against the hand count of its parts; the hand count's difference to the sentence-level
+    model against Table 5's (each of its numbers rounded to 0.01M, so a difference to within 0.01M)."""
     expected, paper = PAPER_TABLE5[(model_type, extra)]
-    assert round(expected / 1e6, 2) == paper  # the hand count is the seed's
+    if model_type != "base":
+        assert abs((expected - BASE) / 1e6 - (paper - PAPER_TABLE5[("base", ())][1])) <= 0.01 + 1e-9
     arch = {"encoder_embed_dim": D, "encoder_ffn_embed_dim": FFN, "decoder_ffn_embed_dim": FFN, "encoder_layers": 6,
             "decoder_layers": 6, "encoder_attention_heads": 8, "decoder_attention_heads": 8, **dict(extra)}
     if model_type != "base":
