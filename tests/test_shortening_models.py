@@ -98,7 +98,7 @@ def test_caching_tokens_reads_the_context_sentences_states_only():
 
 @pytest.mark.parametrize("model_type", ["caching_tokens", "grouping"])
 def test_a_model_trained_with_three_sentences_reads_eight(model_type):
-    """The seed's memory curve runs the C = 3 models on 4-8 context sentences."""
+    """The shortening paper's memory curve runs the C = 3 models on 4-8 context sentences."""
     task = DataFreeTask(40)
     model = tiny(model_type, 3, task)
     logits, _ = model(**batch(task, 8))
@@ -287,7 +287,7 @@ def test_the_shortening_family_reads_context_sentences_without_the_marker(model,
     assert first == ([d.bos()] if marked else []) + [d.index("c"), d.index("d"), d.eos()]
 
 
-# ---- parameter counts of the seed's configuration (its Table 5) ----------------------------------
+# ---- parameter counts of the shortening paper's configuration (its Table 5) ----------------------------------
 
 D, FFN, LAYERS = 512, 2048, 6
 # A joint vocabulary of 39,607 entries gives the sentence-level row's 64.42M (the paper's two ~20k SentencePiece
@@ -304,7 +304,7 @@ CONTEXT_ATTENTION = LAYERS * (ATTENTION + 2 * D)  # a context attention and its 
 SEGMENTS = (1024 + 1) * D  # the sentence-indexed segment table: max source positions + 1 rows (authors')
 CACHING = BASE + CONTEXT_ATTENTION + SEGMENTS
 SHORTENER = ATTENTION + 2 * D  # the attention back to the full sequence and its layer norm
-PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the seed's Table 5 in millions)
+PAPER_TABLE5 = {  # model type (extra arch) -> (hand count, the shortening paper's Table 5 in millions)
     ("base", ()): (BASE, 64.42),
     ("caching_tokens", ()): (CACHING, 71.25),
     ("caching_sentence", ()): (CACHING + LAYERS * (D + 1), 71.26),  # lambda = sigmoid(Linear(h)) per layer
@@ -421,7 +421,7 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
         "per-token mean log-probability"
     assert measure[("this study", "Sentence-level (C=0)", "BLEU")] == ""
     paper = df[df.source != "this study"].set_index(["row", "metric"])["value"]
-    # The seed's en-de Table 2: Grouping with two sentences 28.70 BLEU, 54.51 % on ContraPro.
+    # The shortening paper's en-de Table 2: Grouping with two sentences 28.70 BLEU, 54.51 % on ContraPro.
     assert paper[("Shortening - Grouping (C=2)", "BLEU")] == 28.70
     assert paper[("Shortening - Grouping (C=2)", "accuracy")] == 54.51
     assert paper[("Sentence-level (C=0)", "accuracy")] == 43.67

@@ -44,7 +44,7 @@ def test_style_dim_at_zero_init_computes_its_parent_exactly(tmp_path, style):
     batch = fixed_batch()
     want, _ = base(**batch)
     got, _ = child(**batch, style=torch.full((3,), style))
-    assert torch.equal(got, want)  # exactly, not approximately: the seed's claim
+    assert torch.equal(got, want)  # exactly, not approximately: the style-control paper's claim
 
 
 def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tmp_path):
@@ -61,7 +61,8 @@ def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tm
 
 def style_step_losses(child, steps=1, zero_partners=False):
     """`steps` SGD steps of the style weights on a fixed batch; returns {name: weight before} and the weights.
-    `zero_partners`: also zero the new key and value rows (every new weight 0, the seed's all-zero init)."""
+    `zero_partners`: also zero the new key and value rows (every new weight 0: the style-control paper's zero
+    init taken literally)."""
     if zero_partners:
         for layer in child.decoder.layers:
             for linear in (layer.encoder_attn.style_k, layer.encoder_attn.style_v):
@@ -94,7 +95,7 @@ def test_all_zero_new_weights_would_pass_each_other_no_gradient(tmp_path):
 
 
 def test_style_dim_zero_init_keeps_the_parent_and_every_new_weight_learns(tmp_path):
-    """The seed's intent: at zero init the parent's function (test above) and every new weight trains."""
+    """The style-control paper's intent: at zero init the parent's function (test above) and every new weight trains."""
     _, child = parent_and_child(tmp_path)
     start, new = style_step_losses(child, steps=2)
     assert [n for n, p in new.items() if torch.equal(p, start[n])] == []
@@ -110,7 +111,8 @@ def test_style_cross_attention_is_multi_head_attention_one_dimension_wider_per_h
     attn = child.decoder.layers[0].encoder_attn
     d, heads, width = 16, 4, 4
     g = torch.Generator().manual_seed(3)
-    query, encoded, style = torch.randn(5, 2, d, generator=g), torch.randn(7, 2, d, generator=g), torch.tensor([-2.0, 2.0])
+    query, encoded = torch.randn(5, 2, d, generator=g), torch.randn(7, 2, d, generator=g)
+    style = torch.tensor([-2.0, 2.0])
     key = torch.cat([encoded, style.view(1, 2, 1).expand(7, 2, 1)], dim=-1)
     with torch.no_grad():
         got, _ = attn(query, key, key)

@@ -66,7 +66,7 @@ def most_attended_word(attention: np.ndarray, pronoun_rows: Sequence[int], conte
 
 
 def heuristics(nouns: Sequence[int], antecedent: set[int]) -> dict[str, float]:
-    """Agreement of the seed's baselines: first, last and (expected) random noun of the context line."""
+    """Agreement of Voita et al.'s baselines: first, last and (expected) random noun of the context line."""
     ordered = sorted(nouns)
     return {"random": sum(n in antecedent for n in ordered) / len(ordered),
             "first": float(ordered[0] in antecedent), "last": float(ordered[-1] in antecedent)}
@@ -113,7 +113,7 @@ def source_text(example: dict, src: str) -> str:
 
 def selected(examples: Sequence[dict], src: str, min_nouns: int = 2) -> list[dict]:
     """The suite's pronoun examples at distance 1 whose context line has at least `min_nouns` nouns (the
-    seed's Table 7: 2; its Table 6: 1)."""
+    Voita et al.'s Table 7: 2; its Table 6: 1)."""
     out = []
     for e in examples:
         group, anaphor = e.get("group") or {}, e.get("anaphor")

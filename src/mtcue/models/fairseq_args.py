@@ -94,7 +94,7 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
             "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
             "--max-tokens", t["max_tokens"], "--update-freq", update_freq_per_gpu(spec, gpus),
             "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
-    args += ["--batch-size", t["batch_size"]] if t.get("batch_size") else []  # sentences (the style seed's 16)
+    args += ["--batch-size", t["batch_size"]] if t.get("batch_size") else []  # sentences (the style-control paper's 16)
     args += ["--fp16"] if fp16 else []
     args += [] if use_cuda else ["--cpu"]
     return [str(a) for a in args]

@@ -1,5 +1,5 @@
-"""Memory growth with the number of context sentences (the seed's Figure 4, sequence shortening; the
-training step is an extra the seed lacks), measured without data or trained weights.
+"""Memory growth with the number of context sentences (the shortening paper's Figure 4, sequence shortening; the
+training step is an extra the shortening paper lacks), measured without data or trained weights.
 
 Each document-level model of a config is built at the config's sizes with random weights (memory
 depends on shapes, not on trained values) and run on one fixed generated batch whose context holds

@@ -1,8 +1,8 @@
 """The contrastive table from contrastive records only (docs/formats.md, sections 4, 7 and 8).
 
 CSV, long: one row per (direction, model, suite, group) with accuracy (0-1), n and ties; group "all" is
-the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the seeds'
-published accuracies (shortening paper: ContraPro, Lopes et al.) are rows with their source named.
+the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the shortening
+paper's published accuracies (ContraPro, Lopes et al.) are rows with their source named.
 Markdown/HTML: per direction, models x suites in %, with each suite's phenomena and distances, ties
 in brackets where there are any, and a note for the sets that need target-side context.
 """
@@ -19,7 +19,7 @@ from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, display
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
-PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the seed's test sets by pair
+PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the shortening paper's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
 CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source", "measure"]  # then run_id
 # What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
@@ -30,8 +30,8 @@ OURS = "this study"
 
 
 def long_rows(records: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
-    """The CSV's rows: ours, then the seed's published ones; with `run_ids`, a `run_id` column (the MLflow
-    run of the row's model in its direction; empty for the seed's rows)."""
+    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the MLflow
+    run of the row's model in its direction; empty for the shortening paper's rows)."""
     rows, seen = [], set()
     for r in records:
         key = (r["direction"], r["model"], r["suite"])

@@ -14,7 +14,7 @@ from mtcue.reporting.contrastive import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
 from mtcue.reporting.layout import Block
 from mtcue.reporting.tables import NA, RunIds, _read_csv, _studies, write_table
 
-# The seed's row names, by model type (its Tables 2-3 and the published CSV).
+# The shortening paper's row names, by model type (its Tables 2-3 and the published CSV).
 PAPER_LABELS = {"base": "Sentence-level", "concat": "Single-encoder", "multi_encoder": "Multi-encoder",
                 "caching_tokens": "Caching Tokens", "caching_sentence": "Caching Sentence",
                 "pool_max": "Shortening - Max Pooling", "pool_mean": "Shortening - Avg Pooling",
@@ -26,7 +26,7 @@ OURS, PAPER = "this study", "shortening paper (IWSLT17)"
 
 
 def label(cell: dict) -> str:
-    """The seed's row name of a cell's model type, else the config model's name."""
+    """The shortening paper's row name of a cell's model type, else the config model's name."""
     return PAPER_LABELS.get(cell["type"], cell["model"])
 
 
@@ -71,7 +71,7 @@ def _mean_accuracy(summary: dict) -> float:
 
 
 def paper_frame(cells: Sequence[dict], direction: str) -> pd.DataFrame:
-    """The seed's BLEU and accuracy (%) of the same rows (empty where it has none)."""
+    """The shortening paper's BLEU and accuracy (%) of the same rows (empty where it has none)."""
     paper = _read_csv(PAPER_CONTRASTIVE_CSV)
     paper = paper[paper["pair"] == direction]
     index = {(p.model, int(p.context_size)): p for p in paper.itertuples()}
@@ -104,7 +104,7 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
         shown = _show(ours, 2)
         blocks.append(Block(f"{direction}: BLEU and contrastive accuracy (%, suite {suite}, by {MEASURE})", shown,
                             _show(paper.reindex(columns=shown.columns), 2),
-                            f"seed, IWSLT17 ({PAPER_SUITES.get(direction, NA)})"))
+                            f"shortening paper, IWSLT17 ({PAPER_SUITES.get(direction, NA)})"))
     df = pd.DataFrame(long, columns=["direction", "row", "metric", "value", "source", "measure", "model"])
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None

@@ -1,6 +1,6 @@
 """Hoang et al. (2018), Table 3: BLEU of the ways of feeding side-information labels, each against the
 baseline without side information (paired bootstrap), the synthetic contrastive suite's accuracy where the
-direction has one (en->xx), TAGGING and MTCUE beside, the seed's numbers beside ours, and the seed's three
+direction has one (en->xx), TAGGING and MTCUE beside, Hoang et al.'s numbers beside ours, and Hoang et al.'s three
 claims evaluated per direction (so that they can be read off the CSV)."""
 from __future__ import annotations
 
@@ -18,14 +18,15 @@ from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunI
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
 PREDICTED = "predicted_labels"  # the row variant: the target-prefix model predicting its labels
-# The seed's row of each of ours: (model type, variant) -> the seed's method name.
+# Hoang et al.'s row of each of ours: (model type, variant) -> Hoang et al.'s method name.
 PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_src_suffix", ""): "si-src-suffix",
              ("si_trg_prefix", PREDICTED): "si-trg-prefix-p", ("si_trg_prefix", ""): "si-trg-prefix-h",
              ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
              ("si_mtl", ""): "mtl"}
-# The seed's claims, each over the rows of one direction: (name, sentence).
+# Hoang et al.'s claims, each over the rows of one direction: (name, sentence).
 CLAIMS = (
-    ("output_layer_best", "output-layer has the highest BLEU of the seed's systems (baseline, every variant; chosen points)"),
+    ("output_layer_best",
+     "output-layer has the highest BLEU of Hoang et al.'s systems (baseline, every variant; chosen points)"),
     ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
     ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"),
 )
@@ -107,9 +108,9 @@ def chosen_points(rows: Sequence[dict], test_bleu: dict[str, float], valid_bleu:
 
 
 def claim_checks(rows: Sequence[dict], long: pd.DataFrame, valid_scores: Sequence[dict] = ()) -> pd.DataFrame:
-    """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
+    """Per direction, whether each of Hoang et al.'s claims holds on our BLEU (1 / 0; NaN where a row it
     compares is missing), each (type, variant) by its chosen grid point (`chosen_points`; `valid_scores`:
-    score records of the validation split); "best" is over the chosen points of the seed's systems (the
+    score records of the validation split); "best" is over the chosen points of Hoang et al.'s systems (the
     baseline and every si_* type). Also the table "chosen": each chosen row and how it was chosen."""
     bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
     model_of = {r["label"]: r["model"] for r in rows if not r["variant"]}
@@ -154,16 +155,16 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
                                  csv: str | Path, md: str | Path, run_ids: RunIds | None = None,
                                  bootstrap: Bootstrap = BOOTSTRAP, valid_scores: Sequence[dict] = ()) -> None:
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
-    contrastive_accuracy), paper (the seed's BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
+    contrastive_accuracy), paper (Hoang et al.'s BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
     grid point; metric: what chose it, CHOSEN_BY; `valid_scores` the validation split's score records)."""
     long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
     paper = _read_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
-    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
+    paper_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
                   "value": paper.at[name, column], "model": None, "variant": None}
                  for label, name in paper_of.items() if name in paper.index for column in paper.columns]
     claims = claim_checks(rows, long, valid_scores)
-    frames = (long, pd.DataFrame(seed_rows, columns=long.columns), claims)
+    frames = (long, pd.DataFrame(paper_rows, columns=long.columns), claims)
     df = pd.concat([frame for frame in frames if not frame.empty], ignore_index=True)
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
@@ -192,12 +193,12 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     claim_display = pd.DataFrame({d: [NA if pd.isna(verdict.at[name, d]) else ("yes" if verdict.at[name, d] else "no")
                                       for name, _ in CLAIMS] for d in verdict.columns},
                                  index=[sentence for _, sentence in CLAIMS])
-    claim_display.index.name = "the seed's claim"
+    claim_display.index.name = "Hoang et al.'s claim"
     chosen_display = pd.DataFrame({d: {row: CHOSEN_BY[how] for row, how in zip(part["row"], part["metric"])}
                                    for d, part in chosen.groupby("direction")})
     chosen_display.index.name = "row compared"
     blocks = [Block("Table 3: BLEU (test split) and contrastive accuracy", display),
-              Block("The seed's claims on our numbers, each system by its chosen grid point", claim_display
+              Block("Hoang et al.'s claims on our numbers, each system by its chosen grid point", claim_display
                     if not claim_display.empty else pd.DataFrame({"": ["no scores"]}, index=[NA])),
               *([Block("The grid points compared, and what chose them", chosen_display.fillna(NA))]
                 if not chosen_display.empty else [])]
@@ -209,7 +210,7 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         ("<suite> %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
         "suite's formality and pronoun examples), en->xx only."),
         ("Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
-        "the seed's numbers are beside ours for the pattern, not the level."),
+        "Hoang et al.'s numbers are beside ours for the pattern, not the level."),
         ("si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
         "(-h) or predicted by the model (-p); the prefix is never part of the output."),
         ("Claims: each system (type) is represented by one grid point, the one with the best validation BLEU (as "

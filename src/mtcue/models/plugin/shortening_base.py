@@ -1,5 +1,6 @@
-"""What the sequence-shortening models share (Mrowiec/Pawel-M et al., "Sequence Shortening for
-Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, section 4):
+"""What the sequence-shortening models share (Mąka et al., 2024, "Sequence Shortening for Context-Aware
+Machine Translation", the shortening paper: sequence_shortening_context_mt.txt, section 4; its authors'
+code Pawel-M/shortening-context-mt):
 
 - one encoder (BASE's) encodes the current sentence and each of the c previous sentences of the
   token store separately (`--context-slot prev1,...,prevc`; context [B, c, L], nearest first);
@@ -10,7 +11,7 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
 - a learned segment embedding per sentence (row 0 = the current sentence, j = the j-th previous) is
   added to its context states: as the authors' code, a table of max-source-positions + 1 rows
   indexed by the sentence (Table 5 counts it), so a model trained with C sentences also reads more
-  (the seed's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
+  (the shortening paper's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
   tokens are the shortening module's (plugin/shortening.py); cached tokens keep the encoder's;
 - every decoder layer runs self-attention -> cross-attention -> context attention -> FFN (serial,
   each with residual and post layer norm as the rest of BASE); Caching Sentence's runs the cross- and
@@ -20,7 +21,7 @@ Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, sec
   branch by lambda = sigmoid(Linear(h)) where the authors' code does: h after the branch's residual and
   layer norm (their `contextual_decoder.py`; eq. 5 writes the gate on the attention's output);
 - gradient: the encoder states of the nearest `context_grad_sentences` context sentences keep
-  their gradient, the others are encoded without it (the seed's StopGradLayer between encoder and
+  their gradient, the others are encoded without it (the shortening paper's StopGradLayer between encoder and
   shortening; no encoder activations are kept for them, as in the cached decoding this stands for);
   the shortening module learns from the nearest `context_shortening_grad_sentences` (None: all), as
   the authors' runs (shortening.CONTEXT_GRADIENT). The current sentence always keeps its gradient.
@@ -220,7 +221,8 @@ class ShorteningModel(TokenContextModel):
 
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
-        args.context_grad_sentences, args.context_gate, args.context_parallel = cls.grad_sentences, cls.gated, cls.parallel
+        args.context_grad_sentences, args.context_gate = cls.grad_sentences, cls.gated
+        args.context_parallel = cls.parallel
         args.context_shortening_grad_sentences = cls.shortening_grad_sentences
         return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args), cls.current_as_context)
 
