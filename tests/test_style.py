@@ -44,7 +44,7 @@ def test_style_dim_at_zero_init_computes_its_parent_exactly(tmp_path, style):
     batch = fixed_batch()
     want, _ = base(**batch)
     got, _ = child(**batch, style=torch.full((3,), style))
-    assert torch.equal(got, want)  # exactly, not approximately: the seed's claim
+    assert torch.equal(got, want)  # exactly, not approximately: the style-control paper's claim
 
 
 def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tmp_path):
@@ -59,22 +59,89 @@ def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tm
     assert values.abs().max() <= 0.5 and 0.15 < values.std() < 0.3  # N(0, 0.25) cut at +-0.5: std ~0.22
 
 
-def test_the_seeds_widened_norm_and_scaling_would_break_zero_init_retention():
-    """The two ways the seed's widening changes the parent's function although every new weight is 0:
-    a layer norm over d + H dimensions whose H new ones are 0, and scores scaled by the widened head."""
-    torch.manual_seed(0)
-    d, heads = 16, 4
-    h = torch.randn(5, d)
-    parent = F.layer_norm(h, (d,))
-    widened = F.layer_norm(torch.cat([h, torch.zeros(5, heads)], dim=1), (d + heads,))[:, :d]
-    # mean and variance over d + H values, H of them 0
-    mean = h.sum(1, keepdim=True) / (d + heads)
-    var = (((h - mean) ** 2).sum(1, keepdim=True) + heads * mean ** 2) / (d + heads)
-    expected = (h - mean) / torch.sqrt(var + 1e-5)
-    torch.testing.assert_close(widened, expected)
-    assert not torch.allclose(widened, parent, atol=1e-2)
-    head_dim = d // heads
-    assert (head_dim + 1) ** -0.5 != head_dim ** -0.5  # 1/sqrt(5) vs 1/sqrt(4): softmax temperature changes
+def style_step_losses(child, steps=1, zero_partners=False):
+    """`steps` SGD steps of the style weights on a fixed batch; returns {name: weight before} and the weights.
+    `zero_partners`: also zero the new key and value rows (every new weight 0: the style-control paper's zero
+    init taken literally)."""
+    if zero_partners:
+        for layer in child.decoder.layers:
+            for linear in (layer.encoder_attn.style_k, layer.encoder_attn.style_v):
+                torch.nn.init.zeros_(linear.weight)
+    new = {n: p for n, p in child.named_parameters() if ".style_" in n}
+    start = {n: p.detach().clone() for n, p in new.items()}
+    b = fixed_batch()
+    target = torch.randint(4, 40, (3, 6), generator=torch.Generator().manual_seed(5))
+    optimiser = torch.optim.SGD(new.values(), lr=0.1)
+    for _ in range(steps):
+        optimiser.zero_grad()
+        logits, _ = child(**b, style=torch.tensor([-2.0, 0.0, 2.0]))
+        F.cross_entropy(logits.flatten(0, 1), target.flatten()).backward()
+        optimiser.step()
+    return start, new
+
+
+def kind(name):
+    return name.split(".style_")[1].replace(".weight", "").replace(".bias", " bias")
+
+
+def test_all_zero_new_weights_would_pass_each_other_no_gradient(tmp_path):
+    """Of each product of two new weights (new query x new key in the scores, new value x its output
+    column) both factors zero: each gets an identically zero gradient, so only the columns into the old
+    dimensions (style_k_col, style_v_col) could ever learn."""
+    _, child = parent_and_child(tmp_path)
+    start, new = style_step_losses(child, steps=2, zero_partners=True)
+    moved = {kind(n) for n, p in new.items() if not torch.equal(p, start[n])}
+    assert moved == {"k_col", "v_col"}
+
+
+def test_style_dim_zero_init_keeps_the_parent_and_every_new_weight_learns(tmp_path):
+    """The style-control paper's intent: at zero init the parent's function (test above) and every new weight trains."""
+    _, child = parent_and_child(tmp_path)
+    start, new = style_step_losses(child, steps=2)
+    assert [n for n, p in new.items() if torch.equal(p, start[n])] == []
+    assert {kind(n) for n in new} == {"q", "q bias", "k", "k bias", "v", "v bias", "k_col", "v_col", "out_col"}
+
+
+def test_style_cross_attention_is_multi_head_attention_one_dimension_wider_per_head(tmp_path):
+    """StyleCrossAttention against attention written from scratch with widened matrices: per head, the
+    parent's rows then one new row (query, key, value), reading the encoder side as [h; s] and the decoder
+    side as [x; 0]; the output projection the parent's columns of each head then its new one; scores
+    scaled by the parent's head width."""
+    _, child = parent_and_child(tmp_path, init="normal")
+    attn = child.decoder.layers[0].encoder_attn
+    d, heads, width = 16, 4, 4
+    g = torch.Generator().manual_seed(3)
+    query, encoded = torch.randn(5, 2, d, generator=g), torch.randn(7, 2, d, generator=g)
+    style = torch.tensor([-2.0, 2.0])
+    key = torch.cat([encoded, style.view(1, 2, 1).expand(7, 2, 1)], dim=-1)
+    with torch.no_grad():
+        got, _ = attn(query, key, key)
+
+        def widened(old, new, column):
+            """[heads * (width + 1), d + 1] weight and bias: head h's rows of `old` (the style column
+            `column`, else 0) then row h of `new` (a new row reading d inputs gets a 0 for the style)."""
+            rows, biases = [], []
+            for h in range(heads):
+                part = slice(h * width, (h + 1) * width)
+                extra = column[part, None] if column is not None else torch.zeros(width, 1)
+                rows += [torch.cat([old.weight[part], extra], dim=1),
+                         new.weight[h:h + 1] if new.weight.shape[1] == d + 1 else torch.cat(
+                             [new.weight[h:h + 1], torch.zeros(1, 1)], dim=1)]
+                biases += [old.bias[part], new.bias[h:h + 1]]
+            return torch.cat(rows), torch.cat(biases)
+
+        def project(x, weight_bias):
+            weight, bias = weight_bias
+            return (x @ weight.t() + bias).view(x.shape[0], 2, heads, width + 1)
+
+        q = project(torch.cat([query, torch.zeros(5, 2, 1)], dim=-1), widened(attn.q_proj, attn.style_q, None))
+        k = project(key, widened(attn.k_proj, attn.style_k, attn.style_k_col))
+        v = project(key, widened(attn.v_proj, attn.style_v, attn.style_v_col))
+        weights = (torch.einsum("tbhe,sbhe->bhts", q, k) * width ** -0.5).softmax(dim=-1)
+        heads_out = torch.einsum("bhts,sbhe->tbhe", weights, v).reshape(5, 2, heads * (width + 1))
+        out = torch.cat([torch.cat([attn.out_proj.weight[:, h * width:(h + 1) * width], attn.style_out_col[:, h:h + 1]],
+                                   dim=1) for h in range(heads)], dim=1)
+        torch.testing.assert_close(got, heads_out @ out.t() + attn.out_proj.bias)
 
 
 def test_style_dim_loads_every_parent_tensor_and_only_style_weights_are_new(tmp_path):

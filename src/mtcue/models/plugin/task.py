@@ -39,6 +39,11 @@ class ContextualTranslationConfig(TranslationConfig):
                           "shortening models' context sentences, nearest first), give [B, c, L] batches"},
     )
     random_context_seed: int = field(default=1, metadata={"help": "seed of --random-context's draws"})
+    no_context_marker: bool = field(
+        default=False,
+        metadata={"help": "token store: a context sentence is `tokens </s>` as a source sentence (the sequence-"
+                          "shortening family, as its authors' code), not `<s> tokens </s>` (Voita et al.'s marker)"},
+    )
 
 
 @register_task("contextual_translation", dataclass=ContextualTranslationConfig)
@@ -84,13 +89,14 @@ class ContextualTranslationTask(FromCheckpoint, TranslationTask):
 
     def with_tokens(self, dataset, tokens, offsets, name: str) -> TokenContextDataset:
         """`dataset` whose batches carry this task's token-store slot; the marker starting each context
-        sentence is the dictionary's <s>, which fairseq never puts on the source side (so BASE's
-        embedding matrix fits unchanged)."""
+        sentence (unless --no-context-marker) is the dictionary's <s>, which fairseq never puts on the
+        source side (so BASE's embedding matrix fits unchanged)."""
         if self.cfg.random_context not in (None, "shuffle"):
             raise ValueError(f"--random-context {self.cfg.random_context}: a token store has no vectors to replace; "
                              "use shuffle (another sample's line)")
         d = self.src_dict
         seed = self.cfg.random_context_seed if self.cfg.random_context else None
         slot = self.column_ids[0] if len(self.column_ids) == 1 else self.column_ids
-        return TokenContextDataset(dataset, tokens, offsets, slot, d.bos(), d.eos(), d.pad(), name=name,
+        marker = None if self.cfg.no_context_marker else d.bos()
+        return TokenContextDataset(dataset, tokens, offsets, slot, marker, d.eos(), d.pad(), name=name,
                                    random_seed=seed)
