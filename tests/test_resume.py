@@ -15,6 +15,7 @@ import torch
 
 from mtcue import config as cfg
 from mtcue.data.prepare import binarise
+from mtcue.models.checkpoints import load_checkpoint
 from mtcue.plan.models import model_spec
 
 MTCUE = str(Path(sys.executable).parent / "mtcue")
@@ -81,7 +82,7 @@ def kill_after(data, run: Path, marker: str, timeout: float = 300) -> None:
 
 
 def load(path: Path) -> dict:
-    return torch.load(path, map_location="cpu", weights_only=False)
+    return load_checkpoint(path)
 
 
 def assert_same(a, b, where="checkpoint"):

@@ -8,60 +8,20 @@ as a tie. Both the summed and the per-token mean score are judged. Accuracy is r
 per value of every key of the examples' `group` (ContraPro: pronoun, category, antecedent distance;
 Lopes et al.: pronoun; Voita et al. 2019: the test set and context distance).
 
-This module reads scores only; the forced decoding that makes them is mtcue.models.contrastive.
+This module reads scores only; the forced decoding that makes them is mtcue.models.contrastive, the suite
+format both read mtcue.suites.
 """
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from pathlib import Path
 
-from mtcue.io import read_text_lines
+from mtcue.suites import check_example
 
 # Sets whose candidates differ where only the *target-side* context decides (Voita et al. 2019: the
 # T-V form or the name's translation used in earlier target lines): a model reading source context
 # only cannot tell its candidates apart from the context, so its score there is no measure of context use.
 NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
 MEASURES = ("sum", "mean")
-
-
-def check_example(example: dict, where: str) -> None:
-    candidates, correct = example.get("candidates"), example.get("correct")
-    if not isinstance(candidates, list) or len(candidates) < 2 or not all(isinstance(c, str) and c.strip()
-                                                                           for c in candidates):
-        raise ValueError(f"{where}: 'candidates' must list at least two non-empty target strings")
-    if not isinstance(correct, int) or isinstance(correct, bool) or not 0 <= correct < len(candidates):
-        raise ValueError(f"{where}: 'correct' must be the index of a candidate (0..{len(candidates) - 1}), "
-                         f"got {correct!r}")
-    group = example.get("group", {})
-    if not isinstance(group, dict):
-        raise ValueError(f"{where}: 'group' must be an object such as {{\"pronoun\": \"sie\", \"distance\": 2}}")
-
-
-def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
-    """The examples of a suite file (JSONL, docs/formats.md section 8), checked; errors name file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: contrastive suite not found (run the step that writes it first)")
-    examples = []
-    for lineno, line in read_text_lines(path):
-        where = f"{path}:{lineno}"
-        try:
-            example = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(example, dict):
-            raise ValueError(f"{where}: expected a JSON object")
-        for key in ("id", "doc_id", "text", "previous", "meta", "candidates", "correct"):
-            if key not in example:
-                raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 8)")
-        if source_lang is not None and not isinstance(example["text"].get(source_lang), str):
-            raise ValueError(f"{where}: 'text' has no '{source_lang}' source ({', '.join(example['text'])})")
-        check_example(example, where)
-        examples.append(example)
-    if not examples:
-        raise ValueError(f"{path}: the suite has no examples")
-    return examples
 
 
 def verdict(scores: list[float], correct: int) -> tuple[bool, bool]:
