@@ -50,7 +50,7 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
 
     check_sources(sources)
     _check_prompts(prompts)
-    with atomic_directory(out_dir) as out, torch_threads(threads):
+    with atomic_directory(out_dir, "translate-prompts") as out, torch_threads(threads):
         translator = Translator.load(model_dir)
         columns = translator.context_columns
         if not columns:
@@ -73,7 +73,7 @@ def translate_levels(model_dir: str | Path, sources: list[str], levels: list[int
     check_sources(sources)
     if not levels or any(level not in range(1, 6) for level in levels):
         raise ValueError(f"--levels {levels}: give levels 1..5")
-    with atomic_directory(out_dir) as out, torch_threads(threads):
+    with atomic_directory(out_dir, "translate-levels") as out, torch_threads(threads):
         translator = Translator.load(model_dir)
         if "style" not in translator.model.spec:
             raise ValueError(f"{model_dir}: a {translator.model.spec['type']} model has no style levels")
