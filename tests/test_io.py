@@ -171,7 +171,7 @@ def test_a_step_replaces_its_own_file_and_records_what_it_wrote(tmp_path):
     assert out.read_text() == "a,c\n"
     record = json.loads(io.output_record(out).read_text())
     assert record == {"step": "table", "sha256": hashlib.sha256(b"a,c\n").hexdigest()}
-    assert io.output_record(out).name == ".t.csv.mtcue-output.json"
+    assert io.output_record(out).name == ".t.csv.mtcue-output"
 
 
 @pytest.mark.parametrize("case", ["users", "edited", "other_step", "folder", "svg_lookalike"])

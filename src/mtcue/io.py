@@ -184,8 +184,8 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# A file a step writes by name (`--csv`, `--md`, `--out`, ...) gets `.{name}.mtcue-output.json` beside it:
-# the step and the SHA-256 of what it wrote. The step replaces the file only while that record names it
+# A file a step writes by name (`--csv`, `--md`, `--out`, ...) gets `.{name}.mtcue-output` beside it (JSON:
+# the step and the SHA-256 of what it wrote; no `.json` suffix, so `*.json` finds no such record). The step replaces the file only while that record names it
 # and the file is still what it wrote; a user's file, a file the user edited since, or another step's
 # output is refused before any work.
 class OutputFileError(ValueError):
@@ -193,9 +193,9 @@ class OutputFileError(ValueError):
 
 
 def output_record(path: str | Path) -> Path:
-    """Where the record of a step's output file `path` lives: `.{name}.mtcue-output.json` beside it."""
+    """Where the record of a step's output file `path` lives: `.{name}.mtcue-output` beside it."""
     path = Path(path)
-    return path.parent / f".{path.name}{OWNED_MARKER}"
+    return path.parent / f".{path.name}.mtcue-output"
 
 
 def _sha256(path: Path) -> str:
