@@ -124,3 +124,24 @@ def test_a_step_replaces_its_own_outputs_and_no_other_steps(tmp_path, write_corp
              "--md", str(tmp_path / "t.md")]
     assert cli.main(table) == 0 and cli.main(table) == 0
     assert {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")} >= {"t.csv", "t.md", "t.html"}
+
+
+def test_translate_prompts_never_replaces_the_folder_iwslt22_synth_wrote(tmp_path, caplog):
+    # `mtcue iwslt22-synth --out fs` then `mtcue translate-prompts --out fs` deleted the five IWSLT22 files
+    run = ["--pair", "en-de", "--docs", "20", "--seed", "1"]
+    assert cli.main(["generate", "--split", "test", *run, "--out", str(tmp_path / "raw.jsonl")]) == 0
+    assert cli.main(["clean", "--input", str(tmp_path / "raw.jsonl"), "--output", str(tmp_path / "test.jsonl")]) == 0
+    fs = tmp_path / "fs"
+    assert cli.main(["iwslt22-synth", "--corpus", str(tmp_path / "test.jsonl"), *run, "--out", str(fs)]) == 0
+    before = {p.name: p.read_bytes() for p in fs.iterdir()}
+    assert len(before) == 6 and json.loads(before[io.OWNED_MARKER])["step"] == "iwslt22-synth"
+    source = tmp_path / "src.txt"
+    source.write_text("Are you ready?\n")
+    caplog.clear()
+    assert cli.main(["translate-prompts", "--model-dir", str(tmp_path / "no-model"), "--source", str(source),
+                     "--prompts", "{}", "--out", str(fs)]) == 1
+    assert f"translate-prompts failed: {fs}: is the output of step 'iwslt22-synth', not of 'translate-prompts'; " \
+           "nothing was changed" in caplog.text
+    assert {p.name: p.read_bytes() for p in fs.iterdir()} == before
+    assert cli.main(["iwslt22-synth", "--corpus", str(tmp_path / "test.jsonl"), *run, "--out", str(fs)]) == 0
+    assert {p.name: p.read_bytes() for p in fs.iterdir()} == before  # its own step replaces it, the same again
