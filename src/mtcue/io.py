@@ -111,7 +111,7 @@ def _check_replaceable(path: Path, step: str) -> None:
                                 "nothing was changed: give the step a new or empty folder, or move those files away")
     try:
         written = json.loads(marker.read_text(encoding="utf-8"))
-        owned, owner = set(written["files"]), written.get("step", step)  # markers before 2026-11 name no step
+        owned, owner = set(written["files"]), written.get("step", step)  # an older marker names no step
     except (ValueError, KeyError, TypeError, AttributeError):
         raise OutputFolderError(f"{marker}: unreadable; {path} is left alone: remove the folder by hand if it is "
                                 "yours to remove") from None
@@ -184,10 +184,10 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-# A file a step writes by name (`--csv`, `--md`, `--out`, ...) gets `.{name}.mtcue-output` beside it (JSON:
-# the step and the SHA-256 of what it wrote; no `.json` suffix, so `*.json` finds no such record). The step replaces the file only while that record names it
-# and the file is still what it wrote; a user's file, a file the user edited since, or another step's
-# output is refused before any work.
+# A file a step writes by name (`--csv`, `--md`, `--out`, ...) gets `.{name}.mtcue-output` beside it: JSON,
+# the step and the SHA-256 of what it wrote (no `.json` suffix: `*.json` of a records folder skips it).
+# The step replaces the file only while that record names it and the file is still what it wrote; a
+# user's file, a file the user edited since, or another step's output is refused before any work.
 class OutputFileError(ValueError):
     """A step was asked to write a file it may not replace; the message says why and what to do."""
 

@@ -63,7 +63,7 @@ def cmd_translate_levels(a):
 def _levels(text: str) -> list[int]:
     """argparse type of --levels: '1,5' -> [1, 5]."""
     levels = [n.strip() for n in text.split(",")]
-    if not all(n.isdigit() and 1 <= int(n) <= 5 for n in levels):
+    if not all(n.isascii() and n.isdigit() and 1 <= int(n) <= 5 for n in levels):
         raise argparse.ArgumentTypeError(f"{text!r}: comma-separated style levels 1..5, e.g. 1,2,3,4,5")
     return [int(n) for n in levels]
 
@@ -118,7 +118,8 @@ def cmd_memory_growth(a):
     torch.set_num_threads(a.threads)
     plan = json_option(a.plan, "--plan") if a.plan else cfgmod.memory_growth_plan(cfgmod.load(a.config))
     if not plan:
-        raise SystemExit(f"{a.plan or a.config}: experiments.memory_growth.models is empty: nothing to measure")
+        raise SystemExit("--plan: no curve: nothing to measure" if a.plan else
+                         f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
     rows = measure(plan, a.device)
     write_csv(rows, a.csv)
     save_svg(memory_growth(rows), a.svg)
