@@ -288,8 +288,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-contrastive", cmd_table_contrastive, "the contrastive table (models x suites) from contrastive records",
-             _table_files)
+    s = step("table-contrastive", cmd_table_contrastive,
+             "the contrastive table (models x suites) from contrastive records", _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
