@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 
+from mtcue.io import step_outputs
+from mtcue.options import Outputs
 from mtcue.study import ConfigError
 
 log = logging.getLogger("mtcue")
@@ -23,9 +25,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtcue", description=__doc__)
     sub = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
-    def step(name, fn, help_):
+    def step(name: str, fn, help_: str, outputs: Outputs = lambda args: ()):
+        """A step; `outputs`: the files it writes by name, guarded by io.step_outputs (a folder it
+        writes whole is guarded by io.atomic_directory instead)."""
         sp = sub.add_parser(name, help=help_, description=help_)
-        sp.set_defaults(fn=fn)
+        sp.set_defaults(fn=fn, outputs=outputs)
         return sp
 
     for stage in STAGES:
@@ -45,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _exit)
     try:
-        args.fn(args)
+        with step_outputs(args.step, *args.outputs(args)):  # refused before any work: nothing changed
+            args.fn(args)
     except (ConfigError, ValueError, OSError, RuntimeError) as err:
         log.error("%s failed: %s", args.step, err)
         return 1

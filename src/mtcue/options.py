@@ -1,9 +1,11 @@
 """What the stages' command lines share (each stage's `cli.py`, which `mtcue.cli` gathers): option types,
-model specs from options and the provenance every record carries. Below every stage, it imports none."""
+model specs from options, the provenance every record carries and the output files a step declares.
+Below every stage, it imports none."""
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from mtcue import config as cfgmod
@@ -47,3 +49,11 @@ def positive_int(text: str) -> int:
 def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
     """--corpus SPLIT=PATH options as {split: path}."""
     return dict(item.split("=", 1) for item in args.corpus)
+
+
+Outputs = Callable[[argparse.Namespace], Iterable[str | Path | None]]
+
+
+def options(*names: str) -> Outputs:
+    """A step's output files: the values of these options (dest names; one not given is None)."""
+    return lambda args: [getattr(args, name) for name in names]

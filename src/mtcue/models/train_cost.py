@@ -172,9 +172,10 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
     direction, on the same generated batches of `max_tokens` (the config's training.max_tokens by
     default). `profile` > 0: also each model's top operators by self time (torch.profiler) over
     `profile` more updates (on the first timed batches), after the timing."""
+    from mtcue.models.params import torch_device
     from mtcue.study import CONTEXT_KIND
 
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dev = torch_device(device)
     names = models or [m for m in cfg["models"] if CONTEXT_KIND[cfg["models"][m]["type"]]]
     max_tokens = max_tokens or cfg["training"]["max_tokens"]
     n_batches = warmup + updates
