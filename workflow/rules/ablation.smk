@@ -4,12 +4,6 @@
 # formality and few-shot experiments where this config runs them, and are n/a with the reason otherwise.
 
 
-def zeroshot_options(kind, task):
-    """table-ablation's option of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's)."""
-    reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
-    return f"--zeroshot-direction {kind}={task['direction']}{reason}"
-
-
 rule table6_ablation:
     localrule: True
     input:

@@ -1,5 +1,5 @@
 # Validated configuration (defaults filled from the schema) and the study's targets, read from its plan
-# (src/mtcue/plan/: one module per experiment); what only one rule file needs is in that file.
+# (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
 import json
 import os
 import shlex

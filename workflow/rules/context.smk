@@ -3,20 +3,6 @@
 # store, whose vocabulary comes from the training split; the token store of the models that encode
 # neighbouring sentences with the source encoder (VOITA-CONTEXT, CONCAT).
 
-def vector_stores(direction):
-    """{store name: spec context} of the vector stores the models trained in `direction` read (an
-    ablation's store only where the ablation runs)."""
-    contexts = [plan_spec(config, m, direction).get("context") for d, m in TRAINED if d == direction]
-    return {store_name(c): c for c in contexts if c and "encoder" in c}
-
-
-def study_vector_stores():
-    """{store name: (spec context, the directions whose models read it)}."""
-    stores = {}
-    for direction in DIRECTIONS:
-        for name, context in vector_stores(direction).items():
-            stores.setdefault(name, (context, []))[1].append(direction)
-    return stores
 from mtcue.context.embed import is_random_encoder
 
 

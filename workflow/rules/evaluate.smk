@@ -2,22 +2,6 @@
 # phenomena (score), COMET (comet).
 
 
-# Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
-# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
-TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
-
-
-def test_context_spec(w):
-    """The model's spec with the test-time context `w.test_context` (JSON)."""
-    spec = model_spec(w)
-    spec["context"]["random"] = TEST_CONTEXT[w.test_context]
-    return json.dumps(spec, sort_keys=True)
-
-
-def store_option(w, input):
-    return f"--context-dir {input.store}" if "store" in input.keys() else ""
-
-
 rule translate:
     input:
         unpack(context_store),
@@ -62,7 +46,7 @@ rule score:
         "--config-hash {params.config_hash} --out {output} 2> {log}"
 
 
-# A model translated (and scored) with other context than its own at test time only (TEST_CONTEXT above):
+# A model translated (and scored) with other context than its own at test time only (TEST_CONTEXT, inputs.smk):
 # `random_context`, another test sentence's (Voita et al.'s Table 1 row, voita2018.smk), `no_context`, none at
 # all, or `predicted_labels` (Hoang et al.'s "w/o side info" and target-prefix rows, sideinfo.smk).
 use rule translate as translate_test_context with:

@@ -6,38 +6,6 @@
 # (experiments.fewshot.seeds); on the paper's data, on the official EAMT22 test set (dev.json for the
 # validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk).
 
-def eamt22_store(w):
-    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
-    every line's attribute sentences)."""
-    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
-    return context_store(SimpleNamespace(direction=w.direction, model=parent))
-
-
-def eamt22_spec(w):
-    """The model spec with the EAMT22 context columns (JSON)."""
-    spec = model_spec(w)
-    if "context" in spec:
-        spec["context"]["columns"] = fewshot.eamt22_columns(config, model_entry(config, w.model))
-    return json.dumps(spec, sort_keys=True)
-
-
-def eamt22_set(split):
-    """The paper's EAMT22 set of a split (valid: the official dev.json); None for the embedded default,
-    whose own splits carry attribute sentences."""
-    return f"results/eval/eamt22/en-pl/{split}.jsonl" if OPENSUBTITLES else None
-
-
-def eamt22_columns_option(w):
-    columns = json.loads(eamt22_spec(w)).get("context", {}).get("columns")
-    return f"--columns {','.join(columns)}" if columns else ""
-
-
-def eamt22_inputs(w):
-    """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
-    variant's store."""
-    own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
-    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
-    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
 
 rule fewshot_store:
     input:

@@ -5,24 +5,7 @@
 # Any model can be scored this way: Table 6 reads the ablation models'. The best prompt is chosen on a
 # validation set, translated the same way (FORMALITY_VALID, common.smk; plan/formality.py).
 
-def formality_prompts(model):
-    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
-    return {p["id"]: p["text"] for p in formality.formality_prompts(config)} if is_contextual(model_entry(config, model)) else {}
 
-
-def formality_valid_hyps(w):
-    """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
-    if FORMALITY_VALID and w.model in FORMALITY["models"] and formality_prompts(w.model):
-        return f"results/hyps/formality_valid/{w.direction}/{w.model}"
-    return []
-
-
-def formality_valid_args(w, input):
-    """score-formality's validation options, or nothing."""
-    if not input.valid_hyps:
-        return ""
-    hyps = " ".join(f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model))
-    return f"--valid-hyps {hyps} --valid-references {formality_refs(w, input.valid_refs)}"
 rule formality_translate:
     input:
         unpack(trained_model),

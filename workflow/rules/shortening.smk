@@ -3,12 +3,6 @@
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here only the table of both.
 
-def shortening_contrastive(w):
-    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
-    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
-    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
-                  for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))
-
 
 rule table_shortening:
     localrule: True

@@ -2,14 +2,6 @@
 # the rule's outputs, so a failed or killed job resumes instead of starting over; a model
 # initialised from another (MTCue from BASE) waits for that model's best checkpoint.
 
-def init_checkpoint(w):
-    entry = model_entry(config, w.model)
-    parent = entry.get("init_from")
-    if parent:
-        return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"}
-    outside = parent_checkpoint(entry, w.direction)  # a style model's pretrained parent
-    return {"init": outside} if outside else {}
-
 
 rule train:
     input:

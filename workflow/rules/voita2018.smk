@@ -3,23 +3,6 @@
 # rules; the previous-sentence model also translated with random context at test time; its context
 # attention analysed on the synthetic contrastive suite (Table 7); one table of both.
 
-def synthetic_suite(direction):
-    return f"results/eval/contrastive/{direction}/synthetic.jsonl"
-
-
-def attention_unavailable():
-    """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
-    (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
-    if OPENSUBTITLES:
-        return "needs pronoun antecedents (the seed: CoreNLP on OpenSubtitles); only the synthetic suite has them"
-    made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
-    there = all(os.path.exists(synthetic_suite(p.split("/")[3])) for p in VOITA2018["attention"])
-    return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
-
-
-def voita2018_attention_records(w):
-    return [] if attention_unavailable() else VOITA2018["attention"]
-
 
 rule attention_agreement:
     input:

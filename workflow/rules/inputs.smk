@@ -1,0 +1,147 @@
+# Input and parameter functions of the rules, by the rule file that uses them (Snakemake's lint keeps
+# functions out of rule files); common.smk holds the validated config, the targets and the helpers every
+# stage uses.
+
+# ---- translation with test-time context (evaluate.smk, voita2018.smk, sideinfo.smk) --------------
+
+# Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
+# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
+TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
+
+
+def test_context_spec(w):
+    """The model's spec with the test-time context `w.test_context` (JSON)."""
+    spec = model_spec(w)
+    spec["context"]["random"] = TEST_CONTEXT[w.test_context]
+    return json.dumps(spec, sort_keys=True)
+
+
+def store_option(w, input):
+    return f"--context-dir {input.store}" if "store" in input.keys() else ""
+
+
+# ---- training (train.smk) ------------------------------------------------------------------------
+
+def init_checkpoint(w):
+    entry = model_entry(config, w.model)
+    parent = entry.get("init_from")
+    if parent:
+        return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"}
+    outside = parent_checkpoint(entry, w.direction)  # a style model's pretrained parent
+    return {"init": outside} if outside else {}
+
+
+# ---- context stores (context.smk) ----------------------------------------------------------------
+
+def vector_stores(direction):
+    """{store name: spec context} of the vector stores the models trained in `direction` read (an
+    ablation's store only where the ablation runs)."""
+    contexts = [plan_spec(config, m, direction).get("context") for d, m in TRAINED if d == direction]
+    return {store_name(c): c for c in contexts if c and "encoder" in c}
+
+
+def study_vector_stores():
+    """{store name: (spec context, the directions whose models read it)}."""
+    stores = {}
+    for direction in DIRECTIONS:
+        for name, context in vector_stores(direction).items():
+            stores.setdefault(name, (context, []))[1].append(direction)
+    return stores
+
+
+# ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
+
+def eamt22_store(w):
+    """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
+    every line's attribute sentences)."""
+    parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
+    return context_store(SimpleNamespace(direction=w.direction, model=parent))
+
+
+def eamt22_spec(w):
+    """The model spec with the EAMT22 context columns (JSON)."""
+    spec = model_spec(w)
+    if "context" in spec:
+        spec["context"]["columns"] = fewshot.eamt22_columns(config, model_entry(config, w.model))
+    return json.dumps(spec, sort_keys=True)
+
+
+def eamt22_set(split):
+    """The paper's EAMT22 set of a split (valid: the official dev.json); None for the embedded default,
+    whose own splits carry attribute sentences."""
+    return f"results/eval/eamt22/en-pl/{split}.jsonl" if OPENSUBTITLES else None
+
+
+def eamt22_columns_option(w):
+    columns = json.loads(eamt22_spec(w)).get("context", {}).get("columns")
+    return f"--columns {','.join(columns)}" if columns else ""
+
+
+def eamt22_inputs(w):
+    """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
+    variant's store."""
+    own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
+    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
+    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
+
+
+# ---- IWSLT22 formality (formality.smk) -----------------------------------------------------------
+
+def formality_prompts(model):
+    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
+    if not is_contextual(model_entry(config, model)):
+        return {}
+    return {p["id"]: p["text"] for p in formality.formality_prompts(config)}
+
+
+def formality_valid_hyps(w):
+    """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
+    if FORMALITY_VALID and w.model in FORMALITY["models"] and formality_prompts(w.model):
+        return f"results/hyps/formality_valid/{w.direction}/{w.model}"
+    return []
+
+
+def formality_valid_args(w, input):
+    """score-formality's validation options, or nothing."""
+    if not input.valid_hyps:
+        return ""
+    hyps = " ".join(f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model))
+    return f"--valid-hyps {hyps} --valid-references {formality_refs(w, input.valid_refs)}"
+
+
+# ---- Table 6 (ablation.smk) ----------------------------------------------------------------------
+
+def zeroshot_options(kind, task):
+    """table-ablation's option of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's)."""
+    reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
+    return f"--zeroshot-direction {kind}={task['direction']}{reason}"
+
+
+# ---- Voita et al. 2018 (voita2018.smk) -----------------------------------------------------------
+
+def synthetic_suite(direction):
+    return f"results/eval/contrastive/{direction}/synthetic.jsonl"
+
+
+def attention_unavailable():
+    """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
+    (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
+    if OPENSUBTITLES:
+        return "needs pronoun antecedents (the seed: CoreNLP on OpenSubtitles); only the synthetic suite has them"
+    made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
+    # results/records/attention/{direction}/{model}.json: the direction is the record's folder
+    there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p)))) for p in VOITA2018["attention"])
+    return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
+
+
+def voita2018_attention_records(w):
+    return [] if attention_unavailable() else VOITA2018["attention"]
+
+
+# ---- sequence shortening (shortening.smk) --------------------------------------------------------
+
+def shortening_contrastive(w):
+    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
+    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
+                  for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))
