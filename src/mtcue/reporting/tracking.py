@@ -442,6 +442,7 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
     `tracking_uri`: default MLFLOW_TRACKING_URI, else the configured default (sqlite:///results/mlflow.db,
     relative to the study's folder)."""
     from mlflow.artifacts import download_artifacts
+    from mlflow.utils.file_utils import local_file_uri_to_path
 
     run_id = uri.removeprefix("runs:/").strip("/").split("/")[0]
     tracking_uri = resolve_uri(tracking_uri)
@@ -457,7 +458,10 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
     if not logged:
         raise ValueError(f"{uri}: the run holds no model; the study's mlflow_sync (`mtcue track --artifacts`) logs "
                          "each trained model's")
-    local = Path(download_artifacts(artifact_uri=logged[-1].artifact_location, tracking_uri=tracking_uri))
+    location = logged[-1].artifact_location
+    # A local store's model is read where it lies (a download would copy it, with a progress bar).
+    local = Path(local_file_uri_to_path(location)) if location.startswith("file:") else \
+        Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
     flavor = Model.load(local).flavors["python_function"]
     config = flavor.get("config") or {}  # mlflow.models.model.MODEL_CONFIG
     if "copied" in config:
