@@ -589,6 +589,9 @@ def test_runs_uri_errors_name_the_run_and_the_store(tmp_path):
         run_model_dir("runs:/nope", uri)
     with pytest.raises(ValueError, match="the run holds no model"):
         run_model_dir(f"runs:/{ids['en-de/base']}", uri)
+    with pytest.raises(ValueError, match=f"runs:/x: no MLflow store at {tmp_path}/absent.db"):
+        run_model_dir("runs:/x", f"sqlite:///{tmp_path}/absent.db")
+    assert not (tmp_path / "absent.db").exists()
 
 
 def test_two_syncs_at_once_log_each_file_and_model_once(tmp_path):

@@ -21,8 +21,9 @@ every sentence, or a list with one list per sentence.
 
 Quiet: the API prints nothing but what it is asked for. fairseq's modules configure the root logger
 when imported (INFO lines on stdout) and log INFO lines on every call; the calls keep the root logger
-as the user left it and hold fairseq's loggers at WARNING and library warnings back while they run
-(`_quiet`). A log line of ours (a line cut to the model's length) still reaches the user's logging.
+as the user left it and hold fairseq's (and MLflow's) loggers at WARNING and library warnings back
+while they run (`_quiet`). A log line of ours (a line cut to the model's length) still reaches the
+user's logging.
 """
 from __future__ import annotations
 
@@ -46,15 +47,15 @@ from mtcue.progress import Progress
 log = logging.getLogger(__name__)
 
 Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
-# The libraries whose loggers chatter at INFO on every call (batching, loading).
-LIBRARY_LOGGERS = ("fairseq", "fairseq_cli")
+# The libraries whose loggers chatter at INFO on every call (batching, loading; MLflow's store for runs:/).
+LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "mlflow")
 
 
 @contextmanager
 def _quiet() -> Iterator[None]:
     """Keep fairseq's INFO lines and library warnings out of the user's output during an API call: the
     root logger's handlers and level as they were before (importing fairseq_cli runs logging.basicConfig),
-    fairseq's loggers at WARNING. The user's own loggers and ours are left alone."""
+    LIBRARY_LOGGERS at WARNING. The user's own loggers and ours are left alone."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     libraries = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
@@ -173,11 +174,11 @@ class Translator:
         MLflow run of a trained model: its logged model), on `device` (CUDA when there is one, else the CPU).
         `columns`: context columns to read instead of the model's own (a zero-shot model reading EAMT22's
         attribute sentences)."""
-        if str(model_dir).startswith("runs:/"):
-            from mtcue.reporting.tracking import run_model_dir
-
-            model_dir = run_model_dir(str(model_dir))
         with _quiet():
+            if str(model_dir).startswith("runs:/"):
+                from mtcue.reporting.tracking import run_model_dir
+
+                model_dir = run_model_dir(str(model_dir))
             import torch
 
             model = TrainedModel.find(model_dir)

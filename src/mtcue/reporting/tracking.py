@@ -446,6 +446,10 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
 
     run_id = uri.removeprefix("runs:/").strip("/").split("/")[0]
     tracking_uri = resolve_uri(tracking_uri)
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.is_file():  # MLflow would create an empty store there
+        raise ValueError(f"{uri}: no MLflow store at {db.resolve()} ({tracking_uri}); run from the study's folder or "
+                         "set MLFLOW_TRACKING_URI to its store")
     client = MlflowClient(tracking_uri)
     try:
         run = client.get_run(run_id)
