@@ -532,7 +532,8 @@ def _request(url, body=None, timeout=60):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data, {"Content-Type": "application/json"} if data else {})
     with urllib.request.urlopen(request, timeout=timeout) as response:
-        return response.status, json.loads(response.read() or "null")
+        text = response.read().decode()
+        return response.status, json.loads(text) if text.strip() else None
 
 
 @pytest.mark.slow
@@ -558,8 +559,10 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", f"runs:/{run_id}/model",
          "--env-manager", "local", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=study, env={**os.environ, "MLFLOW_TRACKING_URI": "sqlite:///results/mlflow.db"}, stdout=log,
-        stderr=subprocess.STDOUT, start_new_session=True)
+        # the venv's bin/ on PATH, as when it is activated: the server starts its uvicorn from there
+        cwd=study, env={**os.environ, "MLFLOW_TRACKING_URI": "sqlite:///results/mlflow.db",
+                        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 300
@@ -584,13 +587,17 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
         status, served = _request(f"{url}/invocations", {**example, "params": {"beam": 2}})
         source, context, previous = example["dataframe_split"]["data"][0]
         assert status == 200 and served == {"predictions": folder.translate([source], [context], [previous], beam=2)}
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+    finally:  # the server and its workers (its process group), whatever happened
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(server.pid, sig)
+                server.wait(timeout=30)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        server.wait()
         log.close()
 
 

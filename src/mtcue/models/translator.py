@@ -47,8 +47,9 @@ from mtcue.progress import Progress
 log = logging.getLogger(__name__)
 
 Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
-# The libraries whose loggers chatter at INFO on every call (batching, loading; MLflow's store for runs:/).
-LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "mlflow")
+# The libraries whose loggers chatter on every call (fairseq: batching, loading; hydra, under fairseq's config;
+# MLflow's store, for runs:/).
+LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "hydra", "mlflow")
 
 
 @contextmanager
