@@ -48,8 +48,8 @@ log = logging.getLogger(__name__)
 
 Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
 # The libraries whose loggers chatter on every call (fairseq: batching, loading; hydra, under fairseq's config;
-# MLflow's store, for runs:/).
-LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "hydra", "mlflow")
+# the sentence encoder's loading; MLflow's store, for runs:/).
+LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "hydra", "sentence_transformers", "transformers", "mlflow")
 
 
 @contextmanager
