@@ -555,7 +555,8 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
         local = Path(model.artifact_location.removeprefix("file://"))
         mlmodel = Model.load(local)
         # the model refers to the study's folder (nothing copied), and reads what the model reads
-        assert mlmodel.flavors["python_function"]["config"] == {"model_dir": str(tmp_path / "results" / "models" / d / m)}
+        folder = tmp_path / "results" / "models" / d / m
+        assert mlmodel.flavors["python_function"]["config"] == {"model_dir": str(folder)}
         assert [c.name for c in mlmodel.signature.inputs.inputs] == ["source", "context", "previous"]
         assert [c.required for c in mlmodel.signature.inputs.inputs] == [True, False, False]
         example = json.loads((local / "input_example.json").read_text())
