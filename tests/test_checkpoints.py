@@ -1,5 +1,6 @@
 """Damaged checkpoints are named and set aside, never a fairseq traceback (issue 13.3)."""
 import json
+import pickle
 import zipfile
 
 import pytest
@@ -110,3 +111,131 @@ def test_a_checkpoint_must_belong_to_the_folder_it_is_used_from(tmp_path):
     (tmp_path / "dict.de.txt").write_text("".join(f"w{i} 1\n" for i in range(9)))
     with pytest.raises(CheckpointError, match=r"its decoder reads 12 tokens but .*dict.de.txt has 13"):
         check_belongs(path, "en-de", tmp_path)
+
+
+# ---- issue 33.1: a checkpoint never runs code on load ----------------------------------------------
+
+class _RunsCode:
+    """Unpickling this calls os.system: what a hostile checkpoint_best.pt would hold."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return os.system, (f"touch {self.marker}",)
+
+
+def hostile_checkpoint(path, marker):
+    torch.save({"cfg": {"task": {"source_lang": "en", "target_lang": "de"}},
+                "model": {"encoder.embed_tokens.weight": torch.zeros(12, 2)}, "extra_state": _RunsCode(marker)}, path)
+    return path
+
+
+def test_a_checkpoint_whose_pickle_runs_code_is_refused_unrun(tmp_path):
+    marker = tmp_path / "ran"
+    path = hostile_checkpoint(tmp_path / "checkpoint_best.pt", marker)
+    # Without the allow-list the same file runs its code: the test's payload is real.
+    torch.load(hostile_checkpoint(tmp_path / "control.pt", tmp_path / "control-ran"), weights_only=False)
+    assert (tmp_path / "control-ran").exists()
+
+    problem = checkpoint_problem(path)
+    assert problem.startswith("unsafe: its pickle names posix.system, which no checkpoint of this project holds")
+    with pytest.raises(CheckpointError, match=r"checkpoint_best\.pt: the model's checkpoint is unsafe: its pickle names"):
+        check_checkpoint(path, "the model's checkpoint")
+    legacy = tmp_path / "legacy.pt"
+    torch.save({"x": _RunsCode(marker)}, legacy, _use_new_zipfile_serialization=False)
+    assert checkpoint_problem(legacy).startswith("unsafe: its pickle names posix.system")
+    assert not marker.exists()
+
+
+def test_fairseqs_own_loads_refuse_code_after_the_plugin_is_imported(tmp_path, monkeypatch):
+    """fairseq calls torch.load without weights_only (resuming, load_model_ensemble): the plugin must not
+    switch torch's safe default off, and must let it read the Namespace fairseq stores."""
+    from argparse import Namespace
+
+    from fairseq import checkpoint_utils
+
+    import mtcue.models.plugin  # noqa: F401
+    from mtcue.models.checkpoints import load_checkpoint
+
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", raising=False)
+    marker = tmp_path / "ran"
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL posix.system"):
+        checkpoint_utils.load_checkpoint_to_cpu(str(hostile_checkpoint(tmp_path / "c.pt", marker)))
+    assert not marker.exists()
+    torch.save({"args": None, "cfg": {"model": Namespace(arch="transformer")}, "model": {},
+                "optimizer_history": [{"criterion_name": "c", "optimizer_name": "adam", "num_updates": 3,
+                                       "lr_scheduler_state": {"best": 2.0}}],
+                "extra_state": {"train_iterator": {"epoch": 1}}}, tmp_path / "ok.pt")
+    load_checkpoint(tmp_path / "ok.pt")  # the project's own safe load must leave fairseq's able to read it
+    assert checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "ok.pt"))["cfg"]["model"].arch == "transformer"
+
+
+def test_translate_text_refuses_a_shared_model_folder_whose_checkpoint_runs_code(tmp_path):
+    """A model folder as a colleague would share it (checkpoint, training record, SentencePiece model,
+    binarised data), its checkpoint made hostile: `mtcue translate-text` names the file and runs nothing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    results = tmp_path / "results"
+    folder = results / "models" / "en-de" / "mtcue"
+    folder.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    hostile_checkpoint(folder / "checkpoint_best.pt", marker)
+    (results / "records" / "train" / "en-de").mkdir(parents=True)
+    (results / "records" / "train" / "en-de" / "mtcue.json").write_text(json.dumps({"spec": {"type": "base"}}))
+    (results / "spm").mkdir()
+    (results / "spm" / "en-de.model").write_bytes(b"")
+    (results / "bin" / "en-de").mkdir(parents=True)
+    run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", "--model-dir", str(folder)],
+                         input="Hello.\n", capture_output=True, text=True, cwd=tmp_path,
+                         env={**__import__("os").environ, "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"})
+    assert run.returncode == 1
+    assert f"{folder / 'checkpoint_best.pt'}: the model's checkpoint is unsafe: its pickle names posix.system" in run.stderr
+    assert not marker.exists()
+
+
+def test_the_studys_checkpoints_load_with_the_allow_list(tmp_path):
+    """What fairseq-train writes (the Namespace of a legacy model's arguments) passes the safe loader."""
+    from argparse import Namespace
+
+    from mtcue.models.checkpoints import load_checkpoint
+
+    torch.save({"args": None, "cfg": {"model": Namespace(arch="mtcue", dropout=0.3, layers=[1, 2])},
+                "model": {"w": torch.ones(2)}, "extra_state": {"best": 2.5, "train_iterator": {"epoch": 3}}},
+               tmp_path / "c.pt")
+    state = load_checkpoint(tmp_path / "c.pt")
+    assert state["cfg"]["model"].layers == [1, 2] and state["extra_state"]["best"] == 2.5
+    assert checkpoint_problem(tmp_path / "c.pt") is None
+
+
+def test_a_checkpoint_of_another_model_type_than_its_record_is_refused(tmp_path):
+    """The training record names the model (and so the context the translator feeds it); a checkpoint of another
+    architecture in its folder stops loading with a message, not a traceback deep in fairseq."""
+    from argparse import Namespace
+
+    from mtcue.models.translator import TrainedModel
+
+    results = tmp_path / "results"
+    folder = results / "models" / "en-de" / "mtcue"
+    folder.mkdir(parents=True)
+    torch.save({"cfg": {"task": {"source_lang": "en", "target_lang": "de"},
+                        "model": Namespace(arch="transformer", max_source_positions=256, max_target_positions=256)},
+                "model": {"encoder.embed_tokens.weight": torch.zeros(12, 2),
+                          "decoder.embed_tokens.weight": torch.zeros(12, 2)}}, folder / "checkpoint_best.pt")
+    (results / "bin" / "en-de").mkdir(parents=True)
+    for lang in ("en", "de"):
+        (results / "bin" / "en-de" / f"dict.{lang}.txt").write_text("".join(f"w{i} 1\n" for i in range(8)))
+    (results / "spm").mkdir()
+    (results / "spm" / "en-de.model").write_bytes(b"")
+    (results / "records" / "train" / "en-de").mkdir(parents=True)
+    record = results / "records" / "train" / "en-de" / "mtcue.json"
+    record.write_text(json.dumps({"spec": {"type": "mtcue", "seed": 1}}))
+    with pytest.raises(CheckpointError, match=r"checkpoint_best.pt: a transformer checkpoint, but the model.s training "
+                                              r"record says mtcue \(arch mtcue\)"):
+        TrainedModel.find(folder)
+    record.write_text(json.dumps({"spec": {"type": "base", "seed": 1}}))
+    assert TrainedModel.find(folder).max_source_tokens == 256

@@ -12,6 +12,7 @@ import torch
 
 from mtcue import config as cfg
 from mtcue.models import fairseq_run
+from mtcue.models.checkpoints import load_checkpoint
 from mtcue.models.train import train
 from mtcue.models.translate import parse_generate_output, translate
 
@@ -65,8 +66,7 @@ def data(tmp_path_factory):
 
 
 def assert_same_weights(a, b):
-    a = torch.load(a, map_location="cpu", weights_only=False)["model"]
-    b = torch.load(b, map_location="cpu", weights_only=False)["model"]
+    a, b = load_checkpoint(a)["model"], load_checkpoint(b)["model"]  # the safe loader reads what fairseq wrote
     assert sorted(a) == sorted(b)
     assert all(torch.equal(a[k], b[k]) for k in a), [k for k in a if not torch.equal(a[k], b[k])]
 

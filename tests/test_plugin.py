@@ -479,7 +479,8 @@ def test_pretrained_base_that_does_not_fit_fails_naming_the_key(tmp_path, damage
 def test_user_dir_import_after_package_import_reuses_the_registration():
     utils.import_user_module(Namespace(user_dir=str(PLUGIN_DIR)))
     assert sys.modules["plugin"] is sys.modules["mtcue.models.plugin"]
-    assert os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1"
+    # issue 33.1: the plugin leaves torch.load's safe default on (it used to switch it off for everyone)
+    assert "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" not in os.environ
 
 
 def test_paper_config_parameter_counts():
@@ -555,7 +556,7 @@ def test_paper_config_parameter_counts():
 # ---- end to end through fairseq's command lines ------------------------------------------------
 
 def fairseq(tool, *args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}  # the plugin sets it
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"}  # fairseq's loads stay safe
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     result = subprocess.run([sys.executable, "-m", f"fairseq_cli.{tool}", *map(str, args)], cwd=cwd, env=env,
                             capture_output=True, text=True)

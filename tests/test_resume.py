@@ -15,6 +15,7 @@ import torch
 
 from mtcue import config as cfg
 from mtcue.data.prepare import binarise
+from mtcue.models.checkpoints import load_checkpoint
 
 MTCUE = str(Path(sys.executable).parent / "mtcue")
 SAVE_EVERY = 5  # updates; an epoch has ~40
@@ -80,7 +81,7 @@ def kill_after(data, run: Path, marker: str, timeout: float = 300) -> None:
 
 
 def load(path: Path) -> dict:
-    return torch.load(path, map_location="cpu", weights_only=False)
+    return load_checkpoint(path)
 
 
 def assert_same(a, b, where="checkpoint"):

@@ -6,6 +6,7 @@ unknown keys and wrong types with the offending key path in the message.
 from __future__ import annotations
 
 import copy
+import math
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,23 @@ ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
 
 class ConfigError(ValueError):
     """A configuration file or value is wrong; the message says where and what to do."""
+
+
+def _is_integer(_checker, value) -> bool:
+    """A whole number written as one: fairseq's argparse refuses `--beam 2.0` (int("2.0")), which JSON
+    Schema's integer accepts."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(_checker, value) -> bool:
+    """A finite number: NaN passes every minimum and maximum, infinity overflows fairseq's int()."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}))
 
 
 def schema() -> dict:
@@ -191,6 +209,18 @@ def _check_semantics(cfg: dict) -> None:
         unknown = [n for n in names if n not in voita["models"]]
         if unknown:
             raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
+    without = [n for n in voita["random_test"] if context_kind(cfg["models"][n]) is None]
+    if without:
+        raise ConfigError(f"experiments.voita2018.random_test: {without} read no context, so none can be random "
+                          "at test time; name models that read context")
+    for experiment in ("voita2018", "shortening", "style"):
+        exp = cfg["experiments"][experiment]
+        for name, directions in exp["only"].items():
+            # a direction outside the experiment's would leave the model out of it without a word
+            outside = [d for d in directions if d not in exp["directions"]]
+            if outside:
+                raise ConfigError(f"experiments.{experiment}.only.{name}: {outside} are not directions of the "
+                                  f"experiment (experiments.{experiment}.directions: {exp['directions']})")
     side = cfg["experiments"]["side_information"]
     wrong = [m for m in side["models"] if m in cfg["models"] and CONTEXT_KIND[cfg["models"][m]["type"]] != "labels"]
     if wrong:
@@ -204,11 +234,8 @@ def _check_semantics(cfg: dict) -> None:
                           "'without side information' is a model without context (base)")
     for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
                             ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
-                            ("side_information", side["directions"]),
-                            *((f"voita2018.only.{m}", ds) for m, ds in voita["only"].items()),
-                            ("shortening", short["directions"]),
-                            *((f"shortening.only.{m}", ds) for m, ds in short["only"].items()),
-                            ("style", style["directions"]), *((f"style.only.{m}", ds) for m, ds in style["only"].items())):
+                            ("side_information", side["directions"]), ("shortening", short["directions"]),
+                            ("style", style["directions"])):
         unknown = [d for d in directions if d not in cfg["directions"]]
         if unknown:
             raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
@@ -256,9 +283,11 @@ def _check_fewshot(cfg: dict) -> None:
     if unknown:
         raise ConfigError(f"experiments.fewshot.directions: {unknown} are not in `directions`")
     for name in fewshot["models"]:
-        if not is_contextual(cfg["models"][name]):
-            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context; the few-shot settings "
-                              "fine-tune contextual models (the paper: MTCUE and TAGGING)")
+        # the attribute sentences are store columns (cues): a token or label model would never see them
+        if context_kind(cfg["models"][name]) not in ("vectors", "tags"):
+            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context columns; the few-shot "
+                              "settings fine-tune models reading the context store's columns, where the "
+                              "attribute sentences are (vectors or tags: the paper's MTCUE and TAGGING)")
     baseline = fewshot["baseline"]
     if baseline is not None and (baseline not in cfg["models"] or is_contextual(cfg["models"][baseline])):
         raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
@@ -284,7 +313,7 @@ def validate(raw: dict, source: str = "config") -> dict:
     """Return a validated copy of `raw` with every default filled in."""
     root = schema()
     cfg = copy.deepcopy(raw)
-    errors = sorted(jsonschema.Draft202012Validator(root).iter_errors(cfg), key=lambda e: list(e.path))
+    errors = sorted(_Validator(root).iter_errors(cfg), key=lambda e: list(e.path))
     if errors:
         lines = []
         for err in errors:
@@ -293,6 +322,7 @@ def validate(raw: dict, source: str = "config") -> dict:
         raise ConfigError(f"{source}: invalid configuration\n" + "\n".join(lines)
                           + "\nSee src/mtcue/schemas/config.schema.yaml for the allowed keys.")
     _fill_defaults(cfg, root, root)
+    _check_generation(cfg["generation"], "generation")
     _check_semantics(cfg)
     return cfg
 
@@ -302,13 +332,24 @@ def generation_settings(given: Any, source: str = "--generation") -> dict:
     of 0 is an error naming `source`, never ignored), the schema's defaults for the rest."""
     root = schema()
     node = root["properties"]["generation"]
-    errors = list(jsonschema.Draft202012Validator(node).iter_errors(given))
+    errors = list(_Validator(node).iter_errors(given))
     if errors:
-        raise ConfigError(f"{source}: " + "; ".join(e.message for e in errors)
-                          + f" (settings: {', '.join(node['properties'])})")
+        problems = [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" if e.absolute_path else e.message
+                    for e in errors]
+        raise ConfigError(f"{source}: " + "; ".join(problems) + f" (settings: {', '.join(node['properties'])})")
     settings = copy.deepcopy(given)
     _fill_defaults(settings, node, root)
+    _check_generation(settings, source)
     return settings
+
+
+def _check_generation(settings: dict, source: str) -> None:
+    """fairseq's SequenceGenerator asserts int(max_len_a * source length + max_len_b) >= min_len (1) for
+    every batch; a source is at least one token (</s>)."""
+    if settings["max_len_a"] + settings["max_len_b"] < 1:
+        raise ConfigError(f"{source}: max_len_a + max_len_b is {settings['max_len_a'] + settings['max_len_b']}: "
+                          "hypotheses of a one-token source could have no token, which fairseq refuses; "
+                          "make the sum at least 1")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from mtcue.cli import corpora_from_args
+from mtcue.cli import corpora_from_args, positive_int
 
 
 def cmd_embed(a):
@@ -89,7 +89,7 @@ def register(step) -> None:
     s.add_argument("--columns", required=True, help="comma-separated store columns (docs/formats.md)")
     s.add_argument("--encoder", required=True)
     s.add_argument("--pooling", choices=["mean", "cls"], default="mean")
-    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--batch-size", type=positive_int, default=256)
 
     s = step("tags", cmd_tags, "TAGGING's tag store: a tag per context value, vocabulary from the training split")
     s.add_argument("--direction", required=True)
@@ -127,7 +127,7 @@ def register(step) -> None:
     s.add_argument("--store", required=True)
     s.add_argument("--corpus", required=True, help="cleaned training corpus of the direction")
     s.add_argument("--direction", required=True)
-    s.add_argument("--batch-size", type=int, default=64)
+    s.add_argument("--batch-size", type=positive_int, default=64)
     s.add_argument("--batches", type=int, default=20)
     s.add_argument("--train-record", help="training record of a contextual model, for the training speed-up")
 
@@ -140,7 +140,7 @@ def register(step) -> None:
                    "values are estimated as one string per film and field")
     s.add_argument("--encoder", action="append", required=True, help="repeat for several encoders")
     s.add_argument("--sample", type=int, default=4000, help="unique strings to time each encoder on")
-    s.add_argument("--batch-size", type=int, default=256)
+    s.add_argument("--batch-size", type=positive_int, default=256)
     s.add_argument("--torch-threads", type=int, default=1)
     s.add_argument("--project-threads", type=int, nargs="+", default=[1, 16])
     s.add_argument("--device", help="e.g. cuda (fp16); default CPU")

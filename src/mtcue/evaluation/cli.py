@@ -6,7 +6,7 @@ import logging
 import re
 from pathlib import Path
 
-from mtcue.cli import with_provenance
+from mtcue.cli import positive_int, with_provenance
 
 log = logging.getLogger("mtcue")
 
@@ -153,13 +153,12 @@ def _scoring_args(s) -> None:
 
 
 def cmd_score_contrastive(a):
-    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate, read_suite
+    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate
     from mtcue.models.contrastive import score_suite
     from mtcue.records import write_record
 
     suite = a.suite_name or Path(a.suite).stem
-    examples = read_suite(a.suite)
-    direction, scores = score_suite(a.model_dir, examples, a.batch_size, a.threads)
+    direction, examples, scores = score_suite(a.model_dir, a.suite, a.batch_size, a.threads)
     result = evaluate(examples, scores)
     record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
               "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
@@ -179,7 +178,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the record (JSON)")
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--suite-name", help="the suite's name in the record (default: the file's stem)")
-    s.add_argument("--batch-size", type=int, default=64, help="candidates per forward pass")
+    s.add_argument("--batch-size", type=positive_int, default=64, help="candidates per forward pass")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
@@ -238,7 +237,7 @@ def register(step) -> None:
     _scoring_args(s)
     s.add_argument("--comet-model", required=True,
                    help="hub name (e.g. Unbabel/wmt20-comet-da) or local checkpoint (file or model directory)")
-    s.add_argument("--batch-size", type=int, default=16)
+    s.add_argument("--batch-size", type=positive_int, default=16)
     s.add_argument("--required", action="store_true",
                    help="fail when the model is unavailable, instead of recording why")
     s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")

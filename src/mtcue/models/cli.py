@@ -156,7 +156,7 @@ def register(step) -> None:
     s.add_argument("--checkpoint", required=True)
     s.add_argument("--split", required=True)
     s.add_argument("--corpus", required=True, help="the cleaned corpus of the split (for the sample count)")
-    s.add_argument("--generation", default='{"beam": 5, "batch_size": 64, "max_len_a": 1.2, "max_len_b": 10}')
+    s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
     s.add_argument("--out", required=True)
 
     s = step("translate-text", cmd_translate_text, "translate sentences (stdin, one per line) with a trained model "

@@ -21,7 +21,7 @@ from pathlib import Path
 from mtcue.io import atomic_path
 from mtcue.models import fairseq_args as fa
 from mtcue.models import fairseq_run
-from mtcue.models.checkpoints import check_checkpoint, recover_checkpoint_dir
+from mtcue.models.checkpoints import check_checkpoint, load_checkpoint, recover_checkpoint_dir
 from mtcue.records import config_hash
 
 log = logging.getLogger(__name__)
@@ -125,9 +125,7 @@ def run_logged(cmd: list[str], env: dict, log_path: Path) -> list[str]:
 
 def count_checkpoint_params(checkpoint: Path) -> dict:
     """Parameters of a saved model, counting tied (shared) tensors once and skipping buffers."""
-    import torch
-
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["model"]
+    state = load_checkpoint(checkpoint)["model"]
     seen, total = set(), 0
     for name, tensor in state.items():
         if name.endswith((".version", "._float_tensor")) or not tensor.is_floating_point():

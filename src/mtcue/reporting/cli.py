@@ -111,7 +111,8 @@ def cmd_table_side_information(a):
                                  load_records(a.no_context_records, "score"),
                                  load_records(a.predicted_records, "score"),
                                  load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
-                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
+                                 load_records(a.valid_records, "score"))
 
 
 def cmd_table_formality(a):
@@ -193,7 +194,7 @@ def register(step) -> None:
     s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
     s.add_argument("--train-records", nargs="*", default=[],
                    help="quality: train records, for footnotes on the context encoders")
-    s.add_argument("--bootstrap-samples", type=int, default=1000, help="quality: paired bootstrap resamples")
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="quality: paired bootstrap resamples")
     s.add_argument("--alpha", type=float, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -216,7 +217,7 @@ def register(step) -> None:
 
     s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
     s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
-    s.add_argument("--bootstrap-samples", type=int, default=1000,
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the confidence interval of the first parent's difference to the second")
     s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
@@ -238,7 +239,7 @@ def register(step) -> None:
                    help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl")
     s.add_argument("--unavailable", nargs="+", action="extend", default=[], metavar="KIND=REASON",
                    help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
@@ -246,7 +247,7 @@ def register(step) -> None:
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
     s.add_argument("--records", nargs="+", required=True)
-    s.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the accuracies' intervals")
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
     s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
@@ -254,7 +255,7 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
-             "systems and the context attention's agreement with pronoun antecedents, beside the seed's")
+             "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s")
     s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
@@ -264,8 +265,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-shortening", cmd_table_shortening, "the sequence-shortening seed's Tables 2-3: BLEU and "
-             "contrastive accuracy (by antecedent distance) per model and context size, beside the seed's")
+    s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
+             "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's")
     s.add_argument("--cells", required=True,
                    help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
@@ -275,7 +276,7 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
-             "of feeding side-information labels against the baseline, contrastive accuracy, beside the seed's")
+             "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s")
     s.add_argument("--rows", required=True,
                    help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
                         '(table order)')
@@ -284,8 +285,11 @@ def register(step) -> None:
     s.add_argument("--predicted-records", nargs="*", default=[],
                    help="score records of the target-prefix model decoding with the labels it predicts")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
+    s.add_argument("--valid-records", nargs="*", default=[],
+                   help="score records of the validation split: the claims compare each system's grid point with "
+                        "the best validation BLEU (without them: the best test BLEU, said so in the table)")
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
@@ -324,7 +328,7 @@ def register(step) -> None:
                    help="records folder of the run to show (results/records), then those of other runs "
                         "(other seeds) for the spread between runs")
     s.add_argument("--readme", default="README.md")
-    s.add_argument("--bootstrap-samples", type=int, default=1000)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")
 

@@ -1,8 +1,8 @@
 """The contrastive table from contrastive records only (docs/formats.md, sections 4, 7 and 8).
 
 CSV, long: one row per (direction, model, suite, group) with accuracy (0-1), n and ties; group "all" is
-the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the seeds'
-published accuracies (shortening paper: ContraPro, Lopes et al.) are rows with their source named.
+the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the shortening
+paper's published accuracies (ContraPro, Lopes et al.) are rows with their source named.
 Markdown/HTML: per direction, models x suites in %, with each suite's phenomena and distances, ties
 in brackets where there are any, and a note for the sets that need target-side context.
 """
@@ -19,29 +19,35 @@ from mtcue.reporting.tables import NA, PAPER_FIGURES, RunIds, _read_csv, display
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
-PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the seed's test sets by pair
+PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the shortening paper's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
-CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]  # then run_id
+CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source", "measure"]  # then run_id
+# What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
+# the per-token mean (its authors score with fairseq's SequenceScorer, whose score is the mean over the target's
+# tokens and </s>, and feed ContraPro's evaluate.py); its own table (reporting/shortening.py) shows ours so too.
+SUM_MEASURE, MEAN_MEASURE = "summed log-probability", "per-token mean log-probability"
 OURS = "this study"
 
 
 def long_rows(records: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
-    """The CSV's rows: ours, then the seed's published ones; with `run_ids`, a `run_id` column (the MLflow
-    run of the row's model in its direction; empty for the seed's rows)."""
+    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the MLflow
+    run of the row's model in its direction; empty for the shortening paper's rows)."""
     rows, seen = [], set()
     for r in records:
         key = (r["direction"], r["model"], r["suite"])
         if key in seen:
             raise ValueError(f"two contrastive records for {' '.join(key)}")
         seen.add(key)
-        rows.append([*key, "all", r["accuracy"], r["n"], r["ties"], OURS])
+        rows.append([*key, "all", r["accuracy"], r["n"], r["ties"], OURS, SUM_MEASURE])
         for group, values in r["groups"].items():
-            rows += [[*key, f"{group}={value}", s["accuracy"], s["n"], s["ties"], OURS] for value, s in values.items()]
+            rows += [[*key, f"{group}={value}", s["accuracy"], s["n"], s["ties"], OURS, SUM_MEASURE]
+                     for value, s in values.items()]
     paper = _read_csv(PAPER_CONTRASTIVE_CSV)
     for p in paper.itertuples():
         if p.pair in PAPER_SUITES:
             rows.append([p.pair, f"{p.model} ({p.context_size} previous)" if p.context_size else p.model,
-                         PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, PAPER_LABEL])
+                         PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, PAPER_LABEL,
+                         MEAN_MEASURE])
     df = pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if s == OURS else None
@@ -106,8 +112,9 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     layout = Layout("Contrastive accuracy (%): the correct candidate scored strictly best",
                     [direction_block(records, d) for d in directions],
                     ["Every candidate is force-decoded with the example's own context; a tie with the best other "
-                     "candidate counts as wrong (ContraPro's rule). Summed log-probabilities; the CSV's records also "
-                     "hold the per-token mean's accuracy.",
+                     "candidate counts as wrong (ContraPro's rule). Ours: summed log-probabilities (the records also "
+                     "hold the per-token mean's accuracy); the shortening paper's numbers beside are by the per-token "
+                     "mean, its measure (the CSV's `measure`; `shortening.md` compares by it).",
                      "Examples per suite: " + ", ".join(f"{s} {k}" for s, k in sorted(n.items())) + ".",
                      f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
                      *([run_ids.footnote()] if run_ids else [])])

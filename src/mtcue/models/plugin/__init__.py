@@ -12,15 +12,13 @@ Use with any fairseq command: `--user-dir src/mtcue/models/plugin`, or `import m
 import importlib
 import os
 import sys
-import warnings
-
-# torch >= 2.6 defaults torch.load to weights_only=True, which cannot unpickle fairseq checkpoints
-# (they hold argparse/omegaconf objects). torch reads this variable at every torch.load call, so
-# setting it here, before fairseq loads any checkpoint, is enough; an explicit user setting wins.
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-warnings.filterwarnings("ignore", message="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected")
 
 if __name__ == "mtcue.models.plugin":
+    from mtcue.models.checkpoints import allow_checkpoint_types
+
+    # fairseq's own loads (resuming fairseq-train, load_model_ensemble) use torch.load's default,
+    # weights_only since torch 2.6: they read our checkpoints' argparse.Namespace and refuse code.
+    allow_checkpoint_types()
     from . import (  # noqa: F401  (register with fairseq)
         caching_sentence_model,
         caching_tokens_model,

@@ -11,13 +11,28 @@ import logging
 from pathlib import Path
 
 import torch
-from fairseq import checkpoint_utils
+
+from mtcue.models.checkpoints import load_checkpoint
 
 logger = logging.getLogger(__name__)
 
 
 class PretrainedLoadError(RuntimeError):
     pass
+
+
+class FromCheckpoint:
+    """A task mixin: while fairseq builds a model to load a checkpoint into, `building_from_checkpoint` is
+    true, and the models skip --pretrained-base: the checkpoint's weights replace the parent's anyway, so
+    loading neither reads the parent (a path in the study that trained it) nor rewrites its report."""
+    building_from_checkpoint = False
+
+    def build_model(self, cfg, from_checkpoint=False):
+        self.building_from_checkpoint = from_checkpoint
+        try:
+            return super().build_model(cfg, from_checkpoint)
+        finally:
+            self.building_from_checkpoint = False
 
 
 def is_context_key(key: str, prefixes: tuple[str, ...] = ("context_",)) -> bool:
@@ -37,7 +52,7 @@ def load_pretrained_base(model: torch.nn.Module, path: str | Path, report_path: 
     as JSON to `report_path` if given. `new_prefixes`: the name prefixes of the model's new modules;
     `adapt`: {key: tensor} -> the same, BASE's state made to fit the model (style_token: its new embedding rows).
     """
-    base = checkpoint_utils.load_checkpoint_to_cpu(str(path))["model"]
+    base = load_checkpoint(path)["model"]
     if adapt is not None:
         base = adapt(base)
     own = model.state_dict()
