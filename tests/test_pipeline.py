@@ -613,6 +613,9 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
                              cwd=study, capture_output=True, text=True)
     assert command.returncode == 0, command.stderr[-2000:]
     assert command.stdout.splitlines() == api[:1]
+    # the command keeps its own log lines; fairseq's stay out, as from the API
+    assert "INFO mtcue.progress: translate en-de: done 1 sentences" in command.stderr
+    assert "fairseq" not in command.stderr and "creating new batches" not in command.stderr
 
     port = _free_port()
     log = (tmp_path / "serve.log").open("w")
