@@ -511,8 +511,9 @@ def sync_records(
     level, and it draws no deeper level than one. The run starts and ends when its training did.
     The experiment is of kind custom_model_development, so the UI opens it on its runs.
     `files`: {"direction/model": {artifact path: file}}, logged into the model's run (its records and
-    hypotheses); `models`: {"direction/model": the trained model's folder}, logged as the run's MLflow
-    model, referring to the folder or, with `copy_models`, carrying a copy (module docstring).
+    hypotheses; tag mtcue.artifacts, their digest); `models`: {"direction/model": the trained model's
+    folder}, logged as the run's MLflow model, referring to the folder or, with `copy_models`, carrying a
+    copy (tag mtcue.logged_model; module docstring).
     """
     groups: dict[tuple[str, str], list[dict]] = {}
     slots = set()
