@@ -44,6 +44,7 @@ rule all:
         QUALITY["tables"],
         FIGURES,
         MLFLOW_RUNS,
+        MLFLOW_STUDY,
         EVAL_SETS,
         FEWSHOT["figure"],
         TABLE5,

@@ -187,11 +187,12 @@ def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
 
 
 def test_a_changed_bootstrap_setting_rebuilds_only_the_tables(finished):
-    """Table 4's significance marks and Table 5's intervals resample; nothing is translated or scored anew."""
+    """Table 4's significance marks and Table 5's intervals resample; nothing is translated or scored anew.
+    The study's MLflow run logs the new tables."""
     out = pending(finished, changed(evaluation={**CONFIG["evaluation"], "bootstrap": {"samples": 200}}))
-    assert set(out.values()) == {"table4_quality", "table5_formality"}
+    assert set(out.values()) == {"table4_quality", "table5_formality", "mlflow_study"}
     assert set(out) == {f"results/tables/{table}.{ext}" for table in ("table4_quality", "table5_formality")
-                        for ext in ("csv", "md", "html")}
+                        for ext in ("csv", "md", "html")} | {"results/mlflow/targets.html"}
 
 
 # ---- lint ------------------------------------------------------------------------------------

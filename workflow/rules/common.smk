@@ -93,6 +93,7 @@ def corpus_options(w, input):
     return " ".join(f"--corpus {s}={p}" for s, p in zip(SPLITS, input))
 
 
+
 def trained_model(w):
     """What `mtcue translate-prompts` reads of a trained model (translate_text.TrainedModel)."""
     files = {"checkpoint": f"results/models/{w.direction}/{w.model}/checkpoint_best.pt",
@@ -125,6 +126,8 @@ MEMORY_GROWTH_PLAN = memory_growth.memory_growth_plan(config)  # the shortening 
 FIGURES = [*QUALITY["figures"], *memory_growth.targets(config)]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
+# Written after the tables and figures are logged into the study's MLflow run: the report's links to the UI.
+MLFLOW_STUDY = f"results/mlflow/{STUDY}.html"
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
 FEWSHOT = fewshot.targets(config)  # Figure 4 (fewshot.smk)
