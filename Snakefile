@@ -27,6 +27,7 @@ include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
+include: "workflow/rules/context_usage.smk"
 include: "workflow/rules/voita2018.smk"
 include: "workflow/rules/shortening.smk"
 include: "workflow/rules/sideinfo.smk"
@@ -47,6 +48,7 @@ rule all:
         TABLE5,
         ABLATION_TABLES,
         CONTRASTIVE_TABLE,
+        CONTEXT_USAGE_TABLE,
         VOITA2018_TABLE,
         SHORTENING_TABLE,
         SIDE_INFORMATION_TABLE,

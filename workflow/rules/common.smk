@@ -381,6 +381,10 @@ CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m 
                        if "seed_of" not in cfg.model_entry(config, m) and m not in STYLE_MODELS
                        for s in CONTRASTIVE_SUITES.get(d, [])]
 
+# Context usage (context_usage.smk): the same models, on the evaluation split's references.
+CONTEXT_USAGE_RECORDS = [f"results/records/context_usage/{d}/{m}.{EVAL_SPLIT}.json" for d, m in TRAINED
+                         if "seed_of" not in cfg.model_entry(config, m) and m not in STYLE_MODELS]
+
 SIDE_INFORMATION_CONTRASTIVE = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
                                 for s in CONTRASTIVE_SUITES.get(d, [])]
 
@@ -392,4 +396,5 @@ MODEL_RECORDS = sorted({
     *SIDE_INFORMATION_SCORES,
     *FORMALITY_RECORDS, *EAMT22_RECORDS,
     *zeroshot_records("formality"), *zeroshot_records("eamt22"), *CONTRASTIVE_RECORDS, *STYLE_RECORDS,
+    *CONTEXT_USAGE_RECORDS,
 })
