@@ -110,7 +110,8 @@ def test_table_rows_from_a_hand_set_record(tmp_path):
     import pandas as pd
 
     csv = pd.read_csv(tmp_path / "c.csv")
-    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source"]
+    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base",
+                                 "vs_base_low", "vs_base_high", "source"]
     ours = csv[csv["source"] == "this study"].set_index("group")
     assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
     assert ours.loc["distance=>3", "accuracy"] == 0.5
@@ -142,3 +143,51 @@ def test_mlflow_metrics_of_a_contrastive_record():
                          "distance": {"1": {"accuracy": 1.0}}}}
     assert _evaluation(record, {}, {}) == {"contrastive_synthetic": 0.5, "contrastive_synthetic_pronoun": 0.25,
                                            "contrastive_synthetic_formality": 0.75}
+
+
+def _record(model, scores, suite="contrapro"):
+    return {"kind": "contrastive", "model": model, "direction": "en-de", "suite": suite, "needs_target_context": False,
+            "study": "t", **evaluate(_examples(), scores)}
+
+
+def test_every_difference_from_base_has_a_paired_interval(tmp_path):
+    from mtcue.reporting.contrastive import differences, write_contrastive_table
+
+    right, wrong = [(-1.0, 2), (-2.0, 2), (-3.0, 2)], [(-3.0, 2), (-2.0, 2), (-1.0, 2)]
+    base = _record("base", [c for *_, c in CONTRAPRO])          # right on c0, c3, c4: 60%
+    always = _record("voita_context", [right] * 5)              # right on all five
+    d = differences([base, always])
+    # +40 points overall; in a resample the difference is the share of c1 and c2 drawn, which can be 0 or 1
+    assert d[("en-de", "voita_context", "contrapro", "all")]["difference"] == pytest.approx(0.4)
+    assert 0.0 <= d[("en-de", "voita_context", "contrapro", "all")]["low"] < 0.4 < \
+        d[("en-de", "voita_context", "contrapro", "all")]["high"] <= 1.0
+    # distance >3: c2 (base wrong, a tie) and c4 (base right): +50 points; distance 0: c0, both right: 0 exactly
+    assert d[("en-de", "voita_context", "contrapro", "distance=>3")]["difference"] == pytest.approx(0.5)
+    zero = d[("en-de", "voita_context", "contrapro", "distance=0")]
+    assert (zero["difference"], zero["low"], zero["high"]) == (0.0, 0.0, 0.0)
+    # Right where BASE is always wrong: +100 in every resample.
+    never = _record("base", [wrong] * 5, "lopes")
+    d = differences([never, {**_record("concat", [right] * 5, "lopes")}])
+    assert (d[("en-de", "concat", "lopes", "all")]["low"], d[("en-de", "concat", "lopes", "all")]["high"]) == (1.0, 1.0)
+    assert ("en-de", "base", "lopes", "all") not in d
+
+    write_contrastive_table([base, always], tmp_path / "c.csv", tmp_path / "c.md")
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "c.csv")
+    ours = csv[(csv["source"] == "this study") & (csv["group"] == "all")].set_index("model")
+    assert ours.loc["voita_context", "vs_base"] == pytest.approx(0.4) and pd.isna(ours.loc["base", "vs_base"])
+    md = (tmp_path / "c.md").read_text()
+    low, high = (100 * ours.loc["voita_context", k] for k in ("vs_base_low", "vs_base_high"))
+    assert f"| VOITA-CONTEXT | 100.0 (+40.0 [{low:+.1f}, {high:+.1f}]) |" in md
+    assert "paired-bootstrap interval" in md
+
+
+def test_differences_need_the_same_examples():
+    from mtcue.reporting.contrastive import differences
+
+    base = _record("base", [c for *_, c in CONTRAPRO])
+    other = _record("concat", [c for *_, c in CONTRAPRO])
+    other["examples"] = other["examples"][:4]
+    with pytest.raises(ValueError, match="concat and base were scored on different examples"):
+        differences([base, other])
