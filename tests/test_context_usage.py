@@ -1,12 +1,10 @@
 """Context usage (CXMI, Fernandes et al. 2021): hand-computed cross-entropies, the pass without context,
 the table and the MLflow metrics. A real model without context (BASE): tests/test_voita2018.py's tiny
 training."""
-import math
-
 import pandas as pd
 import pytest
 
-from mtcue.evaluation.context_usage import cxmi, measure, without_context
+from mtcue.evaluation.context_usage import cxmi, interval, measure, without_context
 
 
 def sample(i, previous, labels=None):
@@ -18,13 +16,14 @@ def sample(i, previous, labels=None):
 def test_hand_case():
     # Sentence 1: -2.0 over 2 tokens with context (-1.0 per token), -3.0 without (-1.5): CXMI 0.5.
     # Sentence 2: the same with and without (-1.0 per token over 3): CXMI 0. Mean: 0.25.
-    result = cxmi([(-2.0, 2), (-3.0, 3)], [(-3.0, 2), (-3.0, 3)], [["pronoun"], []], n=200)
+    result = cxmi([(-2.0, 2), (-3.0, 3)], [(-3.0, 2), (-3.0, 3)], [["pronoun"], []])
     assert result["cxmi"] == pytest.approx(0.25)
     assert result["cross_entropy"] == pytest.approx({"context": 1.0, "no_context": 1.25})
     assert result["sentence_cxmi"] == pytest.approx([0.5, 0.0])
     assert result["phenomena"]["pronoun"]["cxmi"] == pytest.approx(0.5) and result["phenomena"]["pronoun"]["n"] == 1
     # Bootstrap resamples of {0.5, 0}: their means lie in [0, 0.5], both ends drawn among 200.
-    assert result["low"] == pytest.approx(0.0) and result["high"] == pytest.approx(0.5)
+    assert interval(result, n=200) == pytest.approx((0.0, 0.5))
+    assert interval(result, "pronoun", n=200) == pytest.approx((0.5, 0.5))
 
 
 def test_context_removed_and_scores_paired():
@@ -36,15 +35,15 @@ def test_context_removed_and_scores_paired():
     def score(batch):  # log-prob -1 per token, -0.5 with a previous line; two tokens each
         return [(-1.0 if s["previous"]["en"] else -2.0, 2) for s in batch]
 
-    result = measure(score, samples, "de", n=100)
+    result = measure(score, samples, "de")
     assert result["sentence_cxmi"] == [0.0, 0.5] and result["cxmi"] == 0.25
     assert result["phenomena"]["pronoun"]["cxmi"] == 0.5
 
 
 def test_a_model_that_ignores_context_gives_exactly_zero():
     samples = [sample(i, ["line 0"] * (i % 3)) for i in range(5)]
-    result = measure(lambda batch: [(-1.7 * len(s["text"]["en"]), 7) for s in batch], samples, "de", n=100)
-    assert result["cxmi"] == 0.0 and result["low"] == 0.0 and result["high"] == 0.0
+    result = measure(lambda batch: [(-1.7 * len(s["text"]["en"]), 7) for s in batch], samples, "de")
+    assert result["cxmi"] == 0.0 and result["sentence_cxmi"] == [0.0] * 5 and interval(result) == (0.0, 0.0)
 
 
 def test_unequal_references_and_missing_reference_refused():
@@ -64,8 +63,8 @@ def _record(model, result, direction="en-de"):
 def test_table_says_which_models_read_their_context(tmp_path):
     from mtcue.reporting.context_usage import write_context_usage_table
 
-    reads = cxmi([(-1.0, 1)] * 3, [(-2.0, 1)] * 3, [["pronoun"]] * 3, n=100)  # CXMI 1 in every resample
-    base = cxmi([(-1.0, 1)] * 3, [(-1.0, 1)] * 3, n=100)
+    reads = cxmi([(-1.0, 1)] * 3, [(-2.0, 1)] * 3, [["pronoun"]] * 3)  # CXMI 1 in every resample
+    base = cxmi([(-1.0, 1)] * 3, [(-1.0, 1)] * 3)
     write_context_usage_table([_record("mtcue", reads), _record("base", base)], tmp_path / "u.csv", tmp_path / "u.md")
     csv = pd.read_csv(tmp_path / "u.csv").set_index(["model", "group"])
     assert csv.loc[("mtcue", "all"), "cxmi"] == 1.0 and csv.loc[("mtcue", "all"), "reads_context"] == "yes"
@@ -80,6 +79,5 @@ def test_table_says_which_models_read_their_context(tmp_path):
 def test_mlflow_metrics_of_a_context_usage_record():
     from mtcue.reporting.tracking import _evaluation
 
-    record = _record("mtcue", cxmi([(-1.0, 1), (-1.0, 1)], [(-2.0, 1), (-1.0, 1)], [["pronoun"], []], n=100))
+    record = _record("mtcue", cxmi([(-1.0, 1), (-1.0, 1)], [(-2.0, 1), (-1.0, 1)], [["pronoun"], []]))
     assert _evaluation(record, {}, {}) == {"test_cxmi": 0.5, "test_cxmi_pronoun": 1.0}
-    assert not math.isnan(record["low"])

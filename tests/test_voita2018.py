@@ -363,7 +363,7 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
     # token-context models' scores move where a sentence has a previous line to take away.
     test = list(read_corpus(corpora["test"]))
     for model in ["base", *TOKEN_MODELS]:
-        direction, usage, without = measure_model(results / "models" / "en-de" / model, test, n=100)
+        direction, usage, without = measure_model(results / "models" / "en-de" / model, test)
         assert direction == "en-de" and usage["n"] == len(test) == 12
         if model == "base":
             assert usage["sentence_cxmi"] == [0.0] * 12 and usage["cxmi"] == 0.0 and without == WITHOUT_CONTEXT[None]

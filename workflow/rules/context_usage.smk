@@ -17,7 +17,6 @@ rule context_usage:
     params:
         model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
         batch_size=CONTRASTIVE["batch_size"],
-        bootstrap=config["evaluation"]["bootstrap"],
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -30,7 +29,6 @@ rule context_usage:
     shell:
         "mtcue context-usage --model-dir {params.model_dir} --corpus {input.corpus} --model {wildcards.model} "
         "--split {wildcards.split} --batch-size {params.batch_size} --threads {threads} "
-        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
         "--config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
 
 
@@ -43,10 +41,12 @@ rule table_context_usage:
         csv="results/tables/context_usage.csv",
         md="results/tables/context_usage.md",
         html=report("results/tables/context_usage.html", caption="../report/context_usage.rst", category="Tables"),
+    params:
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table_context_usage.log",
     benchmark:
         "results/benchmarks/tables/context_usage.tsv"
     shell:
         "mtcue table-context-usage --records {input.records} --run-ids {input.runs} --csv {output.csv} "
-        "--md {output.md} 2> {log}"
+        "--md {output.md} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"

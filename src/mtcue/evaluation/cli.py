@@ -176,13 +176,12 @@ def cmd_context_usage(a):
     from mtcue.records import write_record
 
     samples = list(read_corpus(a.corpus))
-    direction, result, without = measure_model(a.model_dir, samples, a.batch_size, a.threads,
-                                               n=a.bootstrap_samples, alpha=a.alpha)
+    direction, result, without = measure_model(a.model_dir, samples, a.batch_size, a.threads)
     record = {"kind": "context_usage", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
               "split": a.split, "without_context": without, "config_hash": a.config_hash, **result}
     write_record(a.out, with_provenance(record, a.study))
-    log.info("%s %s %s: CXMI %.4f nats/token [%.4f, %.4f] over %d sentences", direction, record["model"], a.split,
-             result["cxmi"], result["low"], result["high"], result["n"])
+    log.info("%s %s %s: CXMI %.4f nats/token over %d sentences", direction, record["model"], a.split,
+             result["cxmi"], result["n"])
 
 
 def register(step) -> None:
@@ -195,8 +194,6 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the record (JSON)")
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--batch-size", type=positive_int, default=64, help="sentences per forward pass")
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the CXMI interval")
-    s.add_argument("--alpha", type=float, default=0.05, help="the interval is the (1 - alpha) percentile one")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")

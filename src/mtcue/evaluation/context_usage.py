@@ -42,17 +42,20 @@ def without_context(sample: dict) -> dict:
             "meta": dict.fromkeys(sample.get("meta", {})), "cues": []}
 
 
-def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[str]] | None = None,
-         n: int = 1000, seed: int = 12345, alpha: float = 0.05) -> dict:
+def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[str]] | None = None) -> dict:
     """CXMI (nats per token) from each sentence's scores with and without context, overall and per
-    phenomenon (`phenomena[i]`: the phenomena sentence i is labelled with), each with the (1 - alpha)
-    bootstrap interval over sentences. Also the two cross-entropies (nats per token, sentence means)."""
+    phenomenon (`phenomena[i]`: the phenomena sentence i is labelled with); the two cross-entropies (nats
+    per token, sentence means); each sentence's CXMI and phenomena (`sentence_cxmi`, `sentence_phenomena`),
+    which the table resamples for its intervals (`interval`)."""
     if len(with_context) != len(no_context):
         raise ValueError(f"{len(with_context)} sentences scored with context but {len(no_context)} without")
     if not with_context:
         raise ValueError("no sentences to measure context usage on")
-    if phenomena is not None and len(phenomena) != len(with_context):
+    phenomena = [sorted(p) for p in phenomena] if phenomena is not None else [[] for _ in with_context]
+    if len(phenomena) != len(with_context):
         raise ValueError(f"{len(phenomena)} phenomenon labels for {len(with_context)} sentences")
+    if any(p == ALL for labels in phenomena for p in labels):
+        raise ValueError(f"a phenomenon may not be called {ALL!r}")
     for (_, t_c), (_, t_b) in zip(with_context, no_context):
         if t_c != t_b or t_c < 1:
             raise ValueError(f"a reference scored as {t_c} tokens with context and {t_b} without: both passes must "
@@ -60,35 +63,35 @@ def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[
     lp_context = np.array([s / t for s, t in with_context], dtype=float)
     lp_none = np.array([s / t for s, t in no_context], dtype=float)
     per_sentence = lp_context - lp_none
-
-    def summary(rows: np.ndarray) -> dict:
-        low, high = bootstrap_interval(mean_stats(per_sentence[rows]), mean_from_stats, n, seed, alpha)
-        return {"n": int(len(rows)), "cxmi": float(per_sentence[rows].mean()), "low": low, "high": high}
-
-    groups: dict[str, list[int]] = {}
-    for i, labels in enumerate(phenomena or []):
-        for p in labels:
-            if p == ALL:
-                raise ValueError(f"a phenomenon may not be called {ALL!r}")
-            groups.setdefault(p, []).append(i)
-    return {**summary(np.arange(len(per_sentence))), "alpha": alpha,
+    groups = sorted({p for labels in phenomena for p in labels})
+    return {"n": len(per_sentence), "cxmi": float(per_sentence.mean()),
             "cross_entropy": {"context": float(-lp_context.mean()), "no_context": float(-lp_none.mean())},
-            "phenomena": {p: summary(np.array(rows)) for p, rows in sorted(groups.items())},
-            "sentence_cxmi": [float(x) for x in per_sentence]}
+            "phenomena": {p: {"n": len(rows), "cxmi": float(np.mean(rows))}
+                          for p in groups for rows in [[x for x, ls in zip(per_sentence, phenomena) if p in ls]]},
+            "sentence_cxmi": [float(x) for x in per_sentence], "sentence_phenomena": phenomena}
 
 
-def measure(score: Callable[[list[dict]], Scores], samples: list[dict], tgt: str, **bootstrap) -> dict:
+def interval(record: dict, phenomenon: str | None = None, n: int = 1000, seed: int = 12345, alpha: float = 0.05
+             ) -> tuple[float, float]:
+    """The (1 - alpha) bootstrap interval of a CXMI result's mean (sentences resampled), over all its
+    sentences or those labelled with `phenomenon`."""
+    rows = [x for x, labels in zip(record["sentence_cxmi"], record["sentence_phenomena"])
+            if phenomenon is None or phenomenon in labels]
+    return bootstrap_interval(mean_stats(rows), mean_from_stats, n, seed, alpha)
+
+
+def measure(score: Callable[[list[dict]], Scores], samples: list[dict], tgt: str) -> dict:
     """CXMI of the model behind `score` (corpus-format samples, their references filled in -> per sample
     (summed log-prob, tokens)) on `samples`: one pass with each sample's own context, one without."""
     missing = [s["id"] for s in samples if not isinstance(s["text"].get(tgt), str)]
     if missing:
         raise ValueError(f"sample {missing[0]}: no '{tgt}' reference to score ({len(missing)} samples without one)")
     phenomena = [sorted((s.get("labels") or {}).get(tgt) or {}) for s in samples]
-    return cxmi(score(samples), score([without_context(s) for s in samples]), phenomena, **bootstrap)
+    return cxmi(score(samples), score([without_context(s) for s in samples]), phenomena)
 
 
-def measure_model(model_dir: str | Path, samples: list[dict], batch_size: int = 64, threads: int | None = None,
-                  **bootstrap) -> tuple[str, dict, str]:
+def measure_model(model_dir: str | Path, samples: list[dict], batch_size: int = 64, threads: int | None = None
+                  ) -> tuple[str, dict, str]:
     """(direction, CXMI result, what the pass without context reads) of the trained model in `model_dir` on
     corpus-format `samples`, every reference force-decoded as the contrastive suites' candidates are."""
     import torch
@@ -108,4 +111,4 @@ def measure_model(model_dir: str | Path, samples: list[dict], batch_size: int = 
         with torch.no_grad():
             return [c[0] for c in translator.score_samples(sources, [[s["text"][tgt]] for s in batch], batch_size)]
 
-    return translator.direction, measure(score, samples, tgt, **bootstrap), WITHOUT_CONTEXT[kind]
+    return translator.direction, measure(score, samples, tgt), WITHOUT_CONTEXT[kind]

@@ -134,9 +134,11 @@ def cmd_table_contrastive(a):
 
 def cmd_table_context_usage(a):
     from mtcue.records import load_records
+    from mtcue.reporting import tables
     from mtcue.reporting.context_usage import write_context_usage_table
 
-    write_context_usage_table(load_records(a.records, "context_usage"), a.csv, a.md, _run_ids(a))
+    write_context_usage_table(load_records(a.records, "context_usage"), a.csv, a.md, _run_ids(a),
+                              tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_track(a):
@@ -293,6 +295,8 @@ def register(step) -> None:
     s = step("table-context-usage", cmd_table_context_usage,
              "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records")
     s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
+    s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)

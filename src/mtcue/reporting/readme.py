@@ -7,8 +7,9 @@ the same seed on another machine) add a table of the spread between runs. Where 
 and Figure 4's CSVs (results/tables, results/figures beside the records), each of their claims is
 worded as its numbers allow (`verdict`): "reproduced" only where the difference exceeds its spread (the
 standard deviation over seeds, and for Figure 4 also the paired-bootstrap interval), else "not settled
-by the demo". The contrastive table and Voita et al. (2018)'s table, where the run wrote them, add
-their condensed forms. The block's first line holds a checksum of the rest, so a hand edit shows
+by the demo". The contrastive table (each model's difference from BASE with its paired interval), the
+context-usage table (which systems read their context) and Voita et al. (2018)'s table, where the run
+wrote them, add their condensed forms. The block's first line holds a checksum of the rest, so a hand edit shows
 (tests/test_readme.py).
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mtcue.evaluation.formality import KINDS
 from mtcue.io import atomic_write_text, read_text
 from mtcue.records import load_records
 from mtcue.reporting.formality import difference, formality_table, kind_counts
+from mtcue.reporting.contrastive import difference_text
 from mtcue.reporting.layout import markdown_table
 from mtcue.reporting.readme_systems import shortening_section, side_information_section, style_section
 from mtcue.reporting.tables import (
@@ -69,6 +71,7 @@ class Run:
     table5: pd.DataFrame | None = None       # results/tables/table5_formality.csv (its supervised rows)
     style_levels: pd.DataFrame | None = None  # results/figures/style_levels.csv
     shortening: pd.DataFrame | None = None   # results/tables/shortening.csv
+    context_usage: pd.DataFrame | None = None  # results/tables/context_usage.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -96,7 +99,8 @@ class Run:
                   split, formality, *map(_read_csv, csvs), translating,
                   *(_read_csv(folder.parent / f) for f in ("figures/memory_growth.csv", "tables/side_information.csv",
                                                            "tables/table5_formality.csv", "figures/style_levels.csv",
-                                                           "tables/shortening.csv")))
+                                                           "tables/shortening.csv")),
+                  context_usage=_read_csv(folder.parent / "tables" / "context_usage.csv"))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run
@@ -392,7 +396,10 @@ def contrastive_section(run: Run) -> list[str]:
         return []
     groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
     ours = ours[ours["group"].isin(groups)]
-    cells = ours.assign(cell=[f"{100 * a:.1f}" for a in ours["accuracy"]])
+    paired = "vs_base" in ours
+    cells = ours.assign(cell=[f"{100 * r.accuracy:.1f}" + (
+        f" ({difference_text({'difference': r.vs_base, 'low': r.vs_base_low, 'high': r.vs_base_high})})"
+        if paired and not pd.isna(r.vs_base) else "") for r in ours.itertuples()])
     table = cells.pivot_table(index="model", columns=["direction", "group"], values="cell", aggfunc="first")
     models = sorted(table.index, key=lambda m: model_key(display_name(m)))
     display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
@@ -402,8 +409,30 @@ def contrastive_section(run: Run) -> list[str]:
             .replace("nan", NA) for m in models]
     return ["Contrastive accuracy (%) on the synthetic suites (`results/tables/contrastive.md`, per phenomenon "
             "and antecedent distance): the correct translation must score strictly above every variant that "
-            "differs in one context-dependent word; all phenomena / anaphoric pronouns:", "",
+            "differs in one context-dependent word; all phenomena / anaphoric pronouns"
+            + (", each model's difference from BASE on the same examples in brackets with its 95% paired-bootstrap "
+               "interval (a difference beyond chance only where it excludes 0)" if paired else "") + ":", "",
             *markdown_table(display.fillna(NA))]
+
+
+def context_usage_section(run: Run) -> list[str]:
+    """Which systems read their context: CXMI per model and direction, with the verdict of its interval."""
+    if run.context_usage is None:
+        return []
+    usage = run.context_usage[run.context_usage["group"] == "all"]
+    if usage.empty:
+        return []
+    table = usage.assign(cell=[f"{c:+.4f} {r}" for c, r in zip(usage["cxmi"], usage["reads_context"])]).pivot_table(
+        index="model", columns="direction", values="cell", aggfunc="first")
+    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
+    display = table.loc[models].rename(index=display_name).rename_axis("model").fillna(NA)
+    display.columns = [f"{d} CXMI" for d in display.columns]
+    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] == "yes", "model"]},
+                     key=model_key)
+    return ["Context usage (`results/tables/context_usage.md`): CXMI (Fernandes et al. 2021), the cross-entropy of the "
+            "test references without the model's context minus with it (nats per token), and whether its 95% "
+            "bootstrap interval lies above 0 (\"yes\": the model reads its context). Systems that read their context "
+            f"in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]
 
 
 ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",
@@ -489,7 +518,7 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
-    for section in (contrastive_section(first), voita2018_section(first), side_information_section(first.side_information),
+    for section in (contrastive_section(first), context_usage_section(first), voita2018_section(first), side_information_section(first.side_information),
                     style_section(first.style_levels, first.table5), shortening_section(first.shortening),
                     memory_section(first)):
         if section:
