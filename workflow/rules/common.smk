@@ -381,9 +381,12 @@ CONTRASTIVE_RECORDS = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m 
                        if "seed_of" not in cfg.model_entry(config, m) and m not in STYLE_MODELS
                        for s in CONTRASTIVE_SUITES.get(d, [])]
 
-# Context usage (context_usage.smk): the same models, on the evaluation split's references.
+# Context usage (context_usage.smk): the same models on the evaluation split's references, but the few-shot
+# variants (they read EAMT22's attribute sentences, which the split has not) and, of the models without
+# context, all but BASE (its row is the 0 every such model gives).
 CONTEXT_USAGE_RECORDS = [f"results/records/context_usage/{d}/{m}.{EVAL_SPLIT}.json" for d, m in TRAINED
-                         if "seed_of" not in cfg.model_entry(config, m) and m not in STYLE_MODELS]
+                         if not {"seed_of", "fewshot"} & set(cfg.model_entry(config, m)) and m not in STYLE_MODELS
+                         and (m == "base" or cfg.context_kind(cfg.model_entry(config, m)) is not None)]
 
 SIDE_INFORMATION_CONTRASTIVE = [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in SIDE_INFORMATION_PAIRS
                                 for s in CONTRASTIVE_SUITES.get(d, [])]
