@@ -210,3 +210,32 @@ def test_the_studys_checkpoints_load_with_the_allow_list(tmp_path):
     state = load_checkpoint(tmp_path / "c.pt")
     assert state["cfg"]["model"].layers == [1, 2] and state["extra_state"]["best"] == 2.5
     assert checkpoint_problem(tmp_path / "c.pt") is None
+
+
+def test_a_checkpoint_of_another_model_type_than_its_record_is_refused(tmp_path):
+    """The training record names the model (and so the context the translator feeds it); a checkpoint of another
+    architecture in its folder stops loading with a message, not a traceback deep in fairseq."""
+    from argparse import Namespace
+
+    from mtcue.models.translator import TrainedModel
+
+    results = tmp_path / "results"
+    folder = results / "models" / "en-de" / "mtcue"
+    folder.mkdir(parents=True)
+    torch.save({"cfg": {"task": {"source_lang": "en", "target_lang": "de"},
+                        "model": Namespace(arch="transformer", max_source_positions=256, max_target_positions=256)},
+                "model": {"encoder.embed_tokens.weight": torch.zeros(12, 2),
+                          "decoder.embed_tokens.weight": torch.zeros(12, 2)}}, folder / "checkpoint_best.pt")
+    (results / "bin" / "en-de").mkdir(parents=True)
+    for lang in ("en", "de"):
+        (results / "bin" / "en-de" / f"dict.{lang}.txt").write_text("".join(f"w{i} 1\n" for i in range(8)))
+    (results / "spm").mkdir()
+    (results / "spm" / "en-de.model").write_bytes(b"")
+    (results / "records" / "train" / "en-de").mkdir(parents=True)
+    record = results / "records" / "train" / "en-de" / "mtcue.json"
+    record.write_text(json.dumps({"spec": {"type": "mtcue", "seed": 1}}))
+    with pytest.raises(CheckpointError, match=r"checkpoint_best.pt: a transformer checkpoint, but the model.s training "
+                                              r"record says mtcue \(arch mtcue\)"):
+        TrainedModel.find(folder)
+    record.write_text(json.dumps({"spec": {"type": "base", "seed": 1}}))
+    assert TrainedModel.find(folder).max_source_tokens == 256

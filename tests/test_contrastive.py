@@ -1,10 +1,12 @@
 """Contrastive verdicts and accuracies (mtcue.evaluation.contrastive) against hand-set scores and against
 ContraPro's own scorer's logic."""
+import json
 from collections import defaultdict
 from operator import gt
 
 import pytest
 
+from mtcue.corpus import META_FIELDS
 from mtcue.evaluation.contrastive import contrapro_distance, evaluate, read_suite
 
 # ContraPro-style examples: (src pronoun, ref pronoun, ante distance, [(log-prob sum, tokens) of the reference,
@@ -79,20 +81,72 @@ def test_correct_not_first_and_ties_with_lower_candidates():
     assert [r["tie"] for r in result["examples"]] == [True, False]
 
 
+GOOD = {"id": "1", "doc_id": "d", "direction": "en-de", "text": {"en": "x"}, "previous": {"en": []},
+        "meta": dict.fromkeys(META_FIELDS), "cues": [], "candidates": ["a", "b"], "correct": 0}
+
+
+def write_suite(path, *examples):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in examples))
+    return path
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"candidates": ["only one"], "correct": 0}, "at least two"),
     ({"candidates": ["a", "b"], "correct": 2}, "index of a candidate"),
     ({"candidates": ["a", "b"], "correct": True}, "index of a candidate"),
+    # what passed this check and then broke the scoring (issue 33, item 12)
+    ({"meta": {}}, "'meta' must have exactly the fields genre, "),
+    ({"meta": "Drama"}, "'meta' must have exactly the fields"),
+    ({"text": {"de": "x"}, "previous": {"de": []}}, r"'text' has languages \['de'\], expected \['en'\]"),
+    ({"text": "x"}, r"'text' must map exactly one language code \(the source\)"),
+    ({"previous": ["y"]}, "'previous' must have one list per language of 'text'"),
+    ({"direction": "en-fr"}, "an en-fr example, but line 1 is en-de"),
+    ({"id": "1"}, "id '1' again .first on line 1.: each example once"),  # counted twice before (item 6)
 ])
 def test_bad_examples_named(tmp_path, bad, message):
-    import json
-
-    path = tmp_path / "suite.jsonl"
-    good = {"id": "1", "doc_id": "d", "text": {"en": "x"}, "previous": {"en": []}, "meta": {},
-            "candidates": ["a", "b"], "correct": 0}
-    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, **bad}) + "\n")
+    path = write_suite(tmp_path / "suite.jsonl", GOOD, {**GOOD, "id": "2", **bad})
     with pytest.raises(ValueError, match=f"suite.jsonl:2: .*{message}"):
         read_suite(path)
+
+
+def test_a_suite_says_its_language_pair_or_sits_in_its_folder(tmp_path):
+    unnamed = {k: v for k, v in GOOD.items() if k != "direction"}
+    assert read_suite(write_suite(tmp_path / "suite.jsonl", GOOD))[0]["direction"] == "en-de"
+    folder = tmp_path / "results" / "eval" / "contrastive" / "en-fr" / "lopes.jsonl"
+    assert [e["direction"] for e in read_suite(write_suite(folder, unnamed, {**unnamed, "id": "2"}))] == ["en-fr"] * 2
+    with pytest.raises(ValueError, match="suite.jsonl:1: the suite names no language pair"):
+        read_suite(write_suite(tmp_path / "suite.jsonl", unnamed))
+    with pytest.raises(ValueError, match="lopes.jsonl: a suite of en-fr, but the model translates en-de"):
+        read_suite(folder, "en-de")
+
+
+class FakeTranslator:
+    """Translator.load's stand-in: an en-de model that prefers each example's first candidate."""
+    direction = "en-de"
+
+    def score_samples(self, samples, candidates, batch_size):
+        assert [s["text"] for s in samples] == [{"en": "x"}] * len(samples)  # the source only
+        return [[(-1.0 - k, 2) for k in range(len(c))] for c in candidates]
+
+
+def test_score_contrastive_refuses_another_language_pair(tmp_path, monkeypatch):
+    from mtcue.cli import main
+    from mtcue.models.translator import Translator
+
+    monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: FakeTranslator()))
+    suite = write_suite(tmp_path / "suite.jsonl", {**GOOD, "correct": 1}, {**GOOD, "id": "2"}, {**GOOD, "id": "3"})
+    score = ["score-contrastive", "--model-dir", "m", "--suite"]
+    assert main([*score, str(suite), "--out", str(tmp_path / "r.json")]) == 0
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert (record["direction"], record["n"], record["accuracy"]) == ("en-de", 3, 2 / 3)
+    french = write_suite(tmp_path / "fr.jsonl", *({**GOOD, "id": i, "direction": "en-fr"} for i in "123"))
+    with pytest.raises(ValueError, match=r"fr.jsonl: a suite of en-fr, but the model translates en-de"):
+        from mtcue.models.contrastive import score_suite
+
+        score_suite("m", french)
+    assert main([*score, str(french), "--out", str(tmp_path / "f.json")]) == 1
+    assert not (tmp_path / "f.json").exists()
 
 
 def test_score_count_mismatch():
@@ -111,12 +165,15 @@ def test_table_rows_from_a_hand_set_record(tmp_path):
 
     csv = pd.read_csv(tmp_path / "c.csv")
     assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base",
-                                 "vs_base_low", "vs_base_high", "source"]
+                                 "vs_base_low", "vs_base_high", "source", "measure"]
     ours = csv[csv["source"] == "this study"].set_index("group")
     assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
     assert ours.loc["distance=>3", "accuracy"] == 0.5
     seed = csv[(csv["source"] != "this study") & (csv["model"] == "Sentence-level")]
     assert seed["accuracy"].tolist() == [0.4367, 0.7592] and seed["suite"].tolist() == ["contrapro", "lopes"]
+    # the shortening paper's authors score with fairseq's SequenceScorer (mean over tokens); ours are sums
+    assert set(seed["measure"]) == {"per-token mean log-probability"}
+    assert set(ours["measure"]) == {"summed log-probability"}
     md = (tmp_path / "c.md").read_text()
     assert "| BASE | 60.0 (1 ties) |" in md and "43.67" in md and (tmp_path / "c.html").is_file()
 
@@ -143,6 +200,17 @@ def test_mlflow_metrics_of_a_contrastive_record():
                          "distance": {"1": {"accuracy": 1.0}}}}
     assert _evaluation(record, {}, {}) == {"contrastive_synthetic": 0.5, "contrastive_synthetic_pronoun": 0.25,
                                            "contrastive_synthetic_formality": 0.75}
+
+
+@pytest.mark.parametrize("pair", ["en-de", "en-ru"])
+def test_the_synthetic_suite_passes_the_suite_check_and_says_its_pair(tmp_path, pair):
+    from mtcue.data.synth.contrastive import write_suite as write_synthetic
+
+    write_synthetic(pair, 20, 1, tmp_path / "synthetic.jsonl")
+    examples = read_suite(tmp_path / "synthetic.jsonl", pair)
+    assert len(examples) > 10 and {e["direction"] for e in examples} == {pair}
+    with pytest.raises(ValueError, match=f"a suite of {pair}, but the model translates en-fr"):
+        read_suite(tmp_path / "synthetic.jsonl", "en-fr")
 
 
 def _record(model, scores, suite="contrapro"):

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from mtcue.corpus import META_FIELDS
 from mtcue.data.contrastive_suites import from_evalset, voita2019
 from mtcue.data.evalsets import lopes
 from mtcue.evaluation.contrastive import evaluate, read_suite
@@ -21,29 +22,66 @@ def test_lopes_official_files_to_suite(tmp_path):
         paths[-1].write_text("\n".join(lines) + "\n")
     lopes(*paths, tmp_path / "lopes.jsonl")
     assert from_evalset("lopes", tmp_path / "lopes.jsonl", tmp_path / "suite.jsonl") == 2
-    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    first, second = read_suite(tmp_path / "suite.jsonl", "en-fr")
     assert first["text"] == {"en": "Where is it?"} and first["previous"] == {"en": ["The car is new.", "I bought a car."]}
     assert first["candidates"] == ["Où est-elle ?", "Où est-il ?"] and first["correct"] == 0
     assert first["group"] == {"pronoun": "elle"}
     assert second["group"] == {"pronoun": "il"}
 
 
+META = dict.fromkeys(META_FIELDS)
+CONTRAPRO = [
+    {"id": "contrapro.000000", "doc_id": "1999_1_2", "text": {"en": "It is red.", "de": "Sie ist rot."},
+     "previous": {"en": ["I have a bag."], "de": ["Ich habe eine Tasche."]}, "meta": META, "cues": [],
+     "contrastive": ["Er ist rot.", "Es ist rot."],
+     "phenomenon": {"src_pronoun": "It", "ref_pronoun": "Sie", "ante_distance": 1}},
+    {"id": "contrapro.000001", "doc_id": "1999_1_3", "text": {"en": "I saw it.", "de": "Ich sah ihn."},
+     "previous": {"en": [], "de": []}, "meta": META, "cues": [], "contrastive": ["Ich sah sie.", "Ich sah es."],
+     "phenomenon": {"src_pronoun": "it", "ref_pronoun": "ihn", "ante_distance": 7}},
+]
+
+
+def write_lines(path, rows):
+    path.write_text("".join(r if isinstance(r, str) else json.dumps(r) + "\n" for r in rows))
+    return path
+
+
 def test_contrapro_converted_set_to_suite(tmp_path):
-    converted = [
-        {"id": "contrapro.000000", "doc_id": "1999_1_2", "text": {"en": "It is red.", "de": "Sie ist rot."},
-         "previous": {"en": ["I have a bag."], "de": ["Ich habe eine Tasche."]}, "meta": {}, "cues": [],
-         "contrastive": ["Er ist rot.", "Es ist rot."],
-         "phenomenon": {"src_pronoun": "It", "ref_pronoun": "Sie", "ante_distance": 1}},
-        {"id": "contrapro.000001", "doc_id": "1999_1_3", "text": {"en": "I saw it.", "de": "Ich sah ihn."},
-         "previous": {"en": [], "de": []}, "meta": {}, "cues": [], "contrastive": ["Ich sah sie.", "Ich sah es."],
-         "phenomenon": {"src_pronoun": "it", "ref_pronoun": "ihn", "ante_distance": 7}},
-    ]
-    (tmp_path / "test.jsonl").write_text("".join(json.dumps(c) + "\n" for c in converted))
-    from_evalset("contrapro", tmp_path / "test.jsonl", tmp_path / "suite.jsonl")
-    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    from_evalset("contrapro", write_lines(tmp_path / "test.jsonl", CONTRAPRO), tmp_path / "suite.jsonl")
+    first, second = read_suite(tmp_path / "suite.jsonl", "en-de")
     assert first["candidates"] == ["Sie ist rot.", "Er ist rot.", "Es ist rot."] and first["correct"] == 0
     assert first["group"] == {"category": "it:sie", "pronoun": "sie", "distance": "1"}
     assert second["group"]["distance"] == ">3" and second["previous"] == {"en": []}
+
+
+def test_a_set_written_target_first_keeps_english_the_source(tmp_path):
+    german_first = [{**c, "text": dict(reversed(c["text"].items())), "previous": dict(reversed(c["previous"].items()))}
+                    for c in CONTRAPRO]
+    assert list(german_first[0]["text"]) == ["de", "en"]
+    from_evalset("contrapro", write_lines(tmp_path / "test.jsonl", german_first), tmp_path / "suite.jsonl")
+    first, _ = read_suite(tmp_path / "suite.jsonl", "en-de")
+    assert first["text"] == {"en": "It is red."} and first["previous"] == {"en": ["I have a bag."]}
+    assert first["candidates"][0] == "Sie ist rot."
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([], r"test.jsonl: no examples"),
+    ([CONTRAPRO[0], "{not json\n"], r"test.jsonl:2: not valid JSON"),
+    ([{**CONTRAPRO[0], "contrastive": "Er ist rot."}], r"test.jsonl:1: 'contrastive' must list"),
+    ([{**CONTRAPRO[0], "contrastive": []}], r"test.jsonl:1: 'contrastive' must list"),
+    ([{**CONTRAPRO[0], "text": {"en": "a", "de": "b", "fr": "c"}}], r"test.jsonl:1: 'text' must map exactly two"),
+    ([{**CONTRAPRO[0], "text": {"en": "a", "fr": "c"}, "previous": {"en": [], "fr": []}}],
+     r"test.jsonl:1: 'text' has languages \['en', 'fr'\], expected \['de', 'en'\]"),
+    ([{**CONTRAPRO[0], "meta": {}}], r"test.jsonl:1: 'meta' must have exactly the fields"),
+    ([{**CONTRAPRO[0], "phenomenon": {**CONTRAPRO[0]["phenomenon"], "ante_distance": "far"}}],
+     r"test.jsonl:1: 'phenomenon.ante_distance' must be a number of sentences .0, 1, ....*, got 'far'"),
+    ([{**CONTRAPRO[0], "phenomenon": {**CONTRAPRO[0]["phenomenon"], "ref_pronoun": 3}}],
+     r"test.jsonl:1: 'phenomenon.ref_pronoun' must be a string"),
+])
+def test_bad_converted_sets_are_named(tmp_path, rows, message):
+    with pytest.raises(ValueError, match=message):
+        from_evalset("contrapro", write_lines(tmp_path / "test.jsonl", rows), tmp_path / "suite.jsonl")
+    assert not (tmp_path / "suite.jsonl").exists()
 
 
 VOITA = [  # consistency_testsets/*.json: src and dst are 4 Moses-tokenised sentences joined by " _eos "
@@ -58,7 +96,7 @@ VOITA = [  # consistency_testsets/*.json: src and dst are 4 Moses-tokenised sent
 def test_voita2019_official_json_to_suite(tmp_path):
     (tmp_path / "deixis_test.json").write_text(json.dumps(VOITA, ensure_ascii=False))
     assert voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl") == 2
-    first, second = read_suite(tmp_path / "suite.jsonl", "en")
+    first, second = read_suite(tmp_path / "suite.jsonl", "en-ru")
     assert first["text"] == {"en": "You've never been caught."}  # detokenised as the cleaning step does
     assert first["previous"] == {"en": ["Your mother.", "Who?", "I don't know."]}  # most recent first
     assert first["candidates"] == ["Тебя не ловили.", "Вас не ловили."] and first["correct"] == 0
@@ -74,3 +112,21 @@ def test_voita2019_rejects_candidates_with_other_context(tmp_path):
     (tmp_path / "ellipsis_vp.json").write_text(json.dumps(bad, ensure_ascii=False))
     with pytest.raises(ValueError, match=r"ellipsis_vp\.json: entry 0: the candidates differ in their context"):
         voita2019(tmp_path / "ellipsis_vp.json", "voita2019_ellipsis_vp", tmp_path / "suite.jsonl")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[]", r"deixis_test.json: no examples"),
+    ("{}", r"deixis_test.json: expected a JSON list of examples"),
+    ('[{"src": "a"},\n oops]', r"deixis_test.json:2: not valid JSON"),
+    (json.dumps([VOITA[0], {**VOITA[1], "true_ind": "0"}]), r"deixis_test.json: entry 1: 'true_ind' must be"),
+    (json.dumps([{**VOITA[1], "true_ind": True}]), r"deixis_test.json: entry 0: 'true_ind' must be"),
+    (json.dumps([{**VOITA[1], "dst": VOITA[1]["dst"][0]}]), r"deixis_test.json: entry 0: 'dst' must list"),
+    (json.dumps([{**VOITA[1], "src": None}]), r"deixis_test.json: entry 0: 'src' must be"),
+    (json.dumps([{**VOITA[1], "ctx_dist": "far"}]), r"deixis_test.json: entry 0: 'ctx_dist' must be"),
+    (json.dumps(["A . _eos B ."]), r"deixis_test.json: entry 0: expected an object"),
+])
+def test_bad_voita2019_sets_are_named(tmp_path, text, message):
+    (tmp_path / "deixis_test.json").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl")
+    assert not (tmp_path / "suite.jsonl").exists()

@@ -60,6 +60,17 @@ def test_paper_config_reaches_fairseq_as_the_papers_settings(paper_run):
     assert (gen.beam, gen.task) == (5, "contextual_translation")
 
 
+def test_voita_models_train_with_vaswanis_regularisation_and_schedule(paper_run):
+    """Voita et al. (2018), appendix A: "regularization as described in Vaswani et al. (2017)" (residual
+    dropout 0.1, label smoothing 0.1) and Vaswani's learning rate d^-0.5 min(step^-0.5, step warmup^-1.5),
+    warmup 4,000: fairseq's inverse_sqrt reaches the same curve from a peak of 512^-0.5 4000^-0.5."""
+    specs = train_specs(paper_run)
+    for model in ("concat", "voita_context", "voita_context_next"):
+        args = fairseq_train_args(specs[model], "en-ru")
+        assert (args.dropout, args.label_smoothing, args.weight_decay, args.warmup_updates) == (0.1, 0.1, 0.0, 4000)
+        assert args.lr[0] == pytest.approx(512 ** -0.5 * 4000 ** -0.5, rel=1e-5), model
+
+
 def test_novotney_cue_reads_a_multilingual_distilbert_into_english():
     """Section 3.1: the document context of *->en is not English, so a multilingual encoder embeds it;
     NOVOTNEY-CUE keeps DistilBERT's role (CLS vector, 768-d) with its multilingual twin."""

@@ -162,6 +162,10 @@ def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
     assert torch.equal(stacked["context"].reshape(2, 18), flat["context"])
     assert (flat["context"][:, ::6] == d.bos()).all() and (flat["context"][:, 5::6] == d.eos()).all()
     assert not flat["context_padding_mask"].any() and stacked["context_padding_mask"].shape == (2, 3, 6)
+    # the shortening family's sentences carry no marker: `4 words </s>`, a source sentence's 5 pieces
+    bare = memory.make_batch(None, task, "tokens", 3, 2, 5, torch.Generator().manual_seed(0), stacked=True,
+                             marker=False)["net_input"]["context"]
+    assert bare.shape == (2, 3, 5) and (bare[..., -1] == d.eos()).all() and not (bare == d.bos()).any()
 
 
 def test_an_output_path_holding_a_users_file_is_refused_before_measuring(tmp_path):

@@ -340,6 +340,62 @@ def cfg_generation():
     return cfg.generation_settings({})
 
 
+def api_translator():
+    """A Translator of an en-de model reading doc0..doc2, genre and cue1, without weights: what is checked
+    before any model runs."""
+    from test_formality import _translator
+
+    return _translator("vectors", ["doc0", "doc1", "doc2", "genre", "cue1"], [])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda t: t.translate(None), TypeError, r"^sources: give a list of sentences \(strings\), not NoneType"),
+    (lambda t: t.translate(5), TypeError, r"^sources: give a list of sentences \(strings\), not int"),
+    (lambda t: t.translate(["Hello.", None]), TypeError, r"^sources\[1\]: a sentence must be a string, not NoneType"),
+    (lambda t: t.translate(["Hello \ud800."]), ValueError,
+     r"^sources\[0\]: '\\ud800' \(character 6\) is a lone surrogate"),
+    (lambda t: t.translate(["Hello."], context="Formal \udc80"), ValueError, r"^context: '\\udc80' .*lone surrogate"),
+    (lambda t: t.translate(["Hi."], previous=[["Ok \ud800"]]), ValueError, r"^previous\[0\]\[0\]: .*lone surrogate"),
+    # a dict's keys are not context strings: refused, not read as ["genre"]
+    (lambda t: t.translate(["Hello."], context={"genre": "Drama"}), TypeError, r"^context: .* not dict .*in the order"),
+    (lambda t: t.translate(["Hello."], previous=3), TypeError, r"^previous: give a string, .* not int"),
+    (lambda t: t.score("Are you ready?", "Bereit?"), TypeError, r"^candidates: give a list of candidate translations"),
+    (lambda t: t.score(None, ["Bereit?"]), TypeError, r"^source: the sentence must be a string, not NoneType"),
+    (lambda t: t.score("Are you ready?", ["Bereit?", 3]), TypeError, r"^candidates\[1\]: .* not int"),
+    (lambda t: t.score("Are you ready?", ["Bereit\udfff?"]), ValueError, r"^candidates\[0\]: .*lone surrogate"),
+])
+def test_api_misuse_is_refused_naming_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call(api_translator())
+
+
+def test_a_flat_list_as_long_as_the_sentences_is_shared_by_all_with_a_warning():
+    import warnings
+
+    translator = api_translator()
+    with pytest.warns(UserWarning, match=r"previous: a flat list of 2 strings for 2 sentences is one list shared by "
+                                         r"every sentence; for one per sentence give \[\[s\] for s in previous\]"):
+        samples = translator.samples(["Hi.", "Bye."], previous=["A.", "B."])
+    assert [s["previous"]["en"] for s in samples] == [["A.", "B."], ["A.", "B."]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        samples = translator.samples(["Hi.", "Bye."], context=[["Drama"], ["Comedy"]], previous=[["A."], ["B."]])
+        assert [(s["previous"]["en"], s["meta"]["genre"]) for s in samples] == [(["A."], "Drama"), (["B."], "Comedy")]
+        assert [s["previous"]["en"] for s in translator.samples(["Hi."], previous=["A.", "B."])] == [["A.", "B."]]
+
+
+def test_cuda_without_a_gpu_and_other_devices_are_refused(monkeypatch, tmp_path):
+    import torch
+
+    from mtcue import Translator
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=r"device='cuda', but torch sees no CUDA GPU here: use device='cpu'"):
+        Translator.load(tmp_path, device="cuda")
+    with pytest.raises(ValueError, match=r"device='gpu': 'cpu' or 'cuda'"):
+        Translator.load(tmp_path, device="gpu")
+
+
 @pytest.mark.slow
 def test_the_api_translates_as_translate_text(study):
     """The README's example: the API in a notebook and `mtcue translate-text` give the same output."""

@@ -571,7 +571,8 @@ def test_the_other_systems_sections_condense_their_csvs():
         {"table": "claims", "direction": "en-de", "row": "trg_prefix_h_not_above_base", "metric": "holds", "value": None}])
     lines = side_information_section(side)
     assert "| output-layer | 31.46+ |" in lines and "| mtl | 29.00 |" in lines and "| base | 30.00 |" in lines
-    assert any(line.startswith("- The seed's claim \"output-layer") and line.endswith("en-de holds.") for line in lines)
+    assert any(line.startswith("- Hoang et al.'s claim \"output-layer") and line.endswith("en-de holds.")
+               for line in lines)
     assert not any("si-trg-prefix-h" in line for line in lines)   # a claim with no verdict is not printed
     # a sweep that dips at level 3 does not rise with the level; Table 5 at the extremes beside
     levels = pd.DataFrame([{"direction": "en-de", "model": m, "level": lv, "formal_accuracy": a}

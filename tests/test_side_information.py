@@ -152,12 +152,30 @@ def test_mtl_classifier_reads_the_mean_source_state_and_not_the_translation():
     targets[0, [3, 7]] = 1
     targets[1, [1, 2, 5]] = 1
     p = torch.sigmoid(logits[:, 1:])
-    by_hand = -(targets[:, 1:] * p.log() + (1 - targets[:, 1:]) * (1 - p).log()).sum()
+    gold, absent = -(targets[:, 1:] * p.log()).sum(1), -((1 - targets[:, 1:]) * (1 - p).log()).sum(1)
+    by_hand = (gold + torch.tensor([2 / 5, 3 / 4]) * absent).sum()  # M / (|V_s| - M), |V_s| = 7
     assert torch.allclose(extra["auxiliary_loss"], by_hand, atol=1e-4)
     # No labels at test time: the translation is the same whatever the labels, or without them.
     other, _ = model(**{**b, "context": torch.tensor([[6, 6, 6], [6, 6, 6]])})
     plain, _ = model(b["src_tokens"], b["src_lengths"], b["prev_output_tokens"])
     assert torch.equal(x, other) and torch.equal(x, plain)
+
+
+def test_mtl_label_loss_has_eq6s_scale_whatever_the_label_vocabulary():
+    """Hoang et al.'s eq. 6 sums -log p_s over a sentence's M gold labels; ours adds the absent labels'
+    -log(1 - p_s) with the same total weight M, so lambda weighs M terms whatever |V_s| (a binary
+    cross-entropy summed over V_s grew with it: 100 labels, 1 gold, p = 0.5 gave 100 log 2)."""
+    from mtcue.models.plugin.si_mtl_model import label_loss
+
+    for size in (4, 100):
+        targets = torch.zeros(1, size)
+        targets[0, 0] = 1
+        assert float(label_loss(torch.zeros(1, size), targets)) == pytest.approx(2 * np.log(2))
+    # A hand case: gold label 1 at p = 1/2; absent ones at p = 3/4, 1/4, 1/2 weigh 1/3 each.
+    logits = torch.tensor([[0.0, np.log(3), -np.log(3), 0.0], [0.0, 0.0, 0.0, 0.0]])
+    targets = torch.tensor([[1.0, 0, 0, 0], [0, 0, 0, 0]])  # the second sentence has no label: 0, as in eq. 6
+    expected = np.log(2) + (np.log(4) + np.log(4 / 3) + np.log(2)) / 3
+    assert float(label_loss(logits, targets)) == pytest.approx(expected, rel=1e-6)
 
 
 def test_mtl_criterion_adds_lambda_times_the_classifier_loss():
@@ -296,6 +314,53 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     md = (tmp_path / "t.md").read_text()
     assert "| output-layer | 31.00+ | n/a |" in md and "| mtl | 30.50 | 62.5 |" in md
     assert "| si-src-prefix | 29.00 | n/a |" in md
+
+
+@pytest.mark.parametrize("valid,chosen,holds", [
+    # validation BLEU picks H_s = 128 (its test BLEU 32.0, the best of every system's chosen point)
+    ({"si_output_layer_64": 20.0, "si_output_layer_128": 25.0}, "output-layer, H_s 128", 1.0),
+    # validation BLEU picks H_s = 64 (31.0 on test), below mtl's 31.5: the claim fails on the chosen point
+    ({"si_output_layer_64": 25.0, "si_output_layer_128": 20.0}, "output-layer, H_s 64", 0.0),
+    # no validation scores: the best test BLEU, and the table says so
+    ({}, "output-layer, H_s 128", 1.0),
+])
+def test_claims_compare_each_system_by_its_chosen_grid_point(tmp_path, valid, chosen, holds):
+    """Two grid points of output-layer (H_s 64 and 128): the claim "output-layer is best" compares the chosen one
+    (by validation BLEU, as Hoang et al. tune on development data) with the other systems' chosen points, not
+    the first row with the best of every row."""
+    import pandas as pd
+
+    from mtcue.reporting.side_information import write_side_information_table
+
+    stats = [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 5
+    rows = [{"label": "base", "model": "base", "type": "base", "variant": ""},
+            {"label": "output-layer, H_s 64", "model": "si_output_layer_64", "type": "si_output_layer", "variant": ""},
+            {"label": "output-layer, H_s 64, w/o side info", "model": "si_output_layer_64", "type": "si_output_layer",
+             "variant": "no_context"},
+            {"label": "output-layer, H_s 128", "model": "si_output_layer_128", "type": "si_output_layer",
+             "variant": ""},
+            {"label": "output-layer, H_s 128, w/o side info", "model": "si_output_layer_128",
+             "type": "si_output_layer", "variant": "no_context"},
+            {"label": "mtl", "model": "si_mtl", "type": "si_mtl", "variant": ""}]
+
+    def score(model, bleu, split="test"):
+        return {"kind": "score", "model": model, "direction": "en-de", "bleu": bleu, "segment_stats": stats,
+                "study": "t", "split": split}
+
+    scores = [score("base", 30.0), score("si_output_layer_64", 31.0), score("si_output_layer_128", 32.0),
+              score("si_mtl", 31.5)]
+    no_context = [score("si_output_layer_64", 31.2), score("si_output_layer_128", 29.0)]
+    write_side_information_table(rows, scores, no_context, [], [], "base", tmp_path / "t.csv", tmp_path / "t.md",
+                                 valid_scores=[score(m, b, "valid") for m, b in valid.items()])
+    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+    assert df[("claims", "en-de", "output_layer_best", "holds")] == holds
+    how = "validation_bleu" if valid else "test_bleu"
+    assert df[("chosen", "en-de", chosen, how)] == (max(valid.values()) if valid else 32.0)
+    # mtl (31.5) against the chosen model decoded without labels (H_s 128: 29.0; H_s 64: 31.2)
+    assert df[("claims", "en-de", "mtl_above_output_layer_without_labels", "holds")] == 1.0
+    assert (("chosen", "en-de", f"{chosen}, w/o side info", how)) in df.index
+    md = (tmp_path / "t.md").read_text()
+    assert ("best validation BLEU" if valid else "best test BLEU (no validation scores: optimistic)") in md
 
 
 # ---- the workflow -------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ def test_style_dim_at_zero_init_computes_its_parent_exactly(tmp_path, style):
     batch = fixed_batch()
     want, _ = base(**batch)
     got, _ = child(**batch, style=torch.full((3,), style))
-    assert torch.equal(got, want)  # exactly, not approximately: the seed's claim
+    assert torch.equal(got, want)  # exactly, not approximately: the style-control paper's claim
 
 
 def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tmp_path):
@@ -59,22 +59,89 @@ def test_style_dim_at_normal_init_departs_from_its_parent_and_reads_the_value(tm
     assert values.abs().max() <= 0.5 and 0.15 < values.std() < 0.3  # N(0, 0.25) cut at +-0.5: std ~0.22
 
 
-def test_the_seeds_widened_norm_and_scaling_would_break_zero_init_retention():
-    """The two ways the seed's widening changes the parent's function although every new weight is 0:
-    a layer norm over d + H dimensions whose H new ones are 0, and scores scaled by the widened head."""
-    torch.manual_seed(0)
-    d, heads = 16, 4
-    h = torch.randn(5, d)
-    parent = F.layer_norm(h, (d,))
-    widened = F.layer_norm(torch.cat([h, torch.zeros(5, heads)], dim=1), (d + heads,))[:, :d]
-    # mean and variance over d + H values, H of them 0
-    mean = h.sum(1, keepdim=True) / (d + heads)
-    var = (((h - mean) ** 2).sum(1, keepdim=True) + heads * mean ** 2) / (d + heads)
-    expected = (h - mean) / torch.sqrt(var + 1e-5)
-    torch.testing.assert_close(widened, expected)
-    assert not torch.allclose(widened, parent, atol=1e-2)
-    head_dim = d // heads
-    assert (head_dim + 1) ** -0.5 != head_dim ** -0.5  # 1/sqrt(5) vs 1/sqrt(4): softmax temperature changes
+def style_step_losses(child, steps=1, zero_partners=False):
+    """`steps` SGD steps of the style weights on a fixed batch; returns {name: weight before} and the weights.
+    `zero_partners`: also zero the new key and value rows (every new weight 0: the style-control paper's zero
+    init taken literally)."""
+    if zero_partners:
+        for layer in child.decoder.layers:
+            for linear in (layer.encoder_attn.style_k, layer.encoder_attn.style_v):
+                torch.nn.init.zeros_(linear.weight)
+    new = {n: p for n, p in child.named_parameters() if ".style_" in n}
+    start = {n: p.detach().clone() for n, p in new.items()}
+    b = fixed_batch()
+    target = torch.randint(4, 40, (3, 6), generator=torch.Generator().manual_seed(5))
+    optimiser = torch.optim.SGD(new.values(), lr=0.1)
+    for _ in range(steps):
+        optimiser.zero_grad()
+        logits, _ = child(**b, style=torch.tensor([-2.0, 0.0, 2.0]))
+        F.cross_entropy(logits.flatten(0, 1), target.flatten()).backward()
+        optimiser.step()
+    return start, new
+
+
+def kind(name):
+    return name.split(".style_")[1].replace(".weight", "").replace(".bias", " bias")
+
+
+def test_all_zero_new_weights_would_pass_each_other_no_gradient(tmp_path):
+    """Of each product of two new weights (new query x new key in the scores, new value x its output
+    column) both factors zero: each gets an identically zero gradient, so only the columns into the old
+    dimensions (style_k_col, style_v_col) could ever learn."""
+    _, child = parent_and_child(tmp_path)
+    start, new = style_step_losses(child, steps=2, zero_partners=True)
+    moved = {kind(n) for n, p in new.items() if not torch.equal(p, start[n])}
+    assert moved == {"k_col", "v_col"}
+
+
+def test_style_dim_zero_init_keeps_the_parent_and_every_new_weight_learns(tmp_path):
+    """The style-control paper's intent: at zero init the parent's function (test above) and every new weight trains."""
+    _, child = parent_and_child(tmp_path)
+    start, new = style_step_losses(child, steps=2)
+    assert [n for n, p in new.items() if torch.equal(p, start[n])] == []
+    assert {kind(n) for n in new} == {"q", "q bias", "k", "k bias", "v", "v bias", "k_col", "v_col", "out_col"}
+
+
+def test_style_cross_attention_is_multi_head_attention_one_dimension_wider_per_head(tmp_path):
+    """StyleCrossAttention against attention written from scratch with widened matrices: per head, the
+    parent's rows then one new row (query, key, value), reading the encoder side as [h; s] and the decoder
+    side as [x; 0]; the output projection the parent's columns of each head then its new one; scores
+    scaled by the parent's head width."""
+    _, child = parent_and_child(tmp_path, init="normal")
+    attn = child.decoder.layers[0].encoder_attn
+    d, heads, width = 16, 4, 4
+    g = torch.Generator().manual_seed(3)
+    query, encoded = torch.randn(5, 2, d, generator=g), torch.randn(7, 2, d, generator=g)
+    style = torch.tensor([-2.0, 2.0])
+    key = torch.cat([encoded, style.view(1, 2, 1).expand(7, 2, 1)], dim=-1)
+    with torch.no_grad():
+        got, _ = attn(query, key, key)
+
+        def widened(old, new, column):
+            """[heads * (width + 1), d + 1] weight and bias: head h's rows of `old` (the style column
+            `column`, else 0) then row h of `new` (a new row reading d inputs gets a 0 for the style)."""
+            rows, biases = [], []
+            for h in range(heads):
+                part = slice(h * width, (h + 1) * width)
+                extra = column[part, None] if column is not None else torch.zeros(width, 1)
+                rows += [torch.cat([old.weight[part], extra], dim=1),
+                         new.weight[h:h + 1] if new.weight.shape[1] == d + 1 else torch.cat(
+                             [new.weight[h:h + 1], torch.zeros(1, 1)], dim=1)]
+                biases += [old.bias[part], new.bias[h:h + 1]]
+            return torch.cat(rows), torch.cat(biases)
+
+        def project(x, weight_bias):
+            weight, bias = weight_bias
+            return (x @ weight.t() + bias).view(x.shape[0], 2, heads, width + 1)
+
+        q = project(torch.cat([query, torch.zeros(5, 2, 1)], dim=-1), widened(attn.q_proj, attn.style_q, None))
+        k = project(key, widened(attn.k_proj, attn.style_k, attn.style_k_col))
+        v = project(key, widened(attn.v_proj, attn.style_v, attn.style_v_col))
+        weights = (torch.einsum("tbhe,sbhe->bhts", q, k) * width ** -0.5).softmax(dim=-1)
+        heads_out = torch.einsum("bhts,sbhe->tbhe", weights, v).reshape(5, 2, heads * (width + 1))
+        out = torch.cat([torch.cat([attn.out_proj.weight[:, h * width:(h + 1) * width], attn.style_out_col[:, h:h + 1]],
+                                   dim=1) for h in range(heads)], dim=1)
+        torch.testing.assert_close(got, heads_out @ out.t() + attn.out_proj.bias)
 
 
 def test_style_dim_loads_every_parent_tensor_and_only_style_weights_are_new(tmp_path):
@@ -396,3 +463,87 @@ def test_style_dim_cache_follows_the_beams_new_order(tmp_path):
     attention.set_incremental_state(state, "kv", {"k": torch.arange(3.0)[:, None], "v": torch.arange(3.0)[:, None]})
     state = attention.reorder_incremental_state(state, torch.tensor([2, 0]))  # sentence 1 finished
     assert attention.get_incremental_state(state, "kv")["k"][:, 0].tolist() == [2.0, 0.0]
+
+
+def test_a_style_model_built_for_its_checkpoint_reads_and_writes_nothing_of_its_parent(tmp_path):
+    """fairseq builds the model a checkpoint loads into with from_checkpoint=True (Translator.load,
+    fairseq-generate): the checkpoint's weights replace the parent's, so --pretrained-base (a path in the study
+    that trained it) is not read, and its report (results/checkpoints/.../init_report.json) not rewritten."""
+    from argparse import Namespace
+
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    from mtcue.models.plugin.pretrained import PretrainedLoadError
+
+    task = token_task()
+    task.cfg.eval_bleu = False
+    report = tmp_path / "init_report.json"
+    args = Namespace(arch="style_token", share_all_embeddings=True, **TINY, pretrained_report=str(report),
+                     pretrained_base=str(tmp_path / "elsewhere" / "checkpoint_best.pt"))
+    ARCH_CONFIG_REGISTRY["style_token"](args)
+    model = task.build_model(args, from_checkpoint=True)
+    assert model.encoder.embed_tokens.weight.shape[0] == 45 and not report.exists()
+    assert not task.building_from_checkpoint
+    with pytest.raises((PretrainedLoadError, FileNotFoundError, OSError)):  # training still starts from the parent
+        task.build_model(args)
+
+
+@pytest.mark.slow
+def test_a_style_model_copied_out_of_its_study_loads_translates_and_writes_nothing(tmp_path, monkeypatch):
+    """A tiny BASE and a style_token fine-tuned from it, trained from the study root as the workflow does
+    (--pretrained-base and its report relative to it); the study then copied elsewhere and the original
+    removed: the copy loads from another working folder and translates, and no file of it changes."""
+    import shutil
+    from pathlib import Path
+
+    from mtcue import config as cfgmod
+    from mtcue.data.prepare import binarise, encode_split, train_spm
+    from mtcue.models.train import train
+    from mtcue.models.translator import Translator
+    from test_voita2018 import tiny_corpus
+
+    study = tmp_path / "study"
+    results = study / "results"
+    sizes = {"train": (40, 0), "valid": (4, 1), "test": (4, 2)}  # documents of three lines
+    corpora = {split: tiny_corpus(tmp_path / f"{split}.jsonl", n, seed) for split, (n, seed) in sizes.items()}
+    train_spm(corpora["train"], "en-de", results / "spm" / "en-de.model", 60)
+    for split, path in corpora.items():
+        encode_split(results / "spm" / "en-de.model", path, "en-de", results / "prepared" / split)
+    binarise(results / "prepared", "en-de", results / "bin" / "en-de")
+    (results / "style" / "en-de").mkdir(parents=True)
+    for split, (n, _) in sizes.items():
+        np.save(results / "style" / "en-de" / f"{split}.npy", np.arange(3 * n) % 5 + 1)
+    arch = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
+            "decoder_ffn_dim": 32}
+    config = cfgmod.validate({
+        "study": "tiny", "directions": ["en-de"],
+        "training": {"lr": 0.003, "warmup_updates": 5, "max_tokens": 400, "max_epoch": 1, "patience": 1},
+        "models": {"base": {"type": "base", "arch": arch},
+                   "style_token": {"type": "style_token", "init_from": "base", "arch": arch}},
+        "experiments": {"quality": {"models": ["base"]}, "formality": {"directions": []}}})
+    monkeypatch.chdir(study)
+    for model in ("base", "style_token"):
+        spec = cfgmod.model_spec(config, model, "en-de")
+        parent = model != "base"
+        record = train(spec, "en-de", Path("results/bin/en-de"), Path("results/checkpoints/en-de") / model,
+                       Path("results/models/en-de") / model / "checkpoint_best.pt",
+                       context_dir=Path("results/style/en-de") if parent else None,
+                       init_checkpoint=Path("results/models/en-de/base/checkpoint_best.pt") if parent else None)
+        (results / "records" / "train" / "en-de").mkdir(parents=True, exist_ok=True)
+        (results / "records" / "train" / "en-de" / f"{model}.json").write_text(json.dumps(record))
+
+    def files():
+        return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file()}
+    assert (results / "checkpoints" / "en-de" / "style_token" / "init_report.json").is_file()
+    before = files()
+    Translator.load(Path("results/models/en-de/style_token"), device="cpu")  # in its study: its report untouched
+    assert files() == before
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(study, copy)
+    shutil.rmtree(study)
+    monkeypatch.chdir(tmp_path)
+    before = files()
+    translator = Translator.load(copy / "results" / "models" / "en-de" / "style_token", device="cpu")
+    hyps = translator.translate(["Where is it?", "I see the dog."], beam=2)
+    assert len(hyps) == 2 and all(isinstance(h, str) for h in hyps)
+    assert files() == before

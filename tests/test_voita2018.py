@@ -292,6 +292,35 @@ def test_measure_selects_distance_one_examples_with_several_nouns():
     assert result["pronouns"]["it"] == {"n": 2, "attention": 0.5, "random": 0.5, "first": 0.5, "last": 0.5}
 
 
+def test_attention_on_the_antecedents_determiner_or_possessive_agrees():
+    """Voita et al. 5.3.2: the antecedent is a noun phrase, "usually a determiner or a possessive pronoun followed
+    by a noun", and attention agrees when its top token "falls within the antecedent span"."""
+    from mtcue.evaluation.attention import antecedent_span
+
+    assert antecedent_span("I gave the key to my sister.", "key") == {2, 3}
+    assert antecedent_span("Have you seen my phone?", "phone") == {3, 4}
+    assert antecedent_span("Keys are here.", "keys") == {0}
+    assert antecedent_span("The key, the sister and the key.", "key") == {0, 1, 5, 6}
+
+    def example(i, line, antecedent):
+        return {"id": i, "text": "Where is it?", "previous": {"en": [line]}, "candidates": ["x", "y"], "correct": 0,
+                "group": {"phenomenon": "pronoun", "pronoun": "er", "distance": 1},
+                "anaphor": {"pronoun": "it", "antecedent": antecedent, "nouns": ["key", "sister"]}}
+
+    suite = [example("a", "I gave the key to my sister.", "key")]
+    pieces = lambda text: ["▁" + w for w in text.split()]  # noqa: E731
+
+    def attend_to(word):
+        def attend(source, context):
+            a = np.full((len(source) + 1, len(context) + 2), 0.01)
+            a[:, 1 + word] = 0.9  # column 0 is the marker
+            return a
+        return attend
+
+    for word, agrees in ((2, True), (3, True), (5, False), (6, False)):  # the, key / my, sister.
+        assert measure(suite, "en", pieces, attend_to(word))["pronouns"]["it"]["attention"] == float(agrees), word
+
+
 # ---- a tiny real training, then the in-memory API and the attention analysis ------------------------
 
 def tiny_corpus(path, n_docs, seed):

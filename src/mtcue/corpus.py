@@ -45,20 +45,24 @@ def marker_tokens(text: str) -> set[str]:
     return {t for t in map(_strip_punctuation, text.split()) if t}
 
 
+SIDES = {1: "one language code (the source)", 2: "two language codes"}
+
+
 class CorpusError(ValueError):
     """A corpus file does not follow docs/formats.md; the message names file and line."""
 
 
-def _check(sample: object, langs: tuple[str, str] | None) -> str | None:
-    """Return what is wrong with one record, or None."""
+def sample_problem(sample: object, langs: tuple[str, ...] | None = None, sides: int = 2) -> str | None:
+    """What is wrong with one record, or None. `sides`: the languages its `text` holds (a contrastive suite's
+    example: its source only, docs/formats.md section 8)."""
     if not isinstance(sample, dict):
         return "expected a JSON object"
     for key in ("id", "doc_id", "text", "previous", "meta"):
         if key not in sample:
             return f"missing field '{key}'"
     text = sample["text"]
-    if not isinstance(text, dict) or len(text) != 2 or not all(isinstance(t, str) for t in text.values()):
-        return "'text' must map exactly two language codes to strings"
+    if not isinstance(text, dict) or len(text) != sides or not all(isinstance(t, str) for t in text.values()):
+        return f"'text' must map exactly {SIDES[sides]} to strings"
     if langs is not None and set(text) != set(langs):
         return f"'text' has languages {sorted(text)}, expected {sorted(langs)}"
     previous = sample["previous"]
@@ -91,7 +95,7 @@ def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Itera
                 sample = json.loads(line)
             except json.JSONDecodeError as err:
                 raise CorpusError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-            problem = _check(sample, langs)
+            problem = sample_problem(sample, langs)
             if problem:
                 raise CorpusError(f"{path}:{lineno}: {problem} (see docs/formats.md)")
             yield sample

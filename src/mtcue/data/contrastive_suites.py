@@ -16,13 +16,16 @@ import json
 import re
 from pathlib import Path
 
-from mtcue.corpus import META_FIELDS
+from mtcue.config import langs_of
+from mtcue.corpus import META_FIELDS, read_corpus
 from mtcue.data.clean import clean_line
 from mtcue.evaluation.contrastive import contrapro_distance
-from mtcue.io import read_text, read_text_lines, write_jsonl
+from mtcue.io import read_text, write_jsonl
 
 VOITA2019_SETS = {"deixis": "deixis_test", "lex_cohesion": "lex_cohesion_test", "ellipsis_infl": "ellipsis_infl",
                   "ellipsis_vp": "ellipsis_vp"}  # suite voita2019_{key} <- consistency_testsets/{value}.json
+EVALSET_PAIRS = {"contrapro": "en-de", "lopes": "en-fr"}  # each set's direction (docs/formats.md, section 6)
+VOITA2019_PAIR = "en-ru"
 EOS = " _eos "
 _WORD = re.compile(r"\w+")
 
@@ -36,28 +39,49 @@ def _reference_word(reference: str, variants: list[str]) -> str | None:
 
 def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
     """ContraPro's or Lopes et al.'s converted set (results/eval/{name}/{pair}/test.jsonl) as a suite."""
-    if name not in ("contrapro", "lopes"):
+    if name not in EVALSET_PAIRS:
         raise ValueError(f"unknown evaluation set {name!r}: contrapro or lopes")
+    pair = EVALSET_PAIRS[name]
+    src, tgt = langs_of(pair)  # by name: a set written target-first keeps English the source
     examples = []
-    for lineno, line in read_text_lines(path):
-        sample = json.loads(line)
-        where = f"{path}:{lineno}"
-        if not sample.get("contrastive"):
-            raise ValueError(f"{where}: no 'contrastive' variants (a converted {name} set lists them)")
-        src, tgt = sample["text"]  # the corpus format's two languages, source first
+    for n, sample in enumerate(read_corpus(path, (src, tgt)), 1):
+        where = f"{path}:{n}"  # read_corpus reads every line, so n is the line
+        contrastive = sample.get("contrastive")
+        if not isinstance(contrastive, list) or not contrastive or not all(isinstance(c, str) and c.strip()
+                                                                           for c in contrastive):
+            raise ValueError(f"{where}: 'contrastive' must list the contrastive translations (non-empty strings), "
+                             f"got {contrastive!r}")
         reference = sample["text"][tgt]
         if name == "contrapro":
-            ph = sample.get("phenomenon") or {}
-            src_pronoun, ref_pronoun = (ph.get(k) or "" for k in ("src_pronoun", "ref_pronoun"))
-            group = {"category": f"{src_pronoun.lower()}:{ref_pronoun.lower()}", "pronoun": ref_pronoun.lower(),
-                     **({"distance": contrapro_distance(ph["ante_distance"])}
-                        if ph.get("ante_distance") is not None else {})}
+            group = _contrapro_group(sample.get("phenomenon") or {}, where)
         else:
-            group = {"pronoun": _reference_word(reference, sample["contrastive"]) or "other"}
-        examples.append({"id": sample["id"], "doc_id": sample["doc_id"], "text": {src: sample["text"][src]},
-                         "previous": {src: sample["previous"][src]}, "meta": sample["meta"],
-                         "cues": sample.get("cues", []), "candidates": [reference, *sample["contrastive"]],
-                         "correct": 0, "group": group})
+            group = {"pronoun": _reference_word(reference, contrastive) or "other"}
+        examples.append({"id": sample["id"], "doc_id": sample["doc_id"], "direction": pair,
+                         "text": {src: sample["text"][src]}, "previous": {src: sample["previous"][src]},
+                         "meta": sample["meta"], "cues": sample.get("cues", []),
+                         "candidates": [reference, *contrastive], "correct": 0, "group": group})
+    return _write_suite(examples, path, out)
+
+
+def _contrapro_group(phenomenon: dict, where: str) -> dict:
+    """ContraPro's breakdowns of one example (its evaluate.py's): pronoun pair, reference pronoun, distance."""
+    if not isinstance(phenomenon, dict):
+        raise ValueError(f"{where}: 'phenomenon' must be an object {{src_pronoun, ref_pronoun, ante_distance}}")
+    pronouns = [phenomenon.get(k) or "" for k in ("src_pronoun", "ref_pronoun")]
+    for key, value in zip(("src_pronoun", "ref_pronoun"), pronouns):
+        if not isinstance(value, str):
+            raise ValueError(f"{where}: 'phenomenon.{key}' must be a string, got {value!r}")
+    distance = phenomenon.get("ante_distance")
+    if distance is not None and (not isinstance(distance, int) or isinstance(distance, bool) or distance < 0):
+        raise ValueError(f"{where}: 'phenomenon.ante_distance' must be a number of sentences (0, 1, ...) or null, "
+                         f"got {distance!r}")
+    return {"category": f"{pronouns[0].lower()}:{pronouns[1].lower()}", "pronoun": pronouns[1].lower(),
+            **({"distance": contrapro_distance(distance)} if distance is not None else {})}
+
+
+def _write_suite(examples: list[dict], path: str | Path, out: str | Path) -> int:
+    if not examples:  # an empty suite would score as no accuracy at all, downstream
+        raise ValueError(f"{path}: no examples: the input holds none; is it the right file?")
     return write_jsonl(out, examples)
 
 
@@ -66,23 +90,44 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
     key = suite.removeprefix("voita2019_")
     if key not in VOITA2019_SETS:
         raise ValueError(f"unknown Voita et al. 2019 set {suite!r}: " + ", ".join(f"voita2019_{k}" for k in VOITA2019_SETS))
-    rows = json.loads(read_text(json_path))
+    try:
+        rows = json.loads(read_text(json_path))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{json_path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    if not isinstance(rows, list):
+        raise ValueError(f"{json_path}: expected a JSON list of examples (objects with src, dst, true_ind)")
+    src, tgt = langs_of(VOITA2019_PAIR)
     examples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: expected an object with src, dst, true_ind")
+        if not isinstance(row.get("src"), str):
+            raise ValueError(f"{where}: 'src' must be a string (sentences joined by {EOS.strip()!r})")
+        if not isinstance(row.get("dst"), list) or not all(isinstance(d, str) for d in row["dst"]):
+            raise ValueError(f"{where}: 'dst' must list the candidates (strings)")
         source = row["src"].split(EOS)
         candidates = [d.split(EOS) for d in row["dst"]]
-        if len(source) < 2 or any(len(c) != len(source) for c in candidates):
-            raise ValueError(f"{where}: 'src' and every 'dst' must hold the same number of sentences joined by "
-                             f"{EOS.strip()!r}")
+        if len(source) < 2 or len(candidates) < 2 or any(len(c) != len(source) for c in candidates):
+            raise ValueError(f"{where}: 'src' and every 'dst' (at least two) must hold the same number of sentences "
+                             f"joined by {EOS.strip()!r}")
         if any(c[:-1] != candidates[0][:-1] for c in candidates):
             raise ValueError(f"{where}: the candidates differ in their context sentences, not only the last")
-        if not 0 <= row["true_ind"] < len(candidates):
-            raise ValueError(f"{where}: true_ind {row['true_ind']} is not a candidate's index")
-        group = {"set": key, **({"distance": int(row["ctx_dist"])} if "ctx_dist" in row else {})}
-        examples.append({"id": f"{suite}.{i:06d}", "doc_id": f"{suite}.{i:06d}", "text": {"en": clean_line(source[-1], "en")},
-                         "previous": {"en": [clean_line(s, "en") for s in reversed(source[:-1])]},
+        true = row.get("true_ind")
+        if not isinstance(true, int) or isinstance(true, bool) or not 0 <= true < len(candidates):
+            raise ValueError(f"{where}: 'true_ind' must be a candidate's index (0..{len(candidates) - 1}), got "
+                             f"{true!r}")
+        group = {"set": key}
+        if "ctx_dist" in row:
+            try:
+                group["distance"] = int(row["ctx_dist"])
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {row['ctx_dist']!r}"
+                                 ) from None
+        examples.append({"id": f"{suite}.{i:06d}", "doc_id": f"{suite}.{i:06d}", "direction": VOITA2019_PAIR,
+                         "text": {src: clean_line(source[-1], src)},
+                         "previous": {src: [clean_line(s, src) for s in reversed(source[:-1])]},
                          "meta": dict.fromkeys(META_FIELDS), "cues": [],
-                         "candidates": [clean_line(c[-1], "ru") for c in candidates], "correct": row["true_ind"],
+                         "candidates": [clean_line(c[-1], tgt) for c in candidates], "correct": row["true_ind"],
                          "group": group})
-    return write_jsonl(out, examples)
+    return _write_suite(examples, json_path, out)

@@ -3,8 +3,11 @@ sentence point at the pronoun's antecedent? For each pronoun example of the synt
 whose antecedent is in the previous line (distance 1) and whose previous line has more than one noun,
 the context token with the most attention from the pronoun (the source encoder's last layer, its
 context attention averaged over heads, over the pronoun's pieces; marker, </s> and punctuation
-excluded) agrees when it lies inside the antecedent. Baselines as the seed's: the first noun, the
-last noun and a random noun of the context line (its expected agreement, 1 / number of nouns)."""
+excluded) agrees when it lies inside the antecedent span: the noun and the determiner or possessive
+directly before it (Voita et al., section 5.3.2: "an antecedent noun phrase (usually a determiner or a
+possessive pronoun followed by a noun)"; "If this token falls within the antecedent span, then we treat
+it as agreement"). Baselines as the paper's: the first noun, the last noun and a random noun of the
+context line (its expected agreement, 1 / number of nouns)."""
 from __future__ import annotations
 
 import re
@@ -16,6 +19,8 @@ import numpy as np
 
 WORD_START = "\u2581"  # SentencePiece's word-boundary mark
 PUNCTUATION = set(string.punctuation) | set("«»„“”‘’…—–¿¡")
+# English determiners and possessives that open an antecedent noun phrase (its span starts there).
+DETERMINERS = frozenset("the a an this that these those my your his her its our their".split())
 
 
 def normalise(word: str) -> str:
@@ -40,6 +45,16 @@ def word_positions(line: str, word: str) -> list[int]:
     return [i for i, w in enumerate(line.split()) if normalise(re.split("['’]", w)[0]) == target]
 
 
+def antecedent_span(line: str, antecedent: str) -> set[int]:
+    """Word positions of the antecedent noun phrase(s) in `line`: each position of the noun and the
+    determiner or possessive directly before it."""
+    words = line.split()
+    span = set()
+    for p in word_positions(line, antecedent):
+        span |= {p - 1, p} if p > 0 and normalise(words[p - 1]) in DETERMINERS else {p}
+    return span
+
+
 def most_attended_word(attention: np.ndarray, pronoun_rows: Sequence[int], context_words: Sequence[int]) -> int:
     """The context word of the token with the most attention from the pronoun's rows (their mean), among
     the tokens with a word (`context_words` >= 0: marker, </s> and punctuation are -1)."""
@@ -51,7 +66,7 @@ def most_attended_word(attention: np.ndarray, pronoun_rows: Sequence[int], conte
 
 
 def heuristics(nouns: Sequence[int], antecedent: set[int]) -> dict[str, float]:
-    """Agreement of the seed's baselines: first, last and (expected) random noun of the context line."""
+    """Agreement of Voita et al.'s baselines: first, last and (expected) random noun of the context line."""
     ordered = sorted(nouns)
     return {"random": sum(n in antecedent for n in ordered) / len(ordered),
             "first": float(ordered[0] in antecedent), "last": float(ordered[-1] in antecedent)}
@@ -98,7 +113,7 @@ def source_text(example: dict, src: str) -> str:
 
 def selected(examples: Sequence[dict], src: str, min_nouns: int = 2) -> list[dict]:
     """The suite's pronoun examples at distance 1 whose context line has at least `min_nouns` nouns (the
-    seed's Table 7: 2; its Table 6: 1)."""
+    Voita et al.'s Table 7: 2; its Table 6: 1)."""
     out = []
     for e in examples:
         group, anaphor = e.get("group") or {}, e.get("anaphor")
@@ -125,7 +140,7 @@ def measure(examples: Sequence[dict], src: str, pieces, attend, min_nouns: int =
         pronoun_rows = [i for i, w in enumerate(piece_words(source)) if w == pronoun[0]]
         context_words = [-1, *piece_words(context), -1]  # marker and </s> excluded
         attention = np.asarray(attend(source, context))
-        antecedent = set(word_positions(line, anaphor["antecedent"]))
+        antecedent = antecedent_span(line, anaphor["antecedent"])
         nouns = sorted({p for n in anaphor["nouns"] for p in word_positions(line, n)})
         rows.append({"pronoun": anaphor["pronoun"].lower(),
                      "attention": most_attended_word(attention, pronoun_rows, context_words) in antecedent,

@@ -13,9 +13,11 @@ This module reads scores only; the forced decoding that makes them is mtcue.mode
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 
+from mtcue.corpus import sample_problem
 from mtcue.io import read_text_lines
 
 # Sets whose candidates differ where only the *target-side* context decides (Voita et al. 2019: the
@@ -23,6 +25,7 @@ from mtcue.io import read_text_lines
 # only cannot tell its candidates apart from the context, so its score there is no measure of context use.
 NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
 MEASURES = ("sum", "mean")
+DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")
 
 
 def check_example(example: dict, where: str) -> None:
@@ -38,12 +41,15 @@ def check_example(example: dict, where: str) -> None:
         raise ValueError(f"{where}: 'group' must be an object such as {{\"pronoun\": \"sie\", \"distance\": 2}}")
 
 
-def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
-    """The examples of a suite file (JSONL, docs/formats.md section 8), checked; errors name file and line."""
+def read_suite(path: str | Path, direction: str | None = None) -> list[dict]:
+    """The examples of a suite file (JSONL, docs/formats.md section 8), checked; errors name file and line.
+    Each example's `direction` is the suite's language pair: its lines' own, else the folder's
+    (results/eval/contrastive/{direction}/). `direction`: the scoring model's; a suite of another pair is refused."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: contrastive suite not found (run the step that writes it first)")
-    examples = []
+    folder = path.parent.name if DIRECTION.fullmatch(path.parent.name) else None
+    examples, lines = [], {}
     for lineno, line in read_text_lines(path):
         where = f"{path}:{lineno}"
         try:
@@ -55,13 +61,40 @@ def read_suite(path: str | Path, source_lang: str | None = None) -> list[dict]:
         for key in ("id", "doc_id", "text", "previous", "meta", "candidates", "correct"):
             if key not in example:
                 raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 8)")
-        if source_lang is not None and not isinstance(example["text"].get(source_lang), str):
-            raise ValueError(f"{where}: 'text' has no '{source_lang}' source ({', '.join(example['text'])})")
+        pair = example.setdefault("direction", folder)
+        if pair is None:
+            raise ValueError(f"{where}: the suite names no language pair: give each line a 'direction' (\"en-de\"), "
+                             "or keep the file in results/eval/contrastive/{direction}/")
+        if not isinstance(pair, str) or not DIRECTION.fullmatch(pair):
+            raise ValueError(f"{where}: 'direction' must be a language pair such as \"en-de\", got {pair!r}")
+        if examples and pair != examples[0]["direction"]:
+            raise ValueError(f"{where}: an {pair} example, but line 1 is {examples[0]['direction']}: a suite holds "
+                             "one language pair")
+        # the corpus format's source side: the scoring reads these fields as the translation step does
+        problem = sample_problem(example, (pair.split("-")[0],), sides=1)
+        if problem:
+            raise ValueError(f"{where}: {problem} (see docs/formats.md, sections 1 and 8)")
         check_example(example, where)
+        if not isinstance(example["id"], str):
+            raise ValueError(f"{where}: 'id' must be a string, got {example['id']!r}")
+        if example["id"] in lines:  # it would be counted once per copy
+            raise ValueError(f"{where}: id {example['id']!r} again (first on line {lines[example['id']]}): "
+                             "each example once")
+        lines[example["id"]] = lineno
         examples.append(example)
     if not examples:
         raise ValueError(f"{path}: the suite has no examples")
+    if direction is not None:
+        check_direction(examples, direction, path)
     return examples
+
+
+def check_direction(examples: list[dict], direction: str, path: str | Path) -> None:
+    """Refuse scoring the suite `examples` (read from `path`) with a model of another language pair."""
+    suite = examples[0]["direction"]
+    if suite != direction:
+        raise ValueError(f"{path}: a suite of {suite}, but the model translates {direction}: score it with a model "
+                         f"of {suite}, or give a suite of {direction}")
 
 
 def verdict(scores: list[float], correct: int) -> tuple[bool, bool]:

@@ -20,6 +20,8 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from mtcue.models.fairseq_args import FAIRSEQ_ARCH
+
 log = logging.getLogger(__name__)
 LAST, BEST = "checkpoint_last.pt", "checkpoint_best.pt"
 
@@ -151,8 +153,9 @@ def recover_checkpoint_dir(ckpt_dir: Path) -> None:
         log.warning("no intact checkpoint left in %s: training starts afresh", ckpt_dir)
 
 
-def check_belongs(checkpoint: Path, direction: str, data_bin: Path) -> int:
-    """Refuse a checkpoint used from another model's folder: its languages must be `direction`'s and its
+def check_belongs(checkpoint: Path, direction: str, data_bin: Path, model_type: str | None = None) -> int:
+    """Refuse a checkpoint used from another model's folder: its languages must be `direction`'s, its
+    architecture `model_type`'s (the training record's: it decides the context the model is fed) and its
     embeddings as large as the dictionaries in `data_bin` (an en-de model in a de-en folder would read
     German pieces with English ids). Returns the longest source, in tokens, the model reads."""
     check_checkpoint(checkpoint, "the model's checkpoint")
@@ -162,6 +165,11 @@ def check_belongs(checkpoint: Path, direction: str, data_bin: Path) -> int:
     if trained != direction:
         raise CheckpointError(f"{checkpoint}: trained for {trained}, but it sits among the {direction} models; use "
                               f"it from the study that trained it (results/models/{trained}/...)")
+    arch, expected = _arch(model), FAIRSEQ_ARCH.get(model_type)
+    if arch and expected and arch != expected:
+        raise CheckpointError(f"{checkpoint}: a {arch} checkpoint, but the model's training record says {model_type} "
+                              f"(arch {expected}): checkpoint and record are of different models; put the model's own "
+                              "checkpoint back, or retrain it")
     for side, lang in zip(("encoder", "decoder"), direction.split("-")):
         rows = state["model"][f"{side}.embed_tokens.weight"].shape[0]
         dictionary = data_bin / f"dict.{lang}.txt"
@@ -177,6 +185,15 @@ def style_symbols(task) -> int:
     """The level symbols the style_token task adds to the dictionaries (plugin/style_task.py); 0 otherwise."""
     mode = task.get("style_mode") if isinstance(task, Mapping) else getattr(task, "style_mode", None)
     return 5 if mode == "token" else 0
+
+
+def _arch(model) -> str | None:
+    """The fairseq architecture a checkpoint's model config names (None where it names none)."""
+    for key in ("arch", "_name"):
+        value = model.get(key) if isinstance(model, Mapping) else getattr(model, key, None)
+        if value:
+            return value
+    return None
 
 
 def _field(node, key: str):

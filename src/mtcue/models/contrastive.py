@@ -4,26 +4,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from mtcue.config import langs_of
+from mtcue.evaluation.contrastive import check_direction, read_suite
 
 
-def score_suite(model_dir: str | Path, examples: list[dict], batch_size: int = 64, threads: int | None = None
-                ) -> tuple[str, list[list[tuple[float, int]]]]:
-    """(direction, per example and candidate (summed log-prob, tokens)): every candidate force-decoded by the
-    model in `model_dir` with the example's own context (its previous lines, metadata and cues)."""
+def score_suite(model_dir: str | Path, suite: str | Path, batch_size: int = 64, threads: int | None = None
+                ) -> tuple[str, list[dict], list[list[tuple[float, int]]]]:
+    """(direction, the suite's examples, per example and candidate (summed log-prob, tokens)): every candidate
+    of the suite file `suite` force-decoded by the model in `model_dir` with the example's own context (its
+    previous lines, metadata and cues). The suite is checked before the model loads, and must be of the
+    model's language pair."""
     import torch
 
     from mtcue.models.translator import Translator
 
+    examples = read_suite(suite)
     if threads:
         torch.set_num_threads(threads)
     translator = Translator.load(model_dir)
-    src, tgt = langs_of(translator.direction)
+    check_direction(examples, translator.direction, suite)
+    src = langs_of(translator.direction)[0]
     # The target side of the corpus format is left out: each candidate fills it in turn.
-    samples = [{**ex, "text": {src: ex["text"][src]}, "previous": {src: ex["previous"].get(src, [])}}
-               for ex in examples]
-    for i, ex in enumerate(examples):
-        if src not in ex["text"]:
-            raise ValueError(f"example {i + 1} ({ex['id']}): no '{src}' source text for a {translator.direction} model")
+    samples = [{**ex, "text": {src: ex["text"][src]}, "previous": {src: ex["previous"][src]}} for ex in examples]
     with torch.no_grad():
-        return translator.direction, translator.score_samples(samples, [ex["candidates"] for ex in examples],
-                                                              batch_size)
+        return translator.direction, examples, translator.score_samples(
+            samples, [ex["candidates"] for ex in examples], batch_size)

@@ -18,6 +18,14 @@ FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "no
 STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 
+def context_marker(model_type: str) -> bool:
+    """Whether a model's token-store context sentences start with the `<s>` marker: Voita et al.'s
+    models (VOITA-CONTEXT, CONCAT) mark them (their paper); the sequence-shortening family encodes a
+    context sentence as `tokens </s>`, exactly as a current sentence (the authors' code), so that its
+    cached states are the ones the sentence had as the current one."""
+    return model_type not in SHORTENING_TYPES
+
+
 def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str | Path | None) -> list[str]:
     src, tgt = direction.split("-")
     # fairseq drops a last batch smaller than --required-batch-size-multiple (default 8),
@@ -30,6 +38,7 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
         args += ["--task", "contextual_translation", "--context-dir", str(context_dir)]
         if spec["context"]["kind"] == "tokens":
             args += ["--context-slot", spec["context"]["slot"]]
+            args += [] if context_marker(spec["type"]) else ["--no-context-marker"]
         else:
             args += ["--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
@@ -85,7 +94,7 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
             "--clip-norm", t["clip_norm"], "--dropout", t["dropout"], "--weight-decay", t["weight_decay"],
             "--max-tokens", t["max_tokens"], "--update-freq", update_freq_per_gpu(spec, gpus),
             "--max-epoch", t["max_epoch"], "--patience", t["patience"], "--seed", spec["seed"]]
-    args += ["--batch-size", t["batch_size"]] if t.get("batch_size") else []  # sentences (the style seed's 16)
+    args += ["--batch-size", t["batch_size"]] if t.get("batch_size") else []  # sentences (the style-control paper's 16)
     args += ["--fp16"] if fp16 else []
     args += [] if use_cuda else ["--cpu"]
     return [str(a) for a in args]

@@ -1,5 +1,5 @@
-"""Memory growth with the number of context sentences (the seed's Figure 4, sequence shortening; the
-training step is an extra the seed lacks), measured without data or trained weights.
+"""Memory growth with the number of context sentences (the shortening paper's Figure 4, sequence shortening; the
+training step is an extra the shortening paper lacks), measured without data or trained weights.
 
 Each document-level model of a config is built at the config's sizes with random weights (memory
 depends on shapes, not on trained values) and run on one fixed generated batch whose context holds
@@ -13,7 +13,8 @@ What c context sentences are, by the model's context kind (CONTEXT_KIND):
 - "tokens" (CONCAT, VOITA-CONTEXT): c previous sentences, each `<s> line </s>` as the token store
   batches a slot, concatenated into one context sequence. A model whose arch names its number of
   context sentences (`context_sentences`, the sequence-shortening family, which reads slots
-  prev1..prevC as [B, C, L]) is built for c sentences and reads them stacked, [B, c, L]: with
+  prev1..prevC as [B, C, L], each `line </s>` without the marker: fairseq_args.context_marker) is
+  built for c sentences and reads them stacked, [B, c, L]: with
   random weights, the model trained with fewer sentences reading c differs from it only in the
   size of its per-sentence embeddings.
 - "vectors" (MTCUE, NOVOTNEY-CUE): c previous-line vectors (doc1..docc) beside doc0 and the
@@ -62,21 +63,23 @@ def peak_bytes(fn: Callable[[], object], device: torch.device) -> int:
     return peak
 
 
-def _sentences(bsz: int, length: int, n: int, dictionary, gen: torch.Generator) -> list[torch.Tensor]:
-    """`n` context sentences, each [bsz, length + 1]: `<s> words </s>` (the token store's slot)."""
+def _sentences(bsz: int, length: int, n: int, dictionary, gen: torch.Generator, marker: bool) -> list[torch.Tensor]:
+    """`n` context sentences as the token store's slot: `<s> words </s>` [bsz, length + 1] with the
+    `marker`, else `words </s>` [bsz, length] (a source sentence's length)."""
     d = dictionary
     out = []
     for _ in range(n):
         words = torch.randint(d.nspecial, len(d), (bsz, length - 1), generator=gen)
-        out.append(torch.cat([torch.full((bsz, 1), d.bos()), words, torch.full((bsz, 1), d.eos())], dim=1))
+        first = [torch.full((bsz, 1), d.bos())] if marker else []
+        out.append(torch.cat([*first, words, torch.full((bsz, 1), d.eos())], dim=1))
     return out
 
 
 def make_batch(model, task, kind: str, n_context: int, bsz: int, length: int, gen: torch.Generator,
-               doc_columns: int = 0, other_columns: int = 0, stacked: bool = False) -> dict:
+               doc_columns: int = 0, other_columns: int = 0, stacked: bool = False, marker: bool = True) -> dict:
     """A training sample of `bsz` sentences of `length` pieces (source and target, `</s>` included)
     with `n_context` context sentences, as `model` reads them (see the module's docstring); `stacked`:
-    token context as [bsz, n_context, length + 1] rather than concatenated."""
+    token context as [bsz, n_context, length (+ 1 with the `marker`)] rather than concatenated."""
     d = task.source_dictionary
     words = torch.randint(d.nspecial, len(d), (bsz, length - 1), generator=gen)
     eos = torch.full((bsz, 1), d.eos())
@@ -85,7 +88,7 @@ def make_batch(model, task, kind: str, n_context: int, bsz: int, length: int, ge
     net_input = {"src_tokens": src, "src_lengths": torch.full((bsz,), length),
                  "prev_output_tokens": torch.cat([eos, target_words], dim=1)}
     if kind == "tokens":
-        sentences = _sentences(bsz, length, n_context, d, gen)
+        sentences = _sentences(bsz, length, n_context, d, gen, marker)
         context = torch.stack(sentences, dim=1) if stacked else torch.cat(sentences, dim=1)
         net_input.update(context=context, context_padding_mask=context.eq(d.pad()))
     elif kind == "vectors":
@@ -158,7 +161,7 @@ def measure(plan: dict, device: str | None = None) -> list[dict]:
             model = build_model(model_type, {**arch_args, "dropout": spec["training"]["dropout"]}, task).to(dev)
             gen = torch.Generator().manual_seed(plan["seed"])
             batch = _to(make_batch(model, task, kind, c, batch_cfg["sentences"], batch_cfg["length"], gen,
-                                   doc, len(columns) - doc, stacked), dev)
+                                   doc, len(columns) - doc, stacked, fa.context_marker(spec["type"])), dev)
             peaks = {"decode": decode_peak(model, batch, plan["beam"], dev),
                      "train": train_peak(model, batch, spec["training"], dev)}
             for phase in PHASES:

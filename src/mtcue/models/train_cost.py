@@ -58,6 +58,7 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
     right-padded, as fairseq's LanguagePairDataset collates) and target; context as the model reads
     it (`task.context_kind` set by build_model)."""
     from mtcue.config import store_kind
+    from mtcue.models.fairseq_args import context_marker
 
     d = task.source_dictionary
     pad, eos, bsz = d.pad(), d.eos(), len(pairs)
@@ -78,10 +79,11 @@ def make_batch(pairs: list[tuple[int, int]], task, model_type: str, gen: torch.G
     elif kind == "tags":
         net_input["context"] = torch.randint(0, task.n_tags, (bsz, task.n_columns), generator=gen)
     elif kind == "tokens":  # a previous sentence as long as the source, as the token store batches it
-        context = torch.full((bsz, src_len + 1), pad)
+        first = [d.bos()] if context_marker(model_type) else []
+        context = torch.full((bsz, src_len + len(first)), pad)
         for i, (s, _) in enumerate(pairs):
             words = torch.randint(d.nspecial, len(d), (s - 1,), generator=gen)
-            context[i, src_len - s:] = torch.cat([torch.tensor([d.bos()]), words, torch.tensor([eos])])
+            context[i, src_len - s:] = torch.cat([torch.tensor(first, dtype=torch.long), words, torch.tensor([eos])])
         net_input["context"], net_input["context_padding_mask"] = context, context.eq(pad)
         return {"net_input": net_input, "target": target}
     if kind:

@@ -26,7 +26,9 @@ def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str
     check_sources(sources)
     with torch_threads(threads):
         translator = Translator.load(model_dir)
-        return translator.translate_samples(translator.samples(sources, list(contexts), list(previous)), generation)
+        n = len(sources)  # the same lines for every sentence, given per sentence: never ambiguous
+        return translator.translate_samples(translator.samples(sources, [list(contexts)] * n, [list(previous)] * n),
+                                            generation)
 
 
 def _check_prompts(prompts) -> None:

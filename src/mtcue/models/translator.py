@@ -17,14 +17,16 @@ and `translate-corpus` are thin layers over it.
 Context: `context` strings (metadata such as "Drama, Family, Romance", cues such as "Formal
 conversation") fill the model's metadata columns, then its cue columns, in order; `previous` lines are
 its document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for
-every sentence, or a list with one list per sentence.
+every sentence (even a list as long as the sentences: then with a warning), or a list with one list per
+sentence; strings go by position, so a dict is refused.
 """
 from __future__ import annotations
 
 import json
 import logging
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -77,7 +79,7 @@ class TrainedModel:
             if not path.exists():
                 raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
                                         "in the study that trained it")
-        max_positions = check_belongs(checkpoint, direction, needed["binarised data"])
+        max_positions = check_belongs(checkpoint, direction, needed["binarised data"], spec["type"])
         return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store,
                    max_positions)
 
@@ -93,20 +95,49 @@ class TrainedModel:
         return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
 
 
+def _text(value: object, name: str, what: str = "a sentence") -> str:
+    """`value`, a string of valid Unicode text; a clear error naming the argument otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: {what} must be a string, not {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:  # a lone surrogate: no tokenizer or encoder reads it
+        raise ValueError(f"{name}: {value[err.start]!r} (character {err.start}) is a lone surrogate, not text; decode "
+                         "the input as UTF-8 (errors='surrogateescape' makes them)") from None
+    return value
+
+
+def _texts(value: object, name: str, what: str, each: str) -> list[str]:
+    """`value` as a list of strings (`what` they are; `each` of them); a mapping, a string or a non-iterable is
+    refused."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name}: give a list of {what} (strings), not {type(value).__name__}")
+    return [_text(v, f"{name}[{k}]", each) for k, v in enumerate(value)]
+
+
 def _per_sentence(value: Texts, n: int, name: str) -> list[list[str]]:
-    """`value` as one list of strings per sentence (a string or a flat list: the same for all)."""
+    """`value` as one list of strings per sentence: a string or a flat list is the same for all; a list of
+    lists, one per sentence. A flat list of exactly n strings (n > 1) is still shared, with a warning."""
     if value is None:
         return [[] for _ in range(n)]
     if isinstance(value, str):
-        return [[value] for _ in range(n)]
-    value = list(value)
+        return [[_text(value, name, "a context string")] for _ in range(n)]
+    if isinstance(value, Mapping) or not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name}: give a string, a list of strings (the same for every sentence) or one list of "
+                        f"strings per sentence, not {type(value).__name__}"
+                        + (" (strings are read in the order of the model's columns, t.context_columns, not by name)"
+                           if isinstance(value, Mapping) else ""))
     if all(isinstance(v, str) for v in value):
-        return [list(value) for _ in range(n)]
+        if n > 1 and len(value) == n:
+            warnings.warn(f"{name}: a flat list of {n} strings for {n} sentences is one list shared by every sentence; "
+                          f"for one per sentence give [[s] for s in {name}]", stacklevel=4)
+        shared = [_text(v, f"{name}[{k}]", "a context string") for k, v in enumerate(value)]
+        return [list(shared) for _ in range(n)]
     if len(value) != n or not all(isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v)
                                   for v in value):
         raise ValueError(f"{name}: give a string, a list of strings (the same for every sentence) or one list "
                          f"of strings per sentence ({n} sentences)")
-    return [list(v) for v in value]
+    return [[_text(s, f"{name}[{i}][{k}]", "a context string") for k, s in enumerate(v)] for i, v in enumerate(value)]
 
 
 @dataclass
@@ -141,6 +172,10 @@ class Translator:
         zero-shot model reading EAMT22's attribute sentences)."""
         import torch
 
+        if device not in (None, "cpu", "cuda"):
+            raise ValueError(f"device={device!r}: 'cpu' or 'cuda' (or leave it out: CUDA when there is a GPU)")
+        if device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("device='cuda', but torch sees no CUDA GPU here: use device='cpu', or leave it out")
         model = TrainedModel.find(model_dir)
         if columns:
             model = model.reading(list(columns))
@@ -153,7 +188,8 @@ class Translator:
     def translate(self, sources: Sequence[str], context: Texts = None, previous: Texts = None, beam: int = 5,
                   batch_size: int = 64, max_len_a: float = 1.2, max_len_b: int = 10) -> list[str]:
         """Translations of `sources` (one string each), read with `context` and `previous` lines."""
-        sources = [sources] if isinstance(sources, str) else list(sources)
+        sources = ([_text(sources, "sources")] if isinstance(sources, str)
+                   else _texts(sources, "sources", "sentences", "a sentence"))
         check_sources(sources)
         samples = self.samples(sources, context, previous)
         return self.translate_samples(samples, {"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
@@ -203,6 +239,11 @@ class Translator:
     def score_tokens(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
                      batch_size: int = 64) -> list[tuple[float, int]]:
         """(summed log-probability, tokens scored) of each candidate (see `score`)."""
+        _text(source, "source", "the sentence")
+        if isinstance(candidates, str):  # would be scored character by character
+            raise TypeError("candidates: give a list of candidate translations, not one string: "
+                            f"score(source, [{candidates[:40]!r}])")
+        candidates = _texts(candidates, "candidates", "candidate translations", "a candidate")
         check_sources([source, *candidates])
         return self.score_samples(self.samples([source], context, previous), [list(candidates)], batch_size)[0]
 

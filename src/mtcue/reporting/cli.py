@@ -111,7 +111,8 @@ def cmd_table_side_information(a):
                                  load_records(a.no_context_records, "score"),
                                  load_records(a.predicted_records, "score"),
                                  load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
-                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                                 _run_ids(a), tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
+                                 load_records(a.valid_records, "score"))
 
 
 def cmd_table_formality(a):
@@ -246,7 +247,7 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
-             "systems and the context attention's agreement with pronoun antecedents, beside the seed's")
+             "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s")
     s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
@@ -256,8 +257,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-shortening", cmd_table_shortening, "the sequence-shortening seed's Tables 2-3: BLEU and "
-             "contrastive accuracy (by antecedent distance) per model and context size, beside the seed's")
+    s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
+             "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's")
     s.add_argument("--cells", required=True,
                    help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
@@ -267,7 +268,7 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
-             "of feeding side-information labels against the baseline, contrastive accuracy, beside the seed's")
+             "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s")
     s.add_argument("--rows", required=True,
                    help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
                         '(table order)')
@@ -276,6 +277,9 @@ def register(step) -> None:
     s.add_argument("--predicted-records", nargs="*", default=[],
                    help="score records of the target-prefix model decoding with the labels it predicts")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
+    s.add_argument("--valid-records", nargs="*", default=[],
+                   help="score records of the validation split: the claims compare each system's grid point with "
+                        "the best validation BLEU (without them: the best test BLEU, said so in the table)")
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=float, default=0.05)

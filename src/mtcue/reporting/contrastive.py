@@ -4,10 +4,10 @@ CSV, long: one row per (direction, model, suite, group) with accuracy (0-1), n a
 the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); for every model
 but BASE its accuracy minus BASE's on the same examples (`vs_base`) and the paired-bootstrap interval of
 that difference (`vs_base_low`, `vs_base_high`: examples resampled, both models' verdicts together, as
-the quality table's BLEU); the seeds' published accuracies (shortening paper: ContraPro, Lopes et al.)
-are rows with their source named. Markdown/HTML: per direction, models x suites in %, with each suite's
-phenomena and distances, the difference from BASE and its interval in brackets, ties where there are
-any, and a note for the sets that need target-side context.
+the quality table's BLEU); the shortening paper's published accuracies (ContraPro, Lopes et al.) are rows
+with their source named. Markdown/HTML: per direction, models x suites in %, with each suite's phenomena
+and distances, the difference from BASE and its interval in brackets, ties where there are any, and a note
+for the sets that need target-side context.
 """
 from __future__ import annotations
 
@@ -24,10 +24,14 @@ from mtcue.reporting.tables import (BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, Run
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
-PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the seed's test sets by pair
+PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the shortening paper's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
 CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base", "vs_base_low",
-               "vs_base_high", "source"]  # then run_id
+               "vs_base_high", "source", "measure"]  # then run_id
+# What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
+# the per-token mean (its authors score with fairseq's SequenceScorer, whose score is the mean over the target's
+# tokens and </s>, and feed ContraPro's evaluate.py); its own table (reporting/shortening.py) shows ours so too.
+SUM_MEASURE, MEAN_MEASURE = "summed log-probability", "per-token mean log-probability"
 OURS = "this study"
 BASELINE = "base"  # the model every other one is compared with, on the same examples
 
@@ -61,14 +65,15 @@ def differences(records: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> di
 
 def long_rows(records: Sequence[dict], run_ids: RunIds | None = None,
               vs_base: dict[tuple, Difference] | None = None) -> pd.DataFrame:
-    """The CSV's rows: ours, then the seed's published ones; with `run_ids`, a `run_id` column (the MLflow
-    run of the row's model in its direction; empty for the seed's rows)."""
+    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the
+    MLflow run of the row's model in its direction; empty for the shortening paper's rows)."""
     vs_base = differences(records) if vs_base is None else vs_base
     rows, seen = [], set()
 
     def row(key: tuple, group: str, s: dict) -> list:
         d = vs_base.get((*key, group), {})
-        return [*key, group, s["accuracy"], s["n"], s["ties"], d.get("difference"), d.get("low"), d.get("high"), OURS]
+        return [*key, group, s["accuracy"], s["n"], s["ties"], d.get("difference"), d.get("low"), d.get("high"), OURS,
+                SUM_MEASURE]
 
     for r in records:
         key = (r["direction"], r["model"], r["suite"])
@@ -83,7 +88,7 @@ def long_rows(records: Sequence[dict], run_ids: RunIds | None = None,
         if p.pair in PAPER_SUITES:
             rows.append([p.pair, f"{p.model} ({p.context_size} previous)" if p.context_size else p.model,
                          PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, None, None, None,
-                         PAPER_LABEL])
+                         PAPER_LABEL, MEAN_MEASURE])
     df = pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if s == OURS else None
@@ -159,8 +164,9 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     layout = Layout("Contrastive accuracy (%): the correct candidate scored strictly best",
                     [direction_block(records, d, vs_base) for d in directions],
                     ["Every candidate is force-decoded with the example's own context; a tie with the best other "
-                     "candidate counts as wrong (ContraPro's rule). Summed log-probabilities; the CSV's records also "
-                     "hold the per-token mean's accuracy.",
+                     "candidate counts as wrong (ContraPro's rule). Ours: summed log-probabilities (the records also "
+                     "hold the per-token mean's accuracy); the shortening paper's numbers beside are by the per-token "
+                     "mean, its measure (the CSV's `measure`; `shortening.md` compares by it).",
                      f"In brackets: the model's accuracy minus {display_name(BASELINE)}'s on the same examples (points) "
                      f"and its {100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} resamples of "
                      "the examples); a model differs from it beyond chance only where the interval excludes 0.",

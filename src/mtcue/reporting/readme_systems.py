@@ -28,7 +28,7 @@ def _per_direction(ours: pd.DataFrame, rows: list[str]):
 
 def side_information_section(table: pd.DataFrame | None) -> list[str]:
     """Hoang et al. Table 3 on our directions: BLEU with the significance mark against BASE, the contrastive
-    accuracy where the direction has a suite, then each of the seed's claims as our numbers decide it."""
+    accuracy where the direction has a suite, then each of Hoang et al.'s claims as our numbers decide it."""
     if table is None or table.empty:
         return []
     ours = table[table["table"] == "bleu"]
@@ -43,14 +43,14 @@ def side_information_section(table: pd.DataFrame | None) -> list[str]:
             display[f"{direction} {metric.removeprefix('contrastive_')} contrastive %"] = [
                 _value(v, 1) for v in cell[metric]]
     claims = table[(table["table"] == "claims") & (table["metric"] == "holds")]
-    lines = ["Hoang et al. (2018), side information (Table 3 in `results/tables/side_information.md`, the seed's "
+    lines = ["Hoang et al. (2018), side information (Table 3 in `results/tables/side_information.md`, Hoang et al.'s "
              "numbers beside): test BLEU, + / − significantly above / below the baseline without side information "
              "(paired bootstrap, p ≤ 0.05); one run each:", "", *markdown_table(display), ""]
     for name, sentence in CLAIMS:
         verdicts = [f"{r['direction']} {'holds' if r['value'] == 1 else 'does not hold'}"
                     for _, r in claims[claims["row"] == name].iterrows() if not pd.isna(r["value"])]
         if verdicts:
-            lines.append(f"- The seed's claim \"{sentence}\": " + "; ".join(verdicts) + ".")
+            lines.append(f"- Hoang et al.'s claim \"{sentence}\": " + "; ".join(verdicts) + ".")
     return lines if lines[-1] else lines[:-1]
 
 
@@ -78,15 +78,15 @@ def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> l
                     f"{_value(row[f'{direction} average high'], 1)}])")
 
         display["Table 5 formal / informal (avg [95% CI])"] = [extremes(d, m) for d, m in sweep.index]
-    return ["Supervised style control (the Korean–English seed; `results/figures/style_levels.svg`, rows "
+    return ["Supervised style control (Jeong et al.'s Korean–English style-control paper; `results/figures/style_levels.svg`, rows "
             "\"(supervised)\" of Table 5): formal share (%) of each model's output on Table 5's test set at each "
             "style level (1 informal ... 5 formal), and Table 5's accuracy at levels 5 and 1 beside MTCUE's zero-shot "
             "figures above; one run each:", "", *markdown_table(display)]
 
 
 def shortening_section(table: pd.DataFrame | None) -> list[str]:
-    """The sequence-shortening seed's Tables 2-3 on our data: per system and context size, BLEU and the
-    synthetic contrastive accuracy (all / pronouns), and the pronouns by antecedent distance."""
+    """The shortening paper's Tables 2-3 on our data: per system and context size, BLEU and the synthetic
+    contrastive accuracy (all / pronouns, by the paper's per-token mean), and the pronouns by antecedent distance."""
     if table is None or table.empty:
         return []
     ours = table[table["source"] == "this study"]
@@ -102,7 +102,8 @@ def shortening_section(table: pd.DataFrame | None) -> list[str]:
         if distances:
             display[f"{direction} pronouns {'/'.join(distances)} %"] = [
                 "/".join(_value(cell.loc[r, d], 0) for d in distances) for r in rows]
-    return ["Sequence shortening (the seed's Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 numbers "
-            "beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and the "
-            "pronouns by antecedent distance) per system and number C of previous sentences read; one run each:",
+    return ["Sequence shortening (the shortening paper's Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 "
+            "numbers beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and "
+            "the pronouns by antecedent distance; candidates judged by their per-token mean log-probability, the "
+            "paper's measure) per system and number C of previous sentences read; one run each:",
             "", *markdown_table(display.fillna(NA))]

@@ -1,6 +1,6 @@
 """Hoang et al. (2018), Table 3: BLEU of the ways of feeding side-information labels, each against the
 baseline without side information (paired bootstrap), the synthetic contrastive suite's accuracy where the
-direction has one (en->xx), TAGGING and MTCUE beside, the seed's numbers beside ours, and the seed's three
+direction has one (en->xx), TAGGING and MTCUE beside, Hoang et al.'s numbers beside ours, and Hoang et al.'s three
 claims evaluated per direction (so that they can be read off the CSV)."""
 from __future__ import annotations
 
@@ -18,14 +18,15 @@ from mtcue.reporting.tables import BOOTSTRAP, NA, PAPER_FIGURES, Bootstrap, RunI
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
 PREDICTED = "predicted_labels"  # the row variant: the target-prefix model predicting its labels
-# The seed's row of each of ours: (model type, variant) -> the seed's method name.
+# Hoang et al.'s row of each of ours: (model type, variant) -> Hoang et al.'s method name.
 PAPER_ROW = {("base", ""): "base", ("si_src_prefix", ""): "si-src-prefix", ("si_src_suffix", ""): "si-src-suffix",
              ("si_trg_prefix", PREDICTED): "si-trg-prefix-p", ("si_trg_prefix", ""): "si-trg-prefix-h",
              ("si_output_layer", ""): "output-layer", ("si_output_layer", NO_CONTEXT): "w/o side info",
              ("si_mtl", ""): "mtl"}
-# The seed's claims, each over the rows of one direction: (name, sentence).
+# Hoang et al.'s claims, each over the rows of one direction: (name, sentence).
 CLAIMS = (
-    ("output_layer_best", "output-layer has the highest BLEU of the seed's systems (baseline, every variant)"),
+    ("output_layer_best",
+     "output-layer has the highest BLEU of Hoang et al.'s systems (baseline, every variant; chosen points)"),
     ("mtl_above_output_layer_without_labels", "mtl (no labels at test) is above output-layer decoded without labels"),
     ("trg_prefix_h_not_above_base", "si-trg-prefix-h (labels given as target prefix) is no better than the baseline"),
 )
@@ -74,19 +75,53 @@ def side_information_frame(rows: Sequence[dict], scores: Sequence[dict], no_cont
     return pd.DataFrame(out, columns=["table", "direction", "row", "metric", "value", "model", "variant"])
 
 
-def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
-    """Per direction, whether each of the seed's claims holds on our BLEU (1 / 0; NaN where a row it
-    compares is missing). Each (type, variant) is represented by its first row (a grid's other points are
-    shown, not compared); "best" is over the seed's systems: the baseline and every si_* row."""
-    by_type: dict[tuple[str, str], str] = {}
+# How a type's grid point was chosen: the CSV's table "chosen", its metric (the value: the BLEU that chose it).
+ONLY_POINT, ON_VALID, ON_TEST = "only_point", "validation_bleu", "test_bleu"
+CHOSEN_BY = {ONLY_POINT: "its only grid point", ON_VALID: "best validation BLEU",
+             ON_TEST: "best test BLEU (no validation scores: optimistic)"}
+
+
+def chosen_points(rows: Sequence[dict], test_bleu: dict[str, float], valid_bleu: dict[str, float]
+                  ) -> dict[tuple[str, str], tuple[str, str, float]]:
+    """One direction: (type, variant) -> (the label of its chosen row, how it was chosen, the BLEU that chose
+    it; NaN for an only point without a test score). A type's grid points
+    are its models (rows of variant ""); Hoang et al. tune on the development set by BLEU, so the point is the
+    model with the highest validation BLEU (`valid_bleu`, by model) when every point has one, else the highest
+    test BLEU (`test_bleu`, by model: optimistic, and said so); a type's other variants (decoded without or
+    with predicted labels) follow its chosen model."""
+    models: dict[str, list[str]] = {}
     for r in rows:
-        by_type.setdefault((r["type"], r["variant"]), r["label"])
+        if not r["variant"] and r["model"] not in models.setdefault(r["type"], []):
+            models[r["type"]].append(r["model"])
+    chosen = {}
+    for kind, points in models.items():
+        if len(points) == 1:
+            chosen[kind] = (points[0], ONLY_POINT, test_bleu.get(points[0], math.nan))
+        elif all(m in valid_bleu for m in points):
+            best = max(points, key=valid_bleu.__getitem__)
+            chosen[kind] = (best, ON_VALID, valid_bleu[best])
+        elif any(m in test_bleu for m in points):
+            best = max((m for m in points if m in test_bleu), key=test_bleu.__getitem__)
+            chosen[kind] = (best, ON_TEST, test_bleu[best])
+    return {(r["type"], r["variant"]): (r["label"], *chosen[r["type"]][1:]) for r in rows
+            if r["type"] in chosen and r["model"] == chosen[r["type"]][0]}
+
+
+def claim_checks(rows: Sequence[dict], long: pd.DataFrame, valid_scores: Sequence[dict] = ()) -> pd.DataFrame:
+    """Per direction, whether each of Hoang et al.'s claims holds on our BLEU (1 / 0; NaN where a row it
+    compares is missing), each (type, variant) by its chosen grid point (`chosen_points`; `valid_scores`:
+    score records of the validation split); "best" is over the chosen points of Hoang et al.'s systems (the
+    baseline and every si_* type). Also the table "chosen": each chosen row and how it was chosen."""
     bleu = long[long["metric"] == "bleu"].set_index(["direction", "row"])["value"]
-    seeds_systems = [r["label"] for r in rows if (r["type"], r["variant"]) in PAPER_ROW]
+    model_of = {r["label"]: r["model"] for r in rows if not r["variant"]}
     out = []
     for d in sorted(long["direction"].unique()):
-        score = {key: bleu.get((d, label), math.nan) for key, label in by_type.items()}
-        best = max((bleu[(d, label)] for label in seeds_systems if (d, label) in bleu.index), default=math.nan)
+        test = {model_of[label]: value for (direction, label), value in bleu.items()
+                if direction == d and label in model_of}
+        valid = {r["model"]: r["bleu"] for r in valid_scores if r["direction"] == d}
+        chosen = chosen_points(rows, test, valid)
+        score = {key: bleu.get((d, label), math.nan) for key, (label, _, _) in chosen.items()}
+        best = max((v for key, v in score.items() if key in PAPER_ROW and not math.isnan(v)), default=math.nan)
         holds = {
             "output_layer_best": _compare(score.get(("si_output_layer", ""), math.nan), best, operator.ge),
             "mtl_above_output_layer_without_labels": _compare(score.get(("si_mtl", ""), math.nan),
@@ -97,6 +132,9 @@ def claim_checks(rows: Sequence[dict], long: pd.DataFrame) -> pd.DataFrame:
         }
         out += [{"table": "claims", "direction": d, "row": name, "metric": "holds", "value": holds[name],
                  "model": None, "variant": None} for name, _ in CLAIMS]
+        out += [{"table": "chosen", "direction": d, "row": label, "metric": how, "value": value,
+                 "model": model_of.get(label), "variant": variant}
+                for (_, variant), (label, how, value) in chosen.items()]
     return pd.DataFrame(out, columns=long.columns)
 
 
@@ -115,17 +153,18 @@ def _bleu_cell(values: pd.Series, alpha: float) -> str:
 def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
                                  predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
                                  csv: str | Path, md: str | Path, run_ids: RunIds | None = None,
-                                 bootstrap: Bootstrap = BOOTSTRAP) -> None:
+                                 bootstrap: Bootstrap = BOOTSTRAP, valid_scores: Sequence[dict] = ()) -> None:
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
-    contrastive_accuracy), paper (the seed's BLEU) and claims (holds: 1 / 0 / empty)."""
+    contrastive_accuracy), paper (Hoang et al.'s BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
+    grid point; metric: what chose it, CHOSEN_BY; `valid_scores` the validation split's score records)."""
     long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
     paper = _read_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}
-    seed_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
+    paper_rows = [{"table": "paper", "direction": column, "row": label, "metric": "bleu",
                   "value": paper.at[name, column], "model": None, "variant": None}
                  for label, name in paper_of.items() if name in paper.index for column in paper.columns]
-    claims = claim_checks(rows, long)
-    frames = (long, pd.DataFrame(seed_rows, columns=long.columns), claims)
+    claims = claim_checks(rows, long, valid_scores)
+    frames = (long, pd.DataFrame(paper_rows, columns=long.columns), claims)
     df = pd.concat([frame for frame in frames if not frame.empty], ignore_index=True)
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
@@ -148,14 +187,21 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
                                       and pd.notna(paper.at[paper_of[label], column]) else NA
                                       for label in display.index]
     display.index.name = "system"
+    chosen = claims[claims["table"] == "chosen"]
+    claims = claims[claims["table"] == "claims"]
     verdict = claims.pivot(index="row", columns="direction", values="value") if not claims.empty else pd.DataFrame()
     claim_display = pd.DataFrame({d: [NA if pd.isna(verdict.at[name, d]) else ("yes" if verdict.at[name, d] else "no")
                                       for name, _ in CLAIMS] for d in verdict.columns},
                                  index=[sentence for _, sentence in CLAIMS])
-    claim_display.index.name = "the seed's claim"
+    claim_display.index.name = "Hoang et al.'s claim"
+    chosen_display = pd.DataFrame({d: {row: CHOSEN_BY[how] for row, how in zip(part["row"], part["metric"])}
+                                   for d, part in chosen.groupby("direction")})
+    chosen_display.index.name = "row compared"
     blocks = [Block("Table 3: BLEU (test split) and contrastive accuracy", display),
-              Block("The seed's claims on our numbers", claim_display if not claim_display.empty else
-                    pd.DataFrame({"": ["no scores"]}, index=[NA]))]
+              Block("Hoang et al.'s claims on our numbers, each system by its chosen grid point", claim_display
+                    if not claim_display.empty else pd.DataFrame({"": ["no scores"]}, index=[NA])),
+              *([Block("The grid points compared, and what chose them", chosen_display.fillna(NA))]
+                if not chosen_display.empty else [])]
     footnotes = [
         (f"BLEU of each system on the study's test split (sacreBLEU); + / -: significantly above / below the row "
         f"'{baseline}' (paired bootstrap, {bootstrap.n} resamples, p <= {bootstrap.alpha}). Labels per sample: "
@@ -164,9 +210,12 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         ("<suite> %: accuracy on the direction's contrastive suite (mtcue score-contrastive; the demo: the synthetic "
         "suite's formality and pronoun examples), en->xx only."),
         ("Paper: Hoang et al., Table 3 (de-en: TED talks, personalised Europarl, PatTR-1/-2); a different corpus, "
-        "the seed's numbers are beside ours for the pattern, not the level."),
+        "Hoang et al.'s numbers are beside ours for the pattern, not the level."),
         ("si-trg-prefix-h / -p: one model whose decoder reads the labels before the translation, given and forced "
         "(-h) or predicted by the model (-p); the prefix is never part of the output."),
+        ("Claims: each system (type) is represented by one grid point, the one with the best validation BLEU (as "
+        "Hoang et al. tune H_s and lambda on development data) where every point of it has a validation score, "
+        "else the best test BLEU (optimistic, said so); a system's other rows follow its chosen model."),
         f"Study: {_studies([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
         *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
     ]

@@ -46,7 +46,7 @@ def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None
     examples = []
     for sample in generate(pair, "test", n_docs, seed):
         labels = sample["labels"].get(tgt, {})
-        base = {"doc_id": sample["doc_id"], "text": {src: clean_line(sample["text"][src], src)},
+        base = {"doc_id": sample["doc_id"], "direction": pair, "text": {src: clean_line(sample["text"][src], src)},
                 "previous": {src: [clean_line(p, src) for p in sample["previous"][src]]},
                 "meta": sample["meta"], "cues": sample["cues"]}
         found = {p: (renderings[p][sample["id"]], labels[p]["gold"], {}) for p in SUITE_PHENOMENA[:3]

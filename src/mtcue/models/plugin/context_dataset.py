@@ -107,12 +107,13 @@ def noise(seed: int, epoch: int, sample: int, shape: tuple[int, ...]) -> np.ndar
 class TokenContextDataset(BaseWrapperDataset):
     """Adds token-store slots to the wrapped dataset's batches: `net_input["context"]` int64
     [B, L] for one slot, [B, c, L] for c slots (in the order given), each sentence `marker,
-    tokens..., eos` left-padded with `pad` like fairseq's sources, and `context_padding_mask` (bool,
-    the same shape, True = padding). A sample without that line gets `marker, eos` (an empty context
-    sentence). `slot`: a slot's position or a list of them. `random_seed`: as ContextDataset's."""
+    tokens..., eos` (`tokens..., eos` when `marker` is None, as a source sentence) left-padded with
+    `pad` like fairseq's sources, and `context_padding_mask` (bool, the same shape, True = padding).
+    A sample without that line gets `marker, eos` (`eos`): an empty context sentence. `slot`: a
+    slot's position or a list of them. `random_seed`: as ContextDataset's."""
 
-    def __init__(self, dataset, tokens: np.ndarray, offsets: np.ndarray, slot: int | list[int], marker: int, eos: int,
-                 pad: int,
+    def __init__(self, dataset, tokens: np.ndarray, offsets: np.ndarray, slot: int | list[int], marker: int | None,
+                 eos: int, pad: int,
                  name: str = "token store", random_seed: int | None = None):
         super().__init__(dataset)
         if len(offsets) != len(dataset):
@@ -136,7 +137,8 @@ class TokenContextDataset(BaseWrapperDataset):
         rows = ids if self.row_of is None else self.row_of[ids]
         slots = [self.slot] if isinstance(self.slot, int) else list(self.slot)
         spans = self.offsets[rows][:, slots]  # [B, c, 2]
-        lines = [[[self.marker, *self.tokens[start:start + length].tolist(), self.eos] for start, length in row]
+        first = [] if self.marker is None else [self.marker]
+        lines = [[[*first, *self.tokens[start:start + length].tolist(), self.eos] for start, length in row]
                  for row in spans]
         width = max(len(line) for row in lines for line in row)
         context = torch.full((len(lines), len(slots), width), self.pad, dtype=torch.long)

@@ -21,6 +21,20 @@ class PretrainedLoadError(RuntimeError):
     pass
 
 
+class FromCheckpoint:
+    """A task mixin: while fairseq builds a model to load a checkpoint into, `building_from_checkpoint` is
+    true, and the models skip --pretrained-base: the checkpoint's weights replace the parent's anyway, so
+    loading neither reads the parent (a path in the study that trained it) nor rewrites its report."""
+    building_from_checkpoint = False
+
+    def build_model(self, cfg, from_checkpoint=False):
+        self.building_from_checkpoint = from_checkpoint
+        try:
+            return super().build_model(cfg, from_checkpoint)
+        finally:
+            self.building_from_checkpoint = False
+
+
 def is_context_key(key: str, prefixes: tuple[str, ...] = ("context_",)) -> bool:
     """Keys of MTCue's new modules: encoder.context_encoder.*, decoder.layers.N.encoder_attn.context_attn.*
     (other models name their new modules' prefixes: the style models' style_*)"""

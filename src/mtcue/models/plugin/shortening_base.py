@@ -1,20 +1,27 @@
-"""What the sequence-shortening models share (Mrowiec/Pawel-M et al., "Sequence Shortening for
-Context-Aware Machine Translation"; seed sequence_shortening_context_mt.txt, section 4):
+"""What the sequence-shortening models share (Mąka et al., 2024, "Sequence Shortening for Context-Aware
+Machine Translation", the shortening paper: sequence_shortening_context_mt.txt, section 4; its authors'
+code Pawel-M/shortening-context-mt):
 
 - one encoder (BASE's) encodes the current sentence and each of the c previous sentences of the
   token store separately (`--context-slot prev1,...,prevc`; context [B, c, L], nearest first);
 - each encoded sentence is shortened (`context_shorten`: the model's own; identity for Caching
-  Tokens) and the current sentence's shortened form joins the context;
+  Tokens); for the aggregating models (every one but Caching Tokens) the current sentence's
+  shortened form joins the context (section 5: "For all the aggregating models, the current sentence
+  is also used as context"; the authors' Caching Tokens run leaves `--use-current-context` off);
 - a learned segment embedding per sentence (row 0 = the current sentence, j = the j-th previous) is
   added to its context states: as the authors' code, a table of max-source-positions + 1 rows
   indexed by the sentence (Table 5 counts it), so a model trained with C sentences also reads more
-  (the seed's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
+  (the shortening paper's memory curve runs the C = 3 models on up to 8). The learned positions of shortened
   tokens are the shortening module's (plugin/shortening.py); cached tokens keep the encoder's;
 - every decoder layer runs self-attention -> cross-attention -> context attention -> FFN (serial,
-  each with residual and post layer norm as the rest of BASE); `context_gate` (Caching Sentence
-  only) scales the context attention's output by lambda = sigmoid(Linear(h));
+  each with residual and post layer norm as the rest of BASE); Caching Sentence's runs the cross- and
+  the context attention in parallel on the self-attention's output and adds the two branches (section
+  5: "Caching Sentence yields the highest performance when parallel cross- and context-attention
+  decoder is used with the gate on the context branch"), its `context_gate` scaling the context
+  branch by lambda = sigmoid(Linear(h)) where the authors' code does: h after the branch's residual and
+  layer norm (their `contextual_decoder.py`; eq. 5 writes the gate on the attention's output);
 - gradient: the encoder states of the nearest `context_grad_sentences` context sentences keep
-  their gradient, the others are encoded without it (the seed's StopGradLayer between encoder and
+  their gradient, the others are encoded without it (the shortening paper's StopGradLayer between encoder and
   shortening; no encoder activations are kept for them, as in the cached decoding this stands for);
   the shortening module learns from the nearest `context_shortening_grad_sentences` (None: all), as
   the authors' runs (shortening.CONTEXT_GRADIENT). The current sentence always keeps its gradient.
@@ -59,10 +66,13 @@ def keep_tokens(h: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
 
 class ShorteningEncoder(TransformerEncoder):
     """BASE's encoder; its output also carries `context_out` [S, B, C] and `context_padding_mask`
-    [B, S]: the shortened current sentence followed by the shortened context sentences, nearest first."""
+    [B, S]: the shortened current sentence (`current_as_context`) followed by the shortened context
+    sentences, nearest first; segment 0 is the current sentence's, j the j-th previous one's."""
 
-    def __init__(self, args, dictionary, embed_tokens, shorten: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]):
+    def __init__(self, args, dictionary, embed_tokens, shorten: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]],
+                 current_as_context: bool = True):
         super().__init__(args, dictionary, embed_tokens)
+        self.current_as_context = current_as_context
         d = embed_tokens.embedding_dim
         self.context_grad_sentences = args.context_grad_sentences
         self.context_shortening_grad_sentences = args.context_shortening_grad_sentences
@@ -96,7 +106,6 @@ class ShorteningEncoder(TransformerEncoder):
             raise ValueError(f"{context.size(1)} context sentences: the model has segments for at most "
                              f"{self.context_segments.num_embeddings - 1}")
         out = super().forward(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
-        current = self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
         states = self.encode_context(context)
         if isinstance(self.context_shorten, nn.Module):  # plugin/shortening.py's gradient plan
             from .shortening import shorten_context
@@ -105,8 +114,11 @@ class ShorteningEncoder(TransformerEncoder):
                                         self.context_grad_sentences, self.context_shortening_grad_sentences)
         else:
             shortened = [self.context_shorten(h, mask) for h, mask in states]
+        if self.current_as_context:
+            shortened = [self.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0]), *shortened]
+        first = 0 if self.current_as_context else 1
         parts, masks = [], []
-        for segment, (g, g_mask) in enumerate([current, *shortened]):
+        for segment, (g, g_mask) in enumerate(shortened, start=first):
             parts.append(g + self.context_segments.weight[segment].to(g.dtype))
             masks.append(g_mask)
         out["context_out"] = [torch.cat(parts, dim=0)]
@@ -121,11 +133,13 @@ class ShorteningEncoder(TransformerEncoder):
 
 
 class ContextDecoderLayer(TransformerDecoderLayer):
-    """fairseq's post-norm decoder layer (same parameter names) with a context attention block after
-    the cross-attention: x = LN(x + Dropout(lambda * Attn(x, context))), lambda = sigmoid(Linear(x_attn))
-    with `gate`, else 1. The decoder sets `context`/`context_mask` before each call."""
+    """fairseq's post-norm decoder layer (same parameter names) with a context attention block
+    c = LN(q + Dropout(Attn(q, context))), gated c <- sigmoid(Linear(c)) * c with `gate` (the authors'
+    code): serial, q the cross-attention block's output and c the FFN's input; `parallel`, q the
+    self-attention block's output and the FFN's input the cross-attention block's output + c. The
+    decoder sets `context`/`context_mask` before each call."""
 
-    def __init__(self, args, gate: bool):
+    def __init__(self, args, gate: bool, parallel: bool = False):
         super().__init__(args)
         if self.normalize_before or self.cross_self_attention:
             raise ValueError("the shortening models' decoder layer is post-norm without cross-self-attention")
@@ -134,6 +148,7 @@ class ContextDecoderLayer(TransformerDecoderLayer):
                                                dropout=args.attention_dropout, encoder_decoder_attention=True)
         self.context_attn_layer_norm = LayerNorm(d)
         self.context_gate = nn.Linear(d, 1) if gate else None
+        self.context_parallel = parallel
         self.context: Optional[Tensor] = None
         self.context_mask: Optional[Tensor] = None
 
@@ -144,17 +159,20 @@ class ContextDecoderLayer(TransformerDecoderLayer):
         x, _ = self.self_attn(query=x, key=x, value=x, key_padding_mask=self_attn_padding_mask,
                               incremental_state=incremental_state, need_weights=False, attn_mask=self_attn_mask)
         x = self.self_attn_layer_norm(self.residual_connection(self.dropout_module(x), residual))
+        after_self = x
         residual = x
         x, attn = self.encoder_attn(query=x, key=encoder_out, value=encoder_out, key_padding_mask=encoder_padding_mask,
                                     incremental_state=incremental_state, static_kv=True,
                                     need_weights=need_attn or need_head_weights, need_head_weights=need_head_weights)
         x = self.encoder_attn_layer_norm(self.residual_connection(self.dropout_module(x), residual))
-        residual = x
-        h, _ = self.context_attn(query=x, key=self.context, value=self.context, key_padding_mask=self.context_mask,
-                                 incremental_state=incremental_state, static_kv=True, need_weights=False)
+        residual = after_self if self.context_parallel else x
+        h, _ = self.context_attn(query=residual, key=self.context, value=self.context,
+                                 key_padding_mask=self.context_mask, incremental_state=incremental_state,
+                                 static_kv=True, need_weights=False)
+        h = self.context_attn_layer_norm(self.residual_connection(self.dropout_module(h), residual))
         if self.context_gate is not None:
             h = torch.sigmoid(self.context_gate(h)) * h
-        x = self.context_attn_layer_norm(self.residual_connection(self.dropout_module(h), residual))
+        x = x + h if self.context_parallel else h
         residual = x
         x = self.fc2(self.activation_dropout_module(self.activation_fn(self.fc1(x))))
         x = self.final_layer_norm(self.residual_connection(self.dropout_module(x), residual))
@@ -163,11 +181,12 @@ class ContextDecoderLayer(TransformerDecoderLayer):
 
 class ContextDecoder(TransformerDecoder):
     def __init__(self, args, dictionary, embed_tokens, no_encoder_attn=False):
-        self.context_gated = args.context_gate  # read by build_decoder_layer, called by super().__init__
+        # read by build_decoder_layer, called by super().__init__
+        self.context_gated, self.context_parallel = args.context_gate, args.context_parallel
         super().__init__(args, dictionary, embed_tokens, no_encoder_attn)
 
     def build_decoder_layer(self, args, no_encoder_attn=False):
-        return ContextDecoderLayer(args, gate=self.context_gated)
+        return ContextDecoderLayer(args, gate=self.context_gated, parallel=self.context_parallel)
 
     def extract_features_scriptable(self, prev_output_tokens, encoder_out, incremental_state=None,
                                     full_context_alignment: bool = False, alignment_layer=None, alignment_heads=None):
@@ -182,6 +201,8 @@ class ShorteningModel(TokenContextModel):
     gradient rule and the gate."""
 
     gated = False
+    parallel = False  # cross- and context attention side by side (Caching Sentence)
+    current_as_context = True  # the current sentence joins the context (the aggregating models)
     grad_sentences = 0  # the nearest context sentences whose gradient reaches the encoder
     shortening_grad_sentences = None  # ... the shortening module (None: all)
 
@@ -201,8 +222,9 @@ class ShorteningModel(TokenContextModel):
     @classmethod
     def build_encoder(cls, args, src_dict, embed_tokens):
         args.context_grad_sentences, args.context_gate = cls.grad_sentences, cls.gated
+        args.context_parallel = cls.parallel
         args.context_shortening_grad_sentences = cls.shortening_grad_sentences
-        return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args))
+        return ShorteningEncoder(args, src_dict, embed_tokens, cls.build_shortener(args), cls.current_as_context)
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
@@ -216,7 +238,8 @@ def shortening_defaults(args) -> None:
     args.shortening_groups = getattr(args, "shortening_groups", None) or 2
 
 
-def register_shortening(name: str, shorten=None, gated: bool = False):
+def register_shortening(name: str, shorten=None, gated: bool = False, parallel: bool = False,
+                        current_as_context: bool = True):
     """Register model and architecture `name`: a ShorteningModel whose sentences are shortened by the
     function `shorten` (no gradient to the encoder from any context sentence), or else by plugin/
     shortening.py's module `name` under its gradient plan (CONTEXT_GRADIENT), built per model."""
@@ -231,7 +254,9 @@ def register_shortening(name: str, shorten=None, gated: bool = False):
                                args.shortening_groups)
 
     model = type(f"{name.title().replace('_', '')}Model", (ShorteningModel,),
-                 {"gated": gated, "grad_sentences": grad, "shortening_grad_sentences": shortening_grad,
+                 {"gated": gated, "parallel": parallel, "current_as_context": current_as_context,
+                  "grad_sentences": grad,
+                  "shortening_grad_sentences": shortening_grad,
                   "build_shortener": classmethod(shortener)})
     register_model(name)(model)
     register_model_architecture(name, name)(shortening_defaults)

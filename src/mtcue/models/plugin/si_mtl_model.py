@@ -4,17 +4,19 @@ p_s = sigmoid(W_s [1/|x| sum_i g'(x_i)] + b_s), with L = L_NMT + lambda L_MLC (c
 `label_smoothed_cross_entropy_mtl`, --mtl-weight lambda). The translation itself never reads the labels
 (p(y|x,e) ~ p(y|x)): no labels are needed, or used, at test time.
 
-L_MLC is the binary cross-entropy over the label vocabulary, summed over the batch's sentences as
-fairseq sums L_NMT over tokens. The seed's eq. 6 keeps only the gold labels' -log p_s, which a sigmoid
-classifier minimises by predicting every label (docs/deviations.md). New tensors:
-encoder.context_classifier (W_s, b_s); every BASE tensor loads.
+L_MLC (`label_loss`) is eq. 6 as Hoang et al. print it, the M gold labels' -log p_s, plus the absent
+labels' -log(1 - p_s) averaged and weighted by M (eq. 6 alone a sigmoid classifier minimises by predicting
+every label), summed over the batch's sentences as fairseq sums L_NMT over tokens: a sentence's loss has
+the scale of eq. 6's M terms whatever the label vocabulary's size |V_s|, so Hoang et al.'s lambda grid
+weighs it as theirs (a binary cross-entropy summed over V_s would be ~|V_s| / M times larger;
+docs/deviations.md). New tensors: encoder.context_classifier (W_s, b_s); every BASE tensor loads.
 """
 from __future__ import annotations
 
 import torch.nn.functional as F
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerEncoder
-from torch import nn
+from torch import Tensor, nn
 
 from .side_info import SideInfoModel, multi_hot, side_info_architecture
 
@@ -36,6 +38,16 @@ class ClassifyingEncoder(TransformerEncoder):
         return self.context_classifier((states * keep).sum(0) / keep.sum(0))
 
 
+def label_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """L_MLC summed over sentences: logits and 0/1 targets [B, |V_s|] (the unknown label left out). Per
+    sentence with M gold labels of |V_s|: sum over gold -log p + M / (|V_s| - M) * sum over absent
+    -log(1 - p); a sentence without labels adds 0, as in eq. 6."""
+    terms = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    gold = targets.sum(1)
+    absent = (targets.size(1) - gold).clamp(min=1)
+    return ((terms * targets).sum(1) + gold / absent * (terms * (1 - targets)).sum(1)).sum()
+
+
 @register_model("si_mtl")
 class MultiTaskModel(SideInfoModel):
     @classmethod
@@ -49,11 +61,10 @@ class MultiTaskModel(SideInfoModel):
         x, extra = self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
                                 alignment_layer=alignment_layer, alignment_heads=alignment_heads,
                                 src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
-        if context is not None:  # training and validation: the classifier's loss, summed over sentences
+        if context is not None:  # training and validation: the classifier's loss
             logits = self.encoder.label_logits(encoder_out)
             targets = multi_hot(context, context_padding_mask, logits.size(1))
-            loss = F.binary_cross_entropy_with_logits(logits[:, 1:], targets[:, 1:], reduction="none")
-            extra["auxiliary_loss"] = loss.sum()
+            extra["auxiliary_loss"] = label_loss(logits[:, 1:], targets[:, 1:])
         return x, extra
 
 

@@ -19,6 +19,8 @@ from fairseq.data import BaseWrapperDataset
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
+from .pretrained import FromCheckpoint
+
 LEVELS = (1, 2, 3, 4, 5)
 NEUTRAL = 3
 
@@ -94,7 +96,7 @@ class StyleTranslationConfig(TranslationConfig):
 
 
 @register_task("style_translation", dataclass=StyleTranslationConfig)
-class StyleTranslationTask(TranslationTask):
+class StyleTranslationTask(FromCheckpoint, TranslationTask):
     def __init__(self, cfg, src_dict, tgt_dict):
         if cfg.style_mode not in ("token", "value"):
             raise ValueError(f"--style-mode {cfg.style_mode}: token or value")

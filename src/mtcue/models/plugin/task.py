@@ -10,6 +10,7 @@ from mtcue.context.store import ContextStore
 from mtcue.context.token_store import open_store
 
 from .context_dataset import ContextDataset, TokenContextDataset
+from .pretrained import FromCheckpoint
 
 
 @dataclass
@@ -38,10 +39,15 @@ class ContextualTranslationConfig(TranslationConfig):
                           "shortening models' context sentences, nearest first), give [B, c, L] batches"},
     )
     random_context_seed: int = field(default=1, metadata={"help": "seed of --random-context's draws"})
+    no_context_marker: bool = field(
+        default=False,
+        metadata={"help": "token store: a context sentence is `tokens </s>` as a source sentence (the sequence-"
+                          "shortening family, as its authors' code), not `<s> tokens </s>` (Voita et al.'s marker)"},
+    )
 
 
 @register_task("contextual_translation", dataclass=ContextualTranslationConfig)
-class ContextualTranslationTask(TranslationTask):
+class ContextualTranslationTask(FromCheckpoint, TranslationTask):
     """Exposes to the model, all read from the store's manifest: `context_kind` ("vectors" or "tags"),
     `context_dim` (vector width; None for tags), `n_tags` (tag vocabulary size; None for vectors),
     `n_columns` (context sequence length) and `doc_columns` (how many leading columns are document slots).
@@ -58,13 +64,11 @@ class ContextualTranslationTask(TranslationTask):
             self.doc_columns = 0
             self.context_kind, self.context_dim, self.n_tags = "tokens", None, None
             self.n_columns = len(self.column_ids)
-            self.building_from_checkpoint = False
             return
         names = [c.strip() for c in cfg.context_columns.split(",") if c.strip()] if cfg.context_columns else None
         self.column_ids, self.doc_columns = self.store.select_columns(names)
         self.context_kind, self.context_dim, self.n_tags = self.store.kind, self.store.dim, self.store.n_tags
         self.n_columns = len(self.column_ids)
-        self.building_from_checkpoint = False
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         # fairseq-generate passes the checkpoint's task config as task_cfg; the store given on this
@@ -85,21 +89,14 @@ class ContextualTranslationTask(TranslationTask):
 
     def with_tokens(self, dataset, tokens, offsets, name: str) -> TokenContextDataset:
         """`dataset` whose batches carry this task's token-store slot; the marker starting each context
-        sentence is the dictionary's <s>, which fairseq never puts on the source side (so BASE's
-        embedding matrix fits unchanged)."""
+        sentence (unless --no-context-marker) is the dictionary's <s>, which fairseq never puts on the
+        source side (so BASE's embedding matrix fits unchanged)."""
         if self.cfg.random_context not in (None, "shuffle"):
             raise ValueError(f"--random-context {self.cfg.random_context}: a token store has no vectors to replace; "
                              "use shuffle (another sample's line)")
         d = self.src_dict
         seed = self.cfg.random_context_seed if self.cfg.random_context else None
         slot = self.column_ids[0] if len(self.column_ids) == 1 else self.column_ids
-        return TokenContextDataset(dataset, tokens, offsets, slot, d.bos(), d.eos(), d.pad(), name=name,
+        marker = None if self.cfg.no_context_marker else d.bos()
+        return TokenContextDataset(dataset, tokens, offsets, slot, marker, d.eos(), d.pad(), name=name,
                                    random_seed=seed)
-
-    def build_model(self, cfg, from_checkpoint=False):
-        # The model reads this to skip --pretrained-base when its weights come from a checkpoint anyway.
-        self.building_from_checkpoint = from_checkpoint
-        try:
-            return super().build_model(cfg, from_checkpoint)
-        finally:
-            self.building_from_checkpoint = False
