@@ -259,3 +259,70 @@ def test_differences_need_the_same_examples():
     other["examples"] = other["examples"][:4]
     with pytest.raises(ValueError, match="concat and base were scored on different examples"):
         differences([base, other])
+
+
+def _evaluate_consistency(losses, true_ind):
+    """Voita et al.'s evaluate_consistency.py's verdict, transcribed: the argmin of the losses (numpy's: the first
+    of tied minima) is the true index."""
+    import numpy as np
+
+    return int(np.argmin(losses)) == true_ind
+
+
+def test_each_rule_agrees_with_its_official_scorer_on_ties():
+    import numpy as np
+
+    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED, STRICT, rule_of, verdict
+
+    rng = np.random.default_rng(3)
+    cases = [([-1.0, -1.0, -2.0], 0), ([-1.0, -1.0, -2.0], 1), ([-2.0, -1.0, -1.0], 2), ([-3.0, -1.0, -1.0, -1.0], 3),
+             ([-1.0, -1.0], 0), ([-1.0, -2.0], 1)]
+    cases += [(list(rng.integers(-3, 0, size=int(rng.integers(2, 5))).astype(float)), 0) for _ in range(200)]
+    cases += [(s, int(rng.integers(0, len(s)))) for s, _ in cases[6:]]
+    for scores, correct in cases:
+        right, tie = verdict(scores, correct, FIRST_AMONG_TIED)
+        assert right == _evaluate_consistency([-s for s in scores], correct), (scores, correct)
+        others = [s for k, s in enumerate(scores) if k != correct]
+        assert tie == (scores[correct] == max(others))
+        # ContraPro's: gt against every error
+        assert verdict(scores, correct, STRICT) == (all(gt(scores[correct], s) for s in others), tie)
+    assert verdict([-1.0, -1.0, -2.0], 0, FIRST_AMONG_TIED) == (True, True)
+    assert verdict([-1.0, -1.0, -2.0], 1, FIRST_AMONG_TIED) == (False, True)
+    assert rule_of("voita2019_ellipsis_vp") == FIRST_AMONG_TIED
+    assert rule_of("contrapro") == rule_of("lopes") == rule_of("synthetic") == STRICT
+
+
+def test_a_voita_suite_counts_a_tie_first_among_the_tied_right_and_counts_ties_apart():
+    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED
+
+    examples = [{"id": f"v{i}", "candidates": ["a", "b", "c"], "correct": c, "group": {"set": "ellipsis_vp"}}
+                for i, c in enumerate((0, 1, 2))]
+    tied = [(-1.0, 1), (-1.0, 1), (-5.0, 1)]
+    result = evaluate(examples, [tied, tied, [(-2.0, 1), (-3.0, 1), (-1.0, 1)]], FIRST_AMONG_TIED)
+    assert result["rule"] == FIRST_AMONG_TIED
+    assert [e["right"] for e in result["examples"]] == [True, False, True]
+    assert result["accuracy"] == pytest.approx(2 / 3) and result["ties"] == 2
+    strict = evaluate(examples, [tied, tied, [(-2.0, 1), (-3.0, 1), (-1.0, 1)]])
+    assert strict["rule"] == "strict" and strict["accuracy"] == pytest.approx(1 / 3) and strict["ties"] == 2
+
+
+def test_identical_candidates_are_scored_once_and_share_the_score(tmp_path, monkeypatch):
+    """The official ellipsis sets repeat the correct candidate; scored apart, a duplicate's score moves with the
+    batch, so whether it ties would depend on batching. The stand-in gives every scored string its own score."""
+    from mtcue.models.contrastive import score_suite
+    from mtcue.models.translator import Translator
+
+    scored = []
+
+    class Counting(FakeTranslator):
+        def score_samples(self, samples, candidates, batch_size):
+            scored.append(candidates)
+            return [[(-1.0 - 0.001 * len(scored) - k, 2) for k in range(len(c))] for c in candidates]
+
+    monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: Counting()))
+    suite = write_suite(tmp_path / "suite.jsonl", {**GOOD, "candidates": ["b", "a", "b", "c", "a"], "correct": 0},
+                        {**GOOD, "id": "2", "candidates": ["x", "y"], "correct": 1})
+    _, examples, scores = score_suite("m", suite)
+    assert scored == [[["b", "a", "c"], ["x", "y"]]]  # each distinct string once
+    assert scores[0] == [(-1.001, 2), (-2.001, 2), (-1.001, 2), (-3.001, 2), (-2.001, 2)]
+    assert scores[1] == [(-1.001, 2), (-2.001, 2)] and len(examples) == 2

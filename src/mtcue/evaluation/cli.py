@@ -153,13 +153,13 @@ def _scoring_args(s) -> None:
 
 
 def cmd_score_contrastive(a):
-    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate
+    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate, rule_of
     from mtcue.models.contrastive import score_suite
     from mtcue.records import write_record
 
     suite = a.suite_name or Path(a.suite).stem
     direction, examples, scores = score_suite(a.model_dir, a.suite, a.batch_size, a.threads)
-    result = evaluate(examples, scores)
+    result = evaluate(examples, scores, rule_of(suite))
     record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
               "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
               **result}
@@ -199,7 +199,8 @@ def register(step) -> None:
 
     s = step("score-contrastive", cmd_score_contrastive,
              "contrastive accuracy of a trained model on a suite (docs/formats.md, section 8): every candidate "
-             "force-decoded with the example's context; right only if the correct one scores strictly best")
+             "force-decoded with the example's context; right by the suite's official rule (ContraPro's: strictly "
+             "best; Voita et al.'s: first among the best)")
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--suite", required=True, help="suite JSONL: results/eval/contrastive/{direction}/{suite}.jsonl")
     s.add_argument("--out", required=True, help="the record (JSON)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mtcue.evaluation.contrastive import RULES, rule_of
 from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
@@ -161,10 +162,16 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     directions = sorted({r["direction"] for r in records})
     n = {r["suite"]: r["n"] for r in records}
     vs_base = differences(records, bootstrap)
-    layout = Layout("Contrastive accuracy (%): the correct candidate scored strictly best",
+    rules: dict[str, set[str]] = {}
+    for r in records:
+        rules.setdefault(r.get("rule", rule_of(r["suite"])), set()).add(r["suite"])
+    layout = Layout("Contrastive accuracy (%): the correct candidate scored best, by each suite's official rule",
                     [direction_block(records, d, vs_base) for d in directions],
-                    ["Every candidate is force-decoded with the example's own context; a tie with the best other "
-                     "candidate counts as wrong (ContraPro's rule). Ours: summed log-probabilities (the records also "
+                    ["Every candidate is force-decoded with the example's own context (identical candidates of an "
+                     "example once, sharing the score), and each suite judged by its official scorer's rule: "
+                     + "; ".join(f"{', '.join(sorted(ss))}: {RULES[rule]}" for rule, ss in rules.items())
+                     + ". Ties (the correct candidate equal to the best other) are counted apart.",
+                     "Ours: summed log-probabilities (the records also "
                      "hold the per-token mean's accuracy); the shortening paper's numbers beside are by the per-token "
                      "mean, its measure (the CSV's `measure`; `shortening.md` compares by it).",
                      f"In brackets: the model's accuracy minus {display_name(BASELINE)}'s on the same examples (points) "
