@@ -97,14 +97,29 @@ def test_voita2019_official_json_to_suite(tmp_path):
     (tmp_path / "deixis_test.json").write_text(json.dumps(VOITA, ensure_ascii=False))
     assert voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl") == 2
     first, second = read_suite(tmp_path / "suite.jsonl", "en-ru")
-    assert first["text"] == {"en": "You've never been caught."}  # detokenised as the cleaning step does
-    assert first["previous"] == {"en": ["Your mother.", "Who?", "I don't know."]}  # most recent first
-    assert first["candidates"] == ["Тебя не ловили.", "Вас не ловили."] and first["correct"] == 0
+    assert first["text"] == {"en": "You 've never been caught ."}  # as published (tokenised)
+    assert first["previous"] == {"en": ["Your mother .", "Who ?", "I don 't know ."]}  # most recent first
+    assert first["candidates"] == ["Тебя не ловили .", "Вас не ловили ."] and first["correct"] == 0
     assert first["group"] == {"set": "deixis", "distance": 2}
-    assert second["candidates"] == ["Г.", "Д.", "Е."] and second["correct"] == 2
+    assert second["candidates"] == ["Г .", "Д .", "Е ."] and second["correct"] == 2
     # Voita's scorer (argmin of losses) and ours agree where there are no ties
     result = evaluate([first, second], [[(-1.0, 3), (-2.0, 3)], [(-3.0, 1), (-2.5, 1), (-2.0, 1)]])
     assert result["accuracy"] == 1.0
+
+
+def test_voita2019_lines_are_scored_as_published_never_cleaned(tmp_path):
+    """The training data's cleaner blanks a line with a music sign and cuts bracketed text and speaker names:
+    an official set keeps every line as published, Unicode-normalised (NFC) at most."""
+    decomposed = "Cafe\u0301 [laughs] ."  # e + combining acute: NFC makes it one character
+    row = {"src": f"♪ Hey ♪ _eos JOHN : Who ? _eos {decomposed} _eos ♪ La la la ♪",
+           "dst": ["♪ А ♪ _eos Б . _eos В . _eos ♪ Ля - ля ♪", "♪ А ♪ _eos Б . _eos В . _eos ♪ Ля - ля - ля ♪"],
+           "true_ind": 1}
+    (tmp_path / "ellipsis_vp.json").write_text(json.dumps([row], ensure_ascii=False))
+    assert voita2019(tmp_path / "ellipsis_vp.json", "voita2019_ellipsis_vp", tmp_path / "suite.jsonl") == 1
+    example, = read_suite(tmp_path / "suite.jsonl", "en-ru")
+    assert example["text"] == {"en": "♪ La la la ♪"}
+    assert example["previous"] == {"en": ["Caf\u00e9 [laughs] .", "JOHN : Who ?", "♪ Hey ♪"]}
+    assert example["candidates"] == ["♪ Ля - ля ♪", "♪ Ля - ля - ля ♪"] and example["correct"] == 1
 
 
 def test_voita2019_rejects_candidates_with_other_context(tmp_path):
