@@ -1,10 +1,10 @@
 """The real contrastive suites in the suite format (docs/formats.md, section 8).
 
 - ContraPro (EN-DE) and Lopes et al. (EN-FR): from their converted evaluation sets (section 6: the
-  reference, its `contrastive` variants, the previous lines); the reference is candidate 0. ContraPro's
-  groups are its own scorer's (evaluate.py): the pronoun pair "src:ref" (`category`), the reference
-  pronoun and the antecedent distance 0, 1, 2, 3, >3; Lopes et al.'s the pronoun that tells the reference
-  from its variant.
+  reference, its `contrastive` variants, the previous lines); the reference is candidate 0. The groups
+  are from each set's own annotation, as its scorer (ContraPro's evaluate.py, which Lopes et al. reuse)
+  reports them: the pronoun pair "src:ref" (`category`), the reference pronoun and the antecedent
+  distance 0, 1, 2, 3, >3.
 - Voita et al. 2019 (EN-RU; deixis, lexical cohesion, ellipsis inflection, VP ellipsis): the official
   JSON lists (`src`, `dst`: candidates, `true_ind`, `ctx_dist`), each side four Moses-tokenised
   sentences joined by " _eos " (three of context, then the current one). Only the current sentence of a
@@ -17,7 +17,6 @@ text and speaker names and so would empty sources or cut the context a model rea
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from pathlib import Path
 
@@ -31,14 +30,6 @@ VOITA2019_SETS = {"deixis": "deixis_test", "lex_cohesion": "lex_cohesion_test", 
 EVALSET_PAIRS = {"contrapro": "en-de", "lopes": "en-fr"}  # each set's direction (docs/formats.md, section 6)
 VOITA2019_PAIR = "en-ru"
 EOS = " _eos "
-_WORD = re.compile(r"\w+")
-
-
-def _reference_word(reference: str, variants: list[str]) -> str | None:
-    """The first word of the reference that no variant has (lower-cased; "est-elle" is two words): the
-    pronoun Lopes et al. vary."""
-    others = {w for v in variants for w in _WORD.findall(v.lower())}
-    return next((w for w in _WORD.findall(reference.lower()) if w not in others), None)
 
 
 def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
@@ -56,10 +47,7 @@ def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
             raise ValueError(f"{where}: 'contrastive' must list the contrastive translations (non-empty strings), "
                              f"got {contrastive!r}")
         reference = sample["text"][tgt]
-        if name == "contrapro":
-            group = _contrapro_group(sample.get("phenomenon") or {}, where)
-        else:
-            group = {"pronoun": _reference_word(reference, contrastive) or "other"}
+        group = _contrapro_group(sample.get("phenomenon") or {}, where)
         examples.append({"id": sample["id"], "doc_id": sample["doc_id"], "direction": pair,
                          "text": {src: sample["text"][src]}, "previous": {src: sample["previous"][src]},
                          "meta": sample["meta"], "cues": sample.get("cues", []),

@@ -122,7 +122,8 @@ def direction_block(records: Sequence[dict], direction: str, vs_base: dict[tuple
         for g, values in r["groups"].items():
             for v, s in values.items():
                 if f"{r['suite']} {g}={v}" in row:
-                    row[f"{r['suite']} {g}={v}"] = _cell(s, vs_base.get((direction, r["model"], r["suite"], f"{g}={v}")))
+                    row[f"{r['suite']} {g}={v}"] = _cell(
+                        s, vs_base.get((direction, r["model"], r["suite"], f"{g}={v}")))
     display = pd.DataFrame.from_dict(cells, orient="index", columns=columns).rename_axis("model")
     paper = _paper(direction)
     needs = sorted({r["suite"] for r in mine if r["needs_target_context"]})
@@ -174,9 +175,9 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
                      "Ours: summed log-probabilities (the records also "
                      "hold the per-token mean's accuracy); the shortening paper's numbers beside are by the per-token "
                      "mean, its measure (the CSV's `measure`; `shortening.md` compares by it).",
-                     f"In brackets: the model's accuracy minus {display_name(BASELINE)}'s on the same examples (points) "
-                     f"and its {100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} resamples of "
-                     "the examples); a model differs from it beyond chance only where the interval excludes 0.",
+                     f"In brackets: the model's accuracy minus {display_name(BASELINE)}'s on the same examples "
+                     f"(points) and its {100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} "
+                     "resamples of the examples); a model differs from it beyond chance only where the interval excludes 0.",
                      "Examples per suite: " + ", ".join(f"{s} {k}" for s, k in sorted(n.items())) + ".",
                      f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
                      *([run_ids.footnote()] if run_ids else [])])
