@@ -81,3 +81,16 @@ def test_mlflow_metrics_of_a_context_usage_record():
 
     record = _record("mtcue", cxmi([(-1.0, 1), (-1.0, 1)], [(-2.0, 1), (-1.0, 1)], [["pronoun"], []]))
     assert _evaluation(record, {}, {}) == {"test_cxmi": 0.5, "test_cxmi_pronoun": 1.0}
+
+
+def test_the_record_keeps_what_the_table_resamples(tmp_path):
+    from mtcue.records import RecordError, read_record, write_record
+
+    record = {**_record("mtcue", cxmi([(-1.0, 1), (-3.0, 2)], [(-2.0, 1), (-3.0, 2)], [["pronoun"], []])),
+              "config_hash": "abc", "git_commit": "unknown"}
+    write_record(tmp_path / "u.json", record)
+    back = read_record(tmp_path / "u.json")
+    assert back["sentence_cxmi"] == [1.0, 0.0] and back["sentence_phenomena"] == [["pronoun"], []]
+    del record["sentence_cxmi"]
+    with pytest.raises(RecordError, match="sentence_cxmi"):
+        write_record(tmp_path / "v.json", record)
