@@ -65,12 +65,15 @@ def test_table_says_which_models_read_their_context(tmp_path):
 
     reads = cxmi([(-1.0, 1)] * 3, [(-2.0, 1)] * 3, [["pronoun"]] * 3)  # CXMI 1 in every resample
     base = cxmi([(-1.0, 1)] * 3, [(-1.0, 1)] * 3)
-    write_context_usage_table([_record("mtcue", reads), _record("base", base)], tmp_path / "u.csv", tmp_path / "u.md")
+    hurt = cxmi([(-2.0, 1)] * 3, [(-1.0, 1)] * 3)  # the context moves it away from the reference
+    write_context_usage_table([_record("mtcue", reads), _record("base", base), _record("concat", hurt)],
+                              tmp_path / "u.csv", tmp_path / "u.md")
     csv = pd.read_csv(tmp_path / "u.csv").set_index(["model", "group"])
     assert csv.loc[("mtcue", "all"), "cxmi"] == 1.0 and csv.loc[("mtcue", "all"), "reads_context"] == "yes"
     assert csv.loc[("mtcue", "phenomenon=pronoun"), "n"] == 3
     assert csv.loc[("base", "all"), "cxmi"] == 0.0 and csv.loc[("base", "all"), "reads_context"] == "no"
     assert csv.loc[("mtcue", "all"), "cross_entropy_no_context"] == 2.0
+    assert csv.loc[("concat", "all"), "cxmi"] == -1.0 and csv.loc[("concat", "all"), "reads_context"] == "yes, to its loss"
     md = (tmp_path / "u.md").read_text()
     assert "| MTCUE | +1.0000 [+1.0000, +1.0000] | yes | +1.0000 [+1.0000, +1.0000] |" in md
     assert "| BASE | +0.0000 [+0.0000, +0.0000] | no | n/a |" in md and (tmp_path / "u.html").is_file()

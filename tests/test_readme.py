@@ -530,13 +530,15 @@ def test_contrastive_differences_and_context_usage_sections(tmp_path):
         tmp_path / "results" / "tables" / "contrastive.csv", index=False)
     pd.DataFrame([{"direction": "en-de", "model": m, "split": "test", "group": g, "cxmi": c, "reads_context": r}
                   for m, g, c, r in (("base", "all", 0.0, "no"), ("mtcue", "all", 0.0123, "yes"),
+                                     ("concat", "all", -0.2, "yes, to its loss"),
                                      ("mtcue", "phenomenon=pronoun", 0.1, "yes"))]).to_csv(
         tmp_path / "results" / "tables" / "context_usage.csv", index=False)
     lines = render([Run.load(folder)]).splitlines()
     assert "| BASE | 50.0 / 25.0 |" in lines
     assert "| MTCUE | 75.0 (+25.0 [+5.0, +45.0]) / 50.0 (+25.0 [-10.0, +60.0]) |" in lines
     assert "| model | en-de CXMI |" in lines and "| BASE | +0.0000 no |" in lines and "| MTCUE | +0.0123 yes |" in lines
-    assert any(line.endswith("Systems that read their context in at least one direction: MTCUE.") for line in lines)
+    assert any(line.endswith("Systems that read their context in at least one direction: MTCUE, CONCAT.")
+               for line in lines)
 
 
 def test_the_memory_section_condenses_the_figure(tmp_path):

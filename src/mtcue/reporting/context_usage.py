@@ -3,7 +3,7 @@
 CSV, long: one row per (direction, model, group) with CXMI (nats per token), its bootstrap interval
 (sentences resampled, from the record's per-sentence CXMI), n,
 the two cross-entropies (overall row) and `reads_context`: whether the interval lies above 0 ("yes"),
-below it ("worse with context") or holds it ("no"). Group "all" is the whole split, "phenomenon=X" the
+below it ("yes, to its loss") or holds it ("no"). Group "all" is the whole split, "phenomenon=X" the
 sentences labelled with X. Markdown/HTML: per direction, models x (CXMI overall, then per phenomenon).
 """
 from __future__ import annotations
@@ -22,14 +22,18 @@ CSV_COLUMNS = ["direction", "model", "split", "group", "cxmi", "low", "high", "n
                "cross_entropy_context", "cross_entropy_no_context", "without_context"]
 
 
+READS, READS_TO_ITS_LOSS, NO_USE = "yes", "yes, to its loss", "no"
+
+
 def reads_context(s: dict) -> str:
-    """What a CXMI interval says: the model reads its context (above 0), reads it to its loss (below 0),
-    or no use of it is shown (0 inside; a model without context: exactly 0)."""
+    """What a CXMI interval says: the model reads its context (above 0), reads it to its loss (below 0: the
+    context moves its predictions away from the reference), or no use of it is shown (0 inside; a model
+    without context: exactly 0)."""
     if s["low"] > 0:
-        return "yes"
+        return READS
     if s["high"] < 0:
-        return "worse with context"
-    return "no"
+        return READS_TO_ITS_LOSS
+    return NO_USE
 
 
 def summaries(records: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> dict[tuple, dict]:
@@ -91,7 +95,8 @@ def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str 
          f"the {', '.join(sorted({r['split'] for r in records}))} split with its context and without, a sentence's "
          "score being its mean log-probability per token; CXMI is the mean difference. In brackets the "
          f"{100 * (1 - bootstrap.alpha):.0f}% bootstrap interval ({bootstrap.n} resamples of the sentences); "
-         "\"reads its context\": the interval lies above 0. A model without context gives exactly 0.",
+         "\"reads its context\": the interval excludes 0 (below it: to its loss, the context moving the model away "
+         "from the reference). A model without context gives exactly 0.",
          "Without context, a model reads: " + "; ".join(without) + ".",
          f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
          *([run_ids.footnote()] if run_ids else [])])

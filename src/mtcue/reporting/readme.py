@@ -28,6 +28,7 @@ from mtcue.evaluation.formality import KINDS
 from mtcue.io import atomic_write_text, read_text
 from mtcue.records import load_records
 from mtcue.reporting.formality import difference, formality_table, kind_counts
+from mtcue.reporting.context_usage import NO_USE
 from mtcue.reporting.contrastive import difference_text
 from mtcue.reporting.layout import markdown_table
 from mtcue.reporting.readme_systems import shortening_section, side_information_section, style_section
@@ -427,12 +428,11 @@ def context_usage_section(run: Run) -> list[str]:
     models = sorted(table.index, key=lambda m: model_key(display_name(m)))
     display = table.loc[models].rename(index=display_name).rename_axis("model").fillna(NA)
     display.columns = [f"{d} CXMI" for d in display.columns]
-    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] == "yes", "model"]},
-                     key=model_key)
+    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] != NO_USE, "model"]}, key=model_key)
     return ["Context usage (`results/tables/context_usage.md`): CXMI (Fernandes et al. 2021), the cross-entropy of the "
             "test references without the model's context minus with it (nats per token), and whether its 95% "
-            "bootstrap interval lies above 0 (\"yes\": the model reads its context). Systems that read their context "
-            f"in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]
+            "bootstrap interval excludes 0 (the model reads its context; below 0, to its loss). Systems that read "
+            f"their context in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]
 
 
 ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",
