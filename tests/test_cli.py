@@ -1,6 +1,8 @@
 """The `mtcue` command line: steps fail fast with a message naming the file, never a traceback."""
 import json
 
+import pytest
+
 from conftest import REPO, make_sample
 from mtcue.cli import main
 
@@ -51,3 +53,38 @@ def test_generate_is_deterministic_from_the_command_line(tmp_path):
         assert main(["generate", "--pair", "en-pl", "--split", "valid", "--docs", "3", "--seed", "7",
                      "--out", str(out)]) == 0
     assert a.read_bytes() == b.read_bytes() and a.read_text().count("\n") > 3
+
+
+def test_a_bad_level_names_the_option(tmp_path, capsys):
+    source = tmp_path / "src.txt"
+    source.write_text("Hello.\n")
+    for levels in ("a", "1,x", "0,6", ""):
+        with pytest.raises(SystemExit) as stop:
+            main(["translate-levels", "--model-dir", str(tmp_path), "--source", str(source), "--levels", levels,
+                  "--out", str(tmp_path / "out")])
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --levels: {levels!r}: comma-separated style levels 1..5, e.g. 1,2,3,4,5" in err, err
+        assert "invalid literal" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.txt"]
+
+
+@pytest.mark.parametrize("step", ["translate-prompts", "translate-levels", "translate-corpus"])
+def test_a_misspelt_generation_key_is_reported_before_the_model_loads(step, tmp_path, monkeypatch, caplog):
+    from mtcue.models import translate_text
+
+    def load(*args, **kwargs):
+        raise AssertionError("the model was loaded before the settings were checked")
+
+    monkeypatch.setattr(translate_text.Translator, "load", load)
+    source = tmp_path / "src.txt"
+    source.write_text("Hello.\n")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps(make_sample(0)) + "\n")
+    given = {"translate-prompts": ["--source", str(source), "--prompts", "{}"],
+             "translate-levels": ["--source", str(source), "--levels", "1,5"],
+             "translate-corpus": ["--corpus", str(corpus)]}[step]
+    out = tmp_path / "out"
+    assert main([step, "--model-dir", str(tmp_path), *given, "--generation", '{"beem": 4}', "--out", str(out)]) == 1
+    assert f"{step} failed: --generation: Additional properties are not allowed ('beem' was unexpected)" in caplog.text
+    assert not out.exists()

@@ -35,6 +35,7 @@ def model(tmp_path_factory):
     """A BASE model with random weights saved as fairseq's trainer saves it, over binarised en-de data."""
     from fairseq import options, tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from omegaconf import OmegaConf
 
     tmp = tmp_path_factory.mktemp("generation")
     rng = random.Random(0)
@@ -53,7 +54,9 @@ def model(tmp_path_factory):
     train_cfg = convert_namespace_to_omegaconf(args)
     torch.manual_seed(0)
     weights = tasks.setup_task(train_cfg.task).build_model(train_cfg.model).state_dict()
-    torch.save({"args": None, "cfg": train_cfg, "model": weights,
+    # the config as fairseq's Trainer.state_dict saves it: a plain container (OmegaConf.to_container)
+    torch.save({"args": None, "cfg": OmegaConf.to_container(train_cfg, resolve=True, enum_to_str=True),
+                "model": weights,
                 "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "Adam",
                                        "lr_scheduler_state": {}, "num_updates": 0}],
                 "extra_state": {"train_iterator": {"epoch": 1}}, "last_optimizer_state": None}, tmp / "ck.pt")

@@ -101,6 +101,23 @@ def test_job_names_and_benchmark_files(tmp_path):
     assert benchmark_seconds(tsv) == 3.75
 
 
+@pytest.mark.parametrize("text, where", [
+    ("h:m:s\tmax_rss\n0:00:01\t3\n", "b.tsv:1: no column 's' (columns: h:m:s, max_rss)"),
+    ("s\th:m:s\n1.5\t0:00:01\nNA\t0:00:01\n", "b.tsv:3: column 's' is 'NA'"),
+    ("s\th:m:s\n-1.5\t0:00:01\n", "b.tsv:2: column 's' is '-1.5'"),
+    ("s\th:m:s\ninf\t0:00:01\n", "b.tsv:2: column 's' is 'inf'"),
+    ("s\th:m:s\n\t0:00:01\n", "b.tsv:2: column 's' is ''"),
+    ("s\th:m:s\n", "b.tsv: no row below its header"),
+    ("", "b.tsv: empty"),
+])
+def test_a_damaged_benchmark_file_is_named_with_its_line_and_column(tmp_path, text, where):
+    tsv = tmp_path / "b.tsv"
+    tsv.write_text(text)
+    with pytest.raises(ValueError) as err:
+        benchmark_seconds(tsv)
+    assert str(err.value).startswith(f"{tmp_path}/{where}"), str(err.value)
+
+
 # ---- a stubbed study ---------------------------------------------------------------------------------
 
 

@@ -1,4 +1,6 @@
 """Shared file helpers: nothing half-written is ever visible under the final name."""
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -35,7 +37,7 @@ out = Path(sys.argv[1])
 atomic_write_text(out / "text.txt", "x")
 write_lines(out / "lines.txt", ["a"])
 write_jsonl(out / "records.jsonl", [{{"a": 1}}])
-with atomic_directory(out / "folder") as tmp:
+with atomic_directory(out / "folder", "generate") as tmp:
     (tmp / "inside.txt").write_text("x")
 print(" ".join(f"{{p.name}}={{stat.S_IMODE(p.stat().st_mode):o}}" for p in sorted(out.iterdir())))
 """
@@ -47,8 +49,8 @@ print(" ".join(f"{{p.name}}={{stat.S_IMODE(p.stat().st_mode):o}}" for p in sorte
 
 # ---- atomic_directory: a step replaces only what it wrote ----------------------------------------
 
-def write_folder(path, files=("a.txt",)):
-    with io.atomic_directory(path) as tmp:
+def write_folder(path, files=("a.txt",), step="generate"):
+    with io.atomic_directory(path, step) as tmp:
         for name in files:
             (tmp / name).write_text(name)
 
@@ -99,7 +101,7 @@ def test_an_empty_folder_is_filled(tmp_path):
 
 def test_a_second_writer_of_the_same_folder_fails_and_the_first_finishes(tmp_path):
     out = tmp_path / "out"
-    with io.atomic_directory(out) as first:
+    with io.atomic_directory(out, "generate") as first:
         (first / "first.txt").write_text("1")
         with pytest.raises(io.OutputFolderError, match="another process is writing this folder"):
             write_folder(out, ["second.txt"])
@@ -111,7 +113,7 @@ def test_staging_folders_of_a_killed_run_are_swept_by_the_next(tmp_path):
     script = f"""
 import os, signal
 from mtcue.io import atomic_directory
-with atomic_directory({str(out)!r}) as tmp:
+with atomic_directory({str(out)!r}, "generate") as tmp:
     (tmp / "half.txt").write_text("x")
     os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -119,7 +121,93 @@ with atomic_directory({str(out)!r}) as tmp:
     left = [p.name for p in tmp_path.iterdir()]
     assert any(".mtcue-staging." in n for n in left) and "out" not in left
     write_folder(out)
-    assert sorted(os.listdir(tmp_path)) == ["out"]
+    # the killed run's lock file stays: it cannot be told from a user's file of that name (harmless)
+    assert sorted(os.listdir(tmp_path)) == [".out.lock", "out"]
+
+
+def test_a_users_lock_file_beside_the_output_is_kept(tmp_path):
+    (tmp_path / ".out.lock").write_text("mine")
+    write_folder(tmp_path / "out")
+    assert (tmp_path / ".out.lock").read_text() == "mine" and (tmp_path / "out" / "a.txt").exists()
+
+
+def test_a_step_never_replaces_another_steps_folder(tmp_path):
+    out = tmp_path / "fs"
+    write_folder(out, ["formality-control.test.en-de.en"], step="iwslt22-synth")
+    with pytest.raises(io.OutputFolderError, match=r"fs: is the output of step 'iwslt22-synth', not of "
+                                                   r"'translate-prompts'; nothing was changed"):
+        write_folder(out, ["none.txt"], step="translate-prompts")
+    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "formality-control.test.en-de.en"]
+    assert json.loads((out / io.OWNED_MARKER).read_text()) == {"step": "iwslt22-synth",
+                                                                "files": ["formality-control.test.en-de.en"]}
+    write_folder(out, ["again.txt"], step="iwslt22-synth")  # its own step replaces it
+    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "again.txt"]
+
+
+def test_a_marker_written_before_steps_were_recorded_still_lets_the_folder_be_replaced(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.txt").write_text("old")
+    (out / io.OWNED_MARKER).write_text(json.dumps({"files": ["a.txt"]}) + "\n")
+    write_folder(out, ["b.txt"], step="tags")
+    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "b.txt"]
+    (out / io.OWNED_MARKER).write_text('["a.txt"]\n')  # not an object: unreadable, left alone
+    with pytest.raises(io.OutputFolderError, match="unreadable"):
+        write_folder(out, ["c.txt"], step="tags")
+    assert (out / "b.txt").exists()
+
+
+# ---- step_outputs: a file a step writes by name ---------------------------------------------------
+
+def write_file(path, text, step="table"):
+    with io.step_outputs(step, path):
+        atomic_write_text(path, text)
+
+
+def test_a_step_replaces_its_own_file_and_records_what_it_wrote(tmp_path):
+    out = tmp_path / "t.csv"
+    write_file(out, "a,b\n")
+    write_file(out, "a,c\n")
+    assert out.read_text() == "a,c\n"
+    record = json.loads(io.output_record(out).read_text())
+    assert record == {"step": "table", "sha256": hashlib.sha256(b"a,c\n").hexdigest()}
+    assert io.output_record(out).name == ".t.csv.mtcue-output"
+
+
+@pytest.mark.parametrize("case", ["users", "edited", "other_step", "folder", "svg_lookalike"])
+def test_a_file_the_step_did_not_write_is_refused_before_any_work(tmp_path, case):
+    out = tmp_path / "notes.txt"
+    if case == "users":
+        out.write_text("mine\n")
+    elif case == "svg_lookalike":  # content that looks like an output proves nothing
+        out.write_text('<svg xmlns="http://www.w3.org/2000/svg"><!-- my drawing --></svg>\n')
+    elif case == "edited":
+        write_file(out, "the step's\n", step="figure")
+        out.write_text("the step's, and my edit\n")
+    elif case == "other_step":
+        write_file(out, "a table\n", step="table")
+    else:
+        out.mkdir()
+    before = sorted(os.listdir(tmp_path)), out.is_file() and out.read_text()
+    ran = []
+    message = {"users": "exists and no mtcue step wrote it", "svg_lookalike": "exists and no mtcue step wrote it",
+               "edited": "was changed since step 'figure' wrote it", "folder": "is a folder",
+               "other_step": "is the output of step 'table', not of 'figure'"}[case]
+    with pytest.raises(io.OutputFileError, match=f"notes.txt: {message}"):
+        with io.step_outputs("figure", tmp_path / "new.svg", out):
+            ran.append(True)
+    assert not ran and (sorted(os.listdir(tmp_path)), out.is_file() and out.read_text()) == before
+
+
+def test_an_output_written_before_a_failure_is_still_recorded_as_the_steps(tmp_path):
+    csv, md = tmp_path / "t.csv", tmp_path / "t.md"
+    with pytest.raises(RuntimeError):
+        with io.step_outputs("table", csv, md):
+            atomic_write_text(csv, "a\n")
+            raise RuntimeError("the markdown failed")
+    assert not md.exists() and not io.output_record(md).exists()
+    write_file(csv, "b\n")  # the rerun may replace its own CSV
+    assert csv.read_text() == "b\n"
 
 
 def test_scratch_folders_of_dead_processes_are_swept_and_live_ones_kept(tmp_path):
@@ -167,7 +255,7 @@ import signal, time
 from mtcue import cli
 from mtcue.io import atomic_directory, scratch_directory
 signal.signal(signal.SIGTERM, cli._exit)
-with scratch_directory("mtcue-translate-") as scratch, atomic_directory({str(tmp_path / "out")!r}) as tmp:
+with scratch_directory("mtcue-translate-") as scratch, atomic_directory({str(tmp_path / "out")!r}, "generate") as tmp:
     (scratch / "big.bin").write_bytes(bytes(1000))
     (tmp / "half.txt").write_text("x")
     print("ready", flush=True)

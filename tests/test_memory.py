@@ -2,6 +2,7 @@
 hand-made allocations, growth with the context for a model that concatenates it, the CSV, the plan
 from the config, the figure and the rule in the DAG."""
 import copy
+import json
 
 import pytest
 import torch
@@ -168,16 +169,65 @@ def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
     assert bare.shape == (2, 3, 5) and (bare[..., -1] == d.eos()).all() and not (bare == d.bos()).any()
 
 
-def test_an_output_path_holding_a_users_file_is_refused_before_measuring(tmp_path):
-    from mtcue.models.memory import check_outputs, write_csv
+def test_an_output_path_holding_a_users_file_is_refused_before_measuring(tmp_path, caplog):
+    from mtcue.cli import main
 
-    notes = tmp_path / "notes.txt"
+    notes, drawing = tmp_path / "notes.txt", tmp_path / "drawing.svg"
     notes.write_text("mine\n")
-    for csv_path, svg_path in ((notes, tmp_path / "m.svg"), (tmp_path / "m.csv", notes), (tmp_path, tmp_path / "m.svg")):
-        with pytest.raises(ValueError, match="not an earlier memory-growth output"):
-            check_outputs(csv_path, svg_path)
-    assert notes.read_text() == "mine\n"
-    # an earlier run's outputs may be replaced
-    write_csv([{"model": "concat", "context_sentences": 1, "phase": "decode", "peak_mib": 1.0}], tmp_path / "m.csv")
-    (tmp_path / "m.svg").write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>\n')
-    check_outputs(tmp_path / "m.csv", tmp_path / "m.svg")
+    # content that looks like the step's output proves nothing: only the step's own record beside it
+    drawing.write_text('<svg xmlns="http://www.w3.org/2000/svg"><!-- my drawing --></svg>\n')
+    memory.write_csv([{"model": "concat", "context_sentences": 1, "phase": "decode", "peak_mib": 1.0}],
+                     tmp_path / "lookalike.csv")
+    plan = '{"models": {"nope": {}}}'  # measuring would fail: the outputs are refused first
+    for csv_path, svg_path, named in ((notes, tmp_path / "m.svg", notes), (tmp_path / "m.csv", drawing, drawing),
+                                      (tmp_path / "lookalike.csv", tmp_path / "m.svg", tmp_path / "lookalike.csv"),
+                                      (tmp_path, tmp_path / "m.svg", tmp_path)):
+        caplog.clear()
+        assert main(["memory-growth", "--plan", plan, "--csv", str(csv_path), "--svg", str(svg_path)]) == 1
+        assert f"{named}: exists and no mtcue step wrote it" in caplog.text or f"{named}: is a folder" in caplog.text
+    assert notes.read_text() == "mine\n" and "my drawing" in drawing.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["drawing.svg", "lookalike.csv", "notes.txt"]
+
+
+
+
+def _plan() -> dict:
+    return cfgmod.memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))
+
+
+@pytest.mark.parametrize("case", ["unknown_model", "unknown_type", "no_curves", "not_an_object"])
+def test_a_plan_naming_an_unknown_model_is_a_clear_error(case, tmp_path, caplog):
+    from mtcue.cli import main
+
+    plan = _plan()
+    label = next(iter(plan["curves"]))
+    if case == "unknown_model":
+        plan["curves"][label] = ["nope"]
+        message = f"--plan: curve '{label}' names the model 'nope', which has no spec in the plan (specs: "
+    elif case == "unknown_type":
+        name = plan["curves"][label][0]
+        plan["specs"][name]["type"] = "nope"
+        message = f"--plan: the spec of '{name}' has the model type 'nope', not one of ["
+    elif case == "no_curves":
+        del plan["curves"]
+        message = "--plan: lacks 'curves' (give what config.memory_growth_plan writes: batch, beam, curves, seed, specs"
+    else:
+        plan = [plan]
+        message = "--plan: lacks 'batch'"
+    csv_path, svg_path = tmp_path / "m.csv", tmp_path / "m.svg"
+    assert main(["memory-growth", "--plan", json.dumps(plan), "--csv", str(csv_path), "--svg", str(svg_path)]) == 1
+    assert message in caplog.text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_without_a_gpu_is_a_clear_error(tmp_path, monkeypatch, caplog):
+    from mtcue.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for device, message in (("cuda", "--device cuda: no GPU is visible to torch here; use --device cpu"),
+                            ("gpu", "--device gpu: not a torch device (cpu, cuda, cuda:N)")):
+        caplog.clear()
+        assert main(["memory-growth", "--plan", json.dumps(_plan()), "--device", device, "--csv",
+                     str(tmp_path / "m.csv"), "--svg", str(tmp_path / "m.svg")]) == 1
+        assert f"memory-growth failed: {message}" in caplog.text
+    assert list(tmp_path.iterdir()) == []

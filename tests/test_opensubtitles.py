@@ -8,12 +8,13 @@ import subprocess
 import sys
 import threading
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
 
 from mtcue.corpus import read_corpus
-from mtcue.data.opensubtitles import OpusError, extract, parse_document, parse_time
+from mtcue.data.opensubtitles import Extractor, Mirror, OpusError, extract, parse_document, parse_time
 from mtcue.data.opus_synth import (
     ALIGN_HEAD,
     ALIGN_TAIL,
@@ -266,6 +267,35 @@ def test_damaged_or_missing_documents_skip_their_film_and_are_named(tmp_path, ca
     assert "document de/2001/3/31.xml.gz is not in the copy" in caplog.text
 
 
+def test_a_damaged_zip_member_skips_its_film_and_is_named(tmp_path, caplog):
+    # A deflated member whose data is damaged raises zlib.error (not OSError) when read.
+    good, g1 = _film(2, 1)
+    bad, g2 = _film(2, 2)
+    xml = tmp_path / "opus" / "xml"
+    xml.mkdir(parents=True)
+    for lang in ("de", "en"):
+        with zipfile.ZipFile(xml / f"{lang}.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+            for path, data in {**good, **bad}.items():
+                if path.startswith(f"{lang}/"):
+                    archive.writestr("OpenSubtitles/xml/" + path.removesuffix(".gz"), data)
+    (xml / "de-en.xml.gz").write_bytes(gzip.compress((ALIGN_HEAD + g1 + g2 + ALIGN_TAIL).encode()))
+    member = "OpenSubtitles/xml/" + next(p for p in bad if p.startswith("en/")).removesuffix(".gz")
+    with zipfile.ZipFile(xml / "en.zip") as archive:
+        info = archive.getinfo(member)
+    raw = bytearray((xml / "en.zip").read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start:start + 4] = b"\xff\xff\xff\xff"  # deflate block type 3: "invalid block type"
+    (xml / "en.zip").write_bytes(bytes(raw))
+    with pytest.raises(zlib.error):
+        zipfile.ZipFile(xml / "en.zip").read(member)
+    with caplog.at_level(logging.WARNING, logger="mtcue"):
+        samples, report = run(tmp_path / "opus", tmp_path)
+    assert {s["imdb_id"] for s in samples} == {"tt0000001"} and len(samples) == 2
+    assert report["skipped_link_groups"] == {"document_unreadable": 1}
+    assert "en/2001/2/22.xml.gz cannot be read (error: Error -3 while decompressing data: invalid block type)" \
+        in caplog.text
+
+
 SECRET = "s3cret-hostname-7f1"
 
 
@@ -387,7 +417,10 @@ def _alignment_from_docs(path: Path) -> list[str]:
     return re.findall(r'fromDoc="([^"]+)"', gzip.decompress(path.read_bytes()).decode())
 
 
-def test_parallel_output_is_the_serial_output(tmp_path, caplog):
+def test_parallel_output_is_the_serial_output(tmp_path, caplog, monkeypatch):
+    from mtcue.data import opensubtitles
+
+    monkeypatch.setattr(opensubtitles, "usable_cpus", lambda: 8)  # 3 workers even on a smaller machine
     gen = tmp_path / "gen"
     generate_mirror(gen, "en-de", 6000, seed=5, links_per_film=250)
     # One film's English document is damaged: its warning must come once, at its place.
@@ -434,6 +467,21 @@ def test_worker_count_on_the_command_line(film_mirror, tmp_path, value):
     assert run_.returncode == 2
     assert f"argument --workers: '{value}': a whole number >= 1 of worker processes" in run_.stderr
     assert not (tmp_path / "all.jsonl").exists()
+
+
+def test_workers_are_capped_at_the_cpus_this_process_may_use(film_mirror, tmp_path, monkeypatch, caplog):
+    from mtcue.data import opensubtitles
+
+    cpus = len(os.sched_getaffinity(0))
+    assert Extractor(Mirror(film_mirror), "en-de", workers=1000).workers == cpus
+    monkeypatch.setattr(opensubtitles, "usable_cpus", lambda: 3)
+    with caplog.at_level(logging.WARNING, logger="mtcue"):
+        assert Extractor(Mirror(film_mirror), "en-de", workers=1000).workers == 3
+        assert Extractor(Mirror(film_mirror), "en-de", workers=2).workers == 2
+    assert caplog.text.count("1000 workers: capped at 3, the CPUs this process may use") == 1
+    help_ = subprocess.run([sys.executable, "-m", "mtcue.cli", "extract-opensubtitles", "--help"], capture_output=True,
+                           text=True).stdout
+    assert "at most the CPUs this process may use" in " ".join(help_.split())
 
 
 def test_a_worker_holds_one_film_at_a_time(tmp_path, monkeypatch):

@@ -13,8 +13,10 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Iterable
 
 from mtcue import config as cfgmod
+from mtcue.io import step_outputs
 
 log = logging.getLogger("mtcue")
 # The checkout the code runs from (editable install): records name its commit.
@@ -58,13 +60,23 @@ def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
     return dict(item.split("=", 1) for item in args.corpus)
 
 
+Outputs = Callable[[argparse.Namespace], Iterable[str | Path | None]]
+
+
+def options(*names: str) -> Outputs:
+    """A step's output files: the values of these options (dest names; one not given is None)."""
+    return lambda args: [getattr(args, name) for name in names]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtcue", description=__doc__)
     sub = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
-    def step(name, fn, help_):
+    def step(name: str, fn, help_: str, outputs: Outputs = lambda args: ()):
+        """A step; `outputs`: the files it writes by name, guarded by io.step_outputs (a folder it
+        writes whole is guarded by io.atomic_directory instead)."""
         sp = sub.add_parser(name, help=help_, description=help_)
-        sp.set_defaults(fn=fn)
+        sp.set_defaults(fn=fn, outputs=outputs)
         return sp
 
     for stage in STAGES:
@@ -84,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _exit)
     try:
-        args.fn(args)
+        with step_outputs(args.step, *args.outputs(args)):  # refused before any work: nothing changed
+            args.fn(args)
     except (cfgmod.ConfigError, ValueError, OSError, RuntimeError) as err:
         log.error("%s failed: %s", args.step, err)
         return 1

@@ -104,27 +104,12 @@ def _check(record: dict, where: str) -> None:
 
 
 def write_record(path: str | Path, record: dict) -> Path:
-    """Validate and atomically write a record, adding schema_version and UTC created time."""
+    """Validate and atomically write a record, adding schema_version and UTC created time. (The steps'
+    `--out` is guarded by io.step_outputs: a step replaces only its own earlier record.)"""
     record = {"schema_version": SCHEMA_VERSION,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **record}
     _check(record, str(path))
-    _check_replaceable(Path(path))
     return atomic_write_text(path, _dumps(record))
-
-
-def _check_replaceable(path: Path) -> None:
-    """A record replaces only an earlier record: never a folder or a file some user wrote (`--out notes.txt`)."""
-    if path.is_dir():
-        raise RecordError(f"{path}: is a folder; give the step a file path for its record")
-    if not path.exists():
-        return
-    try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        earlier = None
-    if not (isinstance(earlier, dict) and "kind" in earlier and "schema_version" in earlier):
-        raise RecordError(f"{path}: exists and is not a result record; nothing was changed: give the step "
-                          "another output path, or move that file away")
 
 
 def _dumps(record: dict) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from mtcue.cli import corpora_from_args, positive_int
+from mtcue.cli import corpora_from_args, options, positive_int
 
 
 def cmd_embed(a):
@@ -133,7 +133,7 @@ def register(step) -> None:
 
     s = step("bench-embed-scale", cmd_bench_embed_scale, "embedding at scale: unique context strings per 100k "
              "pairs, each encoder's strings/s (first-seen and length order), projected store build time for "
-             "Table 1's pairs")
+             "Table 1's pairs", options("out"))
     s.add_argument("--corpus", required=True, help="corpus-format JSONL (e.g. extract-opensubtitles' output)")
     s.add_argument("--direction", required=True)
     s.add_argument("--columns", required=True, help="comma-separated store columns; metadata columns without "

@@ -169,7 +169,7 @@ def build_stores(corpora: dict[str, dict[str, str | Path]], out_dirs: dict[str, 
                                          langs_of(direction)[0], columns)
             if not texts:
                 raise ValueError(f"{direction}: no context strings at all in {sorted(map(str, splits.values()))}")
-            tmp = stack.enter_context(atomic_directory(out_dirs[direction]))
+            tmp = stack.enter_context(atomic_directory(out_dirs[direction], "embed"))
             vectors = np.lib.format.open_memmap(tmp / "vectors.npy", mode="w+", dtype=np.float32,
                                                 shape=(len(texts), dim))
             new = embedding_order(texts, [row for row, text in enumerate(texts) if text not in owner])

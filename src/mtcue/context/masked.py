@@ -90,7 +90,7 @@ def build_masked_store(store_dir: str | Path, corpora: dict[str, str | Path], pe
         indices[split] = mask_index(index, store.columns, keep)
         supervised[split] = int(keep.sum())
         n_combinations[split] = len({c for c in combos if c is not None})
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, "mask-store") as tmp:
         for name in SHARED_FILES:
             if (store.dir / name).exists():  # the same depth as out_dir: one relative link serves both
                 os.symlink(os.path.relpath((store.dir / name).resolve(), out_dir.parent.resolve() / out_dir.name),

@@ -57,7 +57,7 @@ def build_prompted_stores(store_dir: str | Path, prompts: dict[str, str], column
         raise ValueError(f"{store.dir}: the prompt column '{column}' must be a column of the store ({store.columns})")
     n = len(store.index(SPLIT))
     manifest = {**store.manifest, "splits": {SPLIT: n}}
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, "prompted-stores") as tmp:
         if store.kind == "vectors":
             if encoder is None:
                 from mtcue.context.embed import load_encoder

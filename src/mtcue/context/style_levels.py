@@ -42,7 +42,7 @@ def line_levels(corpus: str | Path, direction: str, mapping: dict[str, int]) -> 
 def build_style_store(corpora: dict[str, str | Path], direction: str, mapping: dict[str, int],
                       out_dir: str | Path) -> dict:
     """`out_dir`/{split}.npy for each split of `corpora` and manifest.json (mapping, lines per level)."""
-    with atomic_directory(out_dir) as out:
+    with atomic_directory(out_dir, "style-levels") as out:
         counts = {}
         for split, corpus in corpora.items():
             levels = line_levels(corpus, direction, mapping)

@@ -62,7 +62,7 @@ def build_tag_store(corpora: dict[str, str | Path], direction: str, columns: Seq
     src, _ = langs_of(direction)
     vocab = build_vocab(read_corpus(corpora["train"]), src, columns, min_docs)
     indices = {split: tag_index(read_corpus(path), src, columns, vocab) for split, path in corpora.items()}
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, "tags") as tmp:
         (tmp / VOCAB_FILE).write_text(json.dumps(vocab, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
         for split, index in indices.items():
             np.save(tmp / f"{split}.index.npy", index)

@@ -84,7 +84,7 @@ def build_token_store(corpora: dict[str, str | Path], direction: str, spm_model:
     slots = slot_names(previous, following)
     manifest = {"kind": "tokens", "slots": slots, "dictionary": str(dict_path), "n_symbols": len(dictionary),
                 "splits": {}, "present": {}}
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, "token-store") as tmp:
         for split, path in corpora.items():
             samples = list(read_corpus(path))
             tokens, offsets = encode_rows(neighbour_texts(samples, src, slots), encode)

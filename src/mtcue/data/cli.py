@@ -6,7 +6,9 @@ import json
 import logging
 from pathlib import Path
 
-from mtcue.cli import with_provenance
+from mtcue.cli import options, with_provenance
+from mtcue.config import langs_of
+from mtcue.io import atomic_write_text
 
 log = logging.getLogger("mtcue")
 
@@ -31,7 +33,7 @@ def cmd_clean(a):
     stats = clean_corpus(a.input, a.output, a.max_chars)
     log.info("cleaned %s: %s", a.input, stats)
     if a.stats:
-        Path(a.stats).write_text(json.dumps(stats, indent=2) + "\n")
+        atomic_write_text(a.stats, json.dumps(stats, indent=2) + "\n")
 
 
 def cmd_annotate_eamt22(a):
@@ -40,7 +42,7 @@ def cmd_annotate_eamt22(a):
     stats = annotate_corpus(a.input, a.output)
     log.info("annotated %s: %d of %d lines, %d attribute combinations", a.input, stats.get("annotated", 0),
              stats.get("lines", 0), len(stats["combinations"]))
-    Path(a.stats).write_text(json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(a.stats, json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
 
 
 def _workers(value: str) -> int:
@@ -68,6 +70,12 @@ def cmd_opus_synth(a):
     log.info("wrote an OPUS-format copy of %d links in %d films to %s", written["links"], written["films"], a.out)
 
 
+def _mirror_files(a) -> list:
+    from mtcue.data.opus_synth import mirror_files
+
+    return mirror_files(a.out, a.pair)
+
+
 def cmd_omdb(a):
     from mtcue.data.omdb import Settings, fetch_all
 
@@ -89,6 +97,12 @@ def cmd_split_corpus(a):
     report = make_splits(a.corpus, a.heldout, a.out_dir, a.metadata, a.valid_pairs, a.test_pairs, a.seed)
     write_report(report, a.report)
     log.info("split %s: %s (%s)", a.corpus, report["pairs"], report["sampled_from"])
+
+
+def _split_files(a) -> list:
+    from mtcue.data.splits import SPLITS
+
+    return [*(Path(a.out_dir) / f"{split}.jsonl" for split in SPLITS), a.report]
 
 
 def cmd_evalset(a):
@@ -157,7 +171,7 @@ def cmd_binarise(a):
 
 
 def register(step) -> None:
-    s = step("generate", cmd_generate, "write one split of the synthetic dialogue corpus")
+    s = step("generate", cmd_generate, "write one split of the synthetic dialogue corpus", options("out"))
     s.add_argument("--pair", required=True)
     s.add_argument("--split", required=True, choices=["train", "valid", "test"])
     s.add_argument("--docs", type=int, required=True, help="number of documents (episodes)")
@@ -166,7 +180,8 @@ def register(step) -> None:
 
     s = step("contrastive-suite", cmd_contrastive_suite,
              "a contrastive suite (docs/formats.md, section 8): the synthetic one of an en->xx pair, or a real set "
-             "converted (ContraPro, Lopes et al. from their converted sets; Voita et al. 2019 from the official JSON)")
+             "converted (ContraPro, Lopes et al. from their converted sets; Voita et al. 2019 from the official JSON)",
+             options("out"))
     s.add_argument("--name", required=True, choices=["synthetic", "contrapro", "lopes", "voita2019_deixis",
                                                      "voita2019_lex_cohesion", "voita2019_ellipsis_infl",
                                                      "voita2019_ellipsis_vp"])
@@ -186,20 +201,23 @@ def register(step) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--out", required=True, help="folder for the five formality-control.test.* files")
 
-    s = step("clean", cmd_clean, "normalise and filter a corpus file (Moses + the paper's rules)")
+    s = step("clean", cmd_clean, "normalise and filter a corpus file (Moses + the paper's rules)",
+             options("output", "stats"))
     s.add_argument("--input", required=True)
     s.add_argument("--output", required=True)
     s.add_argument("--max-chars", type=int, default=400)
     s.add_argument("--stats", help="write the counts as JSON here")
 
     s = step("annotate-eamt22", cmd_annotate_eamt22, "EAMT22's attribute annotation of an en-pl corpus from its "
-             "Polish (Morfeusz 2): attribute values and EAMT22's context sentences as the lines' cues")
+             "Polish (Morfeusz 2): attribute values and EAMT22's context sentences as the lines' cues",
+             options("output", "stats"))
     s.add_argument("--input", required=True)
     s.add_argument("--output", required=True)
     s.add_argument("--stats", required=True, help="the counts (JSON)")
 
     s = step("extract-opensubtitles", cmd_extract_opensubtitles,
-             "extract every aligned pair of one language pair from an OPUS OpenSubtitles v2018 copy (streaming)")
+             "extract every aligned pair of one language pair from an OPUS OpenSubtitles v2018 copy (streaming)",
+             options("out", "films", "stats"))
     s.add_argument("--mirror", required=True, help="OPUS copy: xml/{l1}-{l2}.xml.gz and xml/{lang}.zip or xml/{lang}/")
     s.add_argument("--pair", required=True, help="language pair, English first (en-de)")
     s.add_argument("--out", required=True, help="corpus-format JSONL, metadata empty")
@@ -208,15 +226,18 @@ def register(step) -> None:
     s.add_argument("--min-overlap", type=float, default=0.9, help="keep links with at least this overlap")
     s.add_argument("--max-gap", type=float, default=7.0, help="reset the context after a longer pause (seconds)")
     s.add_argument("--workers", type=_workers, default=1,
-                   help="processes extracting films in parallel (1: none); the output is the same")
+                   help="processes extracting films in parallel (1: none; at most the CPUs this process may use, "
+                        "more are capped); the output is the same")
 
-    s = step("opus-synth", cmd_opus_synth, "write a generated OPUS-format OpenSubtitles copy (extraction benchmark)")
+    s = step("opus-synth", cmd_opus_synth, "write a generated OPUS-format OpenSubtitles copy (extraction benchmark)",
+             _mirror_files)
     s.add_argument("--out", required=True, help="folder to write xml/{lang}.zip and xml/{l1}-{l2}.xml.gz into")
     s.add_argument("--pair", default="en-de")
     s.add_argument("--links", type=int, required=True, help="number of alignment links")
     s.add_argument("--seed", type=int, default=1)
 
-    s = step("omdb", cmd_omdb, "film metadata from OMDb (key from the OMDB_API_KEY environment variable only)")
+    s = step("omdb", cmd_omdb, "film metadata from OMDb (key from the OMDB_API_KEY environment variable only)",
+             options("out", "summary"))
     s.add_argument("--ids", nargs="+", required=True, help="files of OPUS folder names (111161) or IMDb ids")
     s.add_argument("--cache", required=True, help="folder of cached answers (kept between runs)")
     s.add_argument("--out", required=True, help="JSONL: imdb_id, status (found, not_found, no_key), meta")
@@ -225,7 +246,8 @@ def register(step) -> None:
     s.add_argument("--min-interval", type=float, default=0.2, help="seconds between two requests")
     s.add_argument("--timeout", type=float, default=30.0)
 
-    s = step("download", cmd_download, "fetch a URL (resumable, verified, retried) or copy a mirror file")
+    s = step("download", cmd_download, "fetch a URL (resumable, verified, retried) or copy a mirror file",
+             options("out"))
     s.add_argument("--source", required=True, help="URL, or a local path (a mirror)")
     s.add_argument("--out", required=True)
     s.add_argument("--retries", type=int, default=5)
@@ -233,7 +255,8 @@ def register(step) -> None:
     s.add_argument("--timeout", type=float, default=60.0)
 
     s = step("split-corpus", cmd_split_corpus,
-             "train/valid/test from extracted pairs: held-out films out of train, sampled valid and test, metadata")
+             "train/valid/test from extracted pairs: held-out films out of train, sampled valid and test, metadata",
+             _split_files)
     s.add_argument("--corpus", required=True, help="output of extract-opensubtitles")
     s.add_argument("--heldout", nargs="*", default=[], help="held-out film lists (block lists, contrapro.json, ...)")
     s.add_argument("--metadata", help="output of mtcue omdb")
@@ -243,7 +266,8 @@ def register(step) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--report", required=True, help="counts as JSON")
 
-    s = step("evalset", cmd_evalset, "convert a downloaded evaluation set to what evaluation reads (docs/formats.md)")
+    s = step("evalset", cmd_evalset, "convert a downloaded evaluation set to what evaluation reads (docs/formats.md)",
+             lambda a: [] if a.name == "iwslt22" else [a.out])  # iwslt22: a folder
     s.add_argument("--name", required=True, choices=["iwslt22", "eamt22", "contrapro", "lopes"])
     s.add_argument("--pair", required=True)
     s.add_argument("--inputs", nargs="+", required=True,
@@ -254,7 +278,8 @@ def register(step) -> None:
     s.add_argument("--metadata", help="contrapro: OMDb metadata (mtcue omdb) for its films")
     s.add_argument("--out", required=True)
 
-    s = step("corpus-stats", cmd_corpus_stats, "Table 1's counts of one corpus file, as a data record")
+    s = step("corpus-stats", cmd_corpus_stats, "Table 1's counts of one corpus file, as a data record",
+             options("out"))
     s.add_argument("--corpus", required=True)
     s.add_argument("--pair", required=True)
     s.add_argument("--source", required=True, choices=["synthetic", "opensubtitles"])
@@ -263,7 +288,8 @@ def register(step) -> None:
     s.add_argument("--study", required=True)
     s.add_argument("--out", required=True)
 
-    s = step("spm-train", cmd_spm_train, "train a joint SentencePiece model for a direction")
+    s = step("spm-train", cmd_spm_train, "train a joint SentencePiece model for a direction",
+             lambda a: [a.model_file, Path(a.model_file).with_suffix(".vocab")])
     s.add_argument("--corpus", required=True, help="cleaned training corpus (JSONL)")
     s.add_argument("--direction", required=True)
     s.add_argument("--model-file", required=True, help="output .model path (.vocab is written beside it)")
@@ -271,7 +297,8 @@ def register(step) -> None:
     s.add_argument("--model-type", default="bpe", choices=["bpe", "unigram"])
     s.add_argument("--character-coverage", type=float, default=1.0)
 
-    s = step("spm-encode", cmd_spm_encode, "segment one split into {prefix}.{src} and {prefix}.{tgt}")
+    s = step("spm-encode", cmd_spm_encode, "segment one split into {prefix}.{src} and {prefix}.{tgt}",
+             lambda a: [f"{a.out_prefix}.{lang}" for lang in langs_of(a.direction)])
     s.add_argument("--model-file", required=True)
     s.add_argument("--corpus", required=True)
     s.add_argument("--direction", required=True)

@@ -82,7 +82,7 @@ def iwslt22(source_dir: str | Path, pair: str, out_dir: str | Path) -> int:
             if ann.count("[F]") != ann.count("[/F]") or FORMALITY_TAG.sub("", ann) != ref:
                 raise ValueError(f"{source_dir / annotated}:{lineno}: not {plain} line {lineno} with balanced "
                                  "[F]...[/F] marks")
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, "evalset") as tmp:
         for name in names:
             shutil.copyfile(source_dir / name, tmp / name)
     return len(lines[names[0]])

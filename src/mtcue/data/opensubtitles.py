@@ -32,7 +32,9 @@ import json
 import logging
 import multiprocessing
 import re
+import os
 import zipfile
+import zlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -113,7 +115,8 @@ class Mirror:
 
     def read_document(self, doc_path: str) -> tuple[bytes, str]:
         """The XML bytes of a document named as in an alignment file (`de/2008/1/2.xml.gz`), and where
-        they came from. Raises FileNotFoundError when absent, OSError/BadZipFile/EOFError when damaged."""
+        they came from. Raises FileNotFoundError when absent, OSError/BadZipFile/EOFError/zlib.error when
+        damaged."""
         bare = doc_path.removesuffix(".gz")
         for candidate in (self.root / "xml" / f"{bare}.gz", self.root / "xml" / bare):
             if candidate.exists():
@@ -343,7 +346,7 @@ class Films:
             warn.append(("missing", (f"{self.mirror.root}: document {path} is not in the copy; its link group is "
                                      "skipped")))
             return None
-        except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
             stats["skipped_link_groups:document_unreadable"] += 1
             warn.append(("unreadable", (f"{self.mirror.root}: document {path} cannot be read "
                                         f"({type(err).__name__}: {err}); its link group is skipped")))
@@ -475,6 +478,11 @@ def ordered_map(fn, items: Iterable, workers: int, initializer=None, initargs: t
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity: a SLURM or taskset allocation, not the machine's)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def check_workers(workers) -> int:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a whole number >= 1 (processes extracting films in parallel), "
@@ -488,7 +496,9 @@ class Extractor:
 
     def __init__(self, mirror: Mirror, pair: str, rules: Rules = Rules(), workers: int = 1):
         self.mirror, self.pair, self.rules = mirror, pair, rules
-        self.workers = check_workers(workers)
+        self.workers = min(check_workers(workers), usable_cpus())
+        if self.workers < workers:  # more processes than CPUs only cost memory and start-up time
+            log.warning("%d workers: capped at %d, the CPUs this process may use", workers, self.workers)
         self.films_reader = Films(mirror, pair, rules)
         if ENGLISH not in self.films_reader.langs:
             raise OpusError(f"pair {pair}: one side must be English")

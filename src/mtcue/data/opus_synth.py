@@ -127,17 +127,23 @@ def _film(rng: random.Random, n_links: int, langs: tuple[str, str]) -> tuple[lis
     return docs, links
 
 
+def mirror_files(root: str | Path, pair: str) -> list[Path]:
+    """The files generate_mirror writes: `xml/{lang}.zip` of each language, then `xml/{l1}-{l2}.xml.gz`."""
+    xml = Path(root) / "xml"
+    return [*(xml / f"{lang}.zip" for lang in alignment_name(pair).split("-")), xml / f"{alignment_name(pair)}.xml.gz"]
+
+
 def generate_mirror(root: str | Path, pair: str, n_links: int, seed: int = 1, links_per_film: int = 900) -> dict:
     """An OPUS-layout copy under `root` (`xml/{lang}.zip`, `xml/{l1}-{l2}.xml.gz`) with about
     `n_links` links in films of about `links_per_film` links; returns what was written."""
     rng = random.Random(seed)
     langs = tuple(alignment_name(pair).split("-"))
-    xml = Path(root) / "xml"
-    xml.mkdir(parents=True, exist_ok=True)
-    archives = [zipfile.ZipFile(xml / f"{lang}.zip", "w", zipfile.ZIP_DEFLATED, compresslevel=1) for lang in langs]
+    *zips, alignment = mirror_files(root, pair)
+    alignment.parent.mkdir(parents=True, exist_ok=True)
+    archives = [zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) for path in zips]
     written = {"films": 0, "links": 0}
     try:
-        with gzip.open(xml / f"{alignment_name(pair)}.xml.gz", "wt", encoding="utf-8", compresslevel=1) as align:
+        with gzip.open(alignment, "wt", encoding="utf-8", compresslevel=1) as align:
             align.write(ALIGN_HEAD)
             for film, size in enumerate(_film_sizes(rng, n_links, links_per_film)):
                 docs, links = _film(rng, size, langs)

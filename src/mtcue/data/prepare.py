@@ -64,7 +64,7 @@ def binarise(prepared_prefix: str | Path, direction: str, dest_dir: str | Path, 
     """
     src, tgt = langs_of(direction)
     prefix = Path(prepared_prefix)
-    with atomic_directory(dest_dir) as tmp:
+    with atomic_directory(dest_dir, "binarise") as tmp:
         cmd = [sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", src, "--target-lang", tgt,
                *(arg for split in SPLITS for arg in (f"--{split}pref", str(prefix / split))),
                "--destdir", str(tmp), "--joined-dictionary", "--workers", str(workers)]

@@ -6,7 +6,7 @@ import logging
 import re
 from pathlib import Path
 
-from mtcue.cli import positive_int, with_provenance
+from mtcue.cli import options, positive_int, with_provenance
 
 log = logging.getLogger("mtcue")
 
@@ -186,7 +186,7 @@ def cmd_context_usage(a):
 def register(step) -> None:
     s = step("context-usage", cmd_context_usage,
              "context usage of a trained model (CXMI, Fernandes et al. 2021): cross-entropy of the references "
-             "without the model's context minus with it, overall and per phenomenon, into a record")
+             "without the model's context minus with it, overall and per phenomenon, into a record", options("out"))
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--corpus", required=True, help="the cleaned corpus split whose references are scored (JSONL)")
     s.add_argument("--split", required=True, help="the split's name in the record")
@@ -200,7 +200,7 @@ def register(step) -> None:
     s = step("score-contrastive", cmd_score_contrastive,
              "contrastive accuracy of a trained model on a suite (docs/formats.md, section 8): every candidate "
              "force-decoded with the example's context; right by the suite's official rule (ContraPro's: strictly "
-             "best; Voita et al.'s: first among the best)")
+             "best; Voita et al.'s: first among the best)", options("out"))
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--suite", required=True, help="suite JSONL: results/eval/contrastive/{direction}/{suite}.jsonl")
     s.add_argument("--out", required=True, help="the record (JSON)")
@@ -211,12 +211,12 @@ def register(step) -> None:
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
 
-    s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record")
+    s = step("score", cmd_score, "BLEU and phenomenon accuracy of a hypothesis file into a record", options("out"))
     _scoring_args(s)
 
     s = step("attention-agreement", cmd_attention_agreement,
              "Voita et al. (2018) Table 7: does VOITA-CONTEXT's context attention from a pronoun point at its "
-             "antecedent (synthetic contrastive suite), against the first, last and a random noun")
+             "antecedent (synthetic contrastive suite), against the first, last and a random noun", options("out"))
     s.add_argument("--model-dir", required=True, help="results/models/{direction}/{model} of a voita_context model")
     s.add_argument("--model", required=True)
     s.add_argument("--suite", required=True, help="contrastive suite JSONL with `anaphor` on pronoun examples")
@@ -225,7 +225,8 @@ def register(step) -> None:
     s.add_argument("--out", required=True)
 
     s = step("score-eamt22", cmd_score_eamt22,
-             "EAMT22 attribute accuracy (per attribute and mean) and BLEU of a hypothesis file into a record")
+             "EAMT22 attribute accuracy (per attribute and mean) and BLEU of a hypothesis file into a record",
+             options("out"))
     _scoring_args(s)
     s.add_argument("--detector", choices=["labels", "polish"], default="labels",
                    help="labels: the corpus's marker words; polish: Morfeusz-2 rules over Polish output")
@@ -234,7 +235,8 @@ def register(step) -> None:
 
     s = step("score-formality", cmd_score_formality,
              "IWSLT22 formality accuracy: of one file (--hyp, as the official scorer; JSON on stdout) or of a "
-             "model's prompted translations (--hyps; best and mean prompt per attribute) into a record")
+             "model's prompted translations (--hyps; best and mean prompt per attribute) into a record",
+             options("out"))
     s.add_argument("--hyp", help="one hypothesis file, scored against --formal-ref and --informal-ref")
     s.add_argument("--formal-ref", help="annotated formal references (formal.annotated.XX)")
     s.add_argument("--informal-ref", help="annotated informal references (informal.annotated.XX)")
@@ -261,7 +263,7 @@ def register(step) -> None:
     for name in ("--direction", "--model", "--study", "--config-hash", "--out"):
         s.add_argument(name)
 
-    s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record")
+    s = step("comet", cmd_comet, "COMET (x100) of a hypothesis file into a record", options("out"))
     _scoring_args(s)
     s.add_argument("--comet-model", required=True,
                    help="hub name (e.g. Unbabel/wmt20-comet-da) or local checkpoint (file or model directory)")
@@ -271,7 +273,7 @@ def register(step) -> None:
     s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")
 
     s = step("comet-model", cmd_comet_model, "decide once whether the COMET model can be had (download it if "
-                                             "needed); the comet steps read the answer")
+                                             "needed); the comet steps read the answer", options("out"))
     s.add_argument("--comet-model", required=True, help="hub name or local checkpoint (file or model directory)")
     s.add_argument("--required", action="store_true", help="fail when the model is unavailable")
     s.add_argument("--out", required=True, help="JSON: comet_model, checkpoint, unavailable")

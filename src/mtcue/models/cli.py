@@ -1,12 +1,14 @@
 """Steps of the models stage: training, translation, parameter counts."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 from mtcue import config as cfgmod
-from mtcue.cli import json_option, positive_int, spec_from_args, with_provenance
+from mtcue.cli import json_option, options, positive_int, spec_from_args, with_provenance
+from mtcue.io import atomic_write_text
 
 
 def cmd_train(a):
@@ -54,9 +56,16 @@ def cmd_translate_levels(a):
     from mtcue.models.translate_text import translate_levels
 
     sources = read_text(a.source).removesuffix("\n").split("\n")
-    levels = [int(n) for n in a.levels.split(",")]
-    print(json.dumps(translate_levels(a.model_dir, sources, levels, a.out, json_option(a.generation, "--generation"),
+    print(json.dumps(translate_levels(a.model_dir, sources, a.levels, a.out, json_option(a.generation, "--generation"),
                                       a.threads)))
+
+
+def _levels(text: str) -> list[int]:
+    """argparse type of --levels: '1,5' -> [1, 5]."""
+    levels = [n.strip() for n in text.split(",")]
+    if not all(n.isascii() and n.isdigit() and 1 <= int(n) <= 5 for n in levels):
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated style levels 1..5, e.g. 1,2,3,4,5")
+    return [int(n) for n in levels]
 
 
 def cmd_translate_corpus(a):
@@ -96,21 +105,21 @@ def cmd_bench_train_cost(a):
                           a.profile)
     text = json.dumps(result, indent=2)
     if a.out:
-        Path(a.out).write_text(text + "\n")
+        atomic_write_text(a.out, text + "\n")
     print(text)
 
 
 def cmd_memory_growth(a):
     import torch
 
-    from mtcue.models.memory import check_outputs, measure, write_csv
+    from mtcue.models.memory import measure, write_csv
     from mtcue.reporting.figures import memory_growth, save_svg
 
-    check_outputs(a.csv, a.svg)
     torch.set_num_threads(a.threads)
     plan = json_option(a.plan, "--plan") if a.plan else cfgmod.memory_growth_plan(cfgmod.load(a.config))
     if not plan:
-        raise SystemExit(f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
+        raise SystemExit("--plan: no curve: nothing to measure" if a.plan else
+                         f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
     rows = measure(plan, a.device)
     write_csv(rows, a.csv)
     save_svg(memory_growth(rows), a.svg)
@@ -127,7 +136,7 @@ def _model_args(s) -> None:
 
 
 def register(step) -> None:
-    s = step("train", cmd_train, "train (or resume) one model with fairseq-train")
+    s = step("train", cmd_train, "train (or resume) one model with fairseq-train", options("out", "record"))
     _model_args(s)
     s.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints (kept across failures)")
     s.add_argument("--init-checkpoint", help="checkpoint of the model named by init_from")
@@ -139,7 +148,7 @@ def register(step) -> None:
     s.add_argument("--save-interval-updates", type=int, default=1000,
                    help="also save checkpoint_last.pt every N updates within an epoch (a killed job loses less)")
 
-    s = step("translate", cmd_translate, "beam-search translation of a split with fairseq-generate")
+    s = step("translate", cmd_translate, "beam-search translation of a split with fairseq-generate", options("out"))
     _model_args(s)
     s.add_argument("--checkpoint", required=True)
     s.add_argument("--split", required=True)
@@ -170,13 +179,13 @@ def register(step) -> None:
              "translates a file of sentences once per style level")
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--source", required=True, help="sentences to translate, one per line")
-    s.add_argument("--levels", required=True, help="comma-separated levels 1..5, e.g. 1,2,3,4,5")
+    s.add_argument("--levels", required=True, type=_levels, help="comma-separated levels 1..5, e.g. 1,2,3,4,5")
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
     s.add_argument("--threads", type=int, default=1)
     s.add_argument("--out", required=True, help="folder of level{N}.txt")
 
     s = step("translate-corpus", cmd_translate_corpus, "translate a corpus-format file (an evaluation set), "
-             "each line with its own context, with a trained model")
+             "each line with its own context, with a trained model", options("out"))
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--corpus", required=True, help="corpus-format JSONL (docs/formats.md, section 1)")
     s.add_argument("--columns", help="comma-separated context columns to read instead of the model's own")
@@ -198,7 +207,8 @@ def register(step) -> None:
                    help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
-             "weights, per document-level model and number of context sentences (random weights); CSV and SVG")
+             "weights, per document-level model and number of context sentences (random weights); CSV and SVG",
+             options("csv", "svg"))
     plan = s.add_mutually_exclusive_group(required=True)
     plan.add_argument("--plan", help="what to measure, as JSON (config.memory_growth_plan; what Snakemake passes)")
     plan.add_argument("--config", help="a config file, its experiments.memory_growth")
@@ -208,7 +218,7 @@ def register(step) -> None:
     s.add_argument("--svg", required=True)
 
     s = step("bench-train-cost", cmd_bench_train_cost, "seconds per training update of each contextual model of a "
-             "config at its sizes, on generated batches (the paper's Table 3 training cost); JSON")
+             "config at its sizes, on generated batches (the paper's Table 3 training cost); JSON", options("out"))
     s.add_argument("--config", required=True)
     s.add_argument("--models", help="comma-separated models of the config (default: every contextual model)")
     s.add_argument("--updates", type=positive_int, default=30, help="timed updates per model")

@@ -136,12 +136,36 @@ def train_peak(model, batch: dict, training: dict, device: torch.device) -> int:
     return peak_bytes(step, device)
 
 
+PLAN_KEYS = ("batch", "beam", "curves", "seed", "specs", "vocab_size")
+
+
+def check_plan(plan, source: str = "--plan") -> None:
+    """A plan written by hand (`--plan`) holds what config.memory_growth_plan writes, and every model a
+    curve names has a spec of a known type: else an error naming `source`, before any model is built."""
+    from mtcue.models.fairseq_args import FAIRSEQ_ARCH
+
+    for key in PLAN_KEYS:
+        if not isinstance(plan, dict) or key not in plan:
+            raise ValueError(f"{source}: lacks {key!r} (give what config.memory_growth_plan writes: "
+                             f"{', '.join(PLAN_KEYS)})")
+    specs = plan["specs"]
+    for label, names in plan["curves"].items():
+        for name in names:
+            if name not in specs:
+                raise ValueError(f"{source}: curve {label!r} names the model {name!r}, which has no spec in the plan "
+                                 f"(specs: {', '.join(sorted(specs)) or 'none'})")
+            if specs[name].get("type") not in FAIRSEQ_ARCH:
+                raise ValueError(f"{source}: the spec of {name!r} has the model type {specs[name].get('type')!r}, not "
+                                 f"one of {sorted(FAIRSEQ_ARCH)}")
+
+
 def measure(plan: dict, device: str | None = None) -> list[dict]:
     """Rows {model, context_sentences, phase, peak_mib} for every curve of `plan` (config.memory_growth_plan)."""
     from mtcue.models import fairseq_args as fa
-    from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args
+    from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args, torch_device
 
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    check_plan(plan)
+    dev = torch_device(device)
     batch_cfg = plan["batch"]
     rows = []
     for label, names in plan["curves"].items():
@@ -171,25 +195,6 @@ def measure(plan: dict, device: str | None = None) -> list[dict]:
                      dev, peaks["decode"] / MIB, peaks["train"] / MIB)
             del model
     return rows
-
-
-def check_outputs(csv_path: str | Path, svg_path: str | Path) -> None:
-    """Before measuring: an existing output may be replaced only if it is an earlier run's (a memory-growth
-    CSV; an SVG drawing), so that a mistyped path never costs a user's file; the error names it."""
-    for path, ours in ((Path(csv_path), _is_memory_csv), (Path(svg_path), _is_svg)):
-        if path.is_dir() or (path.exists() and not ours(path)):
-            raise ValueError(f"{path}: exists and is not an earlier memory-growth output; nothing was changed: "
-                             "give the step another path")
-
-
-def _is_memory_csv(path: Path) -> bool:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.readline().rstrip("\n") == ",".join(CSV_COLUMNS)
-
-
-def _is_svg(path: Path) -> bool:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return "<svg" in f.read(2048)
 
 
 def write_csv(rows: list[dict], path: str | Path) -> Path:

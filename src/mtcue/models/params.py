@@ -15,6 +15,22 @@ from mtcue.config import store_kind
 from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
 
+def torch_device(name: str | None, option: str = "--device") -> torch.device:
+    """The device `name` (None: cuda where there is a GPU, else cpu); a name torch does not know, or cuda
+    without a visible GPU, is an error naming `option` before any model is built."""
+    if name is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"{option} {name}: not a torch device (cpu, cuda, cuda:N)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{option} {name}: no GPU is visible to torch here; use {option} cpu")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ValueError(f"{option} {name}: only {torch.cuda.device_count()} GPU(s) are visible here")
+    return device
+
+
 class DataFreeTask:
     """What build_model reads from a task, without data: dictionaries and the context store's shape
     (`context_kind` "vectors": `context_dim`-wide vectors; "tags": `n_tags` tag ids; "tokens": source

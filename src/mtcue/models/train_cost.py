@@ -174,7 +174,9 @@ def bench_config(cfg: dict, models: list[str] | None = None, updates: int = 30, 
     `profile` more updates (on the first timed batches), after the timing."""
     from mtcue import config as cfgmod
 
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    from mtcue.models.params import torch_device
+
+    dev = torch_device(device)
     names = models or [m for m in cfg["models"] if cfgmod.CONTEXT_KIND[cfg["models"][m]["type"]]]
     max_tokens = max_tokens or cfg["training"]["max_tokens"]
     n_batches = warmup + updates

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mtcue.config import generation_settings
 from mtcue.io import atomic_directory, check_file_name, write_lines
 from mtcue.models.fairseq_run import torch_threads
 from mtcue.models.translator import Translator, check_sources
@@ -50,7 +51,8 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
 
     check_sources(sources)
     _check_prompts(prompts)
-    with atomic_directory(out_dir) as out, torch_threads(threads):
+    generation = generation_settings(generation or {})  # a misspelt key is reported before the model loads
+    with atomic_directory(out_dir, "translate-prompts") as out, torch_threads(threads):
         translator = Translator.load(model_dir)
         columns = translator.context_columns
         if not columns:
@@ -73,7 +75,8 @@ def translate_levels(model_dir: str | Path, sources: list[str], levels: list[int
     check_sources(sources)
     if not levels or any(level not in range(1, 6) for level in levels):
         raise ValueError(f"--levels {levels}: give levels 1..5")
-    with atomic_directory(out_dir) as out, torch_threads(threads):
+    generation = generation_settings(generation or {})  # a misspelt key is reported before the model loads
+    with atomic_directory(out_dir, "translate-levels") as out, torch_threads(threads):
         translator = Translator.load(model_dir)
         if "style" not in translator.model.spec:
             raise ValueError(f"{model_dir}: a {translator.model.spec['type']} model has no style levels")
@@ -87,5 +90,6 @@ def translate_corpus(model_dir: str | Path, samples: list[dict], columns: list[s
                      generation: dict | None = None, threads: int = 1, source: str | Path = "the input") -> list[str]:
     """Translations of corpus-format samples (read from `source`), each with its own context; `columns`:
     context columns to read instead of the model's own."""
+    generation = generation_settings(generation or {})  # a misspelt key is reported before the model loads
     with torch_threads(threads):
         return Translator.load(model_dir, columns=columns).translate_samples(samples, generation, source)

@@ -4,10 +4,17 @@ from __future__ import annotations
 import json
 import logging
 
-from mtcue.cli import positive_int
+from mtcue.cli import options, positive_int
 
 log = logging.getLogger("mtcue")
 RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
+
+
+def _table_files(a) -> list:
+    """A table's --csv, --md and the HTML rendering written beside the Markdown."""
+    from mtcue.reporting.tables import html_path
+
+    return [a.csv, a.md, html_path(a.md)]
 
 
 def _run_ids(a):
@@ -176,7 +183,7 @@ def cmd_critical_path(a):
 
 
 def register(step) -> None:
-    s = step("table", cmd_table, "assemble a table from records")
+    s = step("table", cmd_table, "assemble a table from records", _table_files)
     s.add_argument("--kind", choices=["quality", "phenomena", "models", "data"], default="quality",
                    help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); "
                         "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3); "
@@ -193,7 +200,7 @@ def register(step) -> None:
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
 
-    s = step("figure", cmd_figure, "draw a figure (SVG) from records")
+    s = step("figure", cmd_figure, "draw a figure (SVG) from records", options("out"))
     s.add_argument("--kind", required=True, choices=["training_curves", "phenomena_accuracy", "bleu_gain"],
                    help="training_curves: loss per epoch (train records); phenomena_accuracy: accuracy per "
                         "phenomenon, model and direction (score records); bleu_gain: BLEU over BASE, this run "
@@ -202,12 +209,13 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the SVG file")
 
     s = step("figure-style-levels", cmd_style_levels, "the style level sweep (Jeong et al.'s style-control models): "
-             "formal accuracy per level, CSV and SVG, from their formality records")
+             "formal accuracy per level, CSV and SVG, from their formality records", options("csv", "svg"))
     s.add_argument("--records", nargs="+", required=True, help="supervised formality records (with `levels`)")
     s.add_argument("--csv", required=True)
     s.add_argument("--svg", required=True)
 
-    s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG")
+    s = step("figure4", cmd_figure4, "Figure 4 (EAMT22 few-shot) from EAMT22 records: CSV and PNG",
+             options("csv", "png"))
     s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the confidence interval of the first parent's difference to the second")
@@ -218,7 +226,7 @@ def register(step) -> None:
     s.add_argument("--png", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model")
+    s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model", _table_files)
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
     s.add_argument("--split", default="valid", help="split of the score records shown")
     s.add_argument("--seeds", default="{}", help='JSON {"model": ["run", ...]}: the runs averaged per row '
@@ -237,7 +245,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records")
+    s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records",
+             _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
     s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
@@ -247,7 +256,8 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
-             "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s")
+             "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s",
+             _table_files)
     s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
@@ -258,7 +268,8 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
-             "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's")
+             "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's",
+             _table_files)
     s.add_argument("--cells", required=True,
                    help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
@@ -268,7 +279,8 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
-             "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s")
+             "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s",
+             _table_files)
     s.add_argument("--rows", required=True,
                    help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
                         '(table order)')
@@ -287,7 +299,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("table-contrastive", cmd_table_contrastive, "the contrastive table (models x suites) from contrastive records")
+    s = step("table-contrastive", cmd_table_contrastive,
+             "the contrastive table (models x suites) from contrastive records", _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the paired interval of each model's difference from BASE")
@@ -297,7 +310,8 @@ def register(step) -> None:
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-context-usage", cmd_table_context_usage,
-             "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records")
+             "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records",
+             _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
     s.add_argument("--alpha", type=float, default=0.05)
@@ -305,7 +319,8 @@ def register(step) -> None:
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
-    s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction")
+    s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction",
+             options("run_ids"))
     s.add_argument("--study", required=True)
     s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
     s.add_argument("--records", nargs="+", required=True,
@@ -325,7 +340,7 @@ def register(step) -> None:
 
     s = step("critical-path", cmd_critical_path,
              "the study on more cores: critical path, total work and projected wall time per core count, from "
-             "the benchmark files and the DAG")
+             "the benchmark files and the DAG", options("out"))
     s.add_argument("--snakefile", default="Snakefile")
     s.add_argument("--configfile", nargs="+", action="extend",
                    help="the study's config files, as given to Snakemake (default config/config.yaml)")

@@ -11,6 +11,7 @@ total work / cores), given as the lower bound.
 from __future__ import annotations
 
 import csv
+import math
 import heapq
 import json
 import logging
@@ -142,9 +143,28 @@ def job_name(rule: str, wildcards: dict[str, str]) -> str:
 
 
 def benchmark_seconds(path: Path) -> float:
-    """Wall seconds of a benchmark file: column `s`, summed over its rows (one per repeat of the job)."""
+    """Wall seconds of a benchmark file: column `s`, summed over its rows (one per repeat of the job).
+    A file that is not one Snakemake wrote whole is an error naming its line and column."""
+    redo = "run its job again, or remove the file to count the job as unmeasured"
     with open(path, newline="", encoding="utf-8") as f:
-        return sum(float(row["s"]) for row in csv.DictReader(f, delimiter="\t"))
+        rows = csv.DictReader(f, delimiter="\t")
+        if rows.fieldnames is None:
+            raise ValueError(f"{path}: empty, not a Snakemake benchmark file; {redo}")
+        if "s" not in rows.fieldnames:
+            raise ValueError(f"{path}:1: no column 's' (columns: {', '.join(rows.fieldnames)}); {redo}")
+        total, n = 0.0, 0
+        for row in rows:
+            try:
+                seconds = float(row["s"])
+            except (TypeError, ValueError):
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds >= 0):
+                raise ValueError(f"{path}:{rows.line_num}: column 's' is {row['s']!r}, not a number of seconds >= 0; "
+                                 f"{redo}")
+            total, n = total + seconds, n + 1
+    if not n:
+        raise ValueError(f"{path}: no row below its header; {redo}")
+    return total
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def write_iwslt22(corpus: str | Path, pair: str, n_docs: int, seed: int, out_dir
         for column, value in zip(columns, (sample["text"]["en"], refs["formal"], refs["informal"],
                                            annotated["formal"], annotated["informal"])):
             column.append(value)
-    with atomic_directory(out_dir) as tmp:
+    with atomic_directory(out_dir, "iwslt22-synth") as tmp:
         for name, lines in zip(iwslt22_files(pair), columns):
             write_lines(Path(tmp) / name, lines)
     return {"lines": len(columns[0]), "with_formality": shown}
