@@ -12,8 +12,8 @@ exactly 0, its two passes being the same computation).
 document's first line with no metadata is given; what each kind of model then reads is in
 `WITHOUT_CONTEXT`. The sentence itself (a vector model's doc0) is the source X, not context, and stays.
 
-This module computes from scores; the forced decoding (Translator.score_samples, the contrastive
-scorer's path) is `measure`.
+`cxmi` and `measure` compute from scores; `measure_model` makes them by forced decoding
+(Translator.score_samples, the contrastive scorer's path).
 """
 from __future__ import annotations
 
