@@ -24,6 +24,16 @@ def test_hand_case():
     # Bootstrap resamples of {0.5, 0}: their means lie in [0, 0.5], both ends drawn among 200.
     assert interval(result, n=200) == pytest.approx((0.0, 0.5))
     assert interval(result, "pronoun", n=200) == pytest.approx((0.5, 0.5))
+    assert "token_cxmi" not in result  # no per-token scores given
+
+
+def test_p_cxmi_per_token_by_hand():
+    # Two tokens: -0.5, -1.5 with context, -1.0, -2.0 without: P-CXMI +0.5 each; the second sentence's first
+    # token gains 1.0 and its end of sentence loses 1.0: P-CXMI +1, -1, CXMI 0.
+    result = cxmi([(-2.0, 2, [-0.5, -1.5]), (-2.0, 2, [-0.5, -1.5])],
+                  [(-3.0, 2, [-1.0, -2.0]), (-2.0, 2, [-1.5, -0.5])])
+    assert result["token_cxmi"] == [[0.5, 0.5], [1.0, -1.0]]
+    assert result["sentence_cxmi"] == [0.5, 0.0] and result["cxmi"] == 0.25
 
 
 def test_context_removed_and_scores_paired():

@@ -394,8 +394,10 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
     for model in ["base", *TOKEN_MODELS]:
         direction, usage, without = measure_model(results / "models" / "en-de" / model, test)
         assert direction == "en-de" and usage["n"] == len(test) == 12
+        assert [len(t) for t in usage["token_cxmi"]] == [len(translator._spm.encode(s["text"]["de"])) + 1 for s in test]
         if model == "base":
             assert usage["sentence_cxmi"] == [0.0] * 12 and usage["cxmi"] == 0.0 and without == WITHOUT_CONTEXT[None]
+            assert {x for t in usage["token_cxmi"] for x in t} == {0.0}
         else:
             moved = [x != 0.0 for x, s in zip(usage["sentence_cxmi"], test) if s["previous"]["en"]]
             assert moved and all(moved) and without == WITHOUT_CONTEXT["tokens"], model

@@ -4,7 +4,8 @@ CXMI(C -> Y | X) = H(Y | X) - H(Y | X, C): how much better one model predicts th
 X when it reads the context C than when it does not. As contextual-mt's docmt_cxmi.py measures it, the
 same model scores each reference twice, with its real context and with none, each sentence's score being
 fairseq's SequenceScorer score (the mean log-probability per target token, end of sentence included); a
-sentence's CXMI is the difference, the model's CXMI their mean over the test sentences. Positive: the
+sentence's CXMI is the difference, the model's CXMI their mean over the test sentences; P-CXMI per token
+(Fernandes et al.'s pointwise measure) the difference of each reference token's log-probability. Positive: the
 context helps predict the reference; 0: the model does not read it (a model without context gives
 exactly 0, its two passes being the same computation).
 
@@ -33,7 +34,8 @@ WITHOUT_CONTEXT = {
     None: "the same input (a model without context)",
 }
 
-Scores = Sequence[tuple[float, int]]  # per sentence: (summed log-probability, tokens scored)
+# Per sentence: (summed log-probability, tokens scored), optionally with the log-probability of each token.
+Scores = Sequence[tuple]
 
 
 def without_context(sample: dict) -> dict:
@@ -46,7 +48,8 @@ def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[
     """CXMI (nats per token) from each sentence's scores with and without context, overall and per
     phenomenon (`phenomena[i]`: the phenomena sentence i is labelled with); the two cross-entropies (nats
     per token, sentence means); each sentence's CXMI and phenomena (`sentence_cxmi`, `sentence_phenomena`),
-    which the table resamples for its intervals (`interval`)."""
+    which the table resamples for its intervals (`interval`); where the scores hold each token's
+    log-probability, each sentence's P-CXMI per token (`token_cxmi`)."""
     if len(with_context) != len(no_context):
         raise ValueError(f"{len(with_context)} sentences scored with context but {len(no_context)} without")
     if not with_context:
@@ -56,19 +59,22 @@ def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[
         raise ValueError(f"{len(phenomena)} phenomenon labels for {len(with_context)} sentences")
     if any(p == ALL for labels in phenomena for p in labels):
         raise ValueError(f"a phenomenon may not be called {ALL!r}")
-    for (_, t_c), (_, t_b) in zip(with_context, no_context):
+    for (_, t_c, *_), (_, t_b, *_) in zip(with_context, no_context):
         if t_c != t_b or t_c < 1:
             raise ValueError(f"a reference scored as {t_c} tokens with context and {t_b} without: both passes must "
                              "score the same reference tokens")
-    lp_context = np.array([s / t for s, t in with_context], dtype=float)
-    lp_none = np.array([s / t for s, t in no_context], dtype=float)
+    lp_context = np.array([s / t for s, t, *_ in with_context], dtype=float)
+    lp_none = np.array([s / t for s, t, *_ in no_context], dtype=float)
     per_sentence = lp_context - lp_none
     groups = sorted({p for labels in phenomena for p in labels})
+    tokens = [[a - b for a, b in zip(c[2], n[2])] for c, n in zip(with_context, no_context)] \
+        if all(len(c) == 3 for c in (*with_context, *no_context)) else None
     return {"n": len(per_sentence), "cxmi": float(per_sentence.mean()),
             "cross_entropy": {"context": float(-lp_context.mean()), "no_context": float(-lp_none.mean())},
             "phenomena": {p: {"n": len(rows), "cxmi": float(np.mean(rows))}
                           for p in groups for rows in [[x for x, ls in zip(per_sentence, phenomena) if p in ls]]},
-            "sentence_cxmi": [float(x) for x in per_sentence], "sentence_phenomena": phenomena}
+            "sentence_cxmi": [float(x) for x in per_sentence], "sentence_phenomena": phenomena,
+            **({"token_cxmi": tokens} if tokens is not None else {})}
 
 
 def interval(record: dict, phenomenon: str | None = None, n: int = 1000, seed: int = 12345, alpha: float = 0.05
@@ -109,6 +115,7 @@ def measure_model(model_dir: str | Path, samples: list[dict], batch_size: int = 
         # The reference is the one candidate; the sample's target side is left out, as for a suite.
         sources = [{**s, "text": {src: s["text"][src]}, "previous": {src: s["previous"].get(src, [])}} for s in batch]
         with torch.no_grad():
-            return [c[0] for c in translator.score_samples(sources, [[s["text"][tgt]] for s in batch], batch_size)]
+            return [c[0] for c in translator.score_samples(sources, [[s["text"][tgt]] for s in batch], batch_size,
+                                                           per_token=True)]
 
     return translator.direction, measure(score, samples, tgt), WITHOUT_CONTEXT[kind]
