@@ -59,6 +59,8 @@ def test_a_model_that_ignores_context_gives_exactly_zero():
 def test_unequal_references_and_missing_reference_refused():
     with pytest.raises(ValueError, match="3 tokens with context and 2 without"):
         cxmi([(-1.0, 3)], [(-1.0, 2)])
+    with pytest.raises(ValueError, match="sentence 2: a score is not finite"):
+        cxmi([(-1.0, 3), (float("nan"), 2)], [(-1.0, 3), (-1.0, 2)])
     bad = sample(0, [])
     del bad["text"]["de"]
     with pytest.raises(ValueError, match="sample s0: no 'de' reference"):

@@ -66,6 +66,9 @@ def cxmi(with_context: Scores, no_context: Scores, phenomena: Sequence[Sequence[
     lp_context = np.array([s / t for s, t, *_ in with_context], dtype=float)
     lp_none = np.array([s / t for s, t, *_ in no_context], dtype=float)
     per_sentence = lp_context - lp_none
+    if not np.isfinite(per_sentence).all():
+        raise ValueError(f"sentence {int(np.argmin(np.isfinite(per_sentence))) + 1}: a score is not finite (NaN or "
+                         "infinite): the model failed on its input with or without context")
     groups = sorted({p for labels in phenomena for p in labels})
     tokens = [[a - b for a, b in zip(c[2], n[2])] for c, n in zip(with_context, no_context)] \
         if all(len(c) == 3 for c in (*with_context, *no_context)) else None
