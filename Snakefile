@@ -43,6 +43,7 @@ rule all:
         TABLES,
         FIGURES,
         MLFLOW_RUNS,
+        MLFLOW_STUDY,
         EVAL_SETS,
         FIGURE4,
         TABLE5,

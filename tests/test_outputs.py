@@ -26,6 +26,7 @@ WRITES = {
     **{name: ["csv", "md", "md.html"] for name in ("table", "table-ablation", "table-formality", "table-voita2018",
                                                    "table-shortening", "table-side-information", "table-contrastive")},
     "figure": ["out"], "figure-style-levels": ["csv", "svg"], "figure4": ["csv", "png"], "track": ["run_ids"],
+    "track-study": ["html"],
     "critical-path": ["out"],
 }
 

@@ -1,9 +1,16 @@
 """End to end: a tiny slice of the real Snakemake DAG, asserting on the table it writes."""
+import ast
 import json
 import math
+import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -133,7 +140,8 @@ def test_rerun_does_nothing_and_mlflow_has_one_run_per_trained_model(study):
 
     client = MlflowClient(f"sqlite:///{study / 'results' / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("e2e")
-    runs = {r.data.tags["mtcue.model"]: r for r in client.search_runs([experiment.experiment_id])}
+    runs = {r.data.tags["mtcue.model"]: r for r in client.search_runs([experiment.experiment_id])
+            if "mtcue.model" in r.data.tags}  # the study's own run holds its tables and figures
     records = {p.stem: json.loads(p.read_text())
                for p in (study / "results" / "records" / "train" / "en-de").glob("*.json")}
     assert sorted(runs) == sorted(records) and len(records) == len(MODELS) + 2 + 4  # ablations, few-shot fine-tunings
@@ -557,3 +565,188 @@ def test_a_checkpoint_in_another_directions_folder_is_refused(study, study_into_
     run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", "--model-dir", str(folder)],
                          input="Hallo.\n", capture_output=True, text=True)
     assert run.returncode == 1 and "trained for en-de, but it sits among the de-en models" in run.stderr and run.stdout == ""
+
+
+# ---- MLflow: a run leads to its model; the study's artifacts; the docs' examples --------------------
+
+LINES = ["Are you ready?", "Did you see the letter?"]
+CONTEXTS = [["Formal conversation"], ["Informal chit-chat"]]
+PREVIOUS = [["Good evening, Mrs Smith."], []]
+
+
+def run_ids(study):
+    return json.loads((study / "results" / "mlflow" / f"{TINY['study']}.runs.json").read_text())["runs"]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _request(url, body=None, timeout=60):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"} if data else {})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text = response.read().decode()
+        return response.status, json.loads(text) if text.strip() else None
+
+
+@pytest.mark.slow
+def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypatch, tmp_path):
+    """Translator.load("runs:/<id>") is the model of the run's folder, and a real `mlflow models serve` of
+    runs:/<id>/model translates with context over HTTP what the API translates."""
+    from mlflow.tracking import MlflowClient
+
+    from mtcue import Translator
+
+    monkeypatch.chdir(study)  # the study's store, sqlite:///results/mlflow.db, by default
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    run_id = run_ids(study)["en-de/mtcue"]
+    folder = Translator.load(study / "results" / "models" / "en-de" / "mtcue")
+    api = folder.translate(LINES, context=CONTEXTS, previous=PREVIOUS)
+    from_run = Translator.load(f"runs:/{run_id}")
+    assert from_run.model == folder.model
+    assert from_run.translate(LINES, context=CONTEXTS, previous=PREVIOUS) == api and all(api)
+    command = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-text", "--run", run_id,
+                              "--context", CONTEXTS[0][0], "--previous", PREVIOUS[0][0]], input=f"{LINES[0]}\n",
+                             cwd=study, capture_output=True, text=True)
+    assert command.returncode == 0, command.stderr[-2000:]
+    assert command.stdout.splitlines() == api[:1]
+    # the command keeps its own log lines; fairseq's stay out, as from the API
+    assert "INFO mtcue.progress: translate en-de: done 1 sentences" in command.stderr
+    assert "fairseq" not in command.stderr and "creating new batches" not in command.stderr
+
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", f"runs:/{run_id}/model",
+         "--env-manager", "local", "--host", "127.0.0.1", "--port", str(port)],
+        # the venv's bin/ on PATH, as when it is activated: the server starts its uvicorn from there
+        cwd=study, env={**os.environ, "MLFLOW_TRACKING_URI": "sqlite:///results/mlflow.db",
+                        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if _request(f"{url}/ping", timeout=5)[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(1)
+        records = [{"source": s, "context": c, "previous": p} for s, c, p in zip(LINES, CONTEXTS, PREVIOUS)]
+        status, served = _request(f"{url}/invocations", {"dataframe_records": records})
+        assert status == 200 and served == {"predictions": api}
+        # the context reaches the model: more previous lines than it reads are refused, as the API refuses them
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _request(f"{url}/invocations", {"dataframe_records": [{"source": LINES[0], "previous": ["Hello."] * 9}]})
+        assert "9 previous lines given, but the model reads at most 5" in refused.value.read().decode()
+        # the model's own input example (a sentence with context and a previous line) serves too, with a beam
+        client = MlflowClient("sqlite:///results/mlflow.db")
+        logged, = [m for m in client.search_logged_models([client.get_run(run_id).info.experiment_id])
+                   if m.source_run_id == run_id]
+        example = json.loads(
+            (Path(logged.artifact_location.removeprefix("file://")) / "serving_input_example.json").read_text())
+        assert example["dataframe_split"]["columns"] == ["source", "context", "previous"]
+        status, served = _request(f"{url}/invocations", {**example, "params": {"beam": 2}})
+        source, context, previous = example["dataframe_split"]["data"][0]
+        assert status == 200 and served == {"predictions": folder.translate([source], [context], [previous], beam=2)}
+    finally:  # the server and its workers (its process group), whatever happened
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(server.pid, sig)
+                server.wait(timeout=30)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        server.wait()
+        log.close()
+
+
+@pytest.mark.slow
+def test_mlflow_holds_each_models_hypotheses_and_the_studys_tables_and_figures(study, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    ids = json.loads((study / "results" / "mlflow" / f"{TINY['study']}.runs.json").read_text())
+    client = MlflowClient(f"sqlite:///{study / 'results' / 'mlflow.db'}")
+    run_id = ids["runs"]["en-de/mtcue"]
+    hyps = client.download_artifacts(run_id, "hyps/en-de/mtcue.test.txt", str(tmp_path / "hyps"))
+    assert Path(hyps).read_text() == (study / "results" / "hyps" / "en-de" / "mtcue.test.txt").read_text()
+    assert {a.path for a in client.list_artifacts(run_id, "records/train")} == {"records/train/mtcue.json"}
+    experiment = client.get_experiment_by_name(TINY["study"]).experiment_id
+    study_run, = client.search_runs([experiment], "tags.`mtcue.kind` = 'study'")
+    tables = {a.path for a in client.list_artifacts(study_run.info.run_id, "tables")}
+    assert {f"tables/table4_quality.{ext}" for ext in ("csv", "md", "html")} <= tables
+    table = client.download_artifacts(study_run.info.run_id, "tables/table4_quality.csv", str(tmp_path / "table"))
+    assert Path(table).read_text() == (study / "results" / "tables" / "table4_quality.csv").read_text()
+    assert "figures/training_curves.svg" in {a.path for a in client.list_artifacts(study_run.info.run_id, "figures")}
+    html = (study / "results" / "mlflow" / f"{TINY['study']}.html").read_text()
+    assert f"/#/experiments/{experiment}/runs/{run_id}" in html
+
+
+@pytest.mark.slow
+def test_a_copied_model_loads_from_the_store_alone(study, tmp_path, monkeypatch):
+    """With mlflow.copy_models the run's model carries the files Translator.load reads (TAGGING: its tag
+    vocabulary too), and translates as the study's folder does."""
+    from mtcue import Translator
+    from mtcue.cli import main
+    from mtcue.reporting.tracking import run_model_dir
+
+    monkeypatch.chdir(study)
+    uri = f"sqlite:///{tmp_path}/copied.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    main(["track", "--study", TINY["study"], "--uri", uri, "--records", "results/records/train/en-de/tagging.json",
+          "--artifacts", "--copy-models", "--run-ids", str(tmp_path / "ids.json")])
+    run_id = json.loads((tmp_path / "ids.json").read_text())["runs"]["en-de/tagging"]
+    copy = run_model_dir(f"runs:/{run_id}")
+    original = study / "results" / "models" / "en-de" / "tagging"
+    assert tmp_path in copy.parents and copy.parts[-3:] == original.parts[-3:]
+    assert (copy / "checkpoint_best.pt").read_bytes() == (original / "checkpoint_best.pt").read_bytes()
+    context = [["Drama, Family, Romance"], ["Comedy"]]
+    assert Translator.load(f"runs:/{run_id}").translate(LINES, context=context) == \
+        Translator.load(original).translate(LINES, context=context)
+
+
+# Runs each statement of the docs' examples as a notebook or the interactive interpreter would, the value
+# of an expression statement shown (its repr).
+DOCS_RUNNER = """
+import ast, json, sys
+def show(value):
+    if value is not None:
+        sys.stdout.write(repr(value) + "\\n")
+sys.displayhook = show
+scope = {}
+for block in json.loads(sys.argv[1]):
+    for node in ast.parse(block).body:
+        exec(compile(ast.Interactive([node]), "docs/api.md", "single"), scope)
+"""
+
+
+@pytest.mark.slow
+def test_the_api_docs_examples_run_and_print_only_their_results(study):
+    """docs/api.md's Python examples, run in a fresh interpreter in the study's folder (the docs' study is
+    the demo, this one e2e), print their results and nothing else: no fairseq line, no warning."""
+    blocks = [b.replace("results/mlflow/demo.", f"results/mlflow/{TINY['study']}.")
+              for b in re.findall(r"```python\n(.*?)```", (REPO / "docs" / "api.md").read_text(), re.S)]
+    # MLflow's own loader (mlflow.pyfunc.load_model) draws a download bar unless told not to, as the docs say
+    env = {**{k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"},
+           "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}
+    run = subprocess.run([sys.executable, "-c", DOCS_RUNNER, json.dumps(blocks)], cwd=study, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stderr == ""
+    shown = [ast.literal_eval(line) for line in run.stdout.splitlines()]
+    # every expression statement shows its value, but mlflow.set_tracking_uri's (None, shown by none)
+    expressions = [n for b in blocks for n in ast.parse(b).body
+                   if isinstance(n, ast.Expr) and not ast.unparse(n).startswith("mlflow.set_tracking_uri(")]
+    assert len(shown) == len(expressions) >= 10
+    columns, *results = shown
+    assert "doc0" in columns and True in results
+    translations = [r for r in results if isinstance(r, list) and r and all(isinstance(x, str) for x in r)]
+    scores = [r for r in results if isinstance(r, list) and r and all(isinstance(x, float) for x in r)]
+    assert len(translations) >= 5 and all(all(x) for x in translations) and len(scores) == 2

@@ -85,6 +85,10 @@ def test_on_a_terminal_a_tqdm_bar_replaces_the_log_lines(caplog, monkeypatch):
     monkeypatch.setattr(progress_module.sys, "stderr", terminal)
     monkeypatch.setattr(progress_module, "INTERVAL_S", 0)
     assert sum(track(range(3), "translate test")) == 3
+    # work shorter than BAR_DELAY_S (3 s) draws no bar (a quick call of the API prints nothing)
+    assert messages(caplog) == [] and terminal.getvalue() == ""
+    monkeypatch.setattr(progress_module, "BAR_DELAY_S", 0)
+    assert sum(track(range(3), "translate test")) == 3
     assert messages(caplog) == []
     assert "translate test: 100%" in terminal.getvalue() and "3/3" in terminal.getvalue()
 

@@ -59,3 +59,16 @@ def test_every_csv_of_model_results_is_built_after_the_sync_and_reads_its_run_id
     missing = [name for name, job in csvs.items()
                if name not in ("table1_data", "memory_growth", "style_levels") and sync.output[0] not in job.input]
     assert not missing, f"not naming their MLflow runs: {missing}"
+
+
+def test_every_table_and_figure_is_an_artifact_of_the_studys_mlflow_run_linked_from_the_report(jobs):
+    """Rule mlflow_study logs every table and figure of the study into its MLflow run, after they are built,
+    and its page of links to the MLflow UI is in the report; the sync logs each model's files and model."""
+    (study,) = [job for job in jobs if job.rule.name == "mlflow_study"]
+    outputs = {f for job in jobs for f in job.output if f.startswith(RESULTS)}
+    assert outputs and outputs <= set(study.input)
+    page, = study.output
+    assert page.flags["report"].category == "MLflow"
+    assert Path(page.flags["report"].caption.get_path_or_uri(secret_free=True)).is_file()
+    (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
+    assert " --artifacts " in sync.format_wildcards(sync.rule.shellcmd)

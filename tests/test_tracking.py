@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from mlflow.entities import ViewType
+from mlflow.entities import LoggedModelStatus, ViewType
 from mlflow.tracking import MlflowClient
 
 from mtcue.cli import main
@@ -494,3 +494,155 @@ def test_sync_into_a_real_mlflow_server_and_a_second_sync_adds_nothing(mlflow_se
     # The server path locks per user and URI, in the user's cache folder.
     locks = list((tmp_path / "cache" / "mtcue" / "mlflow-locks").glob("*.lock"))
     assert len(locks) == 1
+
+
+# ---- artifacts: records, hypotheses, the model; the study's tables and figures ----------------------
+
+CONTEXT = {"kind": "vectors", "columns": ["doc0", "doc1", "genre", "cue1"], "encoder": "some-encoder"}
+
+
+def study_folder(root: Path, cells=(("en-de", "base"), ("en-de", "mtcue"), ("de-en", "mtcue"))) -> list[str]:
+    """A study's records with the files they name (a checkpoint, hypotheses), under `root`; returns the
+    record paths relative to it, as the study's sync is given them."""
+    paths = []
+    for d, m in cells:
+        t = train(m, d, "demo")
+        if m == "mtcue":
+            t["spec"]["context"] = CONTEXT
+        (root / t["model_path"]).parent.mkdir(parents=True, exist_ok=True)
+        (root / t["model_path"]).write_bytes(b"weights")
+        s = {**score(m, d, "demo"), "hyp_path": f"results/hyps/{d}/{m}.test.txt"}
+        (root / s["hyp_path"]).parent.mkdir(parents=True, exist_ok=True)
+        (root / s["hyp_path"]).write_text(f"Hyp of {d} {m}.\n")
+        for kind, record in (("train", t), ("score", s)):
+            name = f"{m}.json" if kind == "train" else f"{m}.test.json"
+            paths.append(str(write_record(root / "results" / "records" / kind / d / name, record).relative_to(root)))
+    return paths
+
+
+def track(root: Path, records: list[str], *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    return subprocess.run([str(Path(sys.executable).parent / "mtcue"), "track", "--study", "demo", "--uri",
+                           "sqlite:///results/mlflow.db", "--records", *records, "--artifacts", "--run-ids",
+                           "results/mlflow/demo.runs.json", *extra], cwd=root, env=env, capture_output=True, text=True)
+
+
+def logged_models(client, run):
+    return [m for m in client.search_logged_models([run.info.experiment_id]) if m.source_run_id == run.info.run_id]
+
+
+def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
+    from mlflow.models import Model
+
+    from mtcue.reporting.tracking import run_model_dir
+
+    records = study_folder(tmp_path)
+    done = track(tmp_path, records)
+    assert done.returncode == 0, done.stderr[-3000:]
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    client = MlflowClient(uri)
+    runs = {(r.data.tags["mtcue.direction"], r.data.tags["mtcue.model"]): r for r in runs_of(uri, "demo")}
+    assert sorted(runs) == [("de-en", "mtcue"), ("en-de", "base"), ("en-de", "mtcue")]
+    for (d, m), run in runs.items():
+        files = {a.path for folder in ("records/train", "records/score", f"hyps/{d}")
+                 for a in client.list_artifacts(run.info.run_id, folder)}
+        assert files == {f"records/train/{m}.json", f"records/score/{m}.test.json", f"hyps/{d}/{m}.test.txt"}
+        hyps = client.download_artifacts(run.info.run_id, f"hyps/{d}/{m}.test.txt", str(tmp_path / "dl" / d / m))
+        assert Path(hyps).read_text() == f"Hyp of {d} {m}.\n"
+        model, = logged_models(client, run)
+        assert model.name == "model" and model.status == LoggedModelStatus.READY
+        assert [o.model_id for o in run.outputs.model_outputs] == [model.model_id]
+        local = Path(model.artifact_location.removeprefix("file://"))
+        mlmodel = Model.load(local)
+        # the model refers to the study's folder (nothing copied), and reads what the model reads
+        folder = tmp_path / "results" / "models" / d / m
+        assert mlmodel.flavors["python_function"]["config"] == {"model_dir": str(folder)}
+        assert [c.name for c in mlmodel.signature.inputs.inputs] == ["source", "context", "previous"]
+        assert [c.required for c in mlmodel.signature.inputs.inputs] == [True, False, False]
+        example = json.loads((local / "input_example.json").read_text())
+        assert example["columns"] == (["source"] if m == "base" else ["source", "context", "previous"])
+        assert run_model_dir(f"runs:/{run.info.run_id}", uri) == tmp_path / "results" / "models" / d / m
+        assert run.data.tags["mtcue.logged_model"] == f"reference:{tmp_path / 'results' / 'models' / d / m}"
+    # A second sync logs nothing again; a changed hypothesis file is logged anew, the model stays.
+    hyps_file = tmp_path / "results" / "hyps" / "en-de" / "mtcue.test.txt"
+    assert track(tmp_path, records).returncode == 0
+    hyps_file.write_text("Another hyp.\n")
+    assert track(tmp_path, records).returncode == 0
+    assert runs_of(uri, "demo", ViewType.DELETED_ONLY) == []
+    for run in runs_of(uri, "demo"):
+        assert len(logged_models(client, run)) == 1
+    run = runs[("en-de", "mtcue")]
+    got = client.download_artifacts(run.info.run_id, "hyps/en-de/mtcue.test.txt", str(tmp_path / "dl2"))
+    assert Path(got).read_text() == "Another hyp.\n"
+    # A record naming a missing file is refused before anything is logged, naming both.
+    hyps_file.unlink()
+    done = track(tmp_path, records)
+    assert done.returncode != 0 and "results/records/score/en-de/mtcue.test.json: names " \
+        "results/hyps/en-de/mtcue.test.txt, which is missing" in done.stderr
+
+
+def test_runs_uri_errors_name_the_run_and_the_store(tmp_path):
+    from mtcue.reporting.tracking import run_model_dir
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    ids = sync(uri, "demo", [train("base", "en-de", "demo")])
+    with pytest.raises(ValueError, match=f"runs:/nope: no such run in the MLflow store {uri}"):
+        run_model_dir("runs:/nope", uri)
+    with pytest.raises(ValueError, match="the run holds no model"):
+        run_model_dir(f"runs:/{ids['en-de/base']}", uri)
+    with pytest.raises(ValueError, match=f"runs:/x: no MLflow store at {tmp_path}/absent.db"):
+        run_model_dir("runs:/x", f"sqlite:///{tmp_path}/absent.db")
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_two_syncs_at_once_log_each_file_and_model_once(tmp_path):
+    n = 2
+    records = study_folder(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    cmd = [str(Path(sys.executable).parent / "mtcue"), "track", "--study", "demo", "--uri",
+           "sqlite:///results/mlflow.db", "--records", *records, "--artifacts"]
+    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(n)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * n, "\n".join(o[-2000:] for o in outputs)
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    client = MlflowClient(uri)
+    runs = runs_of(uri, "demo")
+    assert len(runs) == 3 and runs_of(uri, "demo", ViewType.DELETED_ONLY) == []
+    experiment = client.get_experiment_by_name("demo").experiment_id
+    assert sorted(m.source_run_id for m in client.search_logged_models([experiment])) == \
+        sorted(r.info.run_id for r in runs)
+
+
+def test_the_studys_tables_and_figures_are_one_run_and_the_report_links_the_ui(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = "sqlite:///results/mlflow.db"
+    runs = sync(uri, "demo", [train("base", "en-de", "demo")])
+    (tmp_path / "results" / "mlflow").mkdir(parents=True)
+    ids = tmp_path / "results" / "mlflow" / "demo.runs.json"
+    ids.write_text(json.dumps({"tracking_uri": uri, "experiment": "demo", "runs": runs}))
+    for name, text in (("tables/t.csv", "a,b\n1,2\n"), ("figures/f.svg", "<svg/>")):
+        (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / name).write_text(text)
+    args = ["track-study", "--run-ids", str(ids), "--files", "results/tables/t.csv", "results/figures/f.svg",
+            "--html", "results/mlflow/demo.html"]
+    main(args)
+    client = MlflowClient(uri)
+    study_run, = [r for r in runs_of(uri, "demo") if r.data.tags.get("mtcue.kind") == "study"]
+    assert study_run.info.run_name == "demo" and study_run.info.run_id not in runs.values()
+    assert {a.path for folder in ("tables", "figures") for a in client.list_artifacts(study_run.info.run_id, folder)} \
+        == {"tables/t.csv", "figures/f.svg"}
+    experiment = study_run.info.experiment_id
+    html = (tmp_path / "results" / "mlflow" / "demo.html").read_text()
+    assert f'href="http://127.0.0.1:5000/#/experiments/{experiment}/runs/{runs["en-de/base"]}">en-de/base</a>' in html
+    assert f"/#/experiments/{experiment}/runs/{study_run.info.run_id}/artifacts" in html
+    assert "mlflow ui --backend-store-uri sqlite:///results/mlflow.db" in html
+    # Again: the same run, nothing relogged; a changed table is.
+    main(args)
+    (tmp_path / "results" / "tables" / "t.csv").write_text("a,b\n3,4\n")
+    main(args)
+    again, = [r for r in runs_of(uri, "demo", ViewType.ALL) if r.data.tags.get("mtcue.kind") == "study"]
+    assert again.info.run_id == study_run.info.run_id
+    got = client.download_artifacts(again.info.run_id, "tables/t.csv", str(tmp_path / "dl"))
+    assert Path(got).read_text() == "a,b\n3,4\n"

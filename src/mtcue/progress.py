@@ -1,6 +1,9 @@
 """Progress of a long step: a tqdm bar when stderr is a terminal (a step run by hand), else
 throttled log lines (a Snakemake or SLURM log file).
 
+The bar appears only once the work has taken BAR_DELAY_S: a quick call of the Python API (a few
+sentences) draws none.
+
 A log line comes at most every INTERVAL_S seconds and, when the total is known, only after a
 further STEP of it, whichever is rarer: a long step writes at most ~20 lines however big the
 data (1/STEP), a short one a line per 30 s at most, and one shorter than 30 s none but the
@@ -17,6 +20,7 @@ from typing import Self, TypeVar
 
 log = logging.getLogger(__name__)
 INTERVAL_S = 30.0
+BAR_DELAY_S = 3.0
 STEP = 0.05
 T = TypeVar("T")
 
@@ -45,7 +49,8 @@ class Progress:
         if sys.stderr.isatty():
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=label, unit=f" {unit}", file=sys.stderr, dynamic_ncols=True)
+            self._bar = tqdm(total=total, desc=label, unit=f" {unit}", file=sys.stderr, dynamic_ncols=True,
+                             delay=BAR_DELAY_S)
 
     def advance(self, n: int = 1) -> None:
         self.done += n

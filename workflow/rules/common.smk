@@ -135,6 +135,8 @@ FIGURES = [
 ]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
+# Written after the tables and figures are logged into the study's MLflow run: the report's links to the UI.
+MLFLOW_STUDY = f"results/mlflow/{STUDY}.html"
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
 

@@ -75,13 +75,32 @@ rule mlflow_sync:
         uri=config["mlflow"]["tracking_uri"],
         study=STUDY,
         experiments=json.dumps({f"{d}/{m}": experiments for (d, m), experiments in TRAINED.items()}),
+        copy_models="--copy-models" if config["mlflow"]["copy_models"] else "",
     log:
         f"results/logs/mlflow_sync/{STUDY}.log",
     benchmark:
         f"results/benchmarks/mlflow_sync/{STUDY}.tsv",
     shell:
         "mtcue track --study {params.study} --uri {params.uri} --records {input} "
-        "--experiments {params.experiments:q} --run-ids {output} 2> {log}"
+        "--experiments {params.experiments:q} --artifacts {params.copy_models} --run-ids {output} 2> {log}"
+
+
+# Every table and figure of the study as an artifact of its study run (one place to browse them in the
+# MLflow UI), and the report's page of links to the UI. Its input is every table and figure of `all`
+# (defined after this file is read, hence the function).
+rule mlflow_study:
+    localrule: True
+    input:
+        runs=MLFLOW_RUNS,
+        files=lambda w: [f for f in rules.all.input if f.startswith(("results/tables/", "results/figures/"))],
+    output:
+        report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow"),
+    log:
+        f"results/logs/mlflow_study/{STUDY}.log",
+    benchmark:
+        f"results/benchmarks/mlflow_study/{STUDY}.tsv",
+    shell:
+        "mtcue track-study --run-ids {input.runs} --files {input.files} --html {output} 2> {log}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding

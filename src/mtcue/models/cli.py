@@ -37,7 +37,7 @@ def cmd_translate_text(a):
     from mtcue.models.translate_text import translate_text
 
     sources = [line.rstrip("\n") for _, line in decode_lines(sys.stdin.buffer, "standard input")]
-    hyps = translate_text(a.model_dir, sources, a.context, a.previous, {"beam": a.beam}, a.threads)
+    hyps = translate_text(_model(a), sources, a.context, a.previous, {"beam": a.beam}, a.threads)
     sys.stdout.write("".join(h + "\n" for h in hyps))
 
 
@@ -46,7 +46,7 @@ def cmd_translate_prompts(a):
     from mtcue.models.translate_text import translate_prompted
 
     sources = read_text(a.source).removesuffix("\n").split("\n")
-    counts = translate_prompted(a.model_dir, sources, json_option(a.prompts, "--prompts"), a.out,
+    counts = translate_prompted(_model(a), sources, json_option(a.prompts, "--prompts"), a.out,
                                 json_option(a.generation, "--generation"), a.threads)
     print(json.dumps(counts))
 
@@ -56,7 +56,7 @@ def cmd_translate_levels(a):
     from mtcue.models.translate_text import translate_levels
 
     sources = read_text(a.source).removesuffix("\n").split("\n")
-    print(json.dumps(translate_levels(a.model_dir, sources, a.levels, a.out, json_option(a.generation, "--generation"),
+    print(json.dumps(translate_levels(_model(a), sources, a.levels, a.out, json_option(a.generation, "--generation"),
                                       a.threads)))
 
 
@@ -76,7 +76,7 @@ def cmd_translate_corpus(a):
     samples = list(read_corpus(a.corpus))
     if not samples:
         raise ValueError(f"{a.corpus}: no lines to translate")
-    hyps = translate_corpus(a.model_dir, samples, a.columns.split(",") if a.columns else None,
+    hyps = translate_corpus(_model(a), samples, a.columns.split(",") if a.columns else None,
                             json_option(a.generation, "--generation"), a.threads, a.corpus)
     write_lines(a.out, hyps)
 
@@ -125,6 +125,18 @@ def cmd_memory_growth(a):
     save_svg(memory_growth(rows), a.svg)
 
 
+def _model_option(s) -> None:
+    where = s.add_mutually_exclusive_group(required=True)
+    where.add_argument("--model-dir", help="a trained model's folder: results/models/{direction}/{model}")
+    where.add_argument("--run", metavar="RUN_ID", help="instead, the MLflow run of a trained model (its logged model; "
+                       "the store is MLFLOW_TRACKING_URI, else sqlite:///results/mlflow.db of the current folder)")
+
+
+def _model(a) -> str:
+    """What Translator.load reads: the model folder, or the run's "runs:/<run id>"."""
+    return f"runs:/{a.run}" if a.run else a.model_dir
+
+
 def _model_args(s) -> None:
     s.add_argument("--spec", help="model spec as JSON (what Snakemake passes)")
     s.add_argument("--config", help="config file, with --model, instead of --spec")
@@ -158,7 +170,7 @@ def register(step) -> None:
 
     s = step("translate-text", cmd_translate_text, "translate sentences (stdin, one per line) with a trained model "
              "and free-text context; translations to stdout")
-    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    _model_option(s)
     s.add_argument("--context", action="append", default=[], metavar="TEXT",
                    help="a context string (metadata, a cue such as 'Formal conversation'); repeat for several")
     s.add_argument("--previous", action="append", default=[], metavar="TEXT",
@@ -168,7 +180,7 @@ def register(step) -> None:
 
     s = step("translate-prompts", cmd_translate_prompts, "zero-shot prompting: translate a file of sentences "
              "once per prompt, the prompt the only context beside the sentence itself")
-    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    _model_option(s)
     s.add_argument("--source", required=True, help="sentences to translate, one per line")
     s.add_argument("--prompts", required=True, help='JSON {"prompt id": "text", ...}; {} for a model without context')
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
@@ -177,7 +189,7 @@ def register(step) -> None:
 
     s = step("translate-levels", cmd_translate_levels, "supervised style control: a style-control model "
              "translates a file of sentences once per style level")
-    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    _model_option(s)
     s.add_argument("--source", required=True, help="sentences to translate, one per line")
     s.add_argument("--levels", required=True, type=_levels, help="comma-separated levels 1..5, e.g. 1,2,3,4,5")
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
@@ -186,7 +198,7 @@ def register(step) -> None:
 
     s = step("translate-corpus", cmd_translate_corpus, "translate a corpus-format file (an evaluation set), "
              "each line with its own context, with a trained model", options("out"))
-    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    _model_option(s)
     s.add_argument("--corpus", required=True, help="corpus-format JSONL (docs/formats.md, section 1)")
     s.add_argument("--columns", help="comma-separated context columns to read instead of the model's own")
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")

@@ -19,6 +19,12 @@ conversation") fill the model's metadata columns, then its cue columns, in order
 its document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for
 every sentence (even a list as long as the sentences: then with a warning), or a list with one list per
 sentence; strings go by position, so a dict is refused.
+
+Quiet: the API prints nothing but what it is asked for. fairseq's modules configure the root logger
+when imported (INFO lines on stdout) and log INFO lines on every call; the calls keep the root logger
+as the user left it and hold fairseq's (and MLflow's) loggers at WARNING and library warnings back
+while they run (`_quiet`). A log line or warning of ours (a line cut to the model's length) still
+reaches the user.
 """
 from __future__ import annotations
 
@@ -26,7 +32,8 @@ import json
 import logging
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -41,6 +48,33 @@ from mtcue.progress import Progress
 log = logging.getLogger(__name__)
 
 Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
+# The libraries whose loggers chatter on every call (fairseq: batching, loading; hydra, under fairseq's config;
+# the sentence encoder's loading; MLflow's store, for runs:/).
+LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "hydra", "sentence_transformers", "transformers", "mlflow")
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Keep fairseq's INFO lines and library warnings out of the user's output during an API call: the
+    root logger's handlers and level as they were before (importing fairseq_cli runs logging.basicConfig),
+    LIBRARY_LOGGERS at WARNING. The user's own loggers and ours are left alone."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    libraries = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    levels = [logger.level for logger in libraries]
+    for logger in libraries:
+        logger.setLevel(max(logger.getEffectiveLevel(), logging.WARNING))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+        for logger, old in zip(libraries, levels):
+            logger.setLevel(old)
 
 
 @dataclass(frozen=True)
@@ -167,21 +201,27 @@ class Translator:
     @classmethod
     def load(cls, model_dir: str | Path, device: str | None = None, columns: Sequence[str] | None = None
              ) -> Translator:
-        """The model in `model_dir` (results/models/{direction}/{model}/ of a study), on `device` (CUDA when
-        there is one, else the CPU). `columns`: context columns to read instead of the model's own (a
-        zero-shot model reading EAMT22's attribute sentences)."""
-        import torch
+        """The model in `model_dir` (results/models/{direction}/{model}/ of a study, or "runs:/<run id>", the
+        MLflow run of a trained model: its logged model), on `device` (CUDA when there is one, else the CPU).
+        `columns`: context columns to read instead of the model's own (a zero-shot model reading EAMT22's
+        attribute sentences)."""
+        with _quiet():
+            if str(model_dir).startswith("runs:/"):
+                from mtcue.reporting.tracking import run_model_dir
 
-        if device not in (None, "cpu", "cuda"):
-            raise ValueError(f"device={device!r}: 'cpu' or 'cuda' (or leave it out: CUDA when there is a GPU)")
-        if device == "cuda" and not torch.cuda.is_available():
-            raise ValueError("device='cuda', but torch sees no CUDA GPU here: use device='cpu', or leave it out")
-        model = TrainedModel.find(model_dir)
-        if columns:
-            model = model.reading(list(columns))
-        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        encoder = _encoder_of(model, device)
-        return cls(model, _load_fairseq(model, device, _store_of(model, encoder)), encoder)
+                model_dir = run_model_dir(str(model_dir))
+            import torch
+
+            if device not in (None, "cpu", "cuda"):
+                raise ValueError(f"device={device!r}: 'cpu' or 'cuda' (or leave it out: CUDA when there is a GPU)")
+            if device == "cuda" and not torch.cuda.is_available():
+                raise ValueError("device='cuda', but torch sees no CUDA GPU here: use device='cpu', or leave it out")
+            model = TrainedModel.find(model_dir)
+            if columns:
+                model = model.reading(list(columns))
+            device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+            encoder = _encoder_of(model, device)
+            return cls(model, _load_fairseq(model, device, _store_of(model, encoder)), encoder)
 
     # ---- translation ---------------------------------------------------------------------------
 
@@ -202,8 +242,6 @@ class Translator:
         fairseq-generate orders a binarised split with its references. `doc0=False`: the sentence itself
         is not given as context (the authors' `--no-doc-context` of zero-shot prompting). `style`: the level
         (1..5) a style-control model translates at (default the neutral 3)."""
-        from fairseq_cli.generate import get_symbols_to_strip_from_output
-
         settings = generation_settings(generation or {})
         src, tgt = langs_of(self.direction)
         for n, sample in enumerate(samples, 1):
@@ -214,9 +252,11 @@ class Translator:
         targets = all(tgt in s["text"] for s in samples)
         dataset = self._dataset(samples, with_targets=targets, doc0=doc0, style=style)
         generator = self._generator(settings)
-        strip = get_symbols_to_strip_from_output(generator)
+        # fairseq_cli.generate.get_symbols_to_strip_from_output, not imported: importing fairseq_cli.generate
+        # configures the root logger
+        strip = getattr(generator, "symbols_to_strip_from_output", {generator.eos})
         hyps: dict[int, str] = {}
-        with Progress(f"translate {self.direction}", len(samples), "sentences") as progress:
+        with _quiet(), Progress(f"translate {self.direction}", len(samples), "sentences") as progress:
             for batch in self._batches(dataset, settings["batch_size"]):
                 for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(generator, self._models, batch)):
                     # fairseq-generate's D- line (utils.post_process_prediction, which would also add the words of
@@ -261,11 +301,12 @@ class Translator:
                 for sample, cands in zip(samples, candidates) for k, c in enumerate(cands)]
         scorer = SequenceScorer(self._task.target_dictionary)
         scores: dict[int, tuple] = {}
-        for batch in self._batches(self._dataset(flat, with_targets=True), batch_size):
-            for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
-                positional = hypos[0]["positional_scores"]
-                scores[i] = (float(positional.sum()), int(positional.numel()),
-                             *([positional.tolist()] if per_token else []))
+        with _quiet():
+            for batch in self._batches(self._dataset(flat, with_targets=True), batch_size):
+                for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
+                    positional = hypos[0]["positional_scores"]
+                    scores[i] = (float(positional.sum()), int(positional.numel()),
+                                 *([positional.tolist()] if per_token else []))
         out, i = [], 0
         for cands in candidates:
             out.append([scores[i + k] for k in range(len(cands))])
@@ -276,13 +317,8 @@ class Translator:
 
     @property
     def context_columns(self) -> list[str]:
-        """The store columns the model reads; for a token-context model (VOITA-CONTEXT, CONCAT) its token
-        store's previous-line slots as document columns doc1.. (it reads one of them; next1 needs the
-        following line, which an isolated input does not have)."""
-        context = self.model.spec.get("context")
-        if context and context.get("kind") == "tokens":
-            return ["doc0", *(f"doc{s[4:]}" for s in context["slots"] if s.startswith("prev"))]
-        return list(context["columns"]) if context else []
+        """The store columns the model reads (`context_columns`)."""
+        return context_columns(self.model.spec)
 
     def samples(self, sources: list[str], context: Texts = None, previous: Texts = None) -> list[dict]:
         """Corpus-format samples (docs/formats.md, section 1) of `sources` with their context; the target
@@ -422,6 +458,16 @@ class Translator:
             num_workers=0, disable_iterator_cache=True).next_epoch_itr(shuffle=False)
         for batch in itr:
             yield utils.move_to_cuda(batch) if self._fairseq.device == "cuda" else batch
+
+
+def context_columns(spec: dict) -> list[str]:
+    """The store columns a model of `spec` reads; for a token-context model (VOITA-CONTEXT, CONCAT) its token
+    store's previous-line slots as document columns doc1.. (it reads one of them; next1 needs the following
+    line, which an isolated input does not have)."""
+    context = spec.get("context")
+    if context and context.get("kind") == "tokens":
+        return ["doc0", *(f"doc{s[4:]}" for s in context["slots"] if s.startswith("prev"))]
+    return list(context["columns"]) if context else []
 
 
 def check_sources(sources: list[str]) -> None:

@@ -150,17 +150,36 @@ def cmd_table_context_usage(a):
 
 
 def cmd_track(a):
+    from pathlib import Path
+
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
-    from mtcue.reporting.tracking import resolve_uri, sync_records
+    from mtcue.reporting.tracking import resolve_uri, run_artifacts, sync_records
 
     uri = resolve_uri(a.uri)
-    runs = sync_records(uri, a.study, [read_record(p) for p in a.records], json.loads(a.experiments))
+    records = {Path(p): read_record(p) for p in a.records}
+    files, models = run_artifacts(records) if a.artifacts else ({}, {})
+    runs = sync_records(uri, a.study, list(records.values()), json.loads(a.experiments), files, models,
+                        a.copy_models)
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
         # The experiment is named after the study (tables.RunIds reads this).
         atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs},
                                                 indent=1, sort_keys=True) + "\n")
+
+
+def cmd_track_study(a):
+    from pathlib import Path
+
+    from mtcue.io import atomic_write_text
+    from mtcue.reporting.tracking import links_html, sync_study_files
+
+    ids = json.loads(Path(a.run_ids).read_text(encoding="utf-8"))
+    files = {Path(f).relative_to("results").as_posix() if Path(f).parts[0] == "results" else Path(f).name: Path(f)
+             for f in a.files}
+    experiment_id, run_id = sync_study_files(ids["tracking_uri"], ids["experiment"], files)
+    log.info("logged %d tables and figures of study '%s' into its run %s", len(files), ids["experiment"], run_id)
+    atomic_write_text(a.html, links_html(ids["tracking_uri"], ids["experiment"], experiment_id, run_id, ids["runs"]))
 
 
 def cmd_readme_results(a):
@@ -328,6 +347,19 @@ def register(step) -> None:
     s.add_argument("--experiments", default="{}",
                    help='JSON {"direction/model": [experiment, ...]} (config.trained_models): tag mtcue.experiments')
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")
+    s.add_argument("--artifacts", action="store_true",
+                   help="also log each model's records, the hypotheses they scored and the trained model (an "
+                        "MLflow model referring to its folder; run from the study's folder)")
+    s.add_argument("--copy-models", action="store_true",
+                   help="with --artifacts, copy each model's files into MLflow instead of referring to them "
+                        "(config mlflow.copy_models)")
+
+    s = step("track-study", cmd_track_study, "log the study's tables and figures into its MLflow run and write "
+             "the report's page of links to the MLflow UI", options("html"))
+    s.add_argument("--run-ids", required=True, help="what `mtcue track --run-ids` wrote (store, study, runs)")
+    s.add_argument("--files", nargs="+", required=True, help="tables and figures (results/tables/..., "
+                   "results/figures/...), logged under tables/ and figures/")
+    s.add_argument("--html", required=True, help="the page of links to the MLflow UI (the report's)")
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
     s.add_argument("--records", nargs="+", required=True,

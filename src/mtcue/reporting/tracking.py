@@ -17,6 +17,16 @@ URI in the user's cache folder, which serialises the syncs of that user on hosts
 home folder; writers the lock cannot see (other users, other machines) may still duplicate a
 run, and the next sync repairs that (several runs of one key, or a repeated metric point,
 are deleted and logged afresh from the records).
+
+Artifacts: a model's run holds its records and hypotheses (`records/{kind}/...`, `hyps/...`) and
+its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a table of
+`source` and optional `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
+serves it. The model refers to the study's model folder (a checkpoint is ~1 GB at paper scale) or,
+with `copy_models`, carries a copy of the files `Translator.load` reads. The study's tables and
+figures are artifacts of one run of its own, named after the study (`sync_study_files`). Each
+is logged once: a tag holds a digest of the files logged (mtcue.artifacts) or the model's folder
+(mtcue.logged_model), and a later sync logs only what changed; a run whose model is another
+(another folder, copied or not) is logged afresh, as MLflow cannot take a logged model back.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,12 +45,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import mlflow.pyfunc
+import pandas as pd
 from filelock import FileLock, Timeout
-from mlflow.entities import Metric, Param, Run, RunTag
+from mlflow.entities import LoggedModelOutput, LoggedModelStatus, Metric, Param, Run, RunTag
 from mlflow.exceptions import MlflowException
+from mlflow.models import Model, ModelSignature
 from mlflow.tracking import MlflowClient
+from mlflow.types.schema import Array, ColSpec, ParamSchema, ParamSpec, Schema
 
-from mtcue.config import pair_of
+from mtcue.config import langs_of, pair_of, schema
 
 log = logging.getLogger(__name__)
 TAG = "mtcue."
@@ -49,11 +65,22 @@ PARAM_BATCH, TAG_BATCH, METRIC_BATCH = 100, 100, 1000
 # workflowType, remembered by the browser): the sync logs the link that opens on the runs.
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 LOCK_WAIT_S = 1800  # a sync of a paper-scale study into a remote server takes minutes
+MODEL_NAME = "model"  # runs:/<run id>/model
+STUDY_COPY = "study"  # the pyfunc artifact holding a copied model's files, laid out as a study's results/
+ARTIFACTS_TAG, MODEL_TAG, KIND_TAG = f"{TAG}artifacts", f"{TAG}logged_model", f"{TAG}kind"
+# What a served model reads: one sentence per row, its context strings (metadata, cues) and preceding
+# lines (most recent first); what it returns: one translation per row.
+SIGNATURE = ModelSignature(
+    inputs=Schema([ColSpec("string", "source"), ColSpec(Array("string"), "context", required=False),
+                   ColSpec(Array("string"), "previous", required=False)]),
+    outputs=Schema([ColSpec("string")]),
+    params=ParamSchema([ParamSpec("beam", "long", 5)]))
 
 
-def resolve_uri(configured: str) -> str:
-    """MLFLOW_TRACKING_URI in the environment overrides the configured URI."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or configured
+def resolve_uri(configured: str | None = None) -> str:
+    """MLFLOW_TRACKING_URI in the environment overrides the configured URI (default: the config schema's)."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or configured or \
+        schema()["properties"]["mlflow"]["properties"]["tracking_uri"]["default"]
 
 
 def _sqlite_path(tracking_uri: str) -> Path | None:
@@ -216,6 +243,8 @@ def _is_stale(run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> bo
         return True
     if wanted.start_ms is not None and run.info.start_time != wanted.start_ms:
         return True
+    if run.data.tags.get(MODEL_TAG, wanted.tags.get(MODEL_TAG)) != wanted.tags.get(MODEL_TAG):
+        return True  # another model was logged: a run's logged model cannot be replaced
     for key, points in history.items():
         steps = [p.step for p in points]
         if len(set(steps)) != len(steps) or not all(_same(wanted.metrics[key].get(p.step), p.value) for p in points):
@@ -276,6 +305,177 @@ def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]
         client.log_batch(run_id, tags=new_tags[i : i + TAG_BATCH])
 
 
+def _digest(files: Mapping[str, Path]) -> str:
+    """One digest of {artifact path: file}: names and contents."""
+    h = hashlib.sha256()
+    for name, path in sorted(files.items()):
+        h.update(f"{name}\0{hashlib.sha256(Path(path).read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+def _named(file: Path, record: Path) -> Path:
+    if not file.is_file():
+        raise FileNotFoundError(f"{record}: names {file}, which is missing (run from the study's folder, or rerun "
+                                "the step that writes it)")
+    return file
+
+
+def run_artifacts(records: Mapping[Path, dict]) -> tuple[dict[str, dict[str, Path]], dict[str, Path]]:
+    """What each model's run holds beside its numbers, from its records ({record file: record}): files
+    {"direction/model": {artifact path: file}} (each record as records/{kind}/{file name}, the hypotheses a
+    record scored as hyps/{their path under results/hyps/}) and models {"direction/model": model folder}
+    (the train record's model_path)."""
+    files: dict[str, dict[str, Path]] = {}
+    models: dict[str, Path] = {}
+    for path, record in records.items():
+        key = f"{record['direction']}/{record['model']}"
+        named = files.setdefault(key, {})
+        named[f"records/{record['kind']}/{Path(path).name}"] = Path(path)
+        if record.get("hyp_path"):
+            hyps = _named(Path(record["hyp_path"]), path)
+            under = hyps.parts[hyps.parts.index("hyps") + 1:] if "hyps" in hyps.parts[:-1] else (hyps.name,)
+            named[f"hyps/{'/'.join(under)}"] = hyps
+        if record["kind"] == "train" and record.get("model_path"):
+            models[key] = _named(Path(record["model_path"]), path).parent
+    return files, models
+
+
+def _log_files(client: MlflowClient, run_id: str, files: Mapping[str, Path]) -> None:
+    """Log {artifact path: file} into the run (a file already there is replaced)."""
+    for name, path in files.items():
+        folder = str(Path(name).parent)
+        client.log_artifact(run_id, str(path), None if folder == "." else folder)
+
+
+class TranslatorModel(mlflow.pyfunc.PythonModel):
+    """A trained model of the study as an MLflow pyfunc model: `predict` takes a table of `source`
+    sentences with optional `context` strings and `previous` lines (most recent first) per row, and
+    returns their translations (params: `beam`). Its model_config names the model's folder in the study
+    (`model_dir`) or, copied, its place in the `study` artifact (`copied`); `device` (default CUDA where
+    there is one) and `columns` pass on to `Translator.load`."""
+
+    def load_context(self, context) -> None:
+        from mtcue.models.translator import Translator
+
+        config = context.model_config or {}
+        copy = context.artifacts.get(STUDY_COPY)
+        folder = Path(copy) / config["copied"] if copy else Path(config["model_dir"])
+        self.translator = Translator.load(folder, device=config.get("device"), columns=config.get("columns"))
+
+    def predict(self, context, model_input: pd.DataFrame, params=None) -> list[str]:
+        def lines(column: str) -> list[list[str]] | None:
+            if column not in model_input:
+                return None
+            # a missing cell (an optional column left out in some rows) is read as no strings
+            return [[str(x) for x in v] if isinstance(v, Iterable) and not isinstance(v, str) else []
+                    for v in model_input[column]]
+
+        return self.translator.translate(list(model_input["source"]), lines("context"), lines("previous"),
+                                         beam=int((params or {}).get("beam", 5)))
+
+
+def input_example(spec: dict) -> dict:
+    """A row a model of `spec` reads: a sentence, with a context string and a previous line where it reads them."""
+    from mtcue.models.translator import context_columns
+
+    columns = context_columns(spec)
+    example = {"source": ["Are you ready?"]}
+    if any(not c.startswith("doc") for c in columns):
+        example["context"] = [["Formal conversation"]]
+    if any(c.startswith("doc") and c != "doc0" for c in columns):
+        example["previous"] = [["Good evening, Mrs Smith."]]
+    return example
+
+
+def _copy_of_study(folder: Path, into: Path) -> str:
+    """The files Translator.load reads for the model in `folder`, laid out under `into` as in the study's
+    results/ (hard links where the filesystem allows, else copies); returns the model folder's place there.
+    The sentence encoder of a model reading sentence vectors is not among them: it is named by the
+    model's spec and loaded as the study loads it."""
+    from mtcue.context.tags import VOCAB_FILE
+    from mtcue.models.translator import TrainedModel
+
+    model = TrainedModel.find(folder)
+    results = model.checkpoint.parents[3]
+    name = model.checkpoint.parent.name
+    files = [model.checkpoint, results / "records" / "train" / model.direction / f"{name}.json", model.spm_model,
+             *(model.data_bin / f"dict.{lang}.txt" for lang in langs_of(model.direction))]
+    if model.tag_store is not None:
+        files += [model.tag_store / "manifest.json", model.tag_store / VOCAB_FILE]
+    for path in files:
+        target = into / path.relative_to(results)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
+    return model.checkpoint.parent.relative_to(results).as_posix()
+
+
+def model_tag(folder: Path, copy: bool) -> str:
+    """The value of mtcue.logged_model: which folder the run's model is, and whether it was copied."""
+    return f"{'copy' if copy else 'reference'}:{Path(folder).resolve()}"
+
+
+def _log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool) -> None:
+    """Log the model in `folder` as the run's MLflow model (MODEL_NAME), as mlflow.pyfunc.log_model does but
+    into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
+    at paper scale; tests/test_pipeline.py serves one)."""
+    folder = Path(folder).resolve()
+    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id)
+    with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
+        artifacts, config = None, {"model_dir": str(folder)}
+        if copy:
+            artifacts = {STUDY_COPY: str(Path(tmp) / STUDY_COPY)}
+            config = {"copied": _copy_of_study(folder, Path(artifacts[STUDY_COPY]))}
+        saved = Path(tmp) / MODEL_NAME
+        mlflow.pyfunc.save_model(
+            saved, python_model=str(Path(__file__).with_name("mlflow_model.py")), artifacts=artifacts,
+            model_config=config, signature=SIGNATURE, input_example=pd.DataFrame(input_example(spec)),
+            pip_requirements=["mtcue"],
+            mlflow_model=Model(artifact_path=logged.artifact_location, run_id=run_id, model_id=logged.model_id))
+        client.log_model_artifacts(logged.model_id, str(saved))
+    client.finalize_logged_model(logged.model_id, LoggedModelStatus.READY)
+    client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, step=0)])
+
+
+def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
+    """The model folder of the MLflow run `uri` ("runs:/<run id>", or "runs:/<run id>/model"): its logged
+    model's reference into the study, or the copy it carries (downloaded when the store is remote).
+    `tracking_uri`: default MLFLOW_TRACKING_URI, else the configured default (sqlite:///results/mlflow.db,
+    relative to the study's folder)."""
+    from mlflow.artifacts import download_artifacts
+    from mlflow.utils.file_utils import local_file_uri_to_path
+
+    run_id = uri.removeprefix("runs:/").strip("/").split("/")[0]
+    tracking_uri = resolve_uri(tracking_uri)
+    db = _sqlite_path(tracking_uri)
+    if db is not None and not db.is_file():  # MLflow would create an empty store there
+        raise ValueError(f"{uri}: no MLflow store at {db.resolve()} ({tracking_uri}); run from the study's folder or "
+                         "set MLFLOW_TRACKING_URI to its store")
+    client = MlflowClient(tracking_uri)
+    try:
+        run = client.get_run(run_id)
+    except MlflowException:
+        raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
+                         "study's store, or run from the study's folder)") from None
+    # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
+    logged = [m for m in client.search_logged_models([run.info.experiment_id], filter_string=f"name = '{MODEL_NAME}'")
+              if m.source_run_id == run_id]
+    if not logged:
+        raise ValueError(f"{uri}: the run holds no model; the study's mlflow_sync (`mtcue track --artifacts`) logs "
+                         "each trained model's")
+    location = logged[-1].artifact_location
+    # A local store's model is read where it lies (a download would copy it, with a progress bar).
+    local = Path(local_file_uri_to_path(location)) if location.startswith("file:") else \
+        Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
+    flavor = Model.load(local).flavors["python_function"]
+    config = flavor.get("config") or {}  # mlflow.models.model.MODEL_CONFIG
+    if "copied" in config:
+        return local / flavor["artifacts"][STUDY_COPY]["path"] / config["copied"]
+    return Path(config["model_dir"])
+
+
 def _depth(key: tuple[str, str], desired: Mapping[tuple[str, str], _Wanted]) -> int:
     """How many of its ancestors (init_from, in the same direction) are synced too."""
     parent = (key[0], desired[key].tags.get(f"{TAG}init_from"))
@@ -287,6 +487,9 @@ def sync_records(
     study: str,
     records: Iterable[dict],
     experiments: Mapping[str, Sequence[str]] | None = None,
+    files: Mapping[str, Mapping[str, Path]] | None = None,
+    models: Mapping[str, Path] | None = None,
+    copy_models: bool = False,
 ) -> dict[str, str]:
     """Mirror the records of one study into MLflow, one run per (direction, model); returns
     {"direction/model": run_id}.
@@ -310,6 +513,10 @@ def sync_records(
     every fine-tuned model (most runs) under its BASE run, the UI's search matches only the top
     level, and it draws no deeper level than one. The run starts and ends when its training did.
     The experiment is of kind custom_model_development, so the UI opens it on its runs.
+    `files`: {"direction/model": {artifact path: file}}, logged into the model's run (its records and
+    hypotheses; tag mtcue.artifacts, their digest); `models`: {"direction/model": the trained model's
+    folder}, logged as the run's MLflow model, referring to the folder or, with `copy_models`, carrying a
+    copy (tag mtcue.logged_model; module docstring).
     """
     groups: dict[tuple[str, str], list[dict]] = {}
     slots = set()
@@ -332,9 +539,13 @@ def sync_records(
         experiment_id = _experiment_id(client, study, tracking_uri)
         run_ids = {}
         for direction, model in sorted(desired, key=lambda key: (_depth(key, desired), key)):
-            wanted = desired[(direction, model)]
+            wanted, key = desired[(direction, model)], f"{direction}/{model}"
             identity = {f"{TAG}direction": direction, f"{TAG}model": model, f"{TAG}study": study}
             wanted.tags |= identity
+            if key in (files or {}):
+                wanted.tags[ARTIFACTS_TAG] = _digest(files[key])
+            if key in (models or {}):
+                wanted.tags[MODEL_TAG] = model_tag(models[key], copy_models)
             parent = f"{direction}/{wanted.tags.get(f'{TAG}init_from')}"
             if parent in run_ids:  # the run page's description links to the parent's run
                 wanted.tags[f"{TAG}parent_run_id"] = run_ids[parent]
@@ -348,6 +559,12 @@ def sync_records(
             if run is None:
                 run = client.create_run(experiment_id, start_time=wanted.start_ms, tags=identity,
                                         run_name=f"{direction}/{model}")
+            # Artifacts before the tags that say they are there (a sync stopped midway logs them again).
+            if ARTIFACTS_TAG in wanted.tags and run.data.tags.get(ARTIFACTS_TAG) != wanted.tags[ARTIFACTS_TAG]:
+                _log_files(client, run.info.run_id, files[key])
+            if MODEL_TAG in wanted.tags and run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
+                spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
+                _log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models)
             _log_missing(client, run, history, wanted)
             if run.info.status != "FINISHED" or (wanted.end_ms and run.info.end_time != wanted.end_ms):
                 client.set_terminated(run.info.run_id, end_time=wanted.end_ms)
@@ -356,3 +573,49 @@ def sync_records(
     log.info("in the MLflow UI of %s, the runs are at /#/experiments/%s?workflowType=machine_learning",
              tracking_uri, experiment_id)
     return run_ids
+
+
+def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -> tuple[str, str]:
+    """Log the study's tables and figures ({artifact path: file}, e.g. tables/table4_quality.csv) into its
+    study run: one run named after the study, tagged mtcue.kind=study, found by its tags, that holds no
+    model. Only a changed set of files is logged again (mtcue.artifacts). Returns (experiment id, run id)."""
+    with store_lock(tracking_uri):
+        ensure_store(tracking_uri)
+        client = MlflowClient(tracking_uri)
+        experiment_id = _experiment_id(client, study, tracking_uri)
+        identity = {KIND_TAG: "study", f"{TAG}study": study}
+        run = _find_run(client, experiment_id, identity) or \
+            client.create_run(experiment_id, tags=identity, run_name=study)
+        digest = _digest(files)
+        if run.data.tags.get(ARTIFACTS_TAG) != digest:
+            _log_files(client, run.info.run_id, files)
+            client.set_tag(run.info.run_id, ARTIFACTS_TAG, digest)
+        if run.info.status != "FINISHED":
+            client.set_terminated(run.info.run_id)
+    return experiment_id, run.info.run_id
+
+
+def ui_base(tracking_uri: str) -> str:
+    """Where the MLflow UI of a store is: a server's own address, else `mlflow ui`'s default."""
+    return tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+
+
+def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str, runs: Mapping[str, str]) -> str:
+    """An HTML page linking the study's experiment, its study run (tables and figures) and each model's run
+    (model, hypotheses, records) in the MLflow UI (the report's MLflow section)."""
+    from html import escape
+
+    base = ui_base(tracking_uri)
+    experiment = f"{base}/#/experiments/{experiment_id}"
+
+    def link(href: str, text: str) -> str:
+        return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+    start = "" if tracking_uri.startswith(("http://", "https://")) else (
+        f"<p>Start the UI from the study's folder: <code>mlflow ui --backend-store-uri {escape(tracking_uri)}</code>"
+        "</p>\n")
+    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}', key)}</li>\n" for key, run_id in sorted(runs.items()))
+    return (f"<h2>MLflow: study {escape(study)}</h2>\n{start}"
+            f"<p>{link(f'{experiment}?workflowType=machine_learning', 'All runs of the study')}; "
+            f"{link(f'{experiment}/runs/{study_run}/artifacts', 'its tables and figures')}.</p>\n"
+            f"<p>Each trained model's run (its logged model, test hypotheses and records):</p>\n<ul>\n{rows}</ul>\n")
