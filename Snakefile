@@ -29,6 +29,7 @@ include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
 include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
+include: "workflow/rules/context_usage.smk"
 include: "workflow/rules/voita2018.smk"
 include: "workflow/rules/shortening.smk"
 include: "workflow/rules/sideinfo.smk"
@@ -50,6 +51,7 @@ rule all:
         TABLE5,
         ABLATION["table"],
         CONTRASTIVE_TABLE,
+        CONTEXT_USAGE_TABLE,
         VOITA2018["table"],
         SHORTENING["table"],
         SIDE_INFORMATION["table"],

@@ -165,7 +165,8 @@ def test_table_rows_from_a_hand_set_record(tmp_path):
     import pandas as pd
 
     csv = pd.read_csv(tmp_path / "c.csv")
-    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source", "measure"]
+    assert list(csv.columns) == ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base",
+                                 "vs_base_low", "vs_base_high", "source", "measure"]
     ours = csv[csv["source"] == "this study"].set_index("group")
     assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
     assert ours.loc["distance=>3", "accuracy"] == 0.5
@@ -211,3 +212,118 @@ def test_the_synthetic_suite_passes_the_suite_check_and_says_its_pair(tmp_path, 
     assert len(examples) > 10 and {e["direction"] for e in examples} == {pair}
     with pytest.raises(ValueError, match=f"a suite of {pair}, but the model translates en-fr"):
         read_suite(tmp_path / "synthetic.jsonl", "en-fr")
+
+
+def _record(model, scores, suite="contrapro"):
+    return {"kind": "contrastive", "model": model, "direction": "en-de", "suite": suite, "needs_target_context": False,
+            "study": "t", **evaluate(_examples(), scores)}
+
+
+def test_every_difference_from_base_has_a_paired_interval(tmp_path):
+    from mtcue.reporting.contrastive import differences, write_contrastive_table
+
+    right, wrong = [(-1.0, 2), (-2.0, 2), (-3.0, 2)], [(-3.0, 2), (-2.0, 2), (-1.0, 2)]
+    base = _record("base", [c for *_, c in CONTRAPRO])          # right on c0, c3, c4: 60%
+    always = _record("voita_context", [right] * 5)              # right on all five
+    d = differences([base, always])
+    # +40 points overall; in a resample the difference is the share of c1 and c2 drawn, which can be 0 or 1
+    assert d[("en-de", "voita_context", "contrapro", "all")]["difference"] == pytest.approx(0.4)
+    assert 0.0 <= d[("en-de", "voita_context", "contrapro", "all")]["low"] < 0.4 < \
+        d[("en-de", "voita_context", "contrapro", "all")]["high"] <= 1.0
+    # distance >3: c2 (base wrong, a tie) and c4 (base right): +50 points; distance 0: c0, both right: 0 exactly
+    assert d[("en-de", "voita_context", "contrapro", "distance=>3")]["difference"] == pytest.approx(0.5)
+    zero = d[("en-de", "voita_context", "contrapro", "distance=0")]
+    assert (zero["difference"], zero["low"], zero["high"]) == (0.0, 0.0, 0.0)
+    # Right where BASE is always wrong: +100 in every resample.
+    never = _record("base", [wrong] * 5, "lopes")
+    d = differences([never, {**_record("concat", [right] * 5, "lopes")}])
+    assert (d[("en-de", "concat", "lopes", "all")]["low"], d[("en-de", "concat", "lopes", "all")]["high"]) == (1.0, 1.0)
+    assert ("en-de", "base", "lopes", "all") not in d
+
+    write_contrastive_table([base, always], tmp_path / "c.csv", tmp_path / "c.md")
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "c.csv")
+    ours = csv[(csv["source"] == "this study") & (csv["group"] == "all")].set_index("model")
+    assert ours.loc["voita_context", "vs_base"] == pytest.approx(0.4) and pd.isna(ours.loc["base", "vs_base"])
+    md = (tmp_path / "c.md").read_text()
+    low, high = (100 * ours.loc["voita_context", k] for k in ("vs_base_low", "vs_base_high"))
+    assert f"| VOITA-CONTEXT | 100.0 (+40.0 [{low:+.1f}, {high:+.1f}]) |" in md
+    assert "paired-bootstrap interval" in md
+
+
+def test_differences_need_the_same_examples():
+    from mtcue.reporting.contrastive import differences
+
+    base = _record("base", [c for *_, c in CONTRAPRO])
+    other = _record("concat", [c for *_, c in CONTRAPRO])
+    other["examples"] = other["examples"][:4]
+    with pytest.raises(ValueError, match="concat and base were scored on different examples"):
+        differences([base, other])
+
+
+def _evaluate_consistency(losses, true_ind):
+    """Voita et al.'s evaluate_consistency.py's verdict, transcribed: the argmin of the losses (numpy's: the first
+    of tied minima) is the true index."""
+    import numpy as np
+
+    return int(np.argmin(losses)) == true_ind
+
+
+def test_each_rule_agrees_with_its_official_scorer_on_ties():
+    import numpy as np
+
+    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED, STRICT, rule_of, verdict
+
+    rng = np.random.default_rng(3)
+    cases = [([-1.0, -1.0, -2.0], 0), ([-1.0, -1.0, -2.0], 1), ([-2.0, -1.0, -1.0], 2), ([-3.0, -1.0, -1.0, -1.0], 3),
+             ([-1.0, -1.0], 0), ([-1.0, -2.0], 1)]
+    cases += [(list(rng.integers(-3, 0, size=int(rng.integers(2, 5))).astype(float)), 0) for _ in range(200)]
+    cases += [(s, int(rng.integers(0, len(s)))) for s, _ in cases[6:]]
+    for scores, correct in cases:
+        right, tie = verdict(scores, correct, FIRST_AMONG_TIED)
+        assert right == _evaluate_consistency([-s for s in scores], correct), (scores, correct)
+        others = [s for k, s in enumerate(scores) if k != correct]
+        assert tie == (scores[correct] == max(others))
+        # ContraPro's: gt against every error
+        assert verdict(scores, correct, STRICT) == (all(gt(scores[correct], s) for s in others), tie)
+    assert verdict([-1.0, -1.0, -2.0], 0, FIRST_AMONG_TIED) == (True, True)
+    assert verdict([-1.0, -1.0, -2.0], 1, FIRST_AMONG_TIED) == (False, True)
+    assert rule_of("voita2019_ellipsis_vp") == FIRST_AMONG_TIED
+    assert rule_of("contrapro") == rule_of("lopes") == rule_of("synthetic") == STRICT
+
+
+def test_a_voita_suite_counts_a_tie_first_among_the_tied_right_and_counts_ties_apart():
+    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED
+
+    examples = [{"id": f"v{i}", "candidates": ["a", "b", "c"], "correct": c, "group": {"set": "ellipsis_vp"}}
+                for i, c in enumerate((0, 1, 2))]
+    tied = [(-1.0, 1), (-1.0, 1), (-5.0, 1)]
+    result = evaluate(examples, [tied, tied, [(-2.0, 1), (-3.0, 1), (-1.0, 1)]], FIRST_AMONG_TIED)
+    assert result["rule"] == FIRST_AMONG_TIED
+    assert [e["right"] for e in result["examples"]] == [True, False, True]
+    assert result["accuracy"] == pytest.approx(2 / 3) and result["ties"] == 2
+    strict = evaluate(examples, [tied, tied, [(-2.0, 1), (-3.0, 1), (-1.0, 1)]])
+    assert strict["rule"] == "strict" and strict["accuracy"] == pytest.approx(1 / 3) and strict["ties"] == 2
+
+
+def test_identical_candidates_are_scored_once_and_share_the_score(tmp_path, monkeypatch):
+    """The official ellipsis sets repeat the correct candidate; scored apart, a duplicate's score moves with the
+    batch, so whether it ties would depend on batching. The stand-in gives every scored string its own score."""
+    from mtcue.models.contrastive import score_suite
+    from mtcue.models.translator import Translator
+
+    scored = []
+
+    class Counting(FakeTranslator):
+        def score_samples(self, samples, candidates, batch_size):
+            scored.append(candidates)
+            return [[(-1.0 - 0.001 * len(scored) - k, 2) for k in range(len(c))] for c in candidates]
+
+    monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: Counting()))
+    suite = write_suite(tmp_path / "suite.jsonl", {**GOOD, "candidates": ["b", "a", "b", "c", "a"], "correct": 0},
+                        {**GOOD, "id": "2", "candidates": ["x", "y"], "correct": 1})
+    _, examples, scores = score_suite("m", suite)
+    assert scored == [[["b", "a", "c"], ["x", "y"]]]  # each distinct string once
+    assert scores[0] == [(-1.001, 2), (-2.001, 2), (-1.001, 2), (-3.001, 2), (-2.001, 2)]
+    assert scores[1] == [(-1.001, 2), (-2.001, 2)] and len(examples) == 2

@@ -10,24 +10,75 @@ from mtcue.evaluation.contrastive import evaluate
 from mtcue.suites import read_suite
 
 
-def test_lopes_official_files_to_suite(tmp_path):
-    files = {
-        "src": ["Where is it?", "Where is it?", "It was here.", "It was here."],
-        "trg": ["Où est-elle ?", "Où est-il ?", "Il était ici.", "Elle était ici."],
-        "csrc": ["", "", "", "I bought a car.", "The car is new."] * 2 + ["", "", "", "", "My hat."] * 2,
-        "ctrg": ["", "", "", "J'ai acheté une voiture.", "La voiture est neuve."] * 2 + ["", "", "", "", "Mon chapeau."] * 2,
-    }
+def lopes_files(folder, examples, n_context=5):
+    """Lopes et al.'s set in its official layout: the extracted lines (reference, then the contrastive line; five
+    context lines each, oldest first) and testset-en-fr.json annotating each example (ContraPro's layout)."""
+    files = {"src": [], "trg": [], "csrc": [], "ctrg": []}
+    annotation = []
+    for src, ref, contrastive, (csrc, ctrg), ref_pronoun, distance in examples:
+        files["src"] += [src, src]
+        files["trg"] += [ref, contrastive]
+        for _ in range(2):
+            files["csrc"] += [""] * (n_context - len(csrc)) + csrc
+            files["ctrg"] += [""] * (n_context - len(ctrg)) + ctrg
+        annotation.append({"src pronoun": "it", "ref pronoun": ref_pronoun, "ante distance": distance,
+                           "errors": [{"type": "pronominal coreference", "contrastive": contrastive}]})
     paths = []
     for name, lines in files.items():
-        paths.append(tmp_path / name)
+        paths.append(folder / name)
         paths[-1].write_text("\n".join(lines) + "\n")
-    lopes(*paths, tmp_path / "lopes.jsonl")
+    (folder / "testset-en-fr.json").write_text(json.dumps(annotation, ensure_ascii=False))
+    return [*paths, folder / "testset-en-fr.json"]
+
+
+def test_lopes_official_files_to_suite(tmp_path):
+    # The second reference's first word its variant lacks is "mort", not the pronoun: the annotation says "Il".
+    paths = lopes_files(tmp_path, [
+        ("Where is it?", "Où est-elle ?", "Où est-il ?",
+         (["I bought a car.", "The car is new."], ["J'ai acheté une voiture.", "La voiture est neuve."]), "elle", 1),
+        ("It is dead.", "Il est mort.", "Elle est morte.", ([], []), "Il", -1)])
+    assert lopes(*paths, tmp_path / "lopes.jsonl") == 2
     assert from_evalset("lopes", tmp_path / "lopes.jsonl", tmp_path / "suite.jsonl") == 2
     first, second = read_suite(tmp_path / "suite.jsonl", "en-fr")
     assert first["text"] == {"en": "Where is it?"} and first["previous"] == {"en": ["The car is new.", "I bought a car."]}
     assert first["candidates"] == ["Où est-elle ?", "Où est-il ?"] and first["correct"] == 0
-    assert first["group"] == {"pronoun": "elle"}
-    assert second["group"] == {"pronoun": "il"}
+    assert first["group"] == {"category": "it:elle", "pronoun": "elle", "distance": "1"}
+    assert second["group"] == {"category": "it:il", "pronoun": "il"}  # no antecedent distance annotated (-1)
+
+
+def test_lopes_annotation_must_be_the_same_set_with_its_four_pronouns(tmp_path):
+    example = ("It is here.", "Il est ici.", "Elle est ici.", ([], []), "il", 0)
+    paths = lopes_files(tmp_path, [example, example])
+    (tmp_path / "testset-en-fr.json").write_text(json.dumps(json.loads(paths[-1].read_text())[:1]))
+    with pytest.raises(ValueError, match=r"testset-en-fr.json: expected a JSON list of 2 examples"):
+        lopes(*paths, tmp_path / "lopes.jsonl")
+    paths = lopes_files(tmp_path, [example, (*example[:2], "Elles sont ici.", *example[3:])])
+    annotation = json.loads(paths[-1].read_text())
+    annotation.reverse()  # the annotation in another order than the lines
+    paths[-1].write_text(json.dumps(annotation))
+    with pytest.raises(ValueError, match=r"entry 0: its contrastive translation is not line 2 of .*trg"):
+        lopes(*paths, tmp_path / "lopes.jsonl")
+    paths = lopes_files(tmp_path, [(*example[:4], "mort", 0)])
+    with pytest.raises(ValueError, match=r"entry 0: 'ref pronoun' 'mort' is none of il, elle, ils, elles"):
+        lopes(*paths, tmp_path / "lopes.jsonl")
+    assert not (tmp_path / "lopes.jsonl").exists()
+
+
+def test_the_complete_lopes_set_holds_3500_examples_of_each_pronoun(tmp_path):
+    from mtcue.data.evalsets import LOPES_PER_PRONOUN, LOPES_PRONOUNS
+
+    def complete(pronouns):
+        return [(f"It is here {i}.", f"{p} est ici {i}.", f"Autre {i}.", ([], []), p, 0) for i, p in enumerate(pronouns)]
+
+    balanced = [p for p in LOPES_PRONOUNS for _ in range(LOPES_PER_PRONOUN)]
+    assert lopes(*lopes_files(tmp_path, complete(balanced)), tmp_path / "lopes.jsonl") == 14000
+    from_evalset("lopes", tmp_path / "lopes.jsonl", tmp_path / "suite.jsonl")
+    groups = [e["group"]["pronoun"] for e in read_suite(tmp_path / "suite.jsonl", "en-fr")]
+    assert {p: groups.count(p) for p in LOPES_PRONOUNS} == dict.fromkeys(LOPES_PRONOUNS, 3500)
+    skewed = ["il"] * 3501 + ["elle"] * 3499 + ["ils"] * 3500 + ["elles"] * 3500
+    with pytest.raises(ValueError, match=r"the complete set holds 3500 examples of each pronoun, this one "
+                                         r"\{'il': 3501, 'elle': 3499"):
+        lopes(*lopes_files(tmp_path, complete(skewed)), tmp_path / "skewed.jsonl")
 
 
 META = dict.fromkeys(META_FIELDS)
@@ -98,14 +149,29 @@ def test_voita2019_official_json_to_suite(tmp_path):
     (tmp_path / "deixis_test.json").write_text(json.dumps(VOITA, ensure_ascii=False))
     assert voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl") == 2
     first, second = read_suite(tmp_path / "suite.jsonl", "en-ru")
-    assert first["text"] == {"en": "You've never been caught."}  # detokenised as the cleaning step does
-    assert first["previous"] == {"en": ["Your mother.", "Who?", "I don't know."]}  # most recent first
-    assert first["candidates"] == ["Тебя не ловили.", "Вас не ловили."] and first["correct"] == 0
+    assert first["text"] == {"en": "You 've never been caught ."}  # as published (tokenised)
+    assert first["previous"] == {"en": ["Your mother .", "Who ?", "I don 't know ."]}  # most recent first
+    assert first["candidates"] == ["Тебя не ловили .", "Вас не ловили ."] and first["correct"] == 0
     assert first["group"] == {"set": "deixis", "distance": 2}
-    assert second["candidates"] == ["Г.", "Д.", "Е."] and second["correct"] == 2
+    assert second["candidates"] == ["Г .", "Д .", "Е ."] and second["correct"] == 2
     # Voita's scorer (argmin of losses) and ours agree where there are no ties
     result = evaluate([first, second], [[(-1.0, 3), (-2.0, 3)], [(-3.0, 1), (-2.5, 1), (-2.0, 1)]])
     assert result["accuracy"] == 1.0
+
+
+def test_voita2019_lines_are_scored_as_published_never_cleaned(tmp_path):
+    """The training data's cleaner blanks a line with a music sign and cuts bracketed text and speaker names:
+    an official set keeps every line as published, Unicode-normalised (NFC) at most."""
+    decomposed = "Cafe\u0301 [laughs] ."  # e + combining acute: NFC makes it one character
+    row = {"src": f"♪ Hey ♪ _eos JOHN : Who ? _eos {decomposed} _eos ♪ La la la ♪",
+           "dst": ["♪ А ♪ _eos Б . _eos В . _eos ♪ Ля - ля ♪", "♪ А ♪ _eos Б . _eos В . _eos ♪ Ля - ля - ля ♪"],
+           "true_ind": 1}
+    (tmp_path / "ellipsis_vp.json").write_text(json.dumps([row], ensure_ascii=False))
+    assert voita2019(tmp_path / "ellipsis_vp.json", "voita2019_ellipsis_vp", tmp_path / "suite.jsonl") == 1
+    example, = read_suite(tmp_path / "suite.jsonl", "en-ru")
+    assert example["text"] == {"en": "♪ La la la ♪"}
+    assert example["previous"] == {"en": ["Caf\u00e9 [laughs] .", "JOHN : Who ?", "♪ Hey ♪"]}
+    assert example["candidates"] == ["♪ Ля - ля ♪", "♪ Ля - ля - ля ♪"] and example["correct"] == 1
 
 
 def test_voita2019_rejects_candidates_with_other_context(tmp_path):

@@ -136,7 +136,10 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     for name, lines in files.items():
         paths.append(tmp_path / name)
         paths[-1].write_text("\n".join(lines) + "\n")
-    assert lopes(*paths, tmp_path / "lopes.jsonl") == 2
+    annotation = [{"src pronoun": "it", "ref pronoun": p, "ante distance": 1, "errors": [{"contrastive": c}]}
+                  for p, c in (("il", "C'était si injustes."), ("elle", "Où est-il ?"))]
+    (tmp_path / "testset-en-fr.json").write_text(json.dumps(annotation))
+    assert lopes(*paths, tmp_path / "testset-en-fr.json", tmp_path / "lopes.jsonl") == 2
     first, second = read_corpus(tmp_path / "lopes.jsonl", ("en", "fr"))
     assert first["text"] == {"en": "It was so unfair.", "fr": "C'était si injuste."}
     assert first["contrastive"] == ["C'était si injustes."]

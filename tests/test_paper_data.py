@@ -121,8 +121,8 @@ def test_the_paper_config_lists_the_whole_data_path():
     assert run.returncode == 0, run.stderr[-3000:]
     jobs = dict(line.split()[:2] for line in run.stdout.split("Job stats:")[1].splitlines()[3:] if len(line.split()) == 2)
     # 5 language archives + 4 alignments, 4 block lists + ContraPro's and Lopes et al.'s lists, IWSLT22 (5 files
-    # x 2 pairs), EAMT22 (2), ContraPro's documents, Lopes et al.'s 4 files and Voita et al. 2019's 4 sets
-    assert jobs["download"] == "36"
+    # x 2 pairs), EAMT22 (2), ContraPro's documents, Lopes et al.'s 4 files and annotation, Voita et al. 2019's 4 sets
+    assert jobs["download"] == "37"
     assert (jobs["extract_opensubtitles"], jobs["omdb"], jobs["split_corpus"]) == ("4", "1", "4")
     assert (jobs["eval_iwslt22"], jobs["eval_eamt22"], jobs["eval_contrapro"], jobs["eval_lopes"]) == ("2", "2", "1", "1")
     assert jobs["clean"] == "12" and jobs["table1_data"] == "1" and "generate_corpus" not in jobs

@@ -547,6 +547,30 @@ def test_contrastive_and_voita2018_sections_and_systems_scored_in_some_direction
     assert "| en-ru, every context (Table 6) | 42 | 31 | 100 |" in lines
 
 
+def test_contrastive_differences_and_context_usage_sections(tmp_path):
+    import pandas as pd
+
+    folder = write_run(tmp_path / "results" / "records")
+    (tmp_path / "results" / "tables").mkdir()
+    rows = [("base", "all", 0.5, None), ("base", "phenomenon=pronoun", 0.25, None),
+            ("mtcue", "all", 0.75, (0.25, 0.05, 0.45)), ("mtcue", "phenomenon=pronoun", 0.5, (0.25, -0.1, 0.6))]
+    pd.DataFrame([{"direction": "en-de", "model": m, "suite": "synthetic", "group": g, "accuracy": a, "n": 8,
+                   "ties": 0, "vs_base": d and d[0], "vs_base_low": d and d[1], "vs_base_high": d and d[2],
+                   "source": "this study"} for m, g, a, d in rows]).to_csv(
+        tmp_path / "results" / "tables" / "contrastive.csv", index=False)
+    pd.DataFrame([{"direction": "en-de", "model": m, "split": "test", "group": g, "cxmi": c, "reads_context": r}
+                  for m, g, c, r in (("base", "all", 0.0, "no"), ("mtcue", "all", 0.0123, "yes"),
+                                     ("concat", "all", -0.2, "yes, to its loss"),
+                                     ("mtcue", "phenomenon=pronoun", 0.1, "yes"))]).to_csv(
+        tmp_path / "results" / "tables" / "context_usage.csv", index=False)
+    lines = render([Run.load(folder)]).splitlines()
+    assert "| BASE | 50.0 / 25.0 |" in lines
+    assert "| MTCUE | 75.0 (+25.0 [+5.0, +45.0]) / 50.0 (+25.0 [-10.0, +60.0]) |" in lines
+    assert "| model | en-de CXMI |" in lines and "| BASE | +0.0000 no |" in lines and "| MTCUE | +0.0123 yes |" in lines
+    assert any(line.endswith("Systems that read their context in at least one direction: MTCUE, CONCAT.")
+               for line in lines)
+
+
 def test_the_memory_section_condenses_the_figure(tmp_path):
     import pandas as pd
 

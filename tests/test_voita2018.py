@@ -347,8 +347,10 @@ def tiny_corpus(path, n_docs, seed):
 @pytest.mark.slow
 def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
     from mtcue import config as cfgmod
+    from mtcue.corpus import read_corpus
     from mtcue.data.prepare import binarise, encode_split, train_spm
     from mtcue.evaluation.attention import measure
+    from mtcue.evaluation.context_usage import WITHOUT_CONTEXT, measure_model
     from mtcue.models.train import train
     from mtcue.models.translator import Translator
 
@@ -388,6 +390,19 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
         with_dog = translator.score("Where is it?", ["Wo ist er?", "Wo ist sie?"], previous=["I see the dog."])
         with_cup = translator.score("Where is it?", ["Wo ist er?", "Wo ist sie?"], previous=["I see the cup."])
         assert len(with_dog) == 2 and with_dog != with_cup  # the context line reaches the scores
+    # Context usage (CXMI) of the real models: BASE reads no context, exactly 0 in every sentence; the
+    # token-context models' scores move where a sentence has a previous line to take away.
+    test = list(read_corpus(corpora["test"]))
+    for model in ["base", *TOKEN_MODELS]:
+        direction, usage, without = measure_model(results / "models" / "en-de" / model, test)
+        assert direction == "en-de" and usage["n"] == len(test) == 12
+        assert [len(t) for t in usage["token_cxmi"]] == [len(translator.pieces(s["text"]["de"])) + 1 for s in test]
+        if model == "base":
+            assert usage["sentence_cxmi"] == [0.0] * 12 and usage["cxmi"] == 0.0 and without == WITHOUT_CONTEXT[None]
+            assert {x for t in usage["token_cxmi"] for x in t} == {0.0}
+        else:
+            moved = [x != 0.0 for x, s in zip(usage["sentence_cxmi"], test) if s["previous"]["en"]]
+            assert moved and all(moved) and without == WITHOUT_CONTEXT["tokens"], model
     suite = [{"id": "s0", "doc_id": "d", "text": "Where is it?", "previous": {"en": ["The dog and the cup are here."]},
               "meta": dict.fromkeys(META_FIELDS), "cues": [], "candidates": ["Wo ist er?", "Wo ist sie?"],
               "correct": 0, "group": {"phenomenon": "pronoun", "pronoun": "er", "distance": 1},

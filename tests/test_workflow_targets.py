@@ -30,7 +30,7 @@ CONFIG = {
     "experiments": {"formality": {"prompts": {"formal": ["Formal conversation"], "informal": ["Informal chit-chat"]}}},
 }
 UPSTREAM = {"generate_corpus", "clean", "spm_train", "spm_encode", "binarise", "tags", "comet_model"}
-PER_MODEL = {"train", "translate", "score", "comet"}
+PER_MODEL = {"train", "translate", "score", "comet", "context_usage"}
 REPORT_TARGETS = ("table3_models", "table4_quality", "phenomena", "table5_formality", "training_curves",
                   "phenomena_accuracy", "bleu_gain")
 
@@ -125,6 +125,13 @@ def test_the_contrastive_table_scores_every_en_xx_model_on_its_suite(empty):
     assert jobs["score_contrastive"] == 4
 
 
+def test_the_context_usage_table_measures_every_model_in_every_direction(empty):
+    jobs = job_counts(run(empty, CONFIG, "table_context_usage"))
+    assert jobs["table_context_usage"] == jobs["mlflow_sync"] == 1
+    # BASE, TAGGING and MTCUE in both directions; BASE-PM, without context like BASE, is left out
+    assert jobs["context_usage"] == 3 * len(CONFIG["directions"])
+
+
 def test_a_target_by_path_runs_what_its_rule_name_runs(empty):
     by_path = job_counts(run(empty, CONFIG, "results/tables/table4_quality.md"))
     assert by_path == job_counts(run(empty, CONFIG, "table4_quality"))
@@ -163,7 +170,7 @@ def test_a_changed_model_reruns_that_model_and_what_depends_on_it(finished):
     assert not upstream(out)
     # The tables and figures read the records of every model, and MLflow mirrors them; the contrastive
     # table reads the en->xx models' scores of their suites.
-    assert report_targets(out) == set(REPORT_TARGETS) | {"table_contrastive"}
+    assert report_targets(out) == set(REPORT_TARGETS) | {"table_contrastive", "table_context_usage"}
     assert "mlflow_sync" in out.values()
 
 
@@ -182,16 +189,18 @@ def test_a_changed_generation_setting_retranslates_and_rescores_only(finished):
     assert not upstream(out, also=frozenset({"train"}))
     # What reads only the training records stays; the tables follow their new MLflow runs (the contrastive
     # table too: its scores stay, its run ids are rewritten).
-    assert report_targets(out) == set(REPORT_TARGETS) - {"training_curves"} | {"table_contrastive"}
+    assert report_targets(out) == set(REPORT_TARGETS) - {"training_curves"} | {"table_contrastive",
+                                                                               "table_context_usage"}
     assert "mlflow_sync" in out.values()
 
 
 def test_a_changed_bootstrap_setting_rebuilds_only_the_tables(finished):
-    """Table 4's significance marks and Table 5's intervals resample; nothing is translated or scored anew.
-    The study's MLflow run logs the new tables."""
+    """Table 4's significance marks, Table 5's, the contrastive differences' and CXMI's intervals resample;
+    nothing is translated or scored anew. The study's MLflow run logs the new tables."""
     out = pending(finished, changed(evaluation={**CONFIG["evaluation"], "bootstrap": {"samples": 200}}))
-    assert set(out.values()) == {"table4_quality", "table5_formality", "mlflow_study"}
-    assert set(out) == {f"results/tables/{table}.{ext}" for table in ("table4_quality", "table5_formality")
+    tables = {"table4_quality", "table5_formality", "table_contrastive", "table_context_usage"}
+    assert set(out.values()) == tables | {"mlflow_study"}
+    assert set(out) == {f"results/tables/{table.removeprefix('table_')}.{ext}" for table in tables
                         for ext in ("csv", "md", "html")} | {"results/mlflow/targets.html"}
 
 

@@ -42,6 +42,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     # Contrastive suites: accuracy of the summed and per-token scores, overall and per group (docs/formats.md §7).
     "contrastive": ("model", "direction", "suite", "accuracy", "n", "ties", "mean", "groups",
                     "needs_target_context", "config_hash", "git_commit", "study"),
+    # Context usage: CXMI (nats per token) of the reference with vs without the model's context, overall,
+    # per phenomenon and per sentence (mtcue.evaluation.context_usage).
+    "context_usage": ("model", "direction", "split", "n", "cxmi", "cross_entropy", "phenomena", "sentence_cxmi",
+                      "sentence_phenomena", "without_context", "config_hash", "git_commit", "study"),
 }
 # Nested keys that downstream readers (tracking, tables) rely on.
 TRAIN_PARAMS_KEYS = ("total", "trainable")

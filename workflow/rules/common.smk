@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from mtcue import config as cfg
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
-from mtcue.plan import (ablation, contrastive, fewshot, formality, memory_growth, quality, shortening, side_information,
-                        style, voita2018)
+from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
+                        side_information, style, voita2018)
 from mtcue.plan.experiments import experiment_models
 from mtcue.plan.models import all_models, model_entry, trained_models
 from mtcue.plan.models import model_spec as plan_spec
@@ -148,10 +148,11 @@ TRAINED = trained_models(config)
 CONTRASTIVE = config["evaluation"]["contrastive"]  # contrastive.smk
 CONTRASTIVE_SUITES = contrastive.suites(config)
 CONTRASTIVE_RECORDS = contrastive.records(config)
+CONTEXT_USAGE_RECORDS = context_usage.records(config)  # context_usage.smk
 # Every record of a trained model, which the MLflow sync mirrors (report.smk).
 MODEL_RECORDS = sorted({
     *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
     *QUALITY["scores"], *QUALITY["comets"], *ABLATION["scores"], *ABLATION["comets"], *ABLATION["zeroshot"],
     *VOITA2018["scores"], *SHORTENING["scores"], *SIDE_INFORMATION["scores"],
-    *FORMALITY["records"], *FEWSHOT["records"], *CONTRASTIVE_RECORDS, *STYLE["records"],
+    *FORMALITY["records"], *FEWSHOT["records"], *CONTRASTIVE_RECORDS, *STYLE["records"], *CONTEXT_USAGE_RECORDS,
 })

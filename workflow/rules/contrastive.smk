@@ -94,9 +94,12 @@ rule table_contrastive:
         csv="results/tables/contrastive.csv",
         md="results/tables/contrastive.md",
         html=report("results/tables/contrastive.html", caption="../report/contrastive.rst", category="Tables"),
+    params:
+        bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table_contrastive.log",
     benchmark:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
-        "mtcue table-contrastive --records {input.records} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-contrastive --records {input.records} --run-ids {input.runs} --csv {output.csv} --md {output.md} "
+        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"

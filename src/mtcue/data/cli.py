@@ -272,7 +272,8 @@ def register(step) -> None:
     s.add_argument("--pair", required=True)
     s.add_argument("--inputs", nargs="+", required=True,
                    help="iwslt22: its five files; eamt22: {split}.json; contrapro: contrapro.json and the Moses "
-                        "de-en.txt.zip; lopes: current.src, current.trg, c5.context.src, c5.context.trg")
+                        "de-en.txt.zip; lopes: current.src, current.trg, c5.context.src, c5.context.trg, "
+                        "testset-en-fr.json")
     s.add_argument("--split", default="test", help="eamt22: valid (the official dev.json) or test")
     s.add_argument("--metadata", help="contrapro: OMDb metadata (mtcue omdb) for its films")
     s.add_argument("--out", required=True)

@@ -1,23 +1,26 @@
 """The real contrastive suites in the suite format (docs/formats.md, section 8).
 
 - ContraPro (EN-DE) and Lopes et al. (EN-FR): from their converted evaluation sets (section 6: the
-  reference, its `contrastive` variants, the previous lines); the reference is candidate 0. ContraPro's
-  groups are its own scorer's (evaluate.py): the pronoun pair "src:ref" (`category`), the reference
-  pronoun and the antecedent distance 0, 1, 2, 3, >3; Lopes et al.'s the pronoun that tells the reference
-  from its variant.
+  reference, its `contrastive` variants, the previous lines); the reference is candidate 0. The groups
+  are from each set's own annotation, as its scorer (ContraPro's evaluate.py, which Lopes et al. reuse)
+  reports them: the pronoun pair "src:ref" (`category`), the reference pronoun and the antecedent
+  distance 0, 1, 2, 3, >3.
 - Voita et al. 2019 (EN-RU; deixis, lexical cohesion, ellipsis inflection, VP ellipsis): the official
   JSON lists (`src`, `dst`: candidates, `true_ind`, `ctx_dist`), each side four Moses-tokenised
   sentences joined by " _eos " (three of context, then the current one). Only the current sentence of a
-  candidate differs, so it is the candidate; the sentences are detokenised as the cleaning step does.
+  candidate differs, so it is the candidate.
+
+Official sets are scored as published: their text is only Unicode-normalised (NFC), never passed through
+the training data's cleaner (`mtcue.data.clean`), which blanks a line with a music sign, drops bracketed
+text and speaker names and so would empty sources or cut the context a model reads (docs/data.md).
 """
 from __future__ import annotations
 
 import json
-import re
+import unicodedata
 from pathlib import Path
 
 from mtcue.corpus import META_FIELDS, read_corpus
-from mtcue.data.clean import clean_line
 from mtcue.io import read_text, write_jsonl
 from mtcue.study import langs_of
 from mtcue.suites import contrapro_distance
@@ -27,14 +30,6 @@ VOITA2019_SETS = {"deixis": "deixis_test", "lex_cohesion": "lex_cohesion_test", 
 EVALSET_PAIRS = {"contrapro": "en-de", "lopes": "en-fr"}  # each set's direction (docs/formats.md, section 6)
 VOITA2019_PAIR = "en-ru"
 EOS = " _eos "
-_WORD = re.compile(r"\w+")
-
-
-def _reference_word(reference: str, variants: list[str]) -> str | None:
-    """The first word of the reference that no variant has (lower-cased; "est-elle" is two words): the
-    pronoun Lopes et al. vary."""
-    others = {w for v in variants for w in _WORD.findall(v.lower())}
-    return next((w for w in _WORD.findall(reference.lower()) if w not in others), None)
 
 
 def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
@@ -52,10 +47,7 @@ def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
             raise ValueError(f"{where}: 'contrastive' must list the contrastive translations (non-empty strings), "
                              f"got {contrastive!r}")
         reference = sample["text"][tgt]
-        if name == "contrapro":
-            group = _contrapro_group(sample.get("phenomenon") or {}, where)
-        else:
-            group = {"pronoun": _reference_word(reference, contrastive) or "other"}
+        group = _contrapro_group(sample.get("phenomenon") or {}, where)
         examples.append({"id": sample["id"], "doc_id": sample["doc_id"], "direction": pair,
                          "text": {src: sample["text"][src]}, "previous": {src: sample["previous"][src]},
                          "meta": sample["meta"], "cues": sample.get("cues", []),
@@ -79,6 +71,11 @@ def _contrapro_group(phenomenon: dict, where: str) -> dict:
             **({"distance": contrapro_distance(distance)} if distance is not None else {})}
 
 
+def published(text: str) -> str:
+    """An official set's line as scored: as published, Unicode-normalised (NFC) only."""
+    return unicodedata.normalize("NFC", text)
+
+
 def _write_suite(examples: list[dict], path: str | Path, out: str | Path) -> int:
     if not examples:  # an empty suite would score as no accuracy at all, downstream
         raise ValueError(f"{path}: no examples: the input holds none; is it the right file?")
@@ -96,7 +93,7 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
         raise ValueError(f"{json_path}:{err.lineno}: not valid JSON ({err.msg})") from None
     if not isinstance(rows, list):
         raise ValueError(f"{json_path}: expected a JSON list of examples (objects with src, dst, true_ind)")
-    src, tgt = langs_of(VOITA2019_PAIR)
+    src = langs_of(VOITA2019_PAIR)[0]
     examples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
@@ -125,9 +122,9 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
                 raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {row['ctx_dist']!r}"
                                  ) from None
         examples.append({"id": f"{suite}.{i:06d}", "doc_id": f"{suite}.{i:06d}", "direction": VOITA2019_PAIR,
-                         "text": {src: clean_line(source[-1], src)},
-                         "previous": {src: [clean_line(s, src) for s in reversed(source[:-1])]},
+                         "text": {src: published(source[-1])},
+                         "previous": {src: [published(s) for s in reversed(source[:-1])]},
                          "meta": dict.fromkeys(META_FIELDS), "cues": [],
-                         "candidates": [clean_line(c[-1], tgt) for c in candidates], "correct": row["true_ind"],
+                         "candidates": [published(c[-1]) for c in candidates], "correct": row["true_ind"],
                          "group": group})
     return _write_suite(examples, json_path, out)

@@ -7,7 +7,8 @@
 - ContraPro (EN-DE) and Lopes et al. (EN-FR) contrastive pronoun sets: corpus-format lines with the
   reference, the contrastive variants and the previous lines most recent first (the sets list them
   oldest first). ContraPro's documents come from OpenSubtitles2018 de-en in Moses format, as its own
-  conversion script reads them; Lopes et al. ship their extracted sentences.
+  conversion script reads them; Lopes et al. ship their extracted sentences, and both annotate each
+  example (pronouns, antecedent distance) in a JSON of ContraPro's layout.
 """
 from __future__ import annotations
 
@@ -158,23 +159,53 @@ def _previous(lines: list[str]) -> list[str]:
     return previous[:MAX_PREVIOUS]
 
 
+# Lopes et al.'s set: 14,000 examples, 3,500 for each French pronoun of the reference (their paper, section 4).
+LOPES_PRONOUNS = ("il", "elle", "ils", "elles")
+LOPES_PER_PRONOUN = 3500
+
+
 def lopes(current_src: str | Path, current_trg: str | Path, context_src: str | Path, context_trg: str | Path,
-          out: str | Path, n_context: int = 5) -> int:
+          annotation: str | Path, out: str | Path, n_context: int = 5) -> int:
     """Lopes et al.'s extracted EN-FR set: two current lines per example (the reference, then the
-    contrastive translation) and `n_context` context lines per current line, oldest first."""
+    contrastive translation) and `n_context` context lines per current line, oldest first; with each
+    example's annotation from the set's own JSON (testset-en-fr.json, ContraPro's layout, in the order of
+    the extracted lines, as the set's evaluate.py reads it): the pronouns and the antecedent distance."""
     src, trg = _lines(Path(current_src)), _lines(Path(current_trg))
     csrc, ctrg = _lines(Path(context_src)), _lines(Path(context_trg))
     if len(src) != len(trg) or len(src) % 2 or len(csrc) != len(ctrg) or len(csrc) != n_context * len(src):
         raise ValueError(f"{current_src}: {len(src)} source, {len(trg)} target lines and {len(csrc)}/{len(ctrg)} "
                          f"context lines; expected pairs of lines and {n_context} context lines per line")
-    samples = []
+    entries = json.loads(read_text(annotation))
+    if not isinstance(entries, list) or len(entries) != len(src) // 2:
+        raise ValueError(f"{annotation}: expected a JSON list of {len(src) // 2} examples, one per pair of lines of "
+                         f"{current_trg}; got {len(entries) if isinstance(entries, list) else type(entries).__name__}")
+    samples, counts = [], defaultdict(int)
     for k in range(0, len(src), 2):
         if src[k] != src[k + 1]:
             raise ValueError(f"{current_src}:{k + 2}: the contrastive example's source differs from line {k + 1}")
+        entry, where = entries[k // 2], f"{annotation}: entry {k // 2}"
+        errors = entry.get("errors") if isinstance(entry, dict) else None
+        if not errors or not isinstance(errors[0], dict) or " ".join(str(errors[0].get("contrastive")).split()) \
+                != " ".join(trg[k + 1].split()):
+            raise ValueError(f"{where}: its contrastive translation is not line {k + 2} of {current_trg}: the "
+                             "annotation and the extracted lines must be the same set, in the same order")
+        pronoun = str(entry.get("ref pronoun", "")).lower()
+        if pronoun not in LOPES_PRONOUNS:
+            raise ValueError(f"{where}: 'ref pronoun' {entry.get('ref pronoun')!r} is none of "
+                             f"{', '.join(LOPES_PRONOUNS)}")
+        counts[pronoun] += 1
+        distance = entry.get("ante distance")
         block = slice(k * n_context, (k + 1) * n_context)
         samples.append(_sample(f"lopes.{k // 2:06d}", f"lopes.{k // 2:06d}", {"en": src[k], "fr": trg[k]},
                                {"en": _previous(csrc[block]), "fr": _previous(ctrg[block])},
-                               contrastive=[trg[k + 1]]))
+                               contrastive=[trg[k + 1]],
+                               phenomenon={"src_pronoun": entry.get("src pronoun"), "ref_pronoun": entry["ref pronoun"],
+                                           # -1: no antecedent distance annotated
+                                           "ante_distance": distance if isinstance(distance, int) and distance >= 0
+                                           else None}))
+    if len(samples) == len(LOPES_PRONOUNS) * LOPES_PER_PRONOUN and set(counts.values()) != {LOPES_PER_PRONOUN}:
+        raise ValueError(f"{annotation}: the complete set holds {LOPES_PER_PRONOUN} examples of each pronoun, this one "
+                         f"{dict(counts)}: is it Lopes et al.'s testset-en-fr.json?")
     return write_jsonl(out, samples)
 
 

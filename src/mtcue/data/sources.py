@@ -85,7 +85,8 @@ def evalset_sources(cfg: dict, name: str, pair: str) -> dict[str, str]:
         from mtcue.data.contrastive_suites import VOITA2019_SETS
 
         return {f"voita2019_{k}": f"{sets['voita2019']['url'].rstrip('/')}/{f}.json" for k, f in VOITA2019_SETS.items()}
-    return {f: f"{sets['lopes']['url'].rstrip('/')}/{f}" for f in LOPES_FILES}
+    return {**{f: f"{sets['lopes']['url'].rstrip('/')}/{f}" for f in LOPES_FILES},
+            "annotation": sets["lopes"]["annotation"]}
 
 
 def evalset_pairs(cfg: dict) -> dict[str, list[str]]:
@@ -125,6 +126,7 @@ def configured_urls(cfg: dict) -> dict[str, str]:
              for i, s in enumerate(listed)}
     urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes", "voita2019")}
     urls |= {f"evaluation_sets.contrapro.{role}": sets["contrapro"][role] for role in ("json", "documents")}
+    urls["evaluation_sets.lopes.annotation"] = sets["lopes"]["annotation"]
     return {key: url for key, url in urls.items() if is_url(url)}
 
 

@@ -152,13 +152,13 @@ def _scoring_args(s) -> None:
 
 
 def cmd_score_contrastive(a):
-    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate
+    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate, rule_of
     from mtcue.models.contrastive import score_suite
     from mtcue.records import write_record
 
     suite = a.suite_name or Path(a.suite).stem
     direction, examples, scores = score_suite(a.model_dir, a.suite, a.batch_size, a.threads)
-    result = evaluate(examples, scores)
+    result = evaluate(examples, scores, rule_of(suite))
     record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
               "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
               **result}
@@ -168,11 +168,38 @@ def cmd_score_contrastive(a):
              100 * result["mean"]["accuracy"])
 
 
+def cmd_context_usage(a):
+    from mtcue.corpus import read_corpus
+    from mtcue.evaluation.context_usage import measure_model
+    from mtcue.records import write_record
+
+    samples = list(read_corpus(a.corpus))
+    direction, result, without = measure_model(a.model_dir, samples, a.batch_size, a.threads)
+    record = {"kind": "context_usage", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
+              "split": a.split, "without_context": without, "config_hash": a.config_hash, **result}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s %s: CXMI %.4f nats/token over %d sentences", direction, record["model"], a.split,
+             result["cxmi"], result["n"])
+
+
 def register(step) -> None:
+    s = step("context-usage", cmd_context_usage,
+             "context usage of a trained model (CXMI, Fernandes et al. 2021): cross-entropy of the references "
+             "without the model's context minus with it, overall and per phenomenon, into a record", options("out"))
+    s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
+    s.add_argument("--corpus", required=True, help="the cleaned corpus split whose references are scored (JSONL)")
+    s.add_argument("--split", required=True, help="the split's name in the record")
+    s.add_argument("--out", required=True, help="the record (JSON)")
+    s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
+    s.add_argument("--batch-size", type=positive_int, default=64, help="sentences per forward pass")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--config-hash", default="")
+    s.add_argument("--study", default="adhoc")
+
     s = step("score-contrastive", cmd_score_contrastive,
              "contrastive accuracy of a trained model on a suite (docs/formats.md, section 8): every candidate "
-             "force-decoded with the example's context; right only if the correct one scores strictly best",
-             options("out"))
+             "force-decoded with the example's context; right by the suite's official rule (ContraPro's: strictly "
+             "best; Voita et al.'s: first among the best)", options("out"))
     s.add_argument("--model-dir", required=True, help="a trained model's folder: results/models/{direction}/{model}")
     s.add_argument("--suite", required=True, help="suite JSONL: results/eval/contrastive/{direction}/{suite}.jsonl")
     s.add_argument("--out", required=True, help="the record (JSON)")

@@ -1,10 +1,14 @@
 """Contrastive evaluation: verdicts and accuracies from candidate scores (docs/formats.md, section 8).
 
 A suite example lists `candidates` (target strings) and the index of the `correct` one; a model gives
-each candidate a log-probability (summed over its tokens) and a token count. The example is right only
-when the correct candidate scores strictly above every other (ContraPro's evaluate.py: `better(score,
-errorscore)` for every error, with `gt`); a tie with the best other candidate is wrong and counted
-as a tie. Both the summed and the per-token mean score are judged. Accuracy is reported overall and
+each candidate a log-probability (summed over its tokens) and a token count. Each suite is judged by its
+own official scorer's rule (`RULES`, `rule_of`). ContraPro's evaluate.py, which Lopes et al.'s set and
+the synthetic suites follow: right only when the correct candidate scores strictly above every other
+(`better(score, errorscore)` for every error, with `gt`), so a tie is wrong. Voita et al.'s
+evaluate_consistency.py: right when the correct candidate is the argmin of the losses, and numpy's
+argmin returns the first of tied minima, so a tie is right when the correct candidate comes first among
+the tied. Ties (the correct candidate equal to the best other) are counted apart under either rule.
+Both the summed and the per-token mean score are judged. Accuracy is reported overall and
 per value of every key of the examples' `group` (ContraPro: pronoun, category, antecedent distance;
 Lopes et al.: pronoun; Voita et al. 2019: the test set and context distance).
 
@@ -22,13 +26,26 @@ from mtcue.suites import check_example
 # only cannot tell its candidates apart from the context, so its score there is no measure of context use.
 NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
 MEASURES = ("sum", "mean")
+STRICT, FIRST_AMONG_TIED = "strict", "first_among_tied"
+RULES = {STRICT: "ContraPro's evaluate.py: the correct candidate strictly best; a tie is wrong",
+         FIRST_AMONG_TIED: "Voita et al.'s evaluate_consistency.py: argmin of the losses; a tie is right when the "
+                           "correct candidate is first among the tied"}
 
 
-def verdict(scores: list[float], correct: int) -> tuple[bool, bool]:
-    """(right, tie): right when the correct candidate scores strictly above every other; tie when it
-    is not right because it equals the best other."""
+def rule_of(suite: str) -> str:
+    """The official verdict rule of a suite (by its name): Voita et al. 2019's sets their own, the rest ContraPro's."""
+    return FIRST_AMONG_TIED if suite.startswith("voita2019_") else STRICT
+
+
+def verdict(scores: list[float], correct: int, rule: str = STRICT) -> tuple[bool, bool]:
+    """(right, tie) by `rule` (`RULES`): tie when the correct candidate equals the best other."""
+    if rule not in RULES:
+        raise ValueError(f"unknown verdict rule {rule!r}: {', '.join(RULES)}")
     best_other = max(s for k, s in enumerate(scores) if k != correct)
-    return scores[correct] > best_other, scores[correct] == best_other
+    tie = scores[correct] == best_other
+    if rule == FIRST_AMONG_TIED:  # np.argmin(-scores) == correct
+        return scores[correct] >= best_other and all(s < scores[correct] for s in scores[:correct]), tie
+    return scores[correct] > best_other, tie
 
 
 def _tally() -> dict:
@@ -39,10 +56,10 @@ def _summary(t: dict) -> dict:
     return {"accuracy": t["right"] / t["n"] if t["n"] else None, "n": t["n"], "ties": t["ties"]}
 
 
-def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]]) -> dict:
-    """Verdicts and accuracies of `scores` (per example, per candidate: (summed log-prob, tokens)).
+def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]], rule: str = STRICT) -> dict:
+    """Verdicts and accuracies of `scores` (per example, per candidate: (summed log-prob, tokens)) by `rule`.
 
-    Returns {"n", "accuracy", "ties" (summed scores), "mean": {"accuracy", "ties"} (per-token mean),
+    Returns {"rule", "n", "accuracy", "ties" (summed scores), "mean": {"accuracy", "ties"} (per-token mean),
     "groups": {key: {value: {"accuracy", "n", "ties", "mean": {...}}}}, "examples": [per example: id,
     group, correct, sum, tokens, right, tie, right_mean, tie_mean]}."""
     if len(examples) != len(scores):
@@ -57,8 +74,8 @@ def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]]) -> dic
                              f"{len(per_candidate)} scores")
         sums = [float(s) for s, _ in per_candidate]
         tokens = [int(t) for _, t in per_candidate]
-        judged = {"sum": verdict(sums, example["correct"]),
-                  "mean": verdict([s / t for s, t in zip(sums, tokens)], example["correct"])}
+        judged = {"sum": verdict(sums, example["correct"], rule),
+                  "mean": verdict([s / t for s, t in zip(sums, tokens)], example["correct"], rule)}
         tallies = [overall] + [groups[key][str(value)] for key, value in example.get("group", {}).items()]
         for measure, (right, tie) in judged.items():
             for t in tallies:
@@ -73,7 +90,7 @@ def evaluate(examples: list[dict], scores: list[list[tuple[float, int]]]) -> dic
         mean = _summary(t["mean"])
         return {**_summary(t["sum"]), "mean": {"accuracy": mean["accuracy"], "ties": mean["ties"]}}
 
-    return {**block(overall),
+    return {"rule": rule, **block(overall),
             "groups": {key: {value: block(t) for value, t in sorted(values.items())}
                        for key, values in sorted(groups.items())},
             "examples": rows}

@@ -25,6 +25,10 @@ def score_suite(model_dir: str | Path, suite: str | Path, batch_size: int = 64, 
     src = langs_of(translator.direction)[0]
     # The target side of the corpus format is left out: each candidate fills it in turn.
     samples = [{**ex, "text": {src: ex["text"][src]}, "previous": {src: ex["previous"][src]}} for ex in examples]
+    # Identical candidates of an example (the official ellipsis sets repeat the correct one) are scored once and
+    # share the score: scored apart, batch composition moves each by ~1e-6, and whether they tie would depend on it.
+    distinct = [list(dict.fromkeys(ex["candidates"])) for ex in examples]
     with torch.no_grad():
-        return translator.direction, examples, translator.score_samples(
-            samples, [ex["candidates"] for ex in examples], batch_size)
+        scores = translator.score_samples(samples, distinct, batch_size)
+    return translator.direction, examples, [[dict(zip(d, s))[c] for c in ex["candidates"]]
+                                            for ex, d, s in zip(examples, distinct, scores)]

@@ -288,11 +288,11 @@ class Translator:
         check_sources([source, *candidates])
         return self.score_samples(self.samples([source], context, previous), [list(candidates)], batch_size)[0]
 
-    def score_samples(self, samples: list[dict], candidates: list[list[str]], batch_size: int = 64
-                      ) -> list[list[tuple[float, int]]]:
+    def score_samples(self, samples: list[dict], candidates: list[list[str]], batch_size: int = 64,
+                      per_token: bool = False) -> list[list[tuple]]:
         """(summed log-probability, tokens scored) of each candidate of each corpus-format sample (docs/formats.md,
         section 1), force-decoded with the sample's own context; all candidates batched together (contrastive
-        suites)."""
+        suites). `per_token`: each also with its log-probability per token, pieces then </s> (P-CXMI's input)."""
         from fairseq.sequence_scorer import SequenceScorer
 
         if len(samples) != len(candidates):
@@ -301,12 +301,13 @@ class Translator:
         flat = [{**sample, "id": f"{sample['id']}.{k}", "text": {**sample["text"], tgt: c}}
                 for sample, cands in zip(samples, candidates) for k, c in enumerate(cands)]
         scorer = SequenceScorer(self._task.target_dictionary)
-        scores: dict[int, tuple[float, int]] = {}
+        scores: dict[int, tuple] = {}
         with _quiet():
             for batch in self._batches(self._dataset(flat, with_targets=True), batch_size):
                 for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
                     positional = hypos[0]["positional_scores"]
-                    scores[i] = (float(positional.sum()), int(positional.numel()))
+                    scores[i] = (float(positional.sum()), int(positional.numel()),
+                                 *([positional.tolist()] if per_token else []))
         out, i = [], 0
         for cands in candidates:
             out.append([scores[i + k] for k in range(len(cands))])

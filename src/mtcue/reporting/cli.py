@@ -134,9 +134,20 @@ def cmd_table_formality(a):
 
 def cmd_table_contrastive(a):
     from mtcue.records import load_records
+    from mtcue.reporting import tables
     from mtcue.reporting.contrastive import write_contrastive_table
 
-    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a))
+    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a),
+                            tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+
+
+def cmd_table_context_usage(a):
+    from mtcue.records import load_records
+    from mtcue.reporting import tables
+    from mtcue.reporting.context_usage import write_context_usage_table
+
+    write_context_usage_table(load_records(a.records, "context_usage"), a.csv, a.md, _run_ids(a),
+                              tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_track(a):
@@ -312,6 +323,19 @@ def register(step) -> None:
     s = step("table-contrastive", cmd_table_contrastive,
              "the contrastive table (models x suites) from contrastive records", _table_files)
     s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
+                   help="resamples of the paired interval of each model's difference from BASE")
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--run-ids", help=RUN_IDS_HELP)
+
+    s = step("table-context-usage", cmd_table_context_usage,
+             "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records",
+             _table_files)
+    s.add_argument("--records", nargs="+", required=True)
+    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
+    s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -321,7 +345,7 @@ def register(step) -> None:
     s.add_argument("--study", required=True)
     s.add_argument("--uri", required=True, help="MLflow tracking URI (MLFLOW_TRACKING_URI overrides)")
     s.add_argument("--records", nargs="+", required=True,
-                   help="train, score, COMET, formality and EAMT22 records of the study")
+                   help="train, score, COMET, formality, EAMT22, contrastive and context-usage records of the study")
     s.add_argument("--experiments", default="{}",
                    help='JSON {"direction/model": [experiment, ...]} (plan.models.trained_models): tag mtcue.experiments')
     s.add_argument("--run-ids", help="after a successful sync, write {direction/model: run id} here (JSON)")

@@ -1,10 +1,13 @@
 """The contrastive table from contrastive records only (docs/formats.md, sections 4, 7 and 8).
 
 CSV, long: one row per (direction, model, suite, group) with accuracy (0-1), n and ties; group "all" is
-the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); the shortening
-paper's published accuracies (ContraPro, Lopes et al.) are rows with their source named.
-Markdown/HTML: per direction, models x suites in %, with each suite's phenomena and distances, ties
-in brackets where there are any, and a note for the sets that need target-side context.
+the whole suite, "key=value" a group of it (phenomenon=pronoun, distance=2, set=deixis); for every model
+but BASE its accuracy minus BASE's on the same examples (`vs_base`) and the paired-bootstrap interval of
+that difference (`vs_base_low`, `vs_base_high`: examples resampled, both models' verdicts together, as
+the quality table's BLEU); the shortening paper's published accuracies (ContraPro, Lopes et al.) are rows
+with their source named. Markdown/HTML: per direction, models x suites in %, with each suite's phenomena
+and distances, the difference from BASE and its interval in brackets, ties where there are any, and a note
+for the sets that need target-side context.
 """
 from __future__ import annotations
 
@@ -13,42 +16,80 @@ from pathlib import Path
 
 import pandas as pd
 
+from mtcue.evaluation.contrastive import RULES, rule_of
+from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import NA, RunIds, display_name, html_path, model_key, read_table_csv
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, display_name, html_path, model_key, read_table_csv
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
 PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the shortening paper's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
-CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "source", "measure"]  # then run_id
+CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base", "vs_base_low",
+               "vs_base_high", "source", "measure"]  # then run_id
 # What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
 # the per-token mean (its authors score with fairseq's SequenceScorer, whose score is the mean over the target's
 # tokens and </s>, and feed ContraPro's evaluate.py); its own table (reporting/shortening.py) shows ours so too.
 SUM_MEASURE, MEAN_MEASURE = "summed log-probability", "per-token mean log-probability"
 OURS = "this study"
+BASELINE = "base"  # the model every other one is compared with, on the same examples
+
+Difference = dict  # {"difference", "low", "high", ...}: paired_bootstrap_ci's, accuracies as fractions
 
 
-def long_rows(records: Sequence[dict], run_ids: RunIds | None = None) -> pd.DataFrame:
-    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the MLflow
-    run of the row's model in its direction; empty for the shortening paper's rows)."""
+def differences(records: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> dict[tuple, Difference]:
+    """(direction, model, suite, group) -> the model's accuracy minus BASE's on the same examples, with the
+    paired-bootstrap interval (examples resampled; per-example verdicts by the summed score), for every
+    model with a BASE record of its direction and suite; group as in the CSV ("all", "key=value")."""
+    base = {(r["direction"], r["suite"]): r for r in records if r["model"] == BASELINE}
+    out = {}
+    for r in records:
+        b = base.get((r["direction"], r["suite"]))
+        if b is None or r["model"] == BASELINE:
+            continue
+        base_right = {e["id"]: e["right"] for e in b["examples"]}
+        if set(base_right) != {e["id"] for e in r["examples"]}:
+            raise ValueError(f"{r['direction']} {r['suite']}: {r['model']} and {BASELINE} were scored on different "
+                             "examples; score both on the same suite file")
+        members: dict[str, list[dict]] = {"all": r["examples"]}
+        for e in r["examples"]:
+            for key, value in e["group"].items():
+                members.setdefault(f"{key}={value}", []).append(e)
+        for group, examples in members.items():
+            out[(r["direction"], r["model"], r["suite"], group)] = paired_bootstrap_ci(
+                mean_stats([e["right"] for e in examples]), mean_stats([base_right[e["id"]] for e in examples]),
+                mean_from_stats, bootstrap.n, bootstrap.seed, bootstrap.alpha)
+    return out
+
+
+def long_rows(records: Sequence[dict], run_ids: RunIds | None = None,
+              vs_base: dict[tuple, Difference] | None = None) -> pd.DataFrame:
+    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the
+    MLflow run of the row's model in its direction; empty for the shortening paper's rows)."""
+    vs_base = differences(records) if vs_base is None else vs_base
     rows, seen = [], set()
+
+    def row(key: tuple, group: str, s: dict) -> list:
+        d = vs_base.get((*key, group), {})
+        return [*key, group, s["accuracy"], s["n"], s["ties"], d.get("difference"), d.get("low"), d.get("high"), OURS,
+                SUM_MEASURE]
+
     for r in records:
         key = (r["direction"], r["model"], r["suite"])
         if key in seen:
             raise ValueError(f"two contrastive records for {' '.join(key)}")
         seen.add(key)
-        rows.append([*key, "all", r["accuracy"], r["n"], r["ties"], OURS, SUM_MEASURE])
+        rows.append(row(key, "all", r))
         for group, values in r["groups"].items():
-            rows += [[*key, f"{group}={value}", s["accuracy"], s["n"], s["ties"], OURS, SUM_MEASURE]
-                     for value, s in values.items()]
+            rows += [row(key, f"{group}={value}", s) for value, s in values.items()]
     paper = read_table_csv(PAPER_CONTRASTIVE_CSV)
     for p in paper.itertuples():
         if p.pair in PAPER_SUITES:
             rows.append([p.pair, f"{p.model} ({p.context_size} previous)" if p.context_size else p.model,
-                         PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, PAPER_LABEL,
-                         MEAN_MEASURE])
+                         PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, None, None, None,
+                         PAPER_LABEL, MEAN_MEASURE])
     df = pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
     if run_ids is not None:
         df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if s == OURS else None
@@ -60,8 +101,11 @@ def _sort_value(value: str) -> tuple:
     return (1, value) if not value.lstrip(">").isdigit() else (0, int(value.lstrip(">")) + (">" in value), value)
 
 
-def direction_block(records: Sequence[dict], direction: str) -> Block:
-    """Models x (suite, then its shown groups) for one direction, accuracies in %."""
+def direction_block(records: Sequence[dict], direction: str, vs_base: dict[tuple, Difference] | None = None
+                    ) -> Block:
+    """Models x (suite, then its shown groups) for one direction, accuracies in %, each model's difference
+    from BASE with its interval in brackets."""
+    vs_base = vs_base or {}
     mine = [r for r in records if r["direction"] == direction]
     suites = sorted({r["suite"] for r in mine}, key=lambda s: (s != "synthetic", s))
     columns: list[str] = []
@@ -74,11 +118,12 @@ def direction_block(records: Sequence[dict], direction: str) -> Block:
     cells: dict[str, dict[str, str]] = {}
     for r in sorted(mine, key=lambda r: model_key(r["model"])):
         row = cells.setdefault(display_name(r["model"]), dict.fromkeys(columns, NA))
-        row[r["suite"]] = _cell(r)
+        row[r["suite"]] = _cell(r, vs_base.get((direction, r["model"], r["suite"], "all")))
         for g, values in r["groups"].items():
             for v, s in values.items():
                 if f"{r['suite']} {g}={v}" in row:
-                    row[f"{r['suite']} {g}={v}"] = _cell(s)
+                    row[f"{r['suite']} {g}={v}"] = _cell(
+                        s, vs_base.get((direction, r["model"], r["suite"], f"{g}={v}")))
     display = pd.DataFrame.from_dict(cells, orient="index", columns=columns).rename_axis("model")
     paper = _paper(direction)
     needs = sorted({r["suite"] for r in mine if r["needs_target_context"]})
@@ -87,10 +132,17 @@ def direction_block(records: Sequence[dict], direction: str) -> Block:
     return Block(direction, display, paper, PAPER_LABEL if paper is not None else "", note)
 
 
-def _cell(s: dict) -> str:
+def difference_text(d: Difference) -> str:
+    """A difference from BASE and its interval, in points: "+12.5 [+3.8, +21.2]"."""
+    return f"{100 * d['difference']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]"
+
+
+def _cell(s: dict, d: Difference | None = None) -> str:
     if s["accuracy"] is None:
         return NA
     text = f"{100 * s['accuracy']:.1f}"
+    if d is not None:
+        text += f" ({difference_text(d)})"
     return f"{text} ({s['ties']} ties)" if s["ties"] else text
 
 
@@ -105,20 +157,30 @@ def _paper(direction: str) -> pd.DataFrame | None:
 
 
 def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | Path,
-                            run_ids: RunIds | None = None) -> None:
+                            run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
     if not records:
         raise ValueError("no contrastive records to tabulate")
     directions = sorted({r["direction"] for r in records})
     n = {r["suite"]: r["n"] for r in records}
-    layout = Layout("Contrastive accuracy (%): the correct candidate scored strictly best",
-                    [direction_block(records, d) for d in directions],
-                    ["Every candidate is force-decoded with the example's own context; a tie with the best other "
-                     "candidate counts as wrong (ContraPro's rule). Ours: summed log-probabilities (the records also "
+    vs_base = differences(records, bootstrap)
+    rules: dict[str, set[str]] = {}
+    for r in records:
+        rules.setdefault(r.get("rule", rule_of(r["suite"])), set()).add(r["suite"])
+    layout = Layout("Contrastive accuracy (%): the correct candidate scored best, by each suite's official rule",
+                    [direction_block(records, d, vs_base) for d in directions],
+                    ["Every candidate is force-decoded with the example's own context (identical candidates of an "
+                     "example once, sharing the score), and each suite judged by its official scorer's rule: "
+                     + "; ".join(f"{', '.join(sorted(ss))}: {RULES[rule]}" for rule, ss in rules.items())
+                     + ". Ties (the correct candidate equal to the best other) are counted apart.",
+                     "Ours: summed log-probabilities (the records also "
                      "hold the per-token mean's accuracy); the shortening paper's numbers beside are by the per-token "
                      "mean, its measure (the CSV's `measure`; `shortening.md` compares by it).",
+                     f"In brackets: the model's accuracy minus {display_name(BASELINE)}'s on the same examples "
+                     f"(points) and its {100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} "
+                     "resamples of the examples); a model differs from it beyond chance only where the interval excludes 0.",
                      "Examples per suite: " + ", ".join(f"{s} {k}" for s, k in sorted(n.items())) + ".",
                      f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
                      *([run_ids.footnote()] if run_ids else [])])
-    atomic_write_text(csv, long_rows(records, run_ids).to_csv(index=False))
+    atomic_write_text(csv, long_rows(records, run_ids, vs_base).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))

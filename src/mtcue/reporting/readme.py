@@ -4,7 +4,8 @@ by hand.
 `mtcue readme-results --records results/records --readme README.md --results-page docs/results.md`
 (`make readme`) replaces what lies between BEGIN and END in the results page with every section
 (`readme_sections`, `readme_systems`: Tables 3 and 4, the phenomena, Table 5, Figure 4, the claims worded
-by `verdicts`, the contrastive suites, each other system's table, memory growth) and in the README with
+by `verdicts`, the contrastive suites with each model's difference from BASE, the context usage, each other
+system's table, memory growth) and in the README with
 the headlines (Table 4's BLEU, Figure 4's points and one table per other system family), naming the run
 they come from (study, commit, seed). Records of further runs (other seeds, or the same seed on another
 machine) add a table of the spread between runs to the page. Each block's first line holds a checksum of
@@ -22,6 +23,7 @@ from mtcue.reporting.kit import BOOTSTRAP, Bootstrap
 from mtcue.reporting.readme_sections import (
     bleu_section,
     claims_section,
+    context_usage_section,
     contrastive_section,
     fewshot_section,
     formality_section,
@@ -50,7 +52,8 @@ def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
         body += ["", *fewshot]
     if claims := claims_section(first, bootstrap):
         body += ["", *claims]
-    for section in (contrastive_section(first), voita2018_section(first), side_information_section(first.side_information),
+    for section in (contrastive_section(first), context_usage_section(first), voita2018_section(first),
+                    side_information_section(first.side_information),
                     style_section(first.style_levels, first.table5), shortening_section(first.shortening),
                     memory_section(first)):
         if section:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from mtcue.reporting.context_usage import NO_USE
+from mtcue.reporting.contrastive import difference_text
 from mtcue.reporting.formality import formality_table, kind_counts
 from mtcue.reporting.kit import AVERAGE, BOOTSTRAP, MARKUP, NA, Bootstrap, display_name, format_number, model_key
 from mtcue.reporting.layout import markdown_table
@@ -171,7 +173,10 @@ def contrastive_section(run: Run) -> list[str]:
         return []
     groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
     ours = ours[ours["group"].isin(groups)]
-    cells = ours.assign(cell=[f"{100 * a:.1f}" for a in ours["accuracy"]])
+    paired = "vs_base" in ours
+    cells = ours.assign(cell=[f"{100 * r.accuracy:.1f}" + (
+        f" ({difference_text({'difference': r.vs_base, 'low': r.vs_base_low, 'high': r.vs_base_high})})"
+        if paired and not pd.isna(r.vs_base) else "") for r in ours.itertuples()])
     table = cells.pivot_table(index="model", columns=["direction", "group"], values="cell", aggfunc="first")
     models = sorted(table.index, key=lambda m: model_key(display_name(m)))
     display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
@@ -181,8 +186,29 @@ def contrastive_section(run: Run) -> list[str]:
             .replace("nan", NA) for m in models]
     return ["Contrastive accuracy (%) on the synthetic suites (`results/tables/contrastive.md`, per phenomenon "
             "and antecedent distance): the correct translation must score strictly above every variant that "
-            "differs in one context-dependent word; all phenomena / anaphoric pronouns:", "",
+            "differs in one context-dependent word; all phenomena / anaphoric pronouns"
+            + (", each model's difference from BASE on the same examples in brackets with its 95% paired-bootstrap "
+               "interval (a difference beyond chance only where it excludes 0)" if paired else "") + ":", "",
             *markdown_table(display.fillna(NA))]
+
+
+def context_usage_section(run: Run) -> list[str]:
+    """Which systems read their context: CXMI per model and direction, with the verdict of its interval."""
+    if run.context_usage is None:
+        return []
+    usage = run.context_usage[run.context_usage["group"] == "all"]
+    if usage.empty:
+        return []
+    table = usage.assign(cell=[f"{c:+.4f} {r}" for c, r in zip(usage["cxmi"], usage["reads_context"])]).pivot_table(
+        index="model", columns="direction", values="cell", aggfunc="first")
+    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
+    display = table.loc[models].rename(index=display_name).rename_axis("model").fillna(NA)
+    display.columns = [f"{d} CXMI" for d in display.columns]
+    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] != NO_USE, "model"]}, key=model_key)
+    return ["Context usage (`results/tables/context_usage.md`): CXMI (Fernandes et al. 2021), the cross-entropy of the "
+            "test references without the model's context minus with it (nats per token), and whether its 95% "
+            "bootstrap interval excludes 0 (the model reads its context; below 0, to its loss). Systems that read "
+            f"their context in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]
 
 
 ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",

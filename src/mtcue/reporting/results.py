@@ -32,6 +32,7 @@ class Run:
     table5: pd.DataFrame | None = None       # results/tables/table5_formality.csv (its supervised rows)
     style_levels: pd.DataFrame | None = None  # results/figures/style_levels.csv
     shortening: pd.DataFrame | None = None   # results/tables/shortening.csv
+    context_usage: pd.DataFrame | None = None  # results/tables/context_usage.csv
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -59,7 +60,8 @@ class Run:
                   split, formality, *map(_read_csv, csvs), translating,
                   *(_read_csv(folder.parent / f) for f in ("figures/memory_growth.csv", "tables/side_information.csv",
                                                            "tables/table5_formality.csv", "figures/style_levels.csv",
-                                                           "tables/shortening.csv")))
+                                                           "tables/shortening.csv")),
+                  context_usage=_read_csv(folder.parent / "tables" / "context_usage.csv"))
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run

@@ -182,6 +182,9 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
         return {f"contrastive_{suite}": record["accuracy"],
                 **{f"contrastive_{suite}_{value}": s["accuracy"]
                    for value, s in record["groups"].get("phenomenon", {}).items()}}
+    if kind == "context_usage":  # CXMI (nats per token), overall and per phenomenon
+        return {f"{split}_cxmi": record["cxmi"],
+                **{f"{split}_cxmi_{p}": s["cxmi"] for p, s in record["phenomena"].items()}}
     return {f"{name}_bleu": record["bleu"], f"{name}_accuracy_mean": record["accuracy_mean"],
             f"{name}_supervised_samples": record["supervised_samples"],
             **{f"{name}_acc_{a}": c["accuracy"] for a, c in record["attributes"].items()}}
@@ -521,7 +524,7 @@ def sync_records(
     for r in records:
         if r["study"] != study:
             raise ValueError(f"record of study {r['study']!r} given to sync study {study!r}")
-        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22", "contrastive"):
+        if r["kind"] not in ("train", "score", "comet", "formality", "eamt22", "contrastive", "context_usage"):
             raise ValueError(f"a {r['kind']} record belongs to no model's run")
         slot = (r["direction"], r["model"], r["kind"], r.get("split", r.get("suite")))
         if slot in slots:

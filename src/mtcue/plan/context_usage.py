@@ -1,0 +1,18 @@
+"""Context usage (context_usage.smk, CXMI as Fernandes et al. 2021): which trained models score the evaluation
+split's references with and without their context.
+"""
+from __future__ import annotations
+
+from mtcue.plan.models import model_entry, trained_models
+from mtcue.plan.style import style_models
+from mtcue.study import context_kind
+
+
+def records(cfg: dict) -> list[str]:
+    """The same models as the contrastive suites (no repeats with other seeds, no style-control models), but the
+    few-shot variants (they read EAMT22's attribute sentences, which the split has not) and, of the models without
+    context, all but BASE (its row is the 0 every such model gives)."""
+    split, style = cfg["evaluation"]["split"], {m for _d, m in style_models(cfg)}
+    return [f"results/records/context_usage/{d}/{m}.{split}.json" for d, m in trained_models(cfg)
+            if not {"seed_of", "fewshot"} & set(model_entry(cfg, m)) and m not in style
+            and (m == "base" or context_kind(model_entry(cfg, m)) is not None)]

@@ -1,0 +1,52 @@
+# Context usage (CXMI, Fernandes et al. 2021): every trained model of the study but the repeats with
+# other seeds and the style-control models (as contrastive.smk) scores the evaluation split's references
+# twice, with its context and without (`mtcue context-usage`, through mtcue.Translator's forced
+# decoding); BASE, which reads none, is the row of exactly 0. One table says which systems read theirs.
+
+# CONTEXT_USAGE_RECORDS is in common.smk (the MLflow sync mirrors the records).
+CONTEXT_USAGE_TABLE = expand("results/tables/context_usage.{ext}", ext=["csv", "md", "html"]) \
+    if CONTEXT_USAGE_RECORDS else []
+
+
+rule context_usage:
+    input:
+        unpack(trained_model),
+        corpus=lambda w: clean_corpus(w, w.split),
+    output:
+        "results/records/context_usage/{direction}/{model}.{split}.json",
+    params:
+        model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
+        batch_size=CONTRASTIVE["batch_size"],
+        config_hash=cfg_hash,
+        study=STUDY,
+    threads: 1
+    resources:
+        gpu=1,
+    log:
+        "results/logs/context_usage/{direction}.{model}.{split}.log",
+    benchmark:
+        "results/benchmarks/context_usage/{direction}.{model}.{split}.tsv"
+    shell:
+        "mtcue context-usage --model-dir {params.model_dir} --corpus {input.corpus} --model {wildcards.model} "
+        "--split {wildcards.split} --batch-size {params.batch_size} --threads {threads} "
+        "--config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+
+
+rule table_context_usage:
+    localrule: True
+    input:
+        records=CONTEXT_USAGE_RECORDS,
+        runs=MLFLOW_RUNS,
+    output:
+        csv="results/tables/context_usage.csv",
+        md="results/tables/context_usage.md",
+        html=report("results/tables/context_usage.html", caption="../report/context_usage.rst", category="Tables"),
+    params:
+        bootstrap=config["evaluation"]["bootstrap"],
+    log:
+        "results/logs/table_context_usage.log",
+    benchmark:
+        "results/benchmarks/tables/context_usage.tsv"
+    shell:
+        "mtcue table-context-usage --records {input.records} --run-ids {input.runs} --csv {output.csv} "
+        "--md {output.md} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"
