@@ -22,7 +22,7 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 # No accounting daemon on the test cluster: job states come from squeue (sacct would fail), and
 # the first status check comes after 2 s instead of the plugin's 40.
 TEST_CLUSTER = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
-GPU_RULES = {"train", "translate", "comet", "embed_all-MiniLM-L6-v2.mean", "score_contrastive"}
+GPU_RULES = {"train", "translate", "comet", "embed_all-MiniLM-L6-v2.mean", "score_contrastive", "context_usage"}
 LOCAL_RULES = {"comet_model", "mlflow_sync", "table4_quality"}
 
 

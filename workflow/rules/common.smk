@@ -98,7 +98,7 @@ def trained_model(w):
     """What `mtcue translate-prompts` reads of a trained model (translate_text.TrainedModel)."""
     files = {"checkpoint": f"results/models/{w.direction}/{w.model}/checkpoint_best.pt",
              "record": f"results/records/train/{w.direction}/{w.model}.json",
-             "spm": f"results/spm/{pair_of(w.direction)}.model", "data": f"results/bin/{w.direction}"}
+             "spm": f"results/spm/{w.direction}.model", "data": f"results/bin/{w.direction}"}
     kind = context_kind(model_entry(config, w.model))
     # A tag store of TAGGING's (also for a few-shot variant: the full store) or of the side-information labels.
     store = {"tags": f"results/tags/{w.direction}", "labels": f"results/labels/{w.direction}"}.get(kind)

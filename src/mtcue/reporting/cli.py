@@ -134,20 +134,20 @@ def cmd_table_formality(a):
 
 def cmd_table_contrastive(a):
     from mtcue.records import load_records
-    from mtcue.reporting import tables
+    from mtcue.reporting import kit
     from mtcue.reporting.contrastive import write_contrastive_table
 
     write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a),
-                            tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                            kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_table_context_usage(a):
     from mtcue.records import load_records
-    from mtcue.reporting import tables
+    from mtcue.reporting import kit
     from mtcue.reporting.context_usage import write_context_usage_table
 
     write_context_usage_table(load_records(a.records, "context_usage"), a.csv, a.md, _run_ids(a),
-                              tables.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+                              kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
 def cmd_track(a):
