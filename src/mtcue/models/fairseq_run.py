@@ -41,15 +41,20 @@ def fairseq_log(path: Path) -> Iterator[None]:
 
 @contextmanager
 def torch_threads(threads: int) -> Iterator[None]:
-    """torch's intra-op threads for the block (what OMP_NUM_THREADS set for the command)."""
+    """torch's intra-op threads for the block (what OMP_NUM_THREADS set for the command), with
+    subnormal floats flushed to zero on the CPU: x86 kernels slow down many times over on them
+    (docs/benchmarks.md, Subnormal floats); GPUs are unaffected by the setting."""
     import torch
 
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
+    flushed = torch.set_flush_denormal(True)
     try:
         yield
     finally:
         torch.set_num_threads(before)
+        if flushed:
+            torch.set_flush_denormal(False)
 
 
 def training_config(args: list[str]):
