@@ -16,7 +16,7 @@ if not workflow.config_settings.configfiles:
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/scheduler.smk"
+include: "workflow/rules/local.smk"
 include: "workflow/rules/inputs.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/data.smk"

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 
+from mtcue import warm
 from mtcue.io import step_outputs
 from mtcue.options import Outputs
 from mtcue.study import ConfigError
@@ -44,6 +45,10 @@ def _exit(signum, _frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and warm.enabled():  # the command line, handed to the warm server (mtcue.warm)
+        code = warm.run(sys.argv)
+        if code is not None:
+            return code
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
