@@ -74,3 +74,21 @@ def test_stopping_the_command_stops_its_step(env):
         assert time.monotonic() < deadline, "the step outlived its command"
         time.sleep(0.05)
     command.stdin.close()
+
+
+def test_a_step_ends_with_its_server(env):
+    mtcue(["--help"], env, True)
+    [server] = _processes(env["TMPDIR"])
+    command = subprocess.Popen([MTCUE, "translate-text", "--model-dir", "no-such-model"], env={**env, "MTCUE_WARM": "1"},
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while len(_processes(env["TMPDIR"])) < 2:
+        assert time.monotonic() < deadline, "the step never started"
+        time.sleep(0.05)
+    os.kill(server, signal.SIGKILL)
+    _, err = command.communicate(timeout=30)
+    assert command.returncode == 1 and "warm server went away" in err
+    deadline = time.monotonic() + 10
+    while _processes(env["TMPDIR"]):
+        assert time.monotonic() < deadline, "the step outlived its server"
+        time.sleep(0.05)

@@ -33,7 +33,8 @@ from pathlib import Path
 IDLE_S = 60
 START_TIMEOUT_S = 120
 # What every model step imports first (a step's own modules are cheap once these are in).
-WARM_MODULES = ("torch", "fairseq", "fairseq_cli.train", "fairseq_cli.generate", "sacrebleu", "mtcue.cli")
+WARM_MODULES = ("torch", "fairseq", "fairseq_cli.train", "fairseq_cli.generate", "sentence_transformers", "sacrebleu",
+                "mtcue.cli")
 _HEADER = struct.Struct("!I")
 
 
@@ -225,6 +226,7 @@ def _fork_step(conn: socket.socket, listener: socket.socket, children: dict[int,
         conn.close()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
+        _end_with_server()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -247,6 +249,17 @@ def _fork_step(conn: socket.socket, listener: socket.socket, children: dict[int,
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _end_with_server() -> None:
+    """SIGTERM for the child if the server dies (Linux): its command then fails, and a step left
+    running would write outputs Snakemake has already given up on."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _reseed() -> None:
