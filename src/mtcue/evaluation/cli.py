@@ -129,8 +129,11 @@ def cmd_score_formality(a):
             if not re.fullmatch(r"level[1-5]", level_id):
                 raise SystemExit(f"score-formality --style-levels: --hyps {level_id}=...: ids are level1..level5")
             levels[int(level_id[5:])] = path
+        if not a.meaning_references:
+            raise SystemExit("score-formality --style-levels: give --meaning-references (the plain references, "
+                             "e.g. formality-control.test.en-de.formal.de and .informal.de)")
         record = {"kind": "formality", "model": a.model, "direction": a.direction, "split": a.split,
-                  "config_hash": a.config_hash, **score_style(levels, test_set)}
+                  "config_hash": a.config_hash, **score_style(levels, test_set, a.meaning_references)}
         write_record(a.out, with_provenance(record, a.study))
         return
     prompts = json.loads(a.prompts)
@@ -255,6 +258,9 @@ def register(step) -> None:
     s.add_argument("--style-levels", action="store_true",
                    help="--hyps are a style-control model's outputs per level (level1=PATH ... level5=PATH): "
                         "formal from level 5, informal from level 1, every level's formal accuracy (supervised)")
+    s.add_argument("--meaning-references", nargs="+", metavar="PATH",
+                   help="--style-levels: plain references (not annotated); each level's meaning preservation is its "
+                        "mean sentence chrF against the best of them (Jeong et al.'s Table 1 semantic score)")
     s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
                                           "a content word occurs in a training context; unseen: none does)")
     s.add_argument("--split", default="test", help="the split the test set (--references, --corpus) comes from: "
