@@ -372,6 +372,36 @@ def test_bad_shortening_config_is_refused(change, message):
         cfgmod.validate(raw)
 
 
+def test_k_is_per_pair_at_the_papers_values_and_defaults_in_the_schema_for_shortener_models_only():
+    from mtcue.models import fairseq_args as fa
+
+    # The shortening paper, section 5.2: pooling K = 2; 9 groups / 10 selected tokens in en-de, 11 for both in en-fr.
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    ks = {(m, d): model_spec(paper, f"{m}_c1", d)["arch"]["shortening_groups"]
+          for m in ("pool_mean", "pool_linear", "grouping", "selecting") for d in ("en-de", "en-fr")}
+    assert ks == {("pool_mean", "en-de"): 2, ("pool_mean", "en-fr"): 2, ("pool_linear", "en-de"): 2,
+                  ("pool_linear", "en-fr"): 2, ("grouping", "en-de"): 9, ("grouping", "en-fr"): 11,
+                  ("selecting", "en-de"): 10, ("selecting", "en-fr"): 11}
+    args = fa.arch_args(model_spec(paper, "grouping_c2", "en-fr"))
+    assert args[args.index("--shortening-groups") + 1] == "11"
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    del raw["models"]["grouping"]["arch"]["shortening_groups"]
+    cfg = cfgmod.validate(raw)
+    assert model_spec(cfg, "grouping_c1", "en-de")["arch"]["shortening_groups"] == 2  # the schema's x-default
+    assert "shortening_groups" not in model_spec(cfg, "caching_tokens_c1", "en-de")["arch"]  # no K: spec unchanged
+    raw["models"]["grouping"]["arch"]["shortening_groups"] = {"en-de": 9}
+    with pytest.raises(ConfigError, match=r"models\.grouping_c1\.arch\.shortening_groups: no K for en-fr"):
+        model_spec(cfgmod.validate(raw), "grouping_c1", "en-fr")
+    raw["models"]["caching_tokens"]["arch"] = {"shortening_groups": 3}
+    with pytest.raises(ConfigError, match=r"models\.caching_tokens\.arch\.shortening_groups: a 'caching_tokens'"):
+        cfgmod.validate(raw)
+
+
+def test_a_shortener_model_without_k_is_refused_when_built():
+    with pytest.raises(ValueError, match="model grouping: give --shortening-groups K"):
+        build_model("grouping", {**TINY, "shortening_groups": None}, DataFreeTask(50))
+
+
 def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
     from conftest import dry_run
 

@@ -25,6 +25,9 @@ STYLE_TYPES = ("style_token", "style_dim")
 SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
                     "selecting", "multi_encoder")
 CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
+# The shortening types with a shortener, whose K is `arch.shortening_groups` (a pooling window, a number of groups
+# or of selected tokens; models/plugin/shortening/shorteners.py).
+SHORTENER_TYPES = ("pool_mean", "pool_max", "pool_linear", "grouping", "selecting")
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -114,6 +117,18 @@ def shortening_name(model: str, context_size: int) -> str:
 def context_sentences(entry: dict) -> int:
     """How many previous sentences a shortening-family model reads (its `context_sentences`, default 1)."""
     return entry.get("context_sentences", 1)
+
+
+def shortening_groups(entry: dict, model: str, direction: str) -> int:
+    """A shortener model's K in `direction`: its `arch.shortening_groups`, one value or one per pair."""
+    groups = entry["arch"]["shortening_groups"]
+    if isinstance(groups, int):
+        return groups
+    pair = pair_of(direction)
+    if pair not in groups:
+        raise ConfigError(f"models.{model}.arch.shortening_groups: no K for {pair} (it names {', '.join(groups)}); "
+                          f"give one per pair the model is trained in, or one number for all")
+    return groups[pair]
 
 
 def context_slots(entry: dict) -> str:
