@@ -133,8 +133,9 @@ def _fill_shortening_groups(cfg: dict, root: dict) -> None:
     have no K (`_check_switches`)."""
     default = root["$defs"]["model"]["properties"]["arch"]["properties"]["shortening_groups"]["x-default"]
     for model in cfg["models"].values():
-        if model["type"] in SHORTENER_TYPES:
-            model["arch"].setdefault("shortening_groups", default)
+        if model["type"] in SHORTENER_TYPES and "shortening_groups" not in model["arch"]:
+            # a new dict: YAML aliases (`arch: *base`) share one with models that have no K
+            model["arch"] = {**model["arch"], "shortening_groups": default}
 
 
 def _check_semantics(cfg: dict) -> None:
