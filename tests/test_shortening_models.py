@@ -347,7 +347,15 @@ def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
         assert ("en-de", f"{family}_c1") in runs and ("en-fr", f"{family}_c1") in runs
         assert ("en-de", f"{family}_c2") in runs and ("en-fr", f"{family}_c2") not in runs
     assert ("en-de", "base") in runs and ("en-fr", "concat") in runs
-    assert len(runs) == 2 * 2 + 8 * 3
+    # the single-encoder row at C = 2 (the shortening paper's Tables 2-3): one more fine-tuning, in en-de only
+    assert ("en-de", "concat_c2") in runs and ("en-fr", "concat_c2") not in runs
+    assert len(runs) == 2 * 2 + 8 * 3 + 1
+    concat = model_spec(cfg, "concat_c2", "en-de")
+    assert concat["context"]["slot"] == "prev1,prev2" and concat["init_from"] == "base"
+    assert model_spec(cfg, "concat", "en-de")["context"]["slot"] == "prev1"  # part 1's run, unchanged
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    assert {r for r in shortening_runs(paper) if r[1].startswith("concat")} == {
+        (d, m) for d in ("en-de", "en-fr") for m in ("concat", "concat_c2", "concat_c3")}
     spec = model_spec(cfg, "grouping_c2", "en-de")
     assert spec["context"]["slot"] == "prev1,prev2" and spec["arch"]["context_sentences"] == 2
     from mtcue.models import fairseq_args as fa
@@ -359,7 +367,8 @@ def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda c: c["models"]["concat"].update(context_sentences=2), "only the shortening family"),
+    (lambda c: c["models"]["voita_context"].update(context_sentences=2), "only the shortening family and concat"),
+    (lambda c: c["models"]["concat"].update(context_sentences=2, context_slot="next1"), "reads prev1..prevC"),
     (lambda c: c["experiments"]["shortening"].update(context_sizes=[6]), "context_sizes"),
     (lambda c: c["context"].update(doc_slots=1), "exceed context.doc_slots"),
     (lambda c: c["experiments"]["shortening"]["only"].update(grouping_c3=["en-de"]), "not runs of the experiment"),
@@ -434,8 +443,9 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     from mtcue.reporting.shortening import write_shortening_table
 
     cells = [{"model": "base", "type": "base", "context_size": 0, "run": "base"},
-             {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"}]
-    scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5)]
+             {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"},
+             {"model": "concat", "type": "concat", "context_size": 2, "run": "concat_c2"}]
+    scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5), score("en-de", "concat_c2", 29.0)]
     records = [contrastive("en-de", "base", 0.5, 0.25, {"1": 0.2, "2": 0.3}),
                contrastive("en-de", "grouping_c2", 0.75, 0.6, {"1": 0.7, "2": 0.5})]
     write_shortening_table(cells, scores, records, tmp_path / "t.csv", tmp_path / "t.md")
@@ -458,5 +468,8 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     assert paper[("Shortening - Grouping (C=2)", "BLEU")] == 28.70
     assert paper[("Shortening - Grouping (C=2)", "accuracy")] == 54.51
     assert paper[("Sentence-level (C=0)", "accuracy")] == 43.67
+    # the single-encoder row at C = 2 beside the paper's (Table 2: 27.95 BLEU, 48.18 %)
+    assert ours[("Single-encoder (C=2)", "BLEU")] == 29.0
+    assert paper[("Single-encoder (C=2)", "BLEU")] == 27.95 and paper[("Single-encoder (C=2)", "accuracy")] == 48.18
     md = (tmp_path / "t.md").read_text()
     assert "54.51" in md and "75.00" in md and (tmp_path / "t.html").is_file()

@@ -24,8 +24,9 @@ from mtcue.plan.fewshot import fewshot_models
 from mtcue.plan.formality import formality_directions
 from mtcue.plan.models import all_models
 from mtcue.plan.shortening import shortening_cells, shortening_models
-from mtcue.study import (CONTEXT_KIND, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES, SHORTENING_TYPES, STYLE_TYPES,
-                         ConfigError, column_groups, context_kind, is_contextual, pair_of, selected_columns, store_columns)
+from mtcue.study import (CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES,
+                         SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, is_contextual,
+                         pair_of, selected_columns, store_columns)
 
 
 def _is_integer(_checker, value) -> bool:
@@ -86,13 +87,13 @@ def _check_switches(name: str, model: dict) -> None:
             raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
     if "context_slot" in model and kind != "tokens":
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
-    if "context_sentences" in model and model["type"] not in SHORTENING_TYPES:
-        raise ConfigError(f"models.{name}.context_sentences: only the shortening family ({', '.join(SHORTENING_TYPES)}) "
-                          "reads several previous sentences")
+    if "context_sentences" in model and model["type"] not in CONTEXT_SENTENCES_TYPES:
+        raise ConfigError(f"models.{name}.context_sentences: only the shortening family and concat "
+                          f"({', '.join(CONTEXT_SENTENCES_TYPES)}) read several previous sentences")
     if "shortening_groups" in model["arch"] and model["type"] not in SHORTENER_TYPES:
         raise ConfigError(f"models.{name}.arch.shortening_groups: a '{model['type']}' model has no shortener; K is "
                           f"for {', '.join(SHORTENER_TYPES)}")
-    if "context_slot" in model and model["type"] in SHORTENING_TYPES:
+    if "context_slot" in model and (model["type"] in SHORTENING_TYPES or "context_sentences" in model):
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads prev1..prevC "
                           "(context_sentences: C)")
     if "context_columns" in model and kind == "tokens":

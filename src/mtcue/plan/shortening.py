@@ -1,5 +1,5 @@
-"""The sequence-shortening experiment (shortening.smk, the seed's Tables 2-3): its runs, one per model and
-context size, and the directions they are trained and scored in.
+"""The sequence-shortening experiment (shortening.smk, the shortening paper's Tables 2-3): its runs, one per model
+and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ from mtcue.study import SHORTENING_TYPES, shortening_name
 
 
 def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
-    """The seed's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
-    sentence-level model, 1 for a concat model, None for another model without that notion."""
+    """The shortening paper's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
+    sentence-level model, None for another model without that notion. A concat model is the single-encoder
+    row: itself (part 1's run) at C = 1, a run of its own reading C sentences for each larger context size."""
     exp = cfg["experiments"]["shortening"]
     cells = []
     for model in exp["models"]:
         kind = cfg["models"][model]["type"]
         if kind in SHORTENING_TYPES:
             cells += [(model, c, shortening_name(model, c)) for c in exp["context_sizes"]]
+        elif kind == "concat":
+            cells += [(model, 1, model), *((model, c, shortening_name(model, c)) for c in exp["context_sizes"] if c > 1)]
         else:
-            cells.append((model, {"base": 0, "concat": 1}.get(kind), model))
+            cells.append((model, 0 if kind == "base" else None, model))
     return cells
 
 
