@@ -414,7 +414,8 @@ def test_a_shortener_model_without_k_is_refused_when_built():
 def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
     from conftest import dry_run
 
-    run = dry_run("results/tables/shortening.csv", "--configfile", str(REPO / "config" / "config.yaml"))
+    run = dry_run("results/tables/shortening.csv", "results/figures/shortening_groupings.svg",
+                  "--configfile", str(REPO / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
     for direction, model in shortening_runs(demo_config()):
@@ -422,6 +423,12 @@ def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
         assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
     assert "results/models/en-fr/grouping_c2/" not in out
     assert "mtcue table-shortening" in out
+    # Figure 3: the C = 1 grouping and selecting runs on the synthetic suite, then the figure after the MLflow sync
+    for model in ("grouping_c1", "selecting_c1"):
+        assert (f"mtcue groupings --model-dir results/models/en-de/{model} --model {model} "
+                "--suite results/eval/contrastive/en-de/synthetic.jsonl") in out
+    assert "mtcue figure-groupings --records results/records/groupings/en-de/grouping_c1.json" in out
+    assert "--run-ids results/mlflow/demo.runs.json" in out
 
 
 def score(direction, model, bleu):
@@ -473,3 +480,74 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     assert paper[("Single-encoder (C=2)", "BLEU")] == 27.95 and paper[("Single-encoder (C=2)", "accuracy")] == 48.18
     md = (tmp_path / "t.md").read_text()
     assert "54.51" in md and "75.00" in md and (tmp_path / "t.html").is_file()
+
+
+# ---- the shortening paper's Figure 3: token groupings ------------------------------------------------
+
+@pytest.mark.parametrize("model_type, sums_over", [("grouping", 1), ("selecting", 0)])
+def test_figure3_weights_are_those_the_model_shortens_with(model_type, sums_over):
+    """The drawn c [pieces + </s>, K] is the one the model's shortener uses: c^T H is its G̃ (before the attention
+    back to H); grouping's rows and selecting's columns each sum to 1."""
+    from mtcue.evaluation.groupings import categorisation
+
+    model = tiny(model_type, 1, shortening_groups=3)
+    tokens = torch.tensor([[5, 6, 7, 8, model.encoder.dictionary.eos()]])
+    c = categorisation(model, tokens)
+    assert c.shape == (5, 3)
+    np.testing.assert_allclose(c.sum(axis=sums_over), np.ones(c.shape[1 - sums_over]), atol=1e-6)
+    states, padding = model.encoder.encode(tokens)
+    shortened, _ = model.encoder.context_shorten.shorten(states, padding)
+    torch.testing.assert_close(torch.from_numpy(c).T @ states[:, 0].detach(), shortened[:, 0].detach())
+    with pytest.raises(ValueError, match="no Latent Grouping or Selecting to show"):
+        categorisation(tiny("caching_tokens", 1), tokens)
+
+
+def suite_example(i, distance, previous, antecedent=None):
+    return {"id": f"x{i}", "text": {"en": "It is here."}, "previous": {"en": previous},
+            "group": {"phenomenon": "pronoun", "distance": distance},
+            **({"anaphor": {"pronoun": "It", "antecedent": antecedent}} if antecedent else {})}
+
+
+def test_figure3_shows_the_line_the_first_distance_one_example_refers_back_into():
+    from mtcue.evaluation.groupings import measure
+
+    examples = [suite_example(1, 2, ["Hi.", "The lamp broke."], "lamp"), suite_example(2, 1, [], "cup"),
+                suite_example(3, "1", ["My cup fell."], "cup"), suite_example(4, 1, ["The box."], "box")]
+    weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # group 3 unused
+    seen = []
+    record = measure(examples, "en", lambda s: s.split(), lambda p: seen.append(p) or weights, "suite.jsonl")
+    assert seen == [["My", "cup", "fell."]] and record["sentence"] == "My cup fell." and record["example"] == "x3"
+    assert record["pieces"] == ["My", "cup", "fell.", "</s>"] and record["antecedent"] == "cup"
+    assert record["groups"] == 3 and record["used"] == 2 and record["weights"][1] == [0.5, 0.5, 0.0]
+    with pytest.raises(ValueError, match="suite.jsonl: no example with its antecedent one line back"):
+        measure(examples[:2], "en", str.split, lambda p: weights, "suite.jsonl")
+
+
+def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_used(tmp_path):
+    import pandas as pd
+
+    from mtcue.reporting.groupings import write_groupings
+    from mtcue.reporting.kit import RunIds
+
+    record = {"kind": "groupings", "direction": "en-de", "model": "grouping_c1", "sentence": "My cup",
+              "pieces": ["\u2581My", "\u2581cup", "</s>"], "groups": 2, "used": 1,
+              "weights": [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]}
+    runs = RunIds("file:mlruns", "demo", {"en-de/grouping_c1": "r1"})
+    write_groupings([record], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+    df = pd.read_csv(tmp_path / "g.csv")
+    assert len(df) == 3 * 2 and set(df["run_id"]) == {"r1"}
+    cup = df[(df["piece"] == "\u2581cup")].set_index("group")["weight"]
+    assert cup[1] == 1.0 and cup[2] == 0.0
+    assert "en-de, GROUPING-C1: 1 of 2 groups used" in (tmp_path / "g.svg").read_text()
+    with pytest.raises(ValueError, match="no groupings records"):
+        write_groupings([], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+
+
+def test_figure3_runs_are_grouping_and_selecting_at_the_smallest_context_size_on_the_directions_suite():
+    from mtcue.plan.shortening import groupings_runs, targets
+
+    assert groupings_runs(demo_config()) == [("en-de", "grouping_c1", "synthetic"), ("en-de", "selecting_c1", "synthetic")]
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    assert groupings_runs(paper) == [("en-de", "grouping_c1", "contrapro"), ("en-de", "selecting_c1", "contrapro")]
+    assert targets(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
+                                                   "results/records/groupings/en-de/selecting_c1.json"]

@@ -43,6 +43,24 @@ def cmd_attention_agreement(a):
              result["pronouns"].get("all", {}).get("attention"), result["examples"])
 
 
+def cmd_groupings(a):
+    from mtcue.evaluation.groupings import measure
+    from mtcue.models.translator import Translator
+    from mtcue.records import write_record
+    from mtcue.study import langs_of
+    from mtcue.suites import check_direction, read_suite
+
+    examples = read_suite(a.suite)
+    translator = Translator.load(a.model_dir, device="cpu")
+    check_direction(examples, translator.direction, a.suite)
+    result = measure(examples, langs_of(translator.direction)[0], translator.pieces, translator.groupings, a.suite)
+    record = {"kind": "groupings", "model": a.model, "direction": translator.direction, "suite": a.suite,
+              "config_hash": a.config_hash, **result}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s: %d of %d groups used on %r", translator.direction, a.model, result["used"], result["groups"],
+             result["sentence"])
+
+
 def cmd_comet(a):
     from mtcue.evaluation.comet import comet_files
     from mtcue.records import write_record
@@ -222,6 +240,19 @@ def register(step) -> None:
     s.add_argument("--model-dir", required=True, help="results/models/{direction}/{model} of a voita_context model")
     s.add_argument("--model", required=True)
     s.add_argument("--suite", required=True, help="contrastive suite JSONL with `anaphor` on pronoun examples")
+    s.add_argument("--config-hash", required=True)
+    s.add_argument("--study", required=True)
+    s.add_argument("--out", required=True)
+
+    s = step("groupings", cmd_groupings,
+             "the shortening paper's Figure 3: how a Latent Grouping or Selecting model assigns the pieces of a "
+             "sentence a contrastive example refers back into to its K groups", options("out"))
+    s.add_argument("--model-dir", required=True, help="results/models/{direction}/{model} of a grouping or "
+                                                      "selecting model")
+    s.add_argument("--model", required=True)
+    s.add_argument("--suite", required=True, help="the direction's contrastive suite (JSONL, docs/formats.md section "
+                                                  "8): the sentence is the previous line of its first example "
+                                                  "whose antecedent is one line back")
     s.add_argument("--config-hash", required=True)
     s.add_argument("--study", required=True)
     s.add_argument("--out", required=True)
