@@ -55,5 +55,6 @@ rule all:
         CONTEXT_USAGE_TABLE,
         VOITA2018["table"],
         SHORTENING["table"],
+        SHORTENING["figure"],
         SIDE_INFORMATION["table"],
         STYLE["figure"],

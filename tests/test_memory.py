@@ -148,6 +148,28 @@ def test_the_demo_measures_memory_growth_without_training():
     assert "results/figures/memory_growth.svg" in everything.stdout
 
 
+def test_the_demo_draws_the_shortening_papers_figure4_models():
+    """The shortening paper's Figure 4: single- and multi-encoder, Caching Tokens, average and linear pooling,
+    Grouping and Selecting (it leaves out Caching Sentence and max pooling); each shortening curve reads its
+    C = 1 run, then its C = 2 run (the largest the demo trains) beyond."""
+    plan = memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))
+    for family in ("multi_encoder", "caching_tokens", "pool_mean", "pool_linear", "grouping", "selecting"):
+        assert plan["curves"][family] == [f"{family}_c1"] + [f"{family}_c2"] * 7, family
+    assert plan["curves"]["concat"] == ["concat"] * 8
+    assert plan["specs"]["pool_linear_c2"]["arch"]["shortening_groups"] == 2
+
+
+def test_multi_encoder_and_linear_pooling_read_stacked_sentences_and_grow_in_decoding():
+    toy = copy.deepcopy(CONFIG)
+    toy["models"] |= {"multi_encoder": {"type": "multi_encoder", "arch": TOY},
+                      "pool_linear": {"type": "pool_linear", "arch": TOY}}
+    toy["experiments"]["memory_growth"]["models"] = {"multi_encoder": "multi_encoder", "pool_linear": "pool_linear"}
+    rows = memory.measure(memory_growth_plan(cfgmod.validate(toy)), "cpu")
+    for model in ("multi_encoder", "pool_linear"):
+        decode = peaks(rows, model, "decode")
+        assert len(decode) == 3 and all(a < b for a, b in zip(decode, decode[1:])), (model, decode)
+
+
 def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
     from mtcue.models.params import DataFreeTask
 

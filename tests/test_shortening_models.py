@@ -347,7 +347,15 @@ def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
         assert ("en-de", f"{family}_c1") in runs and ("en-fr", f"{family}_c1") in runs
         assert ("en-de", f"{family}_c2") in runs and ("en-fr", f"{family}_c2") not in runs
     assert ("en-de", "base") in runs and ("en-fr", "concat") in runs
-    assert len(runs) == 2 * 2 + 8 * 3
+    # the single-encoder row at C = 2 (the shortening paper's Tables 2-3): one more fine-tuning, in en-de only
+    assert ("en-de", "concat_c2") in runs and ("en-fr", "concat_c2") not in runs
+    assert len(runs) == 2 * 2 + 8 * 3 + 1
+    concat = model_spec(cfg, "concat_c2", "en-de")
+    assert concat["context"]["slot"] == "prev1,prev2" and concat["init_from"] == "base"
+    assert model_spec(cfg, "concat", "en-de")["context"]["slot"] == "prev1"  # part 1's run, unchanged
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    assert {r for r in shortening_runs(paper) if r[1].startswith("concat")} == {
+        (d, m) for d in ("en-de", "en-fr") for m in ("concat", "concat_c2", "concat_c3")}
     spec = model_spec(cfg, "grouping_c2", "en-de")
     assert spec["context"]["slot"] == "prev1,prev2" and spec["arch"]["context_sentences"] == 2
     from mtcue.models import fairseq_args as fa
@@ -359,7 +367,8 @@ def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
 
 
 @pytest.mark.parametrize("change,message", [
-    (lambda c: c["models"]["concat"].update(context_sentences=2), "only the shortening family"),
+    (lambda c: c["models"]["voita_context"].update(context_sentences=2), "only the shortening family and concat"),
+    (lambda c: c["models"]["concat"].update(context_sentences=2, context_slot="next1"), "reads prev1..prevC"),
     (lambda c: c["experiments"]["shortening"].update(context_sizes=[6]), "context_sizes"),
     (lambda c: c["context"].update(doc_slots=1), "exceed context.doc_slots"),
     (lambda c: c["experiments"]["shortening"]["only"].update(grouping_c3=["en-de"]), "not runs of the experiment"),
@@ -372,10 +381,41 @@ def test_bad_shortening_config_is_refused(change, message):
         cfgmod.validate(raw)
 
 
+def test_k_is_per_pair_at_the_papers_values_and_defaults_in_the_schema_for_shortener_models_only():
+    from mtcue.models import fairseq_args as fa
+
+    # The shortening paper, section 5.2: pooling K = 2; 9 groups / 10 selected tokens in en-de, 11 for both in en-fr.
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    ks = {(m, d): model_spec(paper, f"{m}_c1", d)["arch"]["shortening_groups"]
+          for m in ("pool_mean", "pool_linear", "grouping", "selecting") for d in ("en-de", "en-fr")}
+    assert ks == {("pool_mean", "en-de"): 2, ("pool_mean", "en-fr"): 2, ("pool_linear", "en-de"): 2,
+                  ("pool_linear", "en-fr"): 2, ("grouping", "en-de"): 9, ("grouping", "en-fr"): 11,
+                  ("selecting", "en-de"): 10, ("selecting", "en-fr"): 11}
+    args = fa.arch_args(model_spec(paper, "grouping_c2", "en-fr"))
+    assert args[args.index("--shortening-groups") + 1] == "11"
+    raw = cfgmod.read_yaml(REPO / "config" / "config.yaml")
+    del raw["models"]["grouping"]["arch"]["shortening_groups"]
+    cfg = cfgmod.validate(raw)
+    assert model_spec(cfg, "grouping_c1", "en-de")["arch"]["shortening_groups"] == 2  # the schema's x-default
+    assert "shortening_groups" not in model_spec(cfg, "caching_tokens_c1", "en-de")["arch"]  # no K: spec unchanged
+    raw["models"]["grouping"]["arch"]["shortening_groups"] = {"en-de": 9}
+    with pytest.raises(ConfigError, match=r"models\.grouping_c1\.arch\.shortening_groups: no K for en-fr"):
+        model_spec(cfgmod.validate(raw), "grouping_c1", "en-fr")
+    raw["models"]["caching_tokens"]["arch"] = {"shortening_groups": 3}
+    with pytest.raises(ConfigError, match=r"models\.caching_tokens\.arch\.shortening_groups: a 'caching_tokens'"):
+        cfgmod.validate(raw)
+
+
+def test_a_shortener_model_without_k_is_refused_when_built():
+    with pytest.raises(ValueError, match="model grouping: give --shortening-groups K"):
+        build_model("grouping", {**TINY, "shortening_groups": None}, DataFreeTask(50))
+
+
 def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
     from conftest import dry_run
 
-    run = dry_run("results/tables/shortening.csv", "--configfile", str(REPO / "config" / "config.yaml"))
+    run = dry_run("results/tables/shortening.csv", "results/figures/shortening_groupings.svg",
+                  "--configfile", str(REPO / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
     for direction, model in shortening_runs(demo_config()):
@@ -383,6 +423,12 @@ def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
         assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
     assert "results/models/en-fr/grouping_c2/" not in out
     assert "mtcue table-shortening" in out
+    # Figure 3: the C = 1 grouping and selecting runs on the synthetic suite, then the figure after the MLflow sync
+    for model in ("grouping_c1", "selecting_c1"):
+        assert (f"mtcue groupings --model-dir results/models/en-de/{model} --model {model} "
+                "--suite results/eval/contrastive/en-de/synthetic.jsonl") in out
+    assert "mtcue figure-groupings --records results/records/groupings/en-de/grouping_c1.json" in out
+    assert "--run-ids results/mlflow/demo.runs.json" in out
 
 
 def score(direction, model, bleu):
@@ -404,8 +450,9 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     from mtcue.reporting.shortening import write_shortening_table
 
     cells = [{"model": "base", "type": "base", "context_size": 0, "run": "base"},
-             {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"}]
-    scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5)]
+             {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"},
+             {"model": "concat", "type": "concat", "context_size": 2, "run": "concat_c2"}]
+    scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5), score("en-de", "concat_c2", 29.0)]
     records = [contrastive("en-de", "base", 0.5, 0.25, {"1": 0.2, "2": 0.3}),
                contrastive("en-de", "grouping_c2", 0.75, 0.6, {"1": 0.7, "2": 0.5})]
     write_shortening_table(cells, scores, records, tmp_path / "t.csv", tmp_path / "t.md")
@@ -428,5 +475,79 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     assert paper[("Shortening - Grouping (C=2)", "BLEU")] == 28.70
     assert paper[("Shortening - Grouping (C=2)", "accuracy")] == 54.51
     assert paper[("Sentence-level (C=0)", "accuracy")] == 43.67
+    # the single-encoder row at C = 2 beside the paper's (Table 2: 27.95 BLEU, 48.18 %)
+    assert ours[("Single-encoder (C=2)", "BLEU")] == 29.0
+    assert paper[("Single-encoder (C=2)", "BLEU")] == 27.95 and paper[("Single-encoder (C=2)", "accuracy")] == 48.18
     md = (tmp_path / "t.md").read_text()
     assert "54.51" in md and "75.00" in md and (tmp_path / "t.html").is_file()
+
+
+# ---- the shortening paper's Figure 3: token groupings ------------------------------------------------
+
+@pytest.mark.parametrize("model_type, sums_over", [("grouping", 1), ("selecting", 0)])
+def test_figure3_weights_are_those_the_model_shortens_with(model_type, sums_over):
+    """The drawn c [pieces + </s>, K] is the one the model's shortener uses: c^T H is its G̃ (before the attention
+    back to H); grouping's rows and selecting's columns each sum to 1."""
+    from mtcue.evaluation.groupings import categorisation
+
+    model = tiny(model_type, 1, shortening_groups=3)
+    tokens = torch.tensor([[5, 6, 7, 8, model.encoder.dictionary.eos()]])
+    c = categorisation(model, tokens)
+    assert c.shape == (5, 3)
+    np.testing.assert_allclose(c.sum(axis=sums_over), np.ones(c.shape[1 - sums_over]), atol=1e-6)
+    states, padding = model.encoder.encode(tokens)
+    shortened, _ = model.encoder.context_shorten.shorten(states, padding)
+    torch.testing.assert_close(torch.from_numpy(c).T @ states[:, 0].detach(), shortened[:, 0].detach())
+    with pytest.raises(ValueError, match="no Latent Grouping or Selecting to show"):
+        categorisation(tiny("caching_tokens", 1), tokens)
+
+
+def suite_example(i, distance, previous, antecedent=None):
+    return {"id": f"x{i}", "text": {"en": "It is here."}, "previous": {"en": previous},
+            "group": {"phenomenon": "pronoun", "distance": distance},
+            **({"anaphor": {"pronoun": "It", "antecedent": antecedent}} if antecedent else {})}
+
+
+def test_figure3_shows_the_line_the_first_distance_one_example_refers_back_into():
+    from mtcue.evaluation.groupings import measure
+
+    examples = [suite_example(1, 2, ["Hi.", "The lamp broke."], "lamp"), suite_example(2, 1, [], "cup"),
+                suite_example(3, "1", ["My cup fell."], "cup"), suite_example(4, 1, ["The box."], "box")]
+    weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # group 3 unused
+    seen = []
+    record = measure(examples, "en", lambda s: s.split(), lambda p: seen.append(p) or weights, "suite.jsonl")
+    assert seen == [["My", "cup", "fell."]] and record["sentence"] == "My cup fell." and record["example"] == "x3"
+    assert record["pieces"] == ["My", "cup", "fell.", "</s>"] and record["antecedent"] == "cup"
+    assert record["groups"] == 3 and record["used"] == 2 and record["weights"][1] == [0.5, 0.5, 0.0]
+    with pytest.raises(ValueError, match="suite.jsonl: no example with its antecedent one line back"):
+        measure(examples[:2], "en", str.split, lambda p: weights, "suite.jsonl")
+
+
+def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_used(tmp_path):
+    import pandas as pd
+
+    from mtcue.reporting.groupings import write_groupings
+    from mtcue.reporting.kit import RunIds
+
+    record = {"kind": "groupings", "direction": "en-de", "model": "grouping_c1", "sentence": "My cup",
+              "pieces": ["\u2581My", "\u2581cup", "</s>"], "groups": 2, "used": 1,
+              "weights": [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]}
+    runs = RunIds("file:mlruns", "demo", {"en-de/grouping_c1": "r1"})
+    write_groupings([record], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+    df = pd.read_csv(tmp_path / "g.csv")
+    assert len(df) == 3 * 2 and set(df["run_id"]) == {"r1"}
+    cup = df[(df["piece"] == "\u2581cup")].set_index("group")["weight"]
+    assert cup[1] == 1.0 and cup[2] == 0.0
+    assert "en-de, GROUPING-C1: 1 of 2 groups used" in (tmp_path / "g.svg").read_text()
+    with pytest.raises(ValueError, match="no groupings records"):
+        write_groupings([], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+
+
+def test_figure3_runs_are_grouping_and_selecting_at_the_smallest_context_size_on_the_directions_suite():
+    from mtcue.plan.shortening import groupings_runs, targets
+
+    assert groupings_runs(demo_config()) == [("en-de", "grouping_c1", "synthetic"), ("en-de", "selecting_c1", "synthetic")]
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    assert groupings_runs(paper) == [("en-de", "grouping_c1", "contrapro"), ("en-de", "selecting_c1", "contrapro")]
+    assert targets(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
+                                                   "results/records/groupings/en-de/selecting_c1.json"]

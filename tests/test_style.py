@@ -311,12 +311,29 @@ def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):
     for level, lines in outputs.items():
         paths[level] = tmp_path / f"level{level}.txt"
         paths[level].write_text("\n".join(lines) + "\n")
-    record = score_style(paths, test_set)
+    plain = [tmp_path / "f.de", tmp_path / "i.de"]
+    plain[0].write_text("Sind Sie da?\nIhnen gehts gut\nDanke.\n")
+    plain[1].write_text("Bist du da?\ndir gehts gut\nDanke.\n")
+    record = score_style(paths, test_set, plain)
     assert record["formal"] == 1.0 and record["informal"] == 1.0 and record["control"] == "supervised"
     assert [(e["level"], e["formal_accuracy"]) for e in record["levels"]] == [(1, 0.0), (3, 0.5), (5, 1.0)]
+    # every output line is one of its two references: meaning fully kept at every level, whatever the register
+    assert [e["meaning_chrf"] for e in record["levels"]] == [100.0, 100.0, 100.0]
     assert record["best_prompt"] == {"formal": "level5", "informal": "level1"}
     with pytest.raises(ValueError, match="levels 1 and 5"):
-        score_style({3: paths[3], 5: paths[5]}, test_set)
+        score_style({3: paths[3], 5: paths[5]}, test_set, plain)
+
+
+def test_meaning_chrf_is_the_mean_sentence_chrf_against_the_better_reference():
+    from mtcue.evaluation.formality import meaning_chrf
+
+    # By hand (chrF2, whitespace dropped): "ab" against "ac": unigrams P = R = 1/2, bigrams P = R = 0, no
+    # longer n-grams, so mean P = mean R = 1/4 and F2 = 5 PR / (4P + R) = 1/4 -> 25; against "ab": 100.
+    assert meaning_chrf(["ab"], [["ac"]], "h") == pytest.approx(25.0)
+    # the better of the two references per line, then the mean over lines: (25 + 100) / 2
+    assert meaning_chrf(["ab", "ab"], [["ac", "xy"], ["zz", "ab"]], "h") == pytest.approx(62.5)
+    with pytest.raises(ValueError, match="h: 2 hypotheses, references of \\[1\\] lines"):
+        meaning_chrf(["ab", "ab"], [["ac"]], "h")
 
 
 def demo_config():
@@ -380,7 +397,7 @@ def style_record(model, direction, levels):
     def labels(f, i):
         return "F" * f + "I" * i
     entries = [{"level": n, "counts": {"FORMAL": f, "INFORMAL": i, "NEUTRAL": 0, "OTHER": 0},
-                "formal_accuracy": f / (f + i)} for n, (f, i) in sorted(levels.items())]
+                "formal_accuracy": f / (f + i), "meaning_chrf": 60.0 - n} for n, (f, i) in sorted(levels.items())]
     f5, i5 = levels[5]
     f1, i1 = levels[1]
     prompts = [{"id": "level5", "attribute": "formal", "text": "style level 5", "labels": labels(f5, i5),
@@ -411,10 +428,12 @@ def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_pa
                style_record("style_token", "en-de", {1: (1, 3), 3: (3, 1), 5: (2, 2)})]
     frame = write_style_levels(records, tmp_path / "s.csv", tmp_path / "s.svg")
     read = pd.read_csv(tmp_path / "s.csv")
-    assert list(read.columns) == ["direction", "model", "level", "formal_accuracy"]
+    assert list(read.columns) == ["direction", "model", "level", "formal_accuracy", "meaning_chrf"]
     assert read[read["model"] == "style_dim"]["formal_accuracy"].tolist() == [25.0, 50.0, 75.0]
+    assert read[read["model"] == "style_dim"]["meaning_chrf"].tolist() == [59.0, 57.0, 55.0]
     assert monotonic(frame) == {("en-de", "style_dim"): True, ("en-de", "style_token"): False}
-    assert (tmp_path / "s.svg").read_text().lstrip().startswith("<?xml")
+    svg = (tmp_path / "s.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "meaning preservation (chrF)" in svg and "formal accuracy (%)" in svg
 
 
 def test_workflow_trains_translates_and_draws_the_style_models():
@@ -426,6 +445,8 @@ def test_workflow_trains_translates_and_draws_the_style_models():
     for rule, n in (("style_store", 2), ("style_translate", 8), ("style_score", 8), ("style_levels", 1)):
         assert re.search(rf"^{rule}\s+{n}$", out.stdout, re.M), rule
     assert "mtcue translate-levels --model-dir results/models/en-ru/style_dim" in out.stdout
+    assert ("--meaning-references results/eval/iwslt22/en-de/formality-control.test.en-de.formal.de "
+            "results/eval/iwslt22/en-de/formality-control.test.en-de.informal.de") in out.stdout
     assert "--init-checkpoint results/models/en-de/base/checkpoint_best.pt" in out.stdout
 
 
@@ -436,7 +457,7 @@ def test_mlflow_logs_the_supervised_records_level_accuracies():
     record.update(split="test", average=0.75, formal_mean=0.75, informal_mean=0.75)
     metrics = _evaluation(record, {}, {})
     assert metrics["formality_formal"] == 0.75 and metrics["formality_level3_formal"] == 0.5
-    assert metrics["formality_level1_formal"] == 0.25
+    assert metrics["formality_level1_formal"] == 0.25 and metrics["formality_level3_meaning_chrf"] == 57.0
 
 
 def test_style_dim_beam_search_scores_equal_teacher_forced_scores(tmp_path):

@@ -180,6 +180,25 @@ def test_concat_adds_a_segment_embedding_per_token():
     assert out["encoder_padding_mask"][0][-1, :3].all() and not out["encoder_padding_mask"][0][0].any()
 
 
+def test_concat_reads_c_sentences_farthest_first_as_the_compact_concatenation():
+    """[B, C, L] slots (nearest first, each left-padded) give the logits of one context sequence written by hand
+    in document order without the padding between sentences: that padding is masked and takes no position."""
+    task = DataFreeTask(40)
+    d = task.source_dictionary
+    model = tiny("concat", task)
+    src = torch.tensor([[11, 12, 13, d.eos()]])
+    prev1, prev2 = [d.bos(), 5, 6, d.eos()], [d.bos(), 7, 8, 9, d.eos()]
+    stacked = torch.tensor([[[d.pad(), *prev1], prev2]])  # [1, 2, 5]: prev1, prev2
+    compact = torch.tensor([prev2 + prev1])  # by hand: <s> 7 8 9 </s> <s> 5 6 </s>
+    prev_output = torch.tensor([[d.eos(), 20, 21, 22]])
+    logits, _ = model(src, torch.tensor([4]), prev_output, context=stacked, context_padding_mask=stacked.eq(d.pad()))
+    expected, _ = model(src, torch.tensor([4]), prev_output, context=compact, context_padding_mask=compact.eq(d.pad()))
+    torch.testing.assert_close(logits, expected)
+    swapped, _ = model(src, torch.tensor([4]), prev_output, context=torch.tensor([prev1 + prev2]),
+                       context_padding_mask=torch.zeros(1, 9, dtype=torch.bool))
+    assert not torch.allclose(swapped, expected)  # the order matters: prev2 stands first
+
+
 @pytest.mark.parametrize("model_type", TOKEN_MODELS)
 def test_logits_depend_on_the_context_sentence(model_type):
     task = DataFreeTask(40)

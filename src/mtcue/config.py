@@ -24,8 +24,9 @@ from mtcue.plan.fewshot import fewshot_models
 from mtcue.plan.formality import formality_directions
 from mtcue.plan.models import all_models
 from mtcue.plan.shortening import shortening_cells, shortening_models
-from mtcue.study import (CONTEXT_KIND, CORPUS_PAIRS, ENGLISH, SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups,
-                         context_kind, is_contextual, pair_of, selected_columns, store_columns)
+from mtcue.study import (CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES,
+                         SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, is_contextual,
+                         pair_of, selected_columns, store_columns)
 
 
 def _is_integer(_checker, value) -> bool:
@@ -86,10 +87,13 @@ def _check_switches(name: str, model: dict) -> None:
             raise ConfigError(f"models.{name}.{key}: this '{model['type']}' model reads no context vectors")
     if "context_slot" in model and kind != "tokens":
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads no token store")
-    if "context_sentences" in model and model["type"] not in SHORTENING_TYPES:
-        raise ConfigError(f"models.{name}.context_sentences: only the shortening family ({', '.join(SHORTENING_TYPES)}) "
-                          "reads several previous sentences")
-    if "context_slot" in model and model["type"] in SHORTENING_TYPES:
+    if "context_sentences" in model and model["type"] not in CONTEXT_SENTENCES_TYPES:
+        raise ConfigError(f"models.{name}.context_sentences: only the shortening family and concat "
+                          f"({', '.join(CONTEXT_SENTENCES_TYPES)}) read several previous sentences")
+    if "shortening_groups" in model["arch"] and model["type"] not in SHORTENER_TYPES:
+        raise ConfigError(f"models.{name}.arch.shortening_groups: a '{model['type']}' model has no shortener; K is "
+                          f"for {', '.join(SHORTENER_TYPES)}")
+    if "context_slot" in model and (model["type"] in SHORTENING_TYPES or "context_sentences" in model):
         raise ConfigError(f"models.{name}.context_slot: a '{model['type']}' model reads prev1..prevC "
                           "(context_sentences: C)")
     if "context_columns" in model and kind == "tokens":
@@ -123,6 +127,16 @@ def _check_switches(name: str, model: dict) -> None:
                           f"a '{model['type']}' model has none")
     if not arch["qk_norm"] and arch["qk_norm_scale_init"] is not None:
         raise ConfigError(f"models.{name}.arch.qk_norm_scale_init: set, but qk_norm is false")
+
+
+def _fill_shortening_groups(cfg: dict, root: dict) -> None:
+    """K's default (the schema's x-default, its one place) for a shortener model that sets none; other models
+    have no K (`_check_switches`)."""
+    default = root["$defs"]["model"]["properties"]["arch"]["properties"]["shortening_groups"]["x-default"]
+    for model in cfg["models"].values():
+        if model["type"] in SHORTENER_TYPES and "shortening_groups" not in model["arch"]:
+            # a new dict: YAML aliases (`arch: *base`) share one with models that have no K
+            model["arch"] = {**model["arch"], "shortening_groups": default}
 
 
 def _check_semantics(cfg: dict) -> None:
@@ -294,6 +308,7 @@ def validate(raw: dict, source: str = "config", checks: Iterable[Callable[[dict]
         raise ConfigError(f"{source}: invalid configuration\n" + "\n".join(lines)
                           + "\nSee src/mtcue/schemas/config.schema.yaml for the allowed keys.")
     _fill_defaults(cfg, root, root)
+    _fill_shortening_groups(cfg, root)
     _check_generation(cfg["generation"], "generation")
     _check_semantics(cfg)
     for check in checks:

@@ -39,6 +39,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     # Voita et al. (2018) Table 7: agreement of VOITA-CONTEXT's context attention with the antecedent of a
     # pronoun, per source pronoun and "all": {"n", "attention", "random", "first", "last"} (fractions).
     "attention": ("model", "direction", "suite", "examples", "pronouns", "config_hash", "git_commit", "study"),
+    # The shortening paper's Figure 3: a Latent Grouping / Selecting model's weights of a sentence's pieces in its
+    # K groups (mtcue.evaluation.groupings).
+    "groupings": ("model", "direction", "suite", "sentence", "pieces", "groups", "used", "weights", "config_hash",
+                  "git_commit", "study"),
     # Contrastive suites: accuracy of the summed and per-token scores, overall and per group (docs/formats.md §7).
     "contrastive": ("model", "direction", "suite", "accuracy", "n", "ties", "mean", "groups",
                     "needs_target_context", "config_hash", "git_commit", "study"),

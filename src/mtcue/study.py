@@ -25,6 +25,12 @@ STYLE_TYPES = ("style_token", "style_dim")
 SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
                     "selecting", "multi_encoder")
 CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
+# Types that read the previous `context_sentences` lines (prev1..prevC): the shortening family and, for C > 1,
+# the concatenation baseline (the shortening paper's single-encoder rows at C = 1-3).
+CONTEXT_SENTENCES_TYPES = (*SHORTENING_TYPES, "concat")
+# The shortening types with a shortener, whose K is `arch.shortening_groups` (a pooling window, a number of groups
+# or of selected tokens; models/plugin/shortening/shorteners.py).
+SHORTENER_TYPES = ("pool_mean", "pool_max", "pool_linear", "grouping", "selecting")
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).
@@ -112,14 +118,28 @@ def shortening_name(model: str, context_size: int) -> str:
 
 
 def context_sentences(entry: dict) -> int:
-    """How many previous sentences a shortening-family model reads (its `context_sentences`, default 1)."""
+    """How many previous sentences a shortening-family or concatenation model reads (its `context_sentences`,
+    default 1)."""
     return entry.get("context_sentences", 1)
+
+
+def shortening_groups(entry: dict, model: str, direction: str) -> int:
+    """A shortener model's K in `direction`: its `arch.shortening_groups`, one value or one per pair."""
+    groups = entry["arch"]["shortening_groups"]
+    if isinstance(groups, int):
+        return groups
+    pair = pair_of(direction)
+    if pair not in groups:
+        raise ConfigError(f"models.{model}.arch.shortening_groups: no K for {pair} (it names {', '.join(groups)}); "
+                          f"give one per pair the model is trained in, or one number for all")
+    return groups[pair]
 
 
 def context_slots(entry: dict) -> str:
     """The token-store slot(s) a token model reads, as --context-slot takes them: its `context_slot`
-    (default prev1), or a shortening-family model's prev1,...,prevC, nearest first."""
-    if entry["type"] in SHORTENING_TYPES:
+    (default prev1), or a shortening-family model's (a concatenation model's with `context_sentences`)
+    prev1,...,prevC, nearest first."""
+    if entry["type"] in SHORTENING_TYPES or "context_sentences" in entry:
         return ",".join(f"prev{i}" for i in range(1, context_sentences(entry) + 1))
     return entry.get("context_slot", "prev1")
 

@@ -1,7 +1,47 @@
 # Sequence shortening (seed sequence_shortening_context_mt.txt, Tables 2-3): the shortening family's
 # runs per context size ({model}_c{C}, plan.shortening.shortening_models) train, translate and are scored
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
-# trained model of an en->xx direction); here only the table of both.
+# trained model of an en->xx direction); here the table of both and the paper's Figure 3 (how Latent Grouping
+# and Selecting group the pieces of a sentence of the contrastive suite).
+GROUPINGS_SUITE = {(d, m): s for d, m, s in shortening.groupings_runs(config)}
+
+
+rule groupings:
+    input:
+        unpack(trained_model),
+        suite=lambda w: f"results/eval/contrastive/{w.direction}/{GROUPINGS_SUITE[(w.direction, w.model)]}.jsonl",
+    output:
+        "results/records/groupings/{direction}/{model}.json",
+    params:
+        model_dir="results/models/{direction}/{model}",
+        config_hash=cfg_hash,
+        study=STUDY,
+    threads: 1
+    log:
+        "results/logs/groupings/{direction}.{model}.log",
+    benchmark:
+        "results/benchmarks/groupings/{direction}.{model}.tsv"
+    shell:
+        "OMP_NUM_THREADS={threads} mtcue groupings --model-dir {params.model_dir} --model {wildcards.model} "
+        "--suite {input.suite} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+
+
+rule figure_groupings:
+    localrule: True
+    input:
+        records=SHORTENING["groupings"],
+        runs=MLFLOW_RUNS,
+    output:
+        csv="results/figures/shortening_groupings.csv",
+        svg=report("results/figures/shortening_groupings.svg", caption="../report/shortening_groupings.rst",
+                   category="Figures"),
+    log:
+        "results/logs/figures/shortening_groupings.log",
+    benchmark:
+        "results/benchmarks/figures/shortening_groupings.tsv"
+    shell:
+        "mtcue figure-groupings --records {input.records} --run-ids {input.runs} --csv {output.csv} "
+        "--svg {output.svg} 2> {log}"
 
 
 rule table_shortening:

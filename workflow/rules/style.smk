@@ -1,7 +1,8 @@
 # Jeong et al.'s style control (the Korean-English seed): style_token and style_dim fine-tuned from their
 # parent (BASE) through the ordinary train rule on the style store (a level per line from the corpus's
 # register labels), then each translates Table 5's test set at every level of experiments.style.levels,
-# scored by the official rule (supervised rows of Table 5) and drawn as the level sweep.
+# scored by the official rule (supervised rows of Table 5) and by meaning preservation (chrF against the
+# references, Jeong et al.'s Table 1), and drawn as the level sweep.
 
 
 rule style_store:
@@ -53,6 +54,8 @@ rule style_score:
     params:
         hyps=lambda w, input: " ".join(f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]),
         refs=lambda w, input: formality_refs(w, input.refs),
+        # The plain formal and informal references: meaning preservation (chrF), Jeong et al.'s Table 1.
+        meaning_refs=lambda w, input: " ".join(f"{input.refs}/{n}" for n in iwslt22_files(pair_of(w.direction))[1:3]),
         config_hash=cfg_hash,
         study=STUDY,
     log:
@@ -61,6 +64,7 @@ rule style_score:
         "results/benchmarks/style_score/{direction}.{model}.tsv"
     shell:
         "mtcue score-formality --style-levels --hyps {params.hyps} --references {params.refs} "
+        "--meaning-references {params.meaning_refs} "
         "--direction {wildcards.direction} --model {wildcards.model} --study {params.study} "
         "--config-hash {params.config_hash} --out {output} 2> {log}"
 

@@ -43,6 +43,24 @@ def cmd_attention_agreement(a):
              result["pronouns"].get("all", {}).get("attention"), result["examples"])
 
 
+def cmd_groupings(a):
+    from mtcue.evaluation.groupings import measure
+    from mtcue.models.translator import Translator
+    from mtcue.records import write_record
+    from mtcue.study import langs_of
+    from mtcue.suites import check_direction, read_suite
+
+    examples = read_suite(a.suite)
+    translator = Translator.load(a.model_dir, device="cpu")
+    check_direction(examples, translator.direction, a.suite)
+    result = measure(examples, langs_of(translator.direction)[0], translator.pieces, translator.groupings, a.suite)
+    record = {"kind": "groupings", "model": a.model, "direction": translator.direction, "suite": a.suite,
+              "config_hash": a.config_hash, **result}
+    write_record(a.out, with_provenance(record, a.study))
+    log.info("%s %s: %d of %d groups used on %r", translator.direction, a.model, result["used"], result["groups"],
+             result["sentence"])
+
+
 def cmd_comet(a):
     from mtcue.evaluation.comet import comet_files
     from mtcue.records import write_record
@@ -129,8 +147,11 @@ def cmd_score_formality(a):
             if not re.fullmatch(r"level[1-5]", level_id):
                 raise SystemExit(f"score-formality --style-levels: --hyps {level_id}=...: ids are level1..level5")
             levels[int(level_id[5:])] = path
+        if not a.meaning_references:
+            raise SystemExit("score-formality --style-levels: give --meaning-references (the plain references, "
+                             "e.g. formality-control.test.en-de.formal.de and .informal.de)")
         record = {"kind": "formality", "model": a.model, "direction": a.direction, "split": a.split,
-                  "config_hash": a.config_hash, **score_style(levels, test_set)}
+                  "config_hash": a.config_hash, **score_style(levels, test_set, a.meaning_references)}
         write_record(a.out, with_provenance(record, a.study))
         return
     prompts = json.loads(a.prompts)
@@ -223,6 +244,19 @@ def register(step) -> None:
     s.add_argument("--study", required=True)
     s.add_argument("--out", required=True)
 
+    s = step("groupings", cmd_groupings,
+             "the shortening paper's Figure 3: how a Latent Grouping or Selecting model assigns the pieces of a "
+             "sentence a contrastive example refers back into to its K groups", options("out"))
+    s.add_argument("--model-dir", required=True, help="results/models/{direction}/{model} of a grouping or "
+                                                      "selecting model")
+    s.add_argument("--model", required=True)
+    s.add_argument("--suite", required=True, help="the direction's contrastive suite (JSONL, docs/formats.md section "
+                                                  "8): the sentence is the previous line of its first example "
+                                                  "whose antecedent is one line back")
+    s.add_argument("--config-hash", required=True)
+    s.add_argument("--study", required=True)
+    s.add_argument("--out", required=True)
+
     s = step("score-eamt22", cmd_score_eamt22,
              "EAMT22 attribute accuracy (per attribute and mean) and BLEU of a hypothesis file into a record",
              options("out"))
@@ -255,6 +289,9 @@ def register(step) -> None:
     s.add_argument("--style-levels", action="store_true",
                    help="--hyps are a style-control model's outputs per level (level1=PATH ... level5=PATH): "
                         "formal from level 5, informal from level 1, every level's formal accuracy (supervised)")
+    s.add_argument("--meaning-references", nargs="+", metavar="PATH",
+                   help="--style-levels: plain references (not annotated); each level's meaning preservation is its "
+                        "mean sentence chrF against the best of them (Jeong et al.'s Table 1 semantic score)")
     s.add_argument("--train-corpus", help="the direction's training corpus: each prompt's kind (in_distribution: "
                                           "a content word occurs in a training context; unseen: none does)")
     s.add_argument("--split", default="test", help="the split the test set (--references, --corpus) comes from: "

@@ -15,7 +15,11 @@ context of the direction (a metadata value or a previous line of the training co
 none does: the second kind tests zero-shot prompting, the first may only recall a training context.
 
 Supervised control (`score_style`, Jeong et al.'s style-control models): no prompt; the model translates
-at each style level, its formal accuracy is that of level 5, its informal that of level 1.
+at each style level, its formal accuracy is that of level 5, its informal that of level 1. Each level's
+meaning preservation (`meaning_chrf`) is the semantic half of Jeong et al.'s Table 1: their sentence chrF
+averaged over the test set, here against the plain references (both registers, the better one per line:
+meaning, not register) rather than the source (their text says source; a source in another language shares
+no character n-grams with the output).
 
 The phrases come from either
 - the official annotated references (`[F]...[/F]` around formality-bearing words): a phrase matches
@@ -200,13 +204,30 @@ def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict]
             "prompts": scored, "lines": sum(j is not None for j in test_set.labellers), "test_set": test_set.where}
 
 
-def score_style(hyp_paths: Mapping[int, str | Path], test_set: FormalityTestSet) -> dict:
+def meaning_chrf(hyps: Sequence[str], references: Sequence[Sequence[str]], where: str) -> float:
+    """Mean sentence chrF (sacrebleu's chrF2, 0-100) of `hyps` against `references` (one list of lines per
+    reference file; a line scores against its best-matching reference, as sacrebleu does)."""
+    from sacrebleu.metrics import CHRF
+
+    if not hyps or any(len(ref) != len(hyps) for ref in references):
+        raise ValueError(f"{where}: {len(hyps)} hypotheses, references of {[len(r) for r in references]} lines; "
+                         "translate the whole test set, one line per source line")
+    metric = CHRF()
+    return sum(metric.sentence_score(h, list(refs)).score for h, *refs in zip(hyps, *references)) / len(hyps)
+
+
+def score_style(hyp_paths: Mapping[int, str | Path], test_set: FormalityTestSet,
+                meaning_references: Sequence[str | Path]) -> dict:
     """The fields of a supervised style-control record (Jeong et al.'s models; Table 5's supervised rows):
     `hyp_paths` {level 1..5: hypotheses at that level}. The formal accuracy is that of the output at level 5,
-    the informal that of level 1 (the seed's extremes; nothing is chosen); `levels`: every level's counts
-    and formal accuracy, FORMAL / (FORMAL + INFORMAL) (the sweep)."""
+    the informal that of level 1 (Jeong et al.'s extremes; nothing is chosen); `levels`: every level's counts,
+    formal accuracy, FORMAL / (FORMAL + INFORMAL) (the sweep), and `meaning_chrf` against the plain
+    `meaning_references` (`meaning_chrf`)."""
     if not {1, 5} <= set(hyp_paths):
         raise ValueError(f"style levels {sorted(hyp_paths)}: the outputs at levels 1 and 5 are needed")
+    if not meaning_references:
+        raise ValueError("style levels: meaning preservation needs the plain references (one file or more)")
+    references = [read_lines(Path(r)) for r in meaning_references]
     prompts = [{"id": "level5", "attribute": FORMAL, "text": "style level 5"},
                {"id": "level1", "attribute": INFORMAL, "text": "style level 1"}]
     scores = score_formality({"level5": hyp_paths[5], "level1": hyp_paths[1]}, prompts, test_set)
@@ -214,8 +235,10 @@ def score_style(hyp_paths: Mapping[int, str | Path], test_set: FormalityTestSet)
     for level, path in sorted(hyp_paths.items()):
         scored = _scored(path, test_set)
         levels.append({"level": level, "counts": scored["counts"], "hyp_sha256": scored.get("hyp_sha256"),
-                       "formal_accuracy": accuracy(scored["counts"], FORMAL)})
-    return {**scores, "chosen_on": None, "control": "supervised", "levels": levels}
+                       "formal_accuracy": accuracy(scored["counts"], FORMAL),
+                       "meaning_chrf": meaning_chrf(read_lines(Path(path)), references, str(path))})
+    return {**scores, "chosen_on": None, "control": "supervised", "levels": levels,
+            "meaning_references": [str(r) for r in meaning_references]}
 
 
 def _choose(scored: list[dict], key: str) -> tuple[dict, dict]:

@@ -365,6 +365,17 @@ class Translator:
         ctx = torch.tensor([[d.bos(), *(d.index(p) for p in context), d.eos()]], device=device)
         return model.context_attention(src, ctx, ctx.eq(d.pad()))[0].float().cpu().numpy()
 
+    def groupings(self, source: list[str]) -> np.ndarray:
+        """Latent Grouping's or Selecting's categorisation of one sentence's pieces (then </s>) into its K groups:
+        [source length + 1, K] (evaluation.groupings, the shortening paper's Figure 3)."""
+        import torch
+
+        from mtcue.evaluation.groupings import categorisation
+
+        model = self._models[0]
+        d, device = self._task.source_dictionary, next(model.parameters()).device
+        return categorisation(model, torch.tensor([[d.index(p) for p in source] + [d.eos()]], device=device))
+
     # ---- fairseq -------------------------------------------------------------------------------
 
     @property

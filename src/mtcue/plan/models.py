@@ -11,8 +11,9 @@ from mtcue.plan.shortening import shortening_models, shortening_runs
 from mtcue.plan.side_information import side_information_models
 from mtcue.plan.style import style_models
 from mtcue.plan.voita2018 import voita2018_models
-from mtcue.study import (SHORTENING_TYPES, SIDE_COLUMNS, STYLE_TYPES, ConfigError, columns_of, context_kind, context_sentences,
-                         context_slots, parent_checkpoint, token_slots)
+from mtcue.study import (SHORTENER_TYPES, SHORTENING_TYPES, SIDE_COLUMNS, STYLE_TYPES, ConfigError, columns_of,
+                         context_kind, context_sentences, context_slots, parent_checkpoint, shortening_groups,
+                         token_slots)
 
 
 def model_entry(cfg: dict, model: str) -> dict:
@@ -63,6 +64,8 @@ def model_spec(cfg: dict, model: str, direction: str) -> dict:
                            "slots": token_slots(cfg)}
     if entry["type"] in SHORTENING_TYPES:
         spec["arch"] = {**spec["arch"], "context_sentences": context_sentences(entry)}
+    if entry["type"] in SHORTENER_TYPES:  # K of the model's pair (config: one value or one per pair)
+        spec["arch"]["shortening_groups"] = shortening_groups(entry, model, direction)
     return spec
 
 

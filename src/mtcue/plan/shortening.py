@@ -1,5 +1,5 @@
-"""The sequence-shortening experiment (shortening.smk, the seed's Tables 2-3): its runs, one per model and
-context size, and the directions they are trained and scored in.
+"""The sequence-shortening experiment (shortening.smk, the shortening paper's Tables 2-3): its runs, one per model
+and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ from mtcue.study import SHORTENING_TYPES, shortening_name
 
 
 def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
-    """The seed's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
-    sentence-level model, 1 for a concat model, None for another model without that notion."""
+    """The shortening paper's Tables 2-3 in order: (config model, context size, run name); context size 0 for the
+    sentence-level model, None for another model without that notion. A concat model is the single-encoder
+    row: itself (part 1's run) at C = 1, a run of its own reading C sentences for each larger context size."""
     exp = cfg["experiments"]["shortening"]
     cells = []
     for model in exp["models"]:
         kind = cfg["models"][model]["type"]
         if kind in SHORTENING_TYPES:
             cells += [(model, c, shortening_name(model, c)) for c in exp["context_sizes"]]
+        elif kind == "concat":
+            cells += [(model, 1, model), *((model, c, shortening_name(model, c)) for c in exp["context_sizes"] if c > 1)]
         else:
-            cells.append((model, {"base": 0, "concat": 1}.get(kind), model))
+            cells.append((model, 0 if kind == "base" else None, model))
     return cells
 
 
@@ -39,8 +42,28 @@ def shortening_table_cells(cfg: dict) -> list[dict]:
             for model, size, run in shortening_cells(cfg)]
 
 
+def groupings_runs(cfg: dict) -> list[tuple[str, str, str]]:
+    """The shortening paper's Figure 3 (its en-de Latent Grouping and Selecting on a ContraPro sentence):
+    (direction, run, suite) of each grouping and selecting run with the experiment's smallest context size, in
+    its first direction that has a contrastive suite (the sentence comes from that suite)."""
+    from mtcue.plan.contrastive import suites  # plan.contrastive reads plan.models, which reads this module
+
+    exp, by_direction = cfg["experiments"]["shortening"], suites(cfg)
+    direction = next((d for d in exp["directions"] if by_direction.get(d)), None)
+    if direction is None or not exp["context_sizes"]:
+        return []
+    smallest = min(exp["context_sizes"])
+    return [(direction, name, by_direction[direction][0]) for model, size, name in shortening_cells(cfg)
+            if cfg["models"][model]["type"] in ("grouping", "selecting") and size == smallest
+            and direction in exp["only"].get(name, [direction])]
+
+
 def targets(cfg: dict) -> dict[str, list[str]]:
-    """The runs' score records (`scores`) and the table (`table`)."""
-    runs, split = shortening_runs(cfg), cfg["evaluation"]["split"]
+    """The runs' score records (`scores`), the table (`table`), the groupings records (`groupings`) and
+    Figure 3 (`figure`)."""
+    runs, split, groupings = shortening_runs(cfg), cfg["evaluation"]["split"], groupings_runs(cfg)
     return {"scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-            "table": [f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else []}
+            "table": [f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else [],
+            "groupings": [f"results/records/groupings/{d}/{m}.json" for d, m, _suite in groupings],
+            "figure": ["results/figures/shortening_groupings.csv", "results/figures/shortening_groupings.svg"]
+            if groupings else []}

@@ -61,6 +61,14 @@ def cmd_style_levels(a):
     write_style_levels(load_records(a.records, "formality"), a.csv, a.svg)
 
 
+def cmd_groupings(a):
+    from mtcue.records import load_records
+    from mtcue.reporting.groupings import write_groupings
+    from mtcue.reporting.kit import RunIds
+
+    write_groupings(load_records(a.records, "groupings"), RunIds.read(a.run_ids), a.csv, a.svg)
+
+
 def cmd_figure4(a):
     import json
 
@@ -230,8 +238,17 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the SVG file")
 
     s = step("figure-style-levels", cmd_style_levels, "the style level sweep (Jeong et al.'s style-control models): "
-             "formal accuracy per level, CSV and SVG, from their formality records", options("csv", "svg"))
+             "formal accuracy and meaning preservation per level, CSV and SVG, from their formality records",
+             options("csv", "svg"))
     s.add_argument("--records", nargs="+", required=True, help="supervised formality records (with `levels`)")
+    s.add_argument("--csv", required=True)
+    s.add_argument("--svg", required=True)
+
+    s = step("figure-groupings", cmd_groupings, "the shortening paper's Figure 3: each Latent Grouping / Selecting "
+             "model's weights of one sentence's pieces in its groups, CSV and SVG, from their groupings records",
+             options("csv", "svg"))
+    s.add_argument("--records", nargs="+", required=True, help="groupings records (mtcue groupings)")
+    s.add_argument("--run-ids", required=True, help="the MLflow sync's run ids (results/mlflow/{study}.runs.json)")
     s.add_argument("--csv", required=True)
     s.add_argument("--svg", required=True)
 

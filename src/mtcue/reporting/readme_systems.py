@@ -55,14 +55,18 @@ def side_information_section(table: pd.DataFrame | None) -> list[str]:
 
 
 def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> list[str]:
-    """Supervised style control: formal accuracy at each level of the sweep per direction and model, whether
-    it rises with the level, and the Table 5 average at the extremes (levels 5 and 1) with its interval."""
+    """Supervised style control: formal accuracy and meaning preservation (chrF) at each level of the sweep per
+    direction and model, whether formality rises with the level, and the Table 5 average at the extremes
+    (levels 5 and 1) with its interval."""
     if levels is None or levels.empty:
         return []
     sweep = levels.pivot_table(index=["direction", "model"], columns="level", values="formal_accuracy")
+    meaning = levels.pivot_table(index=["direction", "model"], columns="level", values="meaning_chrf").reindex(sweep.index)
     display = pd.DataFrame(index=pd.Index([f"{d}, {display_name(m)}" for d, m in sweep.index], name="model"))
     for level in LEVELS:
-        display[f"level {level}"] = [_value(v, 1) for v in sweep.get(level, pd.Series(index=sweep.index))]
+        missing = pd.Series(index=sweep.index, dtype=float)
+        display[f"level {level}"] = [f"{_value(f, 1)} / {_value(c, 1)}" for f, c in
+                                     zip(sweep.get(level, missing), meaning.get(level, missing))]
     display["rises with the level"] = ["yes" if row.is_monotonic_increasing and row.notna().all() else "no"
                                        for _, row in sweep.iterrows()]
     if table5 is not None:
@@ -79,7 +83,8 @@ def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> l
 
         display["Table 5 formal / informal (avg [95% CI])"] = [extremes(d, m) for d, m in sweep.index]
     return ["Supervised style control (Jeong et al.'s Korean–English style-control paper; `results/figures/style_levels.svg`, rows "
-            "\"(supervised)\" of Table 5): formal share (%) of each model's output on Table 5's test set at each "
+            "\"(supervised)\" of Table 5): formal share (%) / meaning preservation (mean sentence chrF against the "
+            "references, Jeong et al.'s Table 1 semantic score) of each model's output on Table 5's test set at each "
             "style level (1 informal ... 5 formal), and Table 5's accuracy at levels 5 and 1 beside MTCUE's zero-shot "
             "figures above; one run each:", "", *markdown_table(display)]
 

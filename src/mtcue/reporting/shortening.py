@@ -112,7 +112,8 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
     df = df.set_index(["direction", "row", "metric", "source"])
     footnotes = [
         "C: previous sentences of context (the sentence-level model none; the single-encoder concatenation is "
-        "part 1's CONCAT with one). BLEU: sacreBLEU on the study's test split. Accuracy: share of contrastive "
+        "part 1's CONCAT at C = 1 and the same model reading the C previous sentences, farthest first, at C > 1, "
+        "trained per size). BLEU: sacreBLEU on the study's test split. Accuracy: share of contrastive "
         "examples whose correct translation scores strictly best by its per-token mean log-probability (`</s>` "
         "included), the shortening paper's measure (fairseq's SequenceScorer into ContraPro's evaluate.py), not "
         "the summed score of the contrastive table; pronouns: the pronoun examples; d=k: those whose antecedent "

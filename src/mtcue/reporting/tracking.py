@@ -176,7 +176,8 @@ def _evaluation(record: dict, params: dict[str, str], tags: dict[str, str]) -> d
     name = kind if split in (None, "test") else f"{split}_{kind}"
     if kind == "formality":  # a style-control model's also per style level (the sweep)
         return {**{f"{name}_{f}": record[f] for f in FORMALITY_FIELDS},
-                **{f"{name}_level{e['level']}_formal": e["formal_accuracy"] for e in record.get("levels", [])}}
+                **{f"{name}_level{e['level']}_formal": e["formal_accuracy"] for e in record.get("levels", [])},
+                **{f"{name}_level{e['level']}_meaning_chrf": e["meaning_chrf"] for e in record.get("levels", [])}}
     if kind == "contrastive":
         suite = record["suite"]
         return {f"contrastive_{suite}": record["accuracy"],

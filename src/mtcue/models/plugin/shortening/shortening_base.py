@@ -213,7 +213,9 @@ class ShorteningModel(TokenContextModel):
                             help="previous sentences read as context in training (the task's --context-slot "
                                  "prev1,...,prevC); the model reads as many as a batch gives")
         parser.add_argument("--shortening-groups", type=int, metavar="K",
-                            help="groups (Latent Grouping) or selected tokens (Latent Selecting)")
+                            help="pooling window (pool_*), groups (Latent Grouping) or selected tokens (Latent "
+                                 "Selecting); required by those (config: arch.shortening_groups, its default the "
+                                 "schema's)")
 
     @classmethod
     def build_shortener(cls, args) -> Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]:
@@ -235,7 +237,7 @@ def shortening_defaults(args) -> None:
     base_architecture(args)
     contextual_defaults(args)
     args.context_sentences = getattr(args, "context_sentences", None) or 1
-    args.shortening_groups = getattr(args, "shortening_groups", None) or 2
+    args.shortening_groups = getattr(args, "shortening_groups", None)
 
 
 def register_shortening(name: str, shorten=None, gated: bool = False, parallel: bool = False,
@@ -250,6 +252,8 @@ def register_shortening(name: str, shorten=None, gated: bool = False, parallel: 
     def shortener(cls, args):
         if shorten is not None:
             return shorten
+        if args.shortening_groups is None:  # the default is the config schema's alone (mtcue.config)
+            raise ValueError(f"model {name}: give --shortening-groups K (config: models.*.arch.shortening_groups)")
         return build_shortener(name, args.encoder_embed_dim, args.encoder_attention_heads, args.attention_dropout,
                                args.shortening_groups)
 

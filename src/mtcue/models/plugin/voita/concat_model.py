@@ -4,8 +4,10 @@ embedding plus a learned segment embedding (0 = context, 1 = current sentence); 
 current sentence only. The paper found a separator token alone > 1 BLEU worse than this.
 
 The context is one slot of a token store (docs/formats.md section 2), `<s> context </s>` before the
-source; positions run on over the whole sequence. Every BASE tensor loads; `encoder.context_segments`
-is new.
+source; positions run on over the whole sequence. With C slots (prev1,...,prevC, [B, C, L]; the shortening
+paper's single-encoder rows at C = 2-3) the sentences stand in document order, farthest first, each
+`<s> line </s>`; the padding between them is masked and takes no position (fairseq counts positions over
+non-padding tokens). Every BASE tensor loads; `encoder.context_segments` is new.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ class ConcatEncoder(TransformerEncoder):
     def forward(self, src_tokens, src_lengths=None, context=None, context_padding_mask=None,
                 return_all_hiddens: bool = False, token_embeddings=None):
         require_context(context, context_padding_mask)
+        if context.dim() == 3:  # [B, C, L], nearest first -> one sequence in document order
+            context = context.flip(1).flatten(1)
         tokens = torch.cat([context, src_tokens], dim=1)
         segments = torch.cat([torch.zeros_like(context), torch.ones_like(src_tokens)], dim=1)
         # The positional embeddings end at max_source_positions: a longer pair loses the context's beginning.
