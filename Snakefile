@@ -56,3 +56,4 @@ rule all:
         SHORTENING["table"],
         SIDE_INFORMATION["table"],
         STYLE["figure"],
+        STYLE["agreement"],
