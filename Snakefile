@@ -58,3 +58,4 @@ rule all:
         SHORTENING["figure"],
         SIDE_INFORMATION["table"],
         STYLE["figure"],
+        STYLE["agreement"],

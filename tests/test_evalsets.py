@@ -12,6 +12,7 @@ from mtcue.data.evalsets import (
     eamt22,
     iwslt22,
     iwslt22_files,
+    iwslt22_valid_files,
     lopes,
 )
 from mtcue.io import OWNED_MARKER
@@ -53,6 +54,48 @@ def test_iwslt22_rejects_an_annotation_that_is_not_its_reference(tmp_path):
     with pytest.raises(ValueError, match="differ in length"):
         iwslt22(write_iwslt(tmp_path / "short", short), "en-de", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_iwslt22_validation_set_is_the_training_data_of_both_domains(tmp_path):
+    """IWSLT22's en-de training data (telephony, topical-chat; data/train) becomes the validation set in the test
+    set's layout, telephony first; a domain's file missing stops the step with its name, nothing written."""
+    src = tmp_path / "train"
+    src.mkdir()
+    for i, domain in enumerate(("telephony", "topical-chat")):
+        for suffix, content in IWSLT.items():
+            (src / f"formality-control.train.{domain}.en-de.{suffix}").write_text(content[i] + "\n")
+    assert iwslt22_valid_files("en-de")[5] == "formality-control.train.topical-chat.en-de.en"
+    n = iwslt22(src, "en-de", tmp_path / "valid", split="valid")
+    assert n == 2
+    for name, suffix in zip(iwslt22_files("en-de"), IWSLT):
+        assert (tmp_path / "valid" / name).read_text() == "\n".join(IWSLT[suffix]) + "\n"
+    (src / "formality-control.train.topical-chat.en-de.informal.annotated.de").unlink()
+    with pytest.raises(FileNotFoundError, match=r"missing formality-control\.train\.topical-chat\.en-de\."
+                                                r"informal\.annotated\.de"):
+        iwslt22(src, "en-de", tmp_path / "valid2", split="valid")
+    assert not (tmp_path / "valid2").exists()
+
+
+def test_paper_config_wires_iwslt22_validation_where_it_exists():
+    """en-de: IWSLT22's training data is downloaded and converted, and Table 6's zero-shot column reads the
+    validation records; en-ru (IWSLT22's zero-shot pair, no training data) chooses its prompt on test."""
+    from conftest import REPO
+
+    from mtcue import config as cfg
+    from mtcue.data import sources
+    from mtcue.plan.ablation import zeroshot_records
+    from mtcue.plan.formality import chosen_on_valid
+
+    paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
+    assert chosen_on_valid(paper, "en-de") and not chosen_on_valid(paper, "en-ru")
+    assert "results/eval/iwslt22_valid/en-de" in sources.evalset_targets(paper, ["en-de", "en-ru"])
+    assert "results/eval/iwslt22_valid/en-ru" not in sources.evalset_targets(paper, ["en-de", "en-ru"])
+    urls = sources.all_urls(paper, ["en-de", "en-ru"])
+    assert ("https://raw.githubusercontent.com/amazon-science/contrastive-controlled-mt/main/IWSLT2022/data/train/"
+            "en-de/formality-control.train.telephony.en-de.formal.annotated.de") in urls
+    records = zeroshot_records(paper, "formality")
+    assert records and all(r.startswith("results/records/formality/en-de/") and r.endswith(".valid.json")
+                           for r in records)
 
 
 EAMT = [  # entries of the official data/test.json

@@ -170,6 +170,21 @@ def test_multi_encoder_and_linear_pooling_read_stacked_sentences_and_grow_in_dec
         assert len(decode) == 3 and all(a < b for a, b in zip(decode, decode[1:])), (model, decode)
 
 
+def test_paper_figure_has_the_shortening_familys_curves():
+    """The shortening paper's Figure 4 at paper scale: caching, pooling, grouping, selecting and multi-encoder
+    beside the document-level models, each c = 1..3 its run trained with c sentences, the C = 3 run beyond."""
+    from mtcue.study import SHORTENING_TYPES
+
+    plan = memory_growth_plan(cfgmod.load(REPO / "config" / "paper.yaml"))
+    family = {"caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping", "selecting",
+              "multi_encoder"}
+    assert family <= set(plan["curves"]) and {"mtcue", "concat"} <= set(plan["curves"])
+    for label in family:
+        assert plan["curves"][label] == [f"{label}_c{min(c, 3)}" for c in range(1, 9)]
+        assert plan["specs"][f"{label}_c3"]["type"] in SHORTENING_TYPES
+        assert plan["specs"][f"{label}_c2"]["arch"]["context_sentences"] == 2
+
+
 def test_token_context_is_concatenated_or_stacked_sentence_by_sentence():
     from mtcue.models.params import DataFreeTask
 

@@ -121,15 +121,18 @@ def test_the_paper_config_lists_the_whole_data_path():
     assert run.returncode == 0, run.stderr[-3000:]
     jobs = dict(line.split()[:2] for line in run.stdout.split("Job stats:")[1].splitlines()[3:] if len(line.split()) == 2)
     # 5 language archives + 4 alignments, 4 block lists + ContraPro's and Lopes et al.'s lists, IWSLT22 (5 files
-    # x 2 pairs), EAMT22 (2), ContraPro's documents, Lopes et al.'s 4 files and annotation, Voita et al. 2019's 4 sets
-    assert jobs["download"] == "37"
+    # x 2 pairs, and en-de's training data, the validation set: 5 files x 2 domains), EAMT22 (2), ContraPro's
+    # documents, Lopes et al.'s 4 files and annotation, Voita et al. 2019's 4 sets
+    assert jobs["download"] == "47" and jobs["eval_iwslt22_valid"] == "1"
     assert (jobs["extract_opensubtitles"], jobs["omdb"], jobs["split_corpus"]) == ("4", "1", "4")
     assert (jobs["eval_iwslt22"], jobs["eval_eamt22"], jobs["eval_contrapro"], jobs["eval_lopes"]) == ("2", "2", "1", "1")
     assert jobs["clean"] == "12" and jobs["table1_data"] == "1" and "generate_corpus" not in jobs
     assert "object.pouta.csc.fi/OPUS-OpenSubtitles/v2018/xml/en-ru.xml.gz" in run.stdout
-    # Table 5 on the official IWSLT22 sources, each model once for all its prompts: five models x en-de,
-    # en-ru, and Table 6's eight other ablation models in en-de
-    assert jobs["formality_translate"] == "18"
+    # Table 5 on the official IWSLT22 sources, each model once for all its prompts: five models x en-de, en-ru;
+    # en-de's prompts also on its validation set (where each model's best prompt is chosen, Table 6's zero-shot
+    # column): the four models with prompts and Table 6's eight other ablation models
+    assert jobs["formality_translate"] == "10" and jobs["formality_translate_valid"] == "12"
+    assert "--source results/eval/iwslt22_valid/en-de/formality-control.test.en-de.en" in run.stdout
     assert ("mtcue translate-prompts --model-dir results/models/en-ru/mtcue "
             "--source results/eval/iwslt22/en-ru/formality-control.test.en-ru.en") in run.stdout
     # Figure 4: en-pl's lines annotated by EAMT22's rules; every model (BASE too) on the official test set:
@@ -171,4 +174,5 @@ def test_sources_name_the_files_a_mirror_holds(tmp_path):
     assert sources.opus_dir(downloaded) == "results/download/object.pouta.csc.fi/OPUS-OpenSubtitles/v2018"
     assert sources.mirrored(downloaded, CONTRAPRO) == "/m/raw.githubusercontent.com/ZurichNLP/ContraPro/master/contrapro.json"
     assert sources.evalset_targets(downloaded, ["en-de", "en-fr"]) == [
-        "results/eval/iwslt22/en-de", "results/eval/contrapro/en-de/test.jsonl", "results/eval/lopes/en-fr/test.jsonl"]
+        "results/eval/iwslt22/en-de", "results/eval/iwslt22_valid/en-de", "results/eval/contrapro/en-de/test.jsonl",
+        "results/eval/lopes/en-fr/test.jsonl"]

@@ -14,6 +14,7 @@ from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import ContextDataset
 from mtcue.models.plugin.pretrained import load_pretrained_base
 from mtcue.models.plugin.side_information.mtl_criterion import MultiTaskCriterion
+from conftest import REPO
 from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
@@ -361,6 +362,54 @@ def test_claims_compare_each_system_by_its_chosen_grid_point(tmp_path, valid, ch
     assert (("chosen", "en-de", f"{chosen}, w/o side info", how)) in df.index
     md = (tmp_path / "t.md").read_text()
     assert ("best validation BLEU" if valid else "best test BLEU (no validation scores: optimistic)") in md
+
+
+def _grid_rows():
+    return [{"label": "base", "model": "base", "type": "base", "variant": ""},
+            {"label": "output-layer (H_s 64)", "model": "si_h64", "type": "si_output_layer", "variant": ""},
+            {"label": "output-layer (H_s 128)", "model": "si_h128", "type": "si_output_layer", "variant": ""}]
+
+
+def _score(model, bleu, split):
+    return {"kind": "score", "model": model, "direction": "en-de", "bleu": bleu, "split": split, "study": "t",
+            "segment_stats": [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 3}
+
+
+def test_a_grid_without_a_validation_record_of_every_point_is_refused(tmp_path):
+    """H_s 128 scored on validation, H_s 64 not: choosing among the scored points only (or on test) would hide
+    that the grid was not tuned as Hoang et al.'s; the step names the missing point and what to pass."""
+    from mtcue.reporting.side_information import write_side_information_table
+
+    scores = [_score("base", 30.0, "test"), _score("si_h64", 31.0, "test"), _score("si_h128", 32.0, "test")]
+    with pytest.raises(ValueError, match=r"si_output_layer: no validation score record of grid point\(s\) si_h64 "
+                                         r"in en-de .*--valid-records"):
+        write_side_information_table(_grid_rows(), scores, [], [], [], "base", tmp_path / "t.csv", tmp_path / "t.md",
+                                     valid_scores=[_score("si_h128", 25.0, "valid")])
+    with pytest.raises(ValueError, match=r"not of the validation split: si_h64 \(en-de, split test\)"):
+        write_side_information_table(_grid_rows(), scores, [], [], [], "base", tmp_path / "t.csv", tmp_path / "t.md",
+                                     valid_scores=[_score("si_h64", 31.0, "test"), _score("si_h128", 25.0, "valid")])
+    assert not (tmp_path / "t.csv").exists()
+
+
+def test_paper_grid_points_are_scored_on_validation_and_named_in_the_table():
+    """The paper's grids (H_s 64-512, lambda 0.001-1) in eight directions: every grid point, and only those, has a
+    validation-split score record among the table's inputs, and each row names its point."""
+    from mtcue import config as cfg
+    from mtcue.plan import side_information
+
+    paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
+    valid = side_information.targets(paper)["valid"]
+    assert len(valid) == 8 * (4 + 4)
+    assert "results/records/score/pl-en/si_output_layer_h256.valid.json" in valid
+    assert "results/records/score/en-de/si_mtl_l0001.valid.json" in valid
+    assert not [v for v in valid if "si_src_prefix" in v or "si_base" in v or not v.endswith(".valid.json")]
+    labels = [r["label"] for r in side_information.side_information_table_rows(paper)]
+    assert "output-layer (H_s 128)" in labels and "output-layer, w/o side info at test (H_s 512)" in labels
+    assert "mtl (lambda 0.001)" in labels and "mtl (lambda 1)" in labels
+    assert len(labels) == len(set(labels))
+    # the demo's one point per type: nothing to choose, no validation decoding
+    assert side_information.targets(cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"),
+                                                 source="config.yaml"))["valid"] == []
 
 
 # ---- the workflow -------------------------------------------------------------------------------

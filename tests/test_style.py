@@ -296,6 +296,86 @@ def test_an_unknown_label_is_refused_with_file_and_line(write_corpus):
         line_levels(corpus, "en-de", MAPPING)
 
 
+@pytest.mark.parametrize("lang, text, score", [
+    ("de", "Hast du deinen Pass gesehen?", -3),               # du's verb, pronoun and possessive
+    ("de", "Haben Sie Ihren Pass gesehen?", 2),              # Sie and Ihr- after the first word
+    ("de", "Sie hat es gesehen.", 0),                        # sentence-initial Sie: also "she"
+    ("de", "Er macht es, und ihr Mann weiß es.", 0),         # "macht" (er) and "ihr" (her): not address
+    ("de", "Können Sie mir helfen, oder du?", 0),            # one of each: neither
+    ("ru", "Ты видел твою сумку?", -2),
+    ("ru", "Вы знаете, где ваш паспорт?", 3),                # вы, знаете, ваш
+    ("ru", "Привет.", 0),
+])
+def test_formality_score_counts_formal_minus_informal_address_forms(lang, text, score):
+    from mtcue.context.style_levels import formality_score, score_level
+
+    assert formality_score(text, lang) == score
+    assert score_level(score) == min(max(score, -2), 2) + 3
+
+
+def test_address_levels_need_no_labels_and_flatten_the_training_split_only(write_corpus, tmp_path):
+    """An unlabelled corpus: refused as labels, levelled by address forms; training keeps the rarest present
+    level's count of every level (here 1: one line per level), the valid split keeps every line."""
+    from conftest import make_sample
+
+    from mtcue.context.style_levels import NOT_SAMPLED, build_style_store
+
+    texts = ["Hast du deinen Pass?", "Ist das deine Tasche?", "Ist das dein Buch?", "Das ist gut.", "Es regnet.",
+             "Haben Sie Ihren Pass?"]   # levels 1, 2, 2, 3, 3, 5
+    train = write_corpus([make_sample(i, de=t) for i, t in enumerate(texts)], name="train.jsonl")
+    valid = write_corpus([make_sample(i, de=t) for i, t in enumerate(texts)], name="valid.jsonl")
+    with pytest.raises(ValueError, match="no line has a formality label"):
+        build_style_store({"train": train}, "en-de", MAPPING, tmp_path / "labels")
+    manifest = build_style_store({"train": train, "valid": valid}, "en-de", None, tmp_path / "style", seed=3)
+    levels = np.load(tmp_path / "style" / "train.npy")
+    assert levels[0] == 1 and levels[5] == 5 and sorted(levels[1:3]) == [NOT_SAMPLED, 2]
+    assert sorted(levels[3:5]) == [NOT_SAMPLED, 3]
+    assert manifest["lines_per_level"]["train"] == {"0": 2, "1": 1, "2": 1, "3": 1, "5": 1}
+    assert np.load(tmp_path / "style" / "valid.npy").tolist() == [1, 2, 2, 3, 3, 5]
+    assert manifest["levels_from"] == "address" and not (tmp_path / "labels").exists()
+
+
+def test_training_never_batches_a_line_the_flattening_left_out():
+    from mtcue.context.style_levels import NOT_SAMPLED
+
+    d = Dictionary()
+    tokens = [torch.tensor([4, 2]), torch.tensor([5, 2]), torch.tensor([6, 2])]
+    pairs = LanguagePairDataset(tokens, np.array([2, 2, 2]), d, tokens, np.array([2, 2, 2]), d, shuffle=False)
+    task = token_task(40)
+    dataset = task.with_style(pairs, np.array([5, NOT_SAMPLED, 1]))
+    assert task.filter_indices_by_size(np.arange(3), dataset).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="line 2 has style level 6"):
+        task.with_style(pairs, np.array([5, 6, 1]))
+
+
+def test_address_levels_agree_with_iwslt22_references(tmp_path):
+    """Hand-scored: 3 sources, the third's references show no address (both level 3): formal references
+    2/3 formal, informal 2/3 informal, 2/3 of the pairs ordered formal above informal."""
+    from mtcue.context.style_levels import reference_agreement
+    from mtcue.data.evalsets import iwslt22_files
+
+    lines = [["Do you play?", "Have you seen it?", "Nice weather."],
+             ["Spielen Sie?", "Haben Sie es gesehen?", "Schönes Wetter."],
+             ["Spielst du?", "Hast du es gesehen?", "Schönes Wetter."]]
+    for name, content in zip(iwslt22_files("en-de"), lines):
+        (tmp_path / name).write_text("\n".join(content) + "\n")
+    record = reference_agreement(tmp_path, "en-de")
+    assert record["n"] == 3 and record["ordered"] == pytest.approx(2 / 3, abs=1e-4)
+    assert record["formal"] == {"formal": 0.6667, "neither": 0.3333, "informal": 0.0}
+    assert record["informal"] == {"formal": 0.0, "neither": 0.3333, "informal": 0.6667}
+
+
+def test_paper_style_levels_come_from_address_scores_with_their_agreement():
+    from mtcue import config as cfgmod
+    from mtcue.plan.style import targets
+
+    paper = cfgmod.load(REPO / "config" / "paper.yaml")
+    assert paper["experiments"]["style"]["levels_from"] == "address"
+    assert targets(paper)["agreement"] == ["results/records/style_agreement/en-de.json",
+                                           "results/records/style_agreement/en-ru.json"]
+    assert targets(cfgmod.load(REPO / "config" / "config.yaml"))["agreement"] == []
+
+
 def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):
     from mtcue.evaluation.formality import FormalityTestSet, score_style
 

@@ -135,7 +135,6 @@ FEWSHOT_MODELS = fewshot.fewshot_models(config)
 # Pairs whose training lines are annotated with EAMT22's rules (the paper's data; data.smk).
 EAMT22_PAIRS = sorted({pair_of(d) for d in config["experiments"]["fewshot"]["directions"]}) if OPENSUBTITLES else []
 FORMALITY = formality.targets(config)  # Table 5 (formality.smk)
-FORMALITY_VALID = formality.chosen_on_valid(config)
 STYLE = style.targets(config)  # Jeong et al.'s style control (style.smk): Table 5's supervised rows, the sweep
 TABLE5 = (expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"])
           if FORMALITY["records"] or STYLE["records"] else [])

@@ -191,6 +191,23 @@ if OPENSUBTITLES:
         shell:
             "mtcue evalset --name iwslt22 --pair {wildcards.pair} --inputs {input:q} --out {output} 2> {log}"
 
+    # Table 5's validation set (best prompt; Table 6's zero-shot column): IWSLT22's training data, both
+    # domains, in the test set's layout; pairs without one (en-ru) choose on the test set (plan/formality.py).
+    rule eval_iwslt22_valid:
+        input:
+            lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22_valid", w.pair).values()],
+        output:
+            directory("results/eval/iwslt22_valid/{pair}"),
+        wildcard_constraints:
+            pair="|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"]),
+        log:
+            "results/logs/eval_iwslt22_valid/{pair}.log",
+        benchmark:
+            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
+        shell:
+            "mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair} --inputs {input:q} --out {output} "
+            "2> {log}"
+
     rule eval_eamt22:
         input:
             lambda w: sources.local(sources.evalset_sources(config, "eamt22", "en-pl")[w.split]),

@@ -3,7 +3,7 @@
 # translates the source file once per prompt, the prompt the only context (as the authors' script,
 # --no-doc-context: not even the sentence itself as doc0); a model without context translates it once.
 # Any model can be scored this way: Table 6 reads the ablation models'. The best prompt is chosen on a
-# validation set, translated the same way (FORMALITY_VALID, common.smk; plan/formality.py).
+# validation set, translated the same way (plan/formality.py, chosen_on_valid).
 
 
 rule formality_translate:

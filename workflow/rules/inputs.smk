@@ -96,7 +96,7 @@ def formality_prompts(model):
 
 def formality_valid_hyps(w):
     """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
-    if FORMALITY_VALID and w.model in FORMALITY["models"] and formality_prompts(w.model):
+    if formality.chosen_on_valid(config, w.direction) and w.model in FORMALITY["models"] and formality_prompts(w.model):
         return f"results/hyps/formality_valid/{w.direction}/{w.model}"
     return []
 

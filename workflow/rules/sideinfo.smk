@@ -33,6 +33,7 @@ rule table_side_information:
         score=SIDE_INFORMATION["scores"],
         no_context=SIDE_INFORMATION["no_context"],
         predicted=SIDE_INFORMATION["predicted"],
+        valid=SIDE_INFORMATION["valid"],  # what chooses each type's grid point (H_s, lambda)
         contrastive=[f"results/records/contrastive/{d}/{m}.{s}.json"
                      for d, m in side_information.side_information_models(config) for s in CONTRASTIVE_SUITES.get(d, [])],
         runs=MLFLOW_RUNS,
@@ -52,6 +53,6 @@ rule table_side_information:
     shell:
         "mtcue table-side-information --rows {params.rows:q} --records {input.score} "
         "--no-context-records {input.no_context} --predicted-records {input.predicted} "
-        "--contrastive-records {input.contrastive} "
+        "--contrastive-records {input.contrastive} --valid-records {input.valid} "
         "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]} "
         "--alpha {params.bootstrap[alpha]} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"

@@ -1,8 +1,9 @@
 # Jeong et al.'s style control (the Korean-English seed): style_token and style_dim fine-tuned from their
 # parent (BASE) through the ordinary train rule on the style store (a level per line from the corpus's
-# register labels), then each translates Table 5's test set at every level of experiments.style.levels,
-# scored by the official rule (supervised rows of Table 5) and by meaning preservation (chrF against the
-# references, Jeong et al.'s Table 1), and drawn as the level sweep.
+# register labels, or at paper scale each target's formality score, binned and flattened), then each
+# translates Table 5's test set at every level of experiments.style.levels, scored by the official rule
+# (supervised rows of Table 5) and by meaning preservation (chrF against the references, Jeong et al.'s
+# Table 1), and drawn as the level sweep.
 
 
 rule style_store:
@@ -12,14 +13,30 @@ rule style_store:
         directory("results/style/{direction}"),
     params:
         corpora=lambda w, input: corpus_options(w, input),
-        mapping=json.dumps(config["experiments"]["style"]["mapping"]),
+        levels=(f"--mapping {shlex.quote(json.dumps(config['experiments']['style']['mapping']))}"
+                if config["experiments"]["style"]["levels_from"] == "labels"
+                else f"--levels-from address --seed {config['seed']}"),
     log:
         "results/logs/style_store/{direction}.log",
     benchmark:
         "results/benchmarks/style_store/{direction}.tsv"
     shell:
-        "mtcue style-levels --direction {wildcards.direction} {params.corpora} --mapping {params.mapping:q} "
-        "--out {output} 2> {log}"
+        "mtcue style-levels --direction {wildcards.direction} {params.corpora} {params.levels} --out {output} 2> {log}"
+
+
+# How the formality-score levels agree with IWSLT22's formal and informal references (levels_from: address).
+rule style_agreement:
+    input:
+        lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+    output:
+        "results/records/style_agreement/{direction}.json",
+    localrule: True
+    log:
+        "results/logs/style_agreement/{direction}.log",
+    benchmark:
+        "results/benchmarks/style_agreement/{direction}.tsv"
+    shell:
+        "mtcue style-agreement --references {input} --direction {wildcards.direction} --out {output} 2> {log}"
 
 
 rule style_translate:

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from mtcue.options import corpora_from_args, options, positive_int
+
+log = logging.getLogger("mtcue")
 
 
 def cmd_embed(a):
@@ -76,7 +79,21 @@ def cmd_style_levels(a):
     from mtcue.context.style_levels import build_style_store
     from mtcue.options import json_option
 
-    build_style_store(corpora_from_args(a), a.direction, json_option(a.mapping, "--mapping"), a.out)
+    if (a.levels_from == "labels") != bool(a.mapping):
+        raise SystemExit("style-levels: --mapping with --levels-from labels (only)")
+    mapping = json_option(a.mapping, "--mapping") if a.mapping else None
+    build_style_store(corpora_from_args(a), a.direction, mapping, a.out, a.seed)
+
+
+def cmd_style_agreement(a):
+    from mtcue.context.style_levels import reference_agreement
+    from mtcue.io import atomic_write_text
+
+    record = reference_agreement(a.references, a.direction)
+    atomic_write_text(a.out, json.dumps(record, indent=1) + "\n")
+    log.info("%s: formal references scored formal %.1f%%, informal informal %.1f%%, pairs ordered %.1f%%",
+             a.direction, 100 * record["formal"]["formal"], 100 * record["informal"]["informal"],
+             100 * record["ordered"])
 
 
 def register(step) -> None:
@@ -109,10 +126,21 @@ def register(step) -> None:
     s.add_argument("--out", required=True)
 
     s = step("style-levels", cmd_style_levels, "the style store: a level 1..5 per line of each split, the "
-             "target's register label mapped (the style-control models; docs/formats.md, section 2)")
+             "target's register label mapped or its formality score binned (the style-control models; "
+             "docs/formats.md, section 2)")
     s.add_argument("--direction", required=True)
     s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
-    s.add_argument("--mapping", required=True, help='JSON {"informal": 1, "formal": 5, "unlabelled": 3}')
+    s.add_argument("--levels-from", choices=["labels", "address"], default="labels",
+                   help="labels: the corpus's register labels (--mapping); address: each target's formality score "
+                        "(German, Russian address forms) in 5 bins, the training split flattened per bin")
+    s.add_argument("--mapping", help='labels: JSON {"informal": 1, "formal": 5, "unlabelled": 3}')
+    s.add_argument("--seed", type=int, default=1, help="address: the flattening's sampling seed")
+    s.add_argument("--out", required=True)
+
+    s = step("style-agreement", cmd_style_agreement, "how the address levels (style-levels --levels-from "
+             "address) agree with IWSLT22's formal and informal references", options("out"))
+    s.add_argument("--references", required=True, help="an IWSLT22 folder (official files, results/eval/iwslt22)")
+    s.add_argument("--direction", required=True)
     s.add_argument("--out", required=True)
 
     s = step("mask-store", cmd_mask_store, "a few-shot store: attribute sentences kept for N lines per "

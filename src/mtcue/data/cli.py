@@ -112,8 +112,8 @@ def cmd_evalset(a):
     if a.name == "iwslt22":
         sources = {Path(p).parent for p in a.inputs}
         if len(sources) != 1:
-            raise ValueError(f"iwslt22: give the five files of one folder, got {a.inputs}")
-        n = evalsets.iwslt22(sources.pop(), a.pair, a.out)
+            raise ValueError(f"iwslt22: give the official files of one folder, got {a.inputs}")
+        n = evalsets.iwslt22(sources.pop(), a.pair, a.out, a.split)
     elif a.name == "eamt22":
         n = evalsets.eamt22(a.inputs[0], a.split, a.out)
     elif a.name == "contrapro":
@@ -271,10 +271,11 @@ def register(step) -> None:
     s.add_argument("--name", required=True, choices=["iwslt22", "eamt22", "contrapro", "lopes"])
     s.add_argument("--pair", required=True)
     s.add_argument("--inputs", nargs="+", required=True,
-                   help="iwslt22: its five files; eamt22: {split}.json; contrapro: contrapro.json and the Moses "
+                   help="iwslt22: its five files (--split valid: the ten of the training data); eamt22: {split}.json; contrapro: contrapro.json and the Moses "
                         "de-en.txt.zip; lopes: current.src, current.trg, c5.context.src, c5.context.trg, "
                         "testset-en-fr.json")
-    s.add_argument("--split", default="test", help="eamt22: valid (the official dev.json) or test")
+    s.add_argument("--split", default="test", help="eamt22: valid (the official dev.json) or test; iwslt22: valid "
+                   "(the official training data, both domains) or test")
     s.add_argument("--metadata", help="contrapro: OMDb metadata (mtcue omdb) for its films")
     s.add_argument("--out", required=True)
 

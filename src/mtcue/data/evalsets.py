@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 import zipfile
 from collections import defaultdict
 from pathlib import Path
@@ -52,9 +51,19 @@ ADDRESSEE_SENTENCES = {("singular", FEMININE): ADDRESSEE_CUES[FEMININE],
 DOC_KEY = re.compile(r"(\d+)/(\d+)/(\d+)\.xml")
 
 
-def iwslt22_files(pair: str) -> list[str]:
+# The official training data's domains: our validation set is both, in this order (docs/deviations.md).
+IWSLT22_TRAIN_DOMAINS = ("telephony", "topical-chat")
+
+
+def iwslt22_files(pair: str, domain: str | None = None) -> list[str]:
+    """The five official files of `pair`: the test set's, or (`domain`) the training data's of that domain."""
     tgt = pair.split("-")[1]
-    return [f"formality-control.test.{pair}.{s.format(t=tgt)}" for s in IWSLT22_SUFFIXES]
+    split = f"train.{domain}" if domain else "test"
+    return [f"formality-control.{split}.{pair}.{s.format(t=tgt)}" for s in IWSLT22_SUFFIXES]
+
+
+def iwslt22_valid_files(pair: str) -> list[str]:
+    return [name for domain in IWSLT22_TRAIN_DOMAINS for name in iwslt22_files(pair, domain)]
 
 
 def _lines(path: Path) -> list[str]:
@@ -62,30 +71,39 @@ def _lines(path: Path) -> list[str]:
     return text.removesuffix("\n").split("\n") if text else []
 
 
-def iwslt22(source_dir: str | Path, pair: str, out_dir: str | Path) -> int:
-    """Check the five official files of `pair` and copy them to `out_dir`; returns the number of sources.
-    Every file has one line per source; an annotated reference is its plain reference with
-    [F]...[/F] around the formality-bearing words."""
-    source_dir = Path(source_dir)
-    names = iwslt22_files(pair)
+def _iwslt22_lines(source_dir: Path, names: list[str], pair: str) -> list[list[str]]:
+    """The lines of five official files (source, plain and annotated references), checked: one line per
+    source in every file; an annotated reference is its plain reference with [F]...[/F] around the
+    formality-bearing words."""
     missing = [n for n in names if not (source_dir / n).is_file()]
     if missing:
-        raise FileNotFoundError(f"{source_dir}: missing {', '.join(missing)} (IWSLT22 formality test files)")
-    lines = {name: _lines(source_dir / name) for name in names}
-    counts = {len(v) for v in lines.values()}
-    if len(counts) != 1 or not counts.pop():
+        raise FileNotFoundError(f"{source_dir}: missing {', '.join(missing)} (IWSLT22 formality files)")
+    lines = [_lines(source_dir / name) for name in names]
+    if len({len(v) for v in lines}) != 1 or not lines[0]:
         raise ValueError(f"{source_dir}: the IWSLT22 files of {pair} differ in length or are empty: "
-                         + ", ".join(f"{n} {len(v)}" for n, v in lines.items()))
-    for register in ("formal", "informal"):
-        plain, annotated = names[1 + (register == "informal")], names[3 + (register == "informal")]
+                         + ", ".join(f"{n} {len(v)}" for n, v in zip(names, lines)))
+    for plain, annotated in ((1, 3), (2, 4)):
         for lineno, (ref, ann) in enumerate(zip(lines[plain], lines[annotated]), 1):
             if ann.count("[F]") != ann.count("[/F]") or FORMALITY_TAG.sub("", ann) != ref:
-                raise ValueError(f"{source_dir / annotated}:{lineno}: not {plain} line {lineno} with balanced "
-                                 "[F]...[/F] marks")
+                raise ValueError(f"{source_dir / names[annotated]}:{lineno}: not {names[plain]} line {lineno} with "
+                                 "balanced [F]...[/F] marks")
+    return lines
+
+
+def iwslt22(source_dir: str | Path, pair: str, out_dir: str | Path, split: str = "test") -> int:
+    """Check the official files of `pair` and write them to `out_dir` under the test set's five names;
+    returns the number of sources. `split` test: the test files; valid: the training data of both domains
+    (IWSLT22_TRAIN_DOMAINS), one after the other, which IWSLT22 gives for training and development and the
+    paper's models never train on."""
+    source_dir = Path(source_dir)
+    if split not in ("test", "valid"):
+        raise ValueError(f"iwslt22: split {split!r} is neither test nor valid")
+    domains = IWSLT22_TRAIN_DOMAINS if split == "valid" else (None,)
+    parts = [_iwslt22_lines(source_dir, iwslt22_files(pair, domain), pair) for domain in domains]
     with atomic_directory(out_dir, "evalset") as tmp:
-        for name in names:
-            shutil.copyfile(source_dir / name, tmp / name)
-    return len(lines[names[0]])
+        for i, name in enumerate(iwslt22_files(pair)):
+            (tmp / name).write_text("".join(line + "\n" for part in parts for line in part[i]), encoding="utf-8")
+    return sum(len(part[0]) for part in parts)
 
 
 def _sample(sample_id: str, doc_id: str, text: dict[str, str], previous: dict[str, list[str]], **extra) -> dict:

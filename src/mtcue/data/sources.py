@@ -11,7 +11,8 @@ from mtcue.data.opensubtitles import alignment_name
 from mtcue.study import ConfigError
 
 DOWNLOAD_ROOT = "results/download"
-EVALSETS = {"iwslt22": ("en-de", "en-ru"), "eamt22": ("en-pl",), "contrapro": ("en-de",), "lopes": ("en-fr",),
+# iwslt22_valid: IWSLT22's training data, our validation set (evaluation_sets.iwslt22.valid_pairs).
+EVALSETS = {"iwslt22": ("en-de", "en-ru"), "iwslt22_valid": ("en-de",), "eamt22": ("en-pl",), "contrapro": ("en-de",), "lopes": ("en-fr",),
             "voita2019": ("en-ru",)}
 EAMT22_SPLITS = {"valid": "dev", "test": "test"}  # our split name -> the official file
 LOPES_FILES = ("OpenSubs.current.src", "OpenSubs.current.trg", "OpenSubs.c5.context.src", "OpenSubs.c5.context.trg")
@@ -77,6 +78,10 @@ def evalset_sources(cfg: dict, name: str, pair: str) -> dict[str, str]:
         from mtcue.data.evalsets import iwslt22_files
 
         return {f: f"{sets['iwslt22']['url'].rstrip('/')}/{pair}/{f}" for f in iwslt22_files(pair)}
+    if name == "iwslt22_valid":
+        from mtcue.data.evalsets import iwslt22_valid_files
+
+        return {f: f"{sets['iwslt22']['valid_url'].rstrip('/')}/{pair}/{f}" for f in iwslt22_valid_files(pair)}
     if name == "eamt22":
         return {split: f"{sets['eamt22']['url'].rstrip('/')}/{name}.json" for split, name in EAMT22_SPLITS.items()}
     if name == "contrapro":
@@ -91,7 +96,8 @@ def evalset_sources(cfg: dict, name: str, pair: str) -> dict[str, str]:
 
 def evalset_pairs(cfg: dict) -> dict[str, list[str]]:
     """{evaluation set: its pairs} this config fetches."""
-    return {name: list(cfg["evaluation_sets"]["iwslt22"]["pairs"]) if name == "iwslt22" else list(pairs)
+    chosen = {"iwslt22": "pairs", "iwslt22_valid": "valid_pairs"}
+    return {name: list(cfg["evaluation_sets"]["iwslt22"][chosen[name]]) if name in chosen else list(pairs)
             for name, pairs in EVALSETS.items()}
 
 
@@ -100,8 +106,8 @@ def evalset_targets(cfg: dict, pairs: list[str]) -> list[str]:
     targets = []
     for name, set_pairs in evalset_pairs(cfg).items():
         for pair in (p for p in set_pairs if p in pairs):
-            if name == "iwslt22":
-                targets.append(f"results/eval/iwslt22/{pair}")
+            if name.startswith("iwslt22"):
+                targets.append(f"results/eval/{name}/{pair}")
             elif name == "voita2019":  # converted straight to contrastive suites (docs/formats.md, section 8)
                 targets += [f"results/eval/contrastive/{pair}/{s}.jsonl" for s in evalset_sources(cfg, name, pair)]
             else:
@@ -125,6 +131,7 @@ def configured_urls(cfg: dict) -> dict[str, str]:
     urls |= {f"corpus.splits.heldout.{pair}.{i}": s for pair, listed in cfg["corpus"]["splits"]["heldout"].items()
              for i, s in enumerate(listed)}
     urls |= {f"evaluation_sets.{name}.url": sets[name]["url"].rstrip("/") for name in ("iwslt22", "eamt22", "lopes", "voita2019")}
+    urls["evaluation_sets.iwslt22.valid_url"] = sets["iwslt22"]["valid_url"].rstrip("/")
     urls |= {f"evaluation_sets.contrapro.{role}": sets["contrapro"][role] for role in ("json", "documents")}
     urls["evaluation_sets.lopes.annotation"] = sets["lopes"]["annotation"]
     return {key: url for key, url in urls.items() if is_url(url)}

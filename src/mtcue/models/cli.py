@@ -94,6 +94,12 @@ def cmd_count_params(a):
     print(json.dumps(count_config(cfgmod.load(a.config), a.vocab_size, a.n_tags), indent=2))
 
 
+def cmd_gpu_hours(a):
+    from mtcue.plan.gpu_hours import gpu_hours_markdown
+
+    print(gpu_hours_markdown(cfgmod.load(a.config)), end="")
+
+
 def cmd_bench_train_cost(a):
     from mtcue.models.train_cost import bench_config
 
@@ -218,6 +224,10 @@ def register(step) -> None:
     s.add_argument("--vocab-size", type=int, default=32864)
     s.add_argument("--n-tags", type=int, default=1000,
                    help="TAGGING's tag vocabulary (data-dependent: see a tag store's manifest)")
+
+    s = step("gpu-hours", cmd_gpu_hours, "what a config's trainings cost on one A100-class GPU, per experiment "
+             "(the paper's Table 3 GPU hours per epoch and the config's epochs; docs/paper-scale.md)")
+    s.add_argument("--config", required=True)
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",

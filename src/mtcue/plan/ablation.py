@@ -50,14 +50,14 @@ def ablation_zeroshot(cfg: dict) -> dict[str, dict]:
 def zeroshot_records(cfg: dict, kind: str) -> list[str]:
     """The records of Table 6's zero-shot column `kind`, on the validation sets (the paper: "on the
     validation sets in all cases"): EAMT22's dev.json and IWSLT22's validation set (the demo: its valid
-    split; the paper's configuration has no IWSLT22 validation set wired and reads the test set's records,
-    docs/deviations.md). None where the column cannot be measured."""
+    split; at paper scale IWSLT22's training data, where the pair has some, else the test set's records:
+    plan.formality.chosen_on_valid, docs/deviations.md). None where the column cannot be measured."""
     task = ablation_zeroshot(cfg)[kind]
     if task["unavailable"]:
         return []
     record = {"eamt22": "results/records/eamt22/{direction}/{model}.valid.json",
               "formality": "results/records/formality/{direction}/{model}"
-                           + (".valid.json" if chosen_on_valid(cfg) else ".json")}[kind]
+                           + (".valid.json" if chosen_on_valid(cfg, task["direction"]) else ".json")}[kind]
     return [record.format(direction=task["direction"], model=m) for m in ablation_runs(cfg)]
 
 

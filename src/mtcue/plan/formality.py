@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mtcue.plan.experiments import experiment_models
+from mtcue.study import pair_of
 
 
 
@@ -26,9 +27,11 @@ def targets(cfg: dict) -> dict[str, list[str]]:
             "records": [f"results/records/formality/{d}/{m}.json" for d in formality_directions(cfg) for m in models]}
 
 
-def chosen_on_valid(cfg: dict) -> bool:
-    """Whether Table 5 chooses each model's best prompt on a validation set: the embedded default's valid
-    split (data.smk); the paper's configuration has none wired yet and chooses on the test set (the record
-    says which, `chosen_on`). Table 6's IWSLT22 column reads the same validation translations, scored on
+def chosen_on_valid(cfg: dict, direction: str) -> bool:
+    """Whether Table 5 chooses each model's best prompt in `direction` on a validation set: the embedded
+    default's valid split (data.smk); at paper scale IWSLT22's training data where the pair has some
+    (evaluation_sets.iwslt22.valid_pairs: en-de), else (en-ru, a zero-shot pair in IWSLT22) the test set (the
+    record says which, `chosen_on`). Table 6's IWSLT22 column reads the same validation translations, scored on
     their own (`formality_score_valid`), and needs no test-set translations of its rows."""
-    return cfg["corpus"]["source"] != "opensubtitles"
+    return (cfg["corpus"]["source"] != "opensubtitles"
+            or pair_of(direction) in cfg["evaluation_sets"]["iwslt22"]["valid_pairs"])

@@ -40,15 +40,46 @@ def side_information_table_rows(cfg: dict) -> list[dict]:
             rows.append({"label": f"{names.get(kind, model)}, w/o side info at test", "model": model, "type": kind,
                          "variant": "no_context"})
     labels = [r["label"] for r in rows]
-    return [{**r, "label": f"{r['label']} [{r['model']}]"} if labels.count(r["label"]) > 1 else r for r in rows]
+    return [{**r, "label": f"{r['label']} ({_grid_point(cfg, r)})"} if labels.count(r["label"]) > 1 else r
+            for r in rows]
+
+
+# The hyper-parameter of each type's grid (Hoang et al.'s H_s and lambda): (arch key, name in the table).
+GRID_PARAMETER = {"si_output_layer": ("side_dim", "H_s"), "si_mtl": ("mtl_weight", "lambda")}
+
+
+def _grid_point(cfg: dict, row: dict) -> str:
+    """What tells a row apart from the same type's other rows: its grid point ("H_s 64"), else its model."""
+    key, name = GRID_PARAMETER.get(row["type"], (None, None))
+    value = cfg["models"][row["model"]].get("arch", {}).get(key)
+    return f"{name} {value:g}" if value is not None else row["model"]
+
+
+def grid_points(rows) -> dict[str, list[str]]:
+    """Table rows ({"model", "type", "variant"}) -> each type's grid points: its models, in row order."""
+    points: dict[str, list[str]] = {}
+    for r in rows:
+        if not r["variant"] and r["model"] not in points.setdefault(r["type"], []):
+            points[r["type"]].append(r["model"])
+    return points
+
+
+def grid_models(cfg: dict) -> list[str]:
+    """The models that are one of several grid points of their type (Hoang et al.'s H_s of output-layer, lambda
+    of mtl): each type's point is chosen on the validation split, as Hoang et al. tune on development data."""
+    return [m for models in grid_points(side_information_table_rows(cfg)).values() if len(models) > 1 for m in models]
 
 
 def targets(cfg: dict) -> dict[str, list[str]]:
     """Table 3's score records: `scores`, `no_context` (decoded without labels), `predicted` (the
-    target-prefix model predicting its labels); and the table (`table`)."""
+    target-prefix model predicting its labels), `valid` (the validation split's, of every grid point: what
+    chooses a type's point); and the table (`table`)."""
     exp, split, runs = cfg["experiments"]["side_information"], cfg["evaluation"]["split"], side_information_models(cfg)
-    records = lambda kind, keep: sorted({f"results/records/{kind}/{d}/{m}.{split}.json" for d, m in runs if keep(m)})
+    records = lambda kind, keep, split=split: sorted({f"results/records/{kind}/{d}/{m}.{split}.json"
+                                                      for d, m in runs if keep(m)})
+    grid = set(grid_models(cfg))
     return {"scores": records("score", lambda m: True),
+            "valid": records("score", grid.__contains__, "valid"),
             "no_context": records("score_no_context", lambda m: m in exp["no_labels"]),
             "predicted": records("score_predicted_labels", lambda m: cfg["models"][m]["type"] == "si_trg_prefix"),
             "table": [f"results/tables/side_information.{ext}" for ext in ("csv", "md", "html")] if runs else []}

@@ -13,6 +13,7 @@ import pandas as pd
 
 from mtcue.evaluation.score import paired_bootstrap
 from mtcue.paper import PAPER_FIGURES
+from mtcue.plan.side_information import grid_points
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 
@@ -82,25 +83,27 @@ CHOSEN_BY = {ONLY_POINT: "its only grid point", ON_VALID: "best validation BLEU"
              ON_TEST: "best test BLEU (no validation scores: optimistic)"}
 
 
-def chosen_points(rows: Sequence[dict], test_bleu: dict[str, float], valid_bleu: dict[str, float]
-                  ) -> dict[tuple[str, str], tuple[str, str, float]]:
+def chosen_points(rows: Sequence[dict], test_bleu: dict[str, float], valid_bleu: dict[str, float],
+                  where: str = "") -> dict[tuple[str, str], tuple[str, str, float]]:
     """One direction: (type, variant) -> (the label of its chosen row, how it was chosen, the BLEU that chose
     it; NaN for an only point without a test score). A type's grid points
     are its models (rows of variant ""); Hoang et al. tune on the development set by BLEU, so the point is the
     model with the highest validation BLEU (`valid_bleu`, by model) when every point has one, else the highest
-    test BLEU (`test_bleu`, by model: optimistic, and said so); a type's other variants (decoded without or
-    with predicted labels) follow its chosen model."""
-    models: dict[str, list[str]] = {}
-    for r in rows:
-        if not r["variant"] and r["model"] not in models.setdefault(r["type"], []):
-            models[r["type"]].append(r["model"])
+    test BLEU (`test_bleu`, by model: optimistic, and said so) when none has; a type with some points scored on
+    validation and others not is refused (`where`: the direction, for the message). A type's other variants
+    (decoded without or with predicted labels) follow its chosen model."""
     chosen = {}
-    for kind, points in models.items():
+    for kind, points in grid_points(rows).items():
         if len(points) == 1:
             chosen[kind] = (points[0], ONLY_POINT, test_bleu.get(points[0], math.nan))
         elif all(m in valid_bleu for m in points):
             best = max(points, key=valid_bleu.__getitem__)
             chosen[kind] = (best, ON_VALID, valid_bleu[best])
+        elif any(m in valid_bleu for m in points):  # a partial grid would be chosen on another split, silently
+            missing = ", ".join(m for m in points if m not in valid_bleu)
+            raise ValueError(f"{kind}: no validation score record of grid point(s) {missing}{where} (the others "
+                             "have one): pass every grid point's results/records/score/<direction>/<model>.valid.json "
+                             "with --valid-records")
         elif any(m in test_bleu for m in points):
             best = max((m for m in points if m in test_bleu), key=test_bleu.__getitem__)
             chosen[kind] = (best, ON_TEST, test_bleu[best])
@@ -120,7 +123,7 @@ def claim_checks(rows: Sequence[dict], long: pd.DataFrame, valid_scores: Sequenc
         test = {model_of[label]: value for (direction, label), value in bleu.items()
                 if direction == d and label in model_of}
         valid = {r["model"]: r["bleu"] for r in valid_scores if r["direction"] == d}
-        chosen = chosen_points(rows, test, valid)
+        chosen = chosen_points(rows, test, valid, f" in {d}")
         score = {key: bleu.get((d, label), math.nan) for key, (label, _, _) in chosen.items()}
         best = max((v for key, v in score.items() if key in PAPER_ROW and not math.isnan(v)), default=math.nan)
         holds = {
@@ -158,6 +161,10 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
     contrastive_accuracy), paper (Hoang et al.'s BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
     grid point; metric: what chose it, CHOSEN_BY; `valid_scores` the validation split's score records)."""
+    not_valid = sorted({f"{r['model']} ({r['direction']}, split {r.get('split')})" for r in valid_scores
+                        if r.get("split") != "valid"})
+    if not_valid:  # a grid point chosen on test would be reported on test: optimistic
+        raise ValueError(f"--valid-records: not of the validation split: {', '.join(not_valid)}")
     long = side_information_frame(rows, scores, no_context_scores, predicted_scores, contrastive, baseline, bootstrap)
     paper = read_table_csv(PAPER_CSV).set_index("method")
     paper_of = {r["label"]: PAPER_ROW.get((r["type"], r["variant"])) for r in rows}

@@ -5,7 +5,8 @@ Levels are 1..5 (least to most formal). `--style-mode token` (`style_token`): th
 five symbols <style1>..<style5>; each target starts with its level's symbol (so the decoder reads
 [BOS, <styleN>, y1, ...]) and generation forces it as a one-token prefix, stripped from the output.
 `--style-mode value` (`style_dim`): net_input["style"] is the continuous value, level - 3 (-2..2).
-Training reads `--style-dir` ({split}.npy, one level per line of the binarised split); at inference
+Training reads `--style-dir` ({split}.npy, one level per line of the binarised split; level 0: a line the
+store's flattening left out, never batched); at inference
 `--style-level` (or `with_style`) gives every sentence the same level.
 """
 # No `from __future__ import annotations` here: fairseq builds argparse options from the real field types.
@@ -18,6 +19,8 @@ import torch
 from fairseq.data import BaseWrapperDataset
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
+
+from mtcue.context.style_levels import NOT_SAMPLED
 
 from ..pretrained import FromCheckpoint
 
@@ -44,9 +47,10 @@ def style_value(level) -> float:
 
 def check_levels(levels: np.ndarray, where: str) -> np.ndarray:
     levels = np.asarray(levels)
-    bad = np.flatnonzero(~np.isin(levels, LEVELS))
+    bad = np.flatnonzero(~np.isin(levels, (NOT_SAMPLED, *LEVELS)))
     if len(bad):
-        raise ValueError(f"{where}: line {bad[0] + 1} has style level {levels[bad[0]]}; levels are 1..5")
+        raise ValueError(f"{where}: line {bad[0] + 1} has style level {levels[bad[0]]}; levels are 1..5 "
+                         f"({NOT_SAMPLED}: left out of training)")
     return levels
 
 
@@ -121,6 +125,11 @@ class StyleTranslationTask(FromCheckpoint, TranslationTask):
 
     def with_style(self, dataset, levels: np.ndarray, name: str = "the input's style levels") -> StyleDataset:
         return StyleDataset(dataset, levels, self.cfg.style_mode, self.first_symbol, name)
+
+    def filter_indices_by_size(self, indices, dataset, max_positions=None, ignore_invalid_inputs=False):
+        indices = super().filter_indices_by_size(indices, dataset, max_positions, ignore_invalid_inputs)
+        # the lines the style store's flattening left out (level 0) are never batched
+        return indices[dataset.levels[indices] != NOT_SAMPLED] if isinstance(dataset, StyleDataset) else indices
 
     def style_symbols(self) -> set[int]:
         return set() if self.first_symbol is None else {self.first_symbol + i for i in range(len(LEVELS))}

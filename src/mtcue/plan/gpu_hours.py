@@ -1,0 +1,131 @@
+"""What a study's trainings cost on one A100-class GPU, before anyone runs them (docs/paper-scale.md).
+
+Anchor: the paper's Table 3 (`paper_figures/mtcue_table3_models.csv`), GPU hours per epoch and epochs to the
+best checkpoint of TAGGING, NOVOTNEY-CUE and MTCUE, fine-tuned on the paper's OpenSubtitles (its mean over
+directions). Every other model's hours per epoch are MTCUE's scaled by `train_weights`, the weights one
+training token passes through (the ~6 x weights FLOPs per token of a transformer), so an epoch over the same
+corpus costs in proportion; `mtcue bench-train-cost` measured the same proportionality for the three anchored
+models (docs/benchmarks.md: within 0.85-1.18 of one another, as their weights are). Epochs: early stopping
+ends a run `patience` epochs after its best, so a run is expected to take Table 3's epochs to best (its type's,
+else MTCUE's for a fine-tuning) plus patience, at most `max_epoch`; a model trained from scratch, for which
+the paper gives no epochs, is counted at `max_epoch` (an upper bound). Translation, embedding and COMET are
+not counted.
+"""
+from __future__ import annotations
+
+import csv
+
+from mtcue.paper import PAPER_FIGURES
+from mtcue.plan.models import model_spec, trained_models
+
+TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
+TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
+# The experiments whose trainings are counted, in table order: {plan name: what it is}.
+EXPERIMENTS = {"quality": "Tables 3-4 (quality)", "formality": "Table 5 (IWSLT22 formality)",
+               "ablation": "Table 6 (ablation)", "fewshot": "Figure 4 (EAMT22 few-shot)",
+               "voita2018": "Voita et al. (2018)", "shortening": "sequence shortening",
+               "side_information": "side information (Hoang et al.)", "style": "style control (Jeong et al.)"}
+# Context sentences encoded beside the source, per token of the source (the shortening family, CONCAT and
+# VOITA-CONTEXT run the (shared) source encoder over each).
+TOKEN_CONTEXT = {"concat", "voita_context", "caching_tokens", "caching_sentence", "pool_mean", "pool_max",
+                 "pool_linear", "grouping", "selecting", "multi_encoder"}
+
+
+def table3() -> dict[str, dict[str, float]]:
+    """{model type: {"gpu_h_per_epoch", "epochs_to_best"}} of the paper's Table 3."""
+    with open(TABLE3, newline="") as f:
+        return {TABLE3_TYPES[row["model"]]: {"gpu_h_per_epoch": float(row["gpu_hour_per_epoch"]),
+                                             "epochs_to_best": float(row["epochs_to_best"])}
+                for row in csv.DictReader(f) if row["model"] in TABLE3_TYPES}
+
+
+def train_weights(spec: dict, vocab_size: int) -> int:
+    """The weights one target token's training passes through (biases and norms left out): the source
+    encoder (once more per token-context sentence), the decoder, the output projection; MTCUE's and
+    NOVOTNEY-CUE's context encoder (over about a sentence's length of context positions) and MTCUE's
+    context attention in each decoder layer."""
+    a, kind = spec["arch"], spec["type"]
+    d = a["embed_dim"]
+    layer = lambda ffn: 4 * d * d + 2 * d * ffn
+    encoder = a["encoder_layers"] * layer(a["encoder_ffn_dim"])
+    if kind in TOKEN_CONTEXT:
+        encoder *= 1 + len(spec["context"]["slot"].split(","))
+    total = encoder + a["decoder_layers"] * (layer(a["decoder_ffn_dim"]) + 4 * d * d) + d * vocab_size
+    if kind in ("mtcue", "novotney_cue"):
+        total += a["context_layers"] * layer(a["context_ffn_dim"])
+    if kind == "mtcue":
+        total += a["decoder_layers"] * 4 * d * d
+    return total
+
+
+def training_cost(cfg: dict, model: str, direction: str, anchors: dict | None = None) -> dict:
+    """One training: {"gpu_h_per_epoch", "source" (table3 or scaled), "epochs" (expected), "max_epoch",
+    "gpu_h" (expected), "gpu_h_max"}."""
+    anchors = anchors or table3()
+    spec = model_spec(cfg, model, direction)
+    vocab = cfg["spm"]["vocab_size"]
+    if spec["type"] in anchors:
+        per_epoch, source = anchors[spec["type"]]["gpu_h_per_epoch"], "table3"
+    else:
+        reference = model_spec(cfg, "mtcue", direction) if "mtcue" in cfg["models"] else None
+        if reference is None:
+            raise ValueError("gpu-hours: the config has no model `mtcue`, whose Table 3 cost scales the others")
+        per_epoch = (anchors["mtcue"]["gpu_h_per_epoch"] * train_weights(spec, vocab)
+                     / train_weights(reference, vocab))
+        source = "scaled"
+    training = spec["training"]
+    best = anchors.get(spec["type"], anchors["mtcue"])["epochs_to_best"] if spec.get("init_from") else None
+    epochs = training["max_epoch"] if best is None else min(training["max_epoch"], best + training["patience"])
+    return {"gpu_h_per_epoch": per_epoch, "source": source, "epochs": epochs, "max_epoch": training["max_epoch"],
+            "from_scratch": best is None, "gpu_h": per_epoch * epochs, "gpu_h_max": per_epoch * training["max_epoch"]}
+
+
+def anchor_ratios(cfg: dict) -> dict[str, dict[str, float]]:
+    """The cost ratios Table 3 gives (`paper`) beside those `train_weights` gives (`weights`), for the
+    three anchored models in the config's first direction: how far the scaling is from the paper's."""
+    anchors, vocab, d = table3(), cfg["spm"]["vocab_size"], cfg["directions"][0]
+    weights = {kind: train_weights(model_spec(cfg, kind, d), vocab) for kind in anchors}
+    pairs = {"mtcue/tagging": ("mtcue", "tagging"), "novotney_cue/mtcue": ("novotney_cue", "mtcue")}
+    return {name: {"paper": anchors[a]["gpu_h_per_epoch"] / anchors[b]["gpu_h_per_epoch"],
+                   "weights": weights[a] / weights[b]} for name, (a, b) in pairs.items()}
+
+
+def study_gpu_hours(cfg: dict) -> dict:
+    """Per experiment (EXPERIMENTS order) its trainings (a (direction, model) several experiments read is in
+    each), their expected and upper-bound GPU hours; `parents`, the trainings only others start from;
+    `total`, every training once; `longest`, the single training dearest expected, `longest_max` at most."""
+    anchors, trained = table3(), trained_models(cfg)
+    cost = {key: training_cost(cfg, key[1], key[0], anchors) for key in trained}
+    rows = []
+    for name, label in [*EXPERIMENTS.items(), ("parents", "starting points only (no experiment's row)")]:
+        keys = [k for k, experiments in trained.items() if (name in experiments if name != "parents" else not experiments)]
+        if keys:
+            rows.append({"experiment": name, "label": label, "trainings": len(keys),
+                         "from_scratch": sum(cost[k]["from_scratch"] for k in keys),
+                         "gpu_h": sum(cost[k]["gpu_h"] for k in keys), "gpu_h_max": sum(cost[k]["gpu_h_max"] for k in keys)})
+    longest = {name: max(cost, key=lambda k: cost[k][name]) for name in ("gpu_h", "gpu_h_max")}
+    return {"rows": rows, "total": {"trainings": len(cost), "from_scratch": sum(c["from_scratch"] for c in cost.values()),
+                                    "gpu_h": sum(c["gpu_h"] for c in cost.values()),
+                                    "gpu_h_max": sum(c["gpu_h_max"] for c in cost.values())},
+            **{key: {"direction": longest[name][0], "model": longest[name][1], **cost[longest[name]]}
+               for key, name in (("longest", "gpu_h"), ("longest_max", "gpu_h_max"))},
+            "per_training": cost}
+
+
+def gpu_hours_markdown(cfg: dict) -> str:
+    """study_gpu_hours as the Markdown table docs/paper-scale.md shows."""
+    hours = study_gpu_hours(cfg)
+    lines = ["| experiment | trainings | of them from scratch | GPU-h, expected | GPU-h, at most (max_epoch) |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r['label']} | {r['trainings']} | {r['from_scratch']} | {r['gpu_h']:,.0f} | {r['gpu_h_max']:,.0f} |"
+              for r in hours["rows"]]
+    t = hours["total"]
+    lines.append(f"| **every training once** | **{t['trainings']}** | **{t['from_scratch']}** | **{t['gpu_h']:,.0f}** "
+                 f"| **{t['gpu_h_max']:,.0f}** |")
+    lines.append("")
+    for key, what in (("longest", "expected"), ("longest_max", "at most")):
+        one = hours[key]
+        lines.append(f"- Dearest single training, {what}: {one['model']} ({one['direction']}), "
+                     f"{one['gpu_h_per_epoch']:.2f} GPU-h per epoch, {one['gpu_h']:.1f} GPU-h expected "
+                     f"({one['epochs']:g} epochs), {one['gpu_h_max']:.1f} at most ({one['max_epoch']} epochs).")
+    return "\n".join(lines) + "\n"
