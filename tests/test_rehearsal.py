@@ -54,26 +54,32 @@ def test_the_override_changes_sizes_and_stand_ins_only():
     models = override(paper, plan)["models"]  # an arch key only where the model has it
     assert "context_ffn_dim" not in models["base"]["arch"] and models["mtcue"]["arch"]["context_ffn_dim"] == 64
     assert config["models"]["si_output_layer_h256"]["arch"]["side_dim"] == 256
-    assert config["models"]["base"]["training"]["lr"] == 0.0005 and config["models"]["base"]["training"]["max_epoch"] == 1
+    base = config["models"]["base"]["training"]
+    assert (base["lr"], base["max_epoch"]) == (0.0005, 1)
     assert config["experiments"] == validate(paper)["experiments"]
     assert config["context"]["encoder"] == "all-MiniLM-L6-v2"
     assert set(config["context"]["encoder_per_direction"].values()) == {"all-MiniLM-L6-v2"}
     assert config["evaluation"]["comet"] == {**validate(paper)["evaluation"]["comet"], "model": "rehearsal-stand-in"}
 
 
-def test_a_slice_keeps_its_directions_and_the_rest_of_the_study():
-    study = slice_study(read_yaml(PAPER), ["en-de", "en-pl"])
+def test_a_slice_keeps_its_directions_and_replaces_the_keys_it_names():
+    study = slice_study(read_yaml(PAPER), read_yaml(SLICE))
     config = rehearsal_config(study)
     assert config["directions"] == ["en-de", "en-pl"]
     experiments = config["experiments"]
     assert (experiments["ablation"]["directions"], experiments["voita2018"]["directions"],
             experiments["fewshot"]["directions"], experiments["formality"]["directions"]) == \
-        (["en-de", "en-pl"], ["en-de"], ["en-pl"], ["en-de"])
+        (["en-de"], ["en-de"], ["en-pl"], ["en-de"])
+    assert list(experiments["ablation"]["rows"].values()) == ["mtcue", "mtcue_no_context_encoder", "base"]
+    assert experiments["fewshot"]["baseline"] == "base"  # a key the slice does not name: the paper's
+    assert experiments["voita2018"]["random_test"] == ["voita_context"]
     assert config["evaluation"]["contrastive"]["suites"] == {"en-de": ["contrapro"]}
     assert config["models"] == rehearsal_config()["models"] | {
         "novotney_cue": {**rehearsal_config()["models"]["novotney_cue"], "context_encoder_per_direction": {}}}
-    with pytest.raises(ValueError, match="en-xx not among the study's directions"):
-        slice_study(read_yaml(PAPER), ["en-xx"])
+    with pytest.raises(ValueError, match="s.yaml: en-xx not among the study's directions"):
+        slice_study(read_yaml(PAPER), {"directions": ["en-xx"]}, "s.yaml")
+    with pytest.raises(ValueError, match="s.yaml: a slice holds directions and experiments only, not models"):
+        slice_study(read_yaml(PAPER), {"models": {}}, "s.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -109,12 +115,14 @@ def test_the_opus_copy_and_the_heldout_lists_name_the_same_films(mirror):
 def test_the_evaluation_sets_convert_with_the_official_readers(mirror, tmp_path):
     config, root, _ = mirror
     sets = config["evaluation_sets"]
-    counts = contrapro(at(root, sets["contrapro"]["json"]), at(root, sets["contrapro"]["documents"]), tmp_path / "pro.jsonl")
+    counts = contrapro(at(root, sets["contrapro"]["json"]), at(root, sets["contrapro"]["documents"]),
+                       tmp_path / "pro.jsonl")
     assert counts["examples"] > 10 and counts["source_mismatches"] == 0
     assert heldout_films(at(root, sets["contrapro"]["json"])) <= heldout_films(
         at(root, sources.heldout_sources(config, "en-de")[0]))
     lopes_files = sources.evalset_sources(config, "lopes", "en-fr")
-    assert lopes(*(at(root, lopes_files[f]) for f in (*sources.LOPES_FILES, "annotation")), tmp_path / "lopes.jsonl") > 10
+    paths = [at(root, lopes_files[f]) for f in (*sources.LOPES_FILES, "annotation")]
+    assert lopes(*paths, tmp_path / "lopes.jsonl") > 10
     for suite, url in sources.evalset_sources(config, "voita2019", "en-ru").items():
         assert voita2019(at(root, url), suite, tmp_path / f"{suite}.jsonl") > 5
         assert {ex["correct"] for ex in read_suite(tmp_path / f"{suite}.jsonl", "en-ru")} == {0, 1}
@@ -149,8 +157,10 @@ def test_the_summary_reads_snakemakes_output(tmp_path):
              "Select jobs to execute...\n")
     assert job_stats(stats) == {"download": 37, "train": 245, "total": 1528}
     (tmp_path / "results" / "logs").mkdir(parents=True)
-    (tmp_path / "results" / "logs" / "x.log").write_text("INFO fine\nERROR mtcue: style-levels failed: no labels\nbye\n")
-    output = ("Error in rule style_levels:\n    jobid: 3\n    log: results/logs/x.log (check log file(s) for error details)\n"
+    (tmp_path / "results" / "logs" / "x.log").write_text("INFO fine\nERROR mtcue: style-levels failed: no labels\n"
+                                                        "bye\n")
+    output = ("Error in rule style_levels:\n    jobid: 3\n"
+              "    log: results/logs/x.log (check log file(s) for error details)\n"
               "\nError in rule train:\n    jobid: 9\n\n")
     assert failures(output, tmp_path) == [
         {"rule": "style_levels", "log": "results/logs/x.log", "error": "ERROR mtcue: style-levels failed: no labels"},
@@ -178,7 +188,7 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
 
 @pytest.mark.slow
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
-    summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", directions=["en-de", "en-pl"], slice_file=SLICE)
+    summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0
     assert summary["executed"] == summary["planned"] > 250
     made = summary["tables_and_figures"]

@@ -93,22 +93,30 @@ def _encoders_of(cfg: dict, directions: list[str]) -> dict:
     return cfg
 
 
-def slice_study(study: dict, directions: list[str]) -> dict:
-    """The study in `directions` only (a slice, e.g. CI's): every per-direction key and experiment
-    direction of the others left out, nothing else changed."""
+def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
+    """A slice of the study (e.g. CI's): `cut["directions"]` keeps those of the study's directions (every
+    per-direction key and experiment direction of the others left out); each key of
+    `cut["experiments"][name]` replaces that key of the study's experiment (fewer models, rows,
+    settings). Nothing else changes."""
+    other = sorted(set(cut) - {"directions", "experiments"})
+    if other:
+        raise ValueError(f"{where}: a slice holds directions and experiments only, not {', '.join(other)}")
+    directions = cut.get("directions") or study["directions"]
     unknown = [d for d in directions if d not in study["directions"]]
     if unknown:
-        raise ValueError(f"slice: {', '.join(unknown)} not among the study's directions {study['directions']}")
+        raise ValueError(f"{where}: {', '.join(unknown)} not among the study's directions {study['directions']}")
     kept = copy.deepcopy(study)
     kept["directions"] = [d for d in study["directions"] if d in directions]
-
     _encoders_of(kept, directions)
-    for experiment in kept.get("experiments", {}).values():
+    experiments = kept.setdefault("experiments", {})
+    for experiment in experiments.values():
         if isinstance(experiment, dict) and "directions" in experiment:
             experiment["directions"] = [d for d in experiment["directions"] if d in directions]
         if isinstance(experiment, dict) and "only" in experiment:
             experiment["only"] = {run: [d for d in ds if d in directions] for run, ds in experiment["only"].items()
                                   if any(d in directions for d in ds)}
+    for name, keys in (cut.get("experiments") or {}).items():
+        experiments.setdefault(name, {}).update(copy.deepcopy(keys))
     suites = kept.get("evaluation", {}).get("contrastive", {})
     if "suites" in suites:
         suites["suites"] = _only(suites["suites"], set(directions))
@@ -194,7 +202,8 @@ def _lopes(docs: int, seed: int, n_context: int = 5) -> tuple[dict[str, list[str
             files["OpenSubs.c5.context.src"] += context["en"]
             files["OpenSubs.c5.context.trg"] += context["fr"]
         annotation.append({"src pronoun": "it", "ref pronoun": LOPES_PRONOUNS[k % len(LOPES_PRONOUNS)],
-                           "ante distance": 1, "errors": [{"type": "pronominal coreference", "contrastive": contrastive}]})
+                           "ante distance": 1,
+                           "errors": [{"type": "pronominal coreference", "contrastive": contrastive}]})
     return files, annotation
 
 
@@ -443,25 +452,25 @@ def snakemake_command(repo: Path, workdir: Path, configfiles: list[Path], target
 
 def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: str | Path,
              targets: list[str] | None = None, cores: str = "all", profile: str | None = None,
-             dry_run: bool = False, slice_file: str | Path | None = None, directions: list[str] | None = None) -> dict:
+             dry_run: bool = False, slice_file: str | Path | None = None,
+             snakemake_args: list[str] | None = None) -> dict:
     """Build the sources, plan (dry run) and run the study's DAG in `out`; write and return the summary.
-    A slice (e.g. CI's): `directions` keeps those of the study (`slice_study`, the sliced study written
-    to `out`/study.yaml), `slice_file` is a config file given last (fewer models or settings)."""
+    `slice_file`: a slice of the study (`slice_study`; the sliced study is written to `out`/study.yaml
+    and runs in its place). `snakemake_args`: more options of the run (e.g. the test cluster's
+    --slurm-status-command squeue)."""
     repo, out, targets, started = Path(repo).resolve(), Path(out).resolve(), list(targets or []), time.time()
     plan = load_plan(plan_path)
     study_cfg = read_yaml(study)
     study_file = Path(study).resolve()
-    if directions:
-        study_cfg = slice_study(study_cfg, directions)
+    if slice_file:
+        study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
         study_file = out / "study.yaml"
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(study_file, f"# {study} in {', '.join(directions)} only (mtcue rehearsal)\n" +
+        atomic_write_text(study_file, f"# {study} sliced by {slice_file} (mtcue rehearsal)\n" +
                           yaml.safe_dump(study_cfg, sort_keys=False, allow_unicode=True))
     over = override(study_cfg, plan)
     over["download"] = {**over.get("download", {}), "mirror": str(out / "sources" / "mirror")}
-    sliced = read_yaml(slice_file) if slice_file else {}
-    config = validate(merge(merge(study_cfg, over), sliced), source=" + ".join(map(str, filter(None, (study, plan_path,
-                                                                                                    slice_file)))))
+    config = validate(merge(study_cfg, over), source=f"{study_file} + {plan_path}")
     built = build_sources(config, plan["sources"], out / "sources")
     if config["evaluation"]["comet"]["model"] == COMET_STAND_IN:
         comet = out / "stand-ins" / "comet"
@@ -471,15 +480,14 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
             comet_stand_in(comet, resolve_encoder_path("all-MiniLM-L6-v2"))
         over["evaluation"]["comet"]["model"] = str(comet)
     summary = {"study": str(study), "override": str(plan_path), "directions": study_cfg["directions"],
-               "slice": slice_file and str(slice_file),
-               "targets": targets or ["all"],
-               "profile": profile, "sources": len(built["urls"])}
+               "slice": slice_file and str(slice_file), "targets": targets or ["all"], "profile": profile,
+               "sources": len(built["urls"])}
     with serve_omdb(built["omdb"]) as url:
         over.setdefault("corpus", {}).setdefault("omdb", {})["api_url"] = url
         override_file = out / "override.yaml"
         atomic_write_text(override_file, "# Written by mtcue rehearsal from " + str(plan_path) + "\n" +
                           yaml.safe_dump(over, sort_keys=False, allow_unicode=True))
-        configfiles = [study_file, override_file, *([Path(slice_file).resolve()] if slice_file else [])]
+        configfiles = [study_file, override_file]
         env = {**os.environ, "OMDB_API_KEY": OMDB_KEY}
         plan_run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, None, True),
                                   capture_output=True, text=True, env=env, cwd=repo)
@@ -496,8 +504,9 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
         else:
             log_path = out / "rehearsal.log"
             with open(log_path, "w", encoding="utf-8") as log:
-                run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, profile, False), stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
-                                     cwd=repo)
+                command = snakemake_command(repo, out, configfiles, targets, cores, profile, False)
+                run = subprocess.run(command + list(snakemake_args or []), stdout=log, stderr=subprocess.STDOUT,
+                                     text=True, env=env, cwd=repo)
             text = log_path.read_text(encoding="utf-8", errors="replace")
             summary |= {"executed": len(FINISHED.findall(text)), "exit": run.returncode, "dry_run": False,
                         "failed": failures(text, out), "log": str(log_path)}
@@ -514,7 +523,8 @@ def write_summary(summary: dict, out: Path) -> None:
     made = summary["tables_and_figures"]
     lines = ["# Rehearsal of the paper's study", "",
              f"- study: `{summary['study']}` with `{summary['override']}`"
-             + (f" and the slice `{summary['slice']}`" if summary["slice"] else "") + f"; targets: {', '.join(summary['targets'])}",
+             + (f" and the slice `{summary['slice']}`" if summary["slice"] else "")
+             + f"; targets: {', '.join(summary['targets'])}",
              f"- directions: {', '.join(summary['directions'])}"
              + (f"; profile `{summary['profile']}`" if summary["profile"] else ""),
              f"- sources: {summary['sources']} URLs served from the miniature copies",
@@ -525,5 +535,6 @@ def write_summary(summary: dict, out: Path) -> None:
              "", "| table or figure | |", "| --- | --- |", *(f"| {p} | {state} |" for p, state in made.items()), ""]
     if summary.get("failed"):
         lines += ["## Failed jobs", "", "| rule | log | error |", "| --- | --- | --- |",
-                  *(f"| {f['rule']} | {f['log']} | {str(f['error']).replace('|', '/')} |" for f in summary["failed"]), ""]
+                  *(f"| {f['rule']} | {f['log']} | {str(f['error']).replace('|', '/')} |" for f in summary["failed"]),
+                  ""]
     atomic_write_text(out / "summary.md", "\n".join(lines))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 
 from mtcue.options import options, positive_int
 
@@ -206,13 +207,15 @@ def cmd_critical_path(a):
 def cmd_rehearsal(a):
     from mtcue.rehearsal import rehearse
 
-    summary = rehearse(a.repo, a.out, a.study, a.plan, a.targets, a.cores, a.profile, a.dry_run, a.slice, a.directions)
-    made = summary["tables_and_figures"]
+    summary = rehearse(a.repo, a.out, a.study, a.plan, a.targets, a.cores, a.profile, a.dry_run, a.slice,
+                       shlex.split(a.snakemake or ""))
+    made = list(summary["tables_and_figures"].values())
     log.info("rehearsal: %d jobs planned, %d executed, %d failed; %d of %d tables and figures; %.0f s -> %s/summary.md",
-             summary["planned"], summary["executed"], len(summary.get("failed", [])), list(made.values()).count("made"), len(made),
+             summary["planned"], summary["executed"], len(summary.get("failed", [])), made.count("made"), len(made),
              summary["wall_s"], a.out)
     if summary["exit"] != 0:
-        raise RuntimeError(f"the rehearsal stopped (Snakemake exit {summary['exit']}): {a.out}/summary.md lists what failed")
+        raise RuntimeError(f"the rehearsal stopped (Snakemake exit {summary['exit']}): {a.out}/summary.md lists "
+                           "what failed")
 
 
 def register(step) -> None:
@@ -404,7 +407,8 @@ def register(step) -> None:
     s.add_argument("--repo", default=".", help="the repository whose Snakefile runs")
     s.add_argument("--cores", default="all")
     s.add_argument("--profile", help="a Snakemake profile, e.g. slurm (then --cores is the profile's)")
-    s.add_argument("--directions", nargs="+", help="a slice: these of the study's directions only")
-    s.add_argument("--slice", help="a slice: a config file given last, fewer models or settings "
+    s.add_argument("--slice", help="a slice of the study: YAML of directions kept and experiment keys replaced "
                    "(CI's: tests/data/rehearsal_slice.yaml)")
+    s.add_argument("--snakemake", help="more options of the run, one string (e.g. "
+                   "--snakemake=\"--slurm-status-command squeue\" on the test cluster of tests/local_slurm.py)")
     s.add_argument("--dry-run", action="store_true", help="build the sources and plan the jobs; run none")
