@@ -166,8 +166,9 @@ def _contrapro(films: list[int], docs: int, seed: int) -> tuple[list[dict], list
     return examples, documents
 
 
-def _moses_zip(path: Path, documents: list[tuple[str, list[tuple[str, str]]]]) -> None:
-    """OpenSubtitles2018 de-en in OPUS's Moses layout: .de/.en lines and .ids naming each line's documents."""
+def moses_zip(path: str | Path, documents: list[tuple[str, list[tuple[str, str]]]]) -> Path:
+    """OpenSubtitles2018 de-en in OPUS's Moses layout: .de/.en lines and .ids naming each line's documents
+    (`documents`: (year_folder_file, [(German, English), ...]))."""
     import zipfile
 
     ids, de, en = [], [], []
@@ -177,11 +178,13 @@ def _moses_zip(path: Path, documents: list[tuple[str, list[tuple[str, str]]]]) -
             ids.append(f"de/{year}/{folder}/{doc}.xml.gz\ten/{year}/{folder}/{int(doc) + 1}.xml.gz\t{k}\t{k}")
             de.append(d)
             en.append(e)
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as archive:
         for suffix, lines in (("ids", ids), ("de", de), ("en", en)):
             archive.writestr(f"OpenSubtitles.de-en.{suffix}", "\n".join(lines) + "\n")
-        archive.writestr("README", "OPUS OpenSubtitles v2018 de-en, Moses format (a rehearsal's miniature copy)\n")
+        archive.writestr("README", "OPUS OpenSubtitles v2018 de-en, Moses format (a miniature copy)\n")
+    return path
 
 
 def _lopes(docs: int, seed: int, n_context: int = 5) -> tuple[dict[str, list[str]], list[dict]]:
@@ -300,7 +303,7 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
         sets = cfg["evaluation_sets"]
         contrapro, documents = _contrapro(heldout.get("en-de", [])[:2] or [0], docs, seed)
         write_lines(at(sets["contrapro"]["json"]), [json.dumps(contrapro, ensure_ascii=False, indent=1)])
-        _moses_zip(at(sets["contrapro"]["documents"]), documents)
+        moses_zip(at(sets["contrapro"]["documents"]), documents)
         for pair in pairs:
             for url in sources.heldout_sources(cfg, pair):
                 if url == sets["contrapro"]["json"] or not sources.is_url(url):
@@ -339,13 +342,19 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
 class OmdbStandIn(BaseHTTPRequestHandler):
     """OMDb's API as the omdb step reads it: 401 for another key, "Incorrect IMDb ID." for an unknown film."""
 
+    key = OMDB_KEY
+
+    def films(self) -> dict[str, dict]:
+        return self.server.films
+
+    def answer(self, query: dict[str, str]) -> tuple[int, dict]:
+        """(HTTP status, OMDb's JSON) for a request's query."""
+        if query.get("apikey") != self.key:
+            return 401, {"Response": "False", "Error": "Invalid API key!"}
+        return 200, self.films().get(query.get("i"), {"Response": "False", "Error": "Incorrect IMDb ID."})
+
     def do_GET(self):
-        query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(self.path).query))
-        if query.get("apikey") != OMDB_KEY:
-            status, answer = 401, {"Response": "False", "Error": "Invalid API key!"}
-        else:
-            status = 200
-            answer = self.server.films.get(query.get("i"), {"Response": "False", "Error": "Incorrect IMDb ID."})
+        status, answer = self.answer(dict(urllib.parse.parse_qsl(urllib.parse.urlparse(self.path).query)))
         body = json.dumps(answer).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
