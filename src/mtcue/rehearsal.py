@@ -33,8 +33,9 @@ import yaml
 
 from mtcue.config import read_yaml, validate
 from mtcue.data import sources
-from mtcue.data.opensubtitles import alignment_name
-from mtcue.io import atomic_directory, atomic_write_text, write_jsonl, write_lines
+from mtcue.data.opus_synth import film_documents, generate_mirror
+from mtcue.io import atomic_directory, atomic_write_text, write_lines
+from mtcue.study import pair_of
 
 COMET_STAND_IN = "rehearsal-stand-in"  # evaluation.comet.model in the plan: the checkpoint comet_stand_in builds
 OMDB_KEY = "rehearsal-stand-in-key"  # the stand-in's own key: a user's OMDb key is never sent to it
@@ -125,10 +126,12 @@ def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
 
 # ---- the miniature sources ------------------------------------------------------------------------
 
-def _film_doc(film: int, pair: str, lang: str) -> tuple[int, int, int]:
-    """(year, OPUS folder number, document number) of `lang`'s side of a film opus_synth wrote."""
-    side = alignment_name(pair).split("-").index(lang)
-    return 1950 + film % 70, 100000 + film, film * 2 + side + 1
+def _document(film: int, pair: str, lang: str) -> tuple[str, str]:
+    """(OPUS path as the block lists write it, document name as ContraPro and Lopes et al. write it) of
+    `lang`'s side of a film opus_synth generated."""
+    path = film_documents(film, pair)[lang].removesuffix(".gz")
+    _, year, folder, doc = path.removesuffix(".xml").split("/")
+    return path, f"{year}_{folder}_{doc}.{lang}"
 
 
 def _synth(pair: str, split: str, docs: int, seed: int) -> list[dict]:
@@ -151,15 +154,14 @@ def _contrapro(films: list[int], docs: int, seed: int) -> tuple[list[dict], list
     examples, documents = [], []
     per_doc = max(2, len(lines) // len(films))
     for k, film in enumerate(films):
-        year, folder, doc = _film_doc(film, "en-de", "de")
+        name = _document(film, "en-de", "de")[1]
         chunk = lines[k * per_doc:(k + 1) * per_doc]
         if len(chunk) < 2:
             break
-        name = f"{year}_{folder}_{doc}"
-        documents.append((name, chunk))
+        documents.append((name.removesuffix(".de"), chunk))
         for seg in range(2, len(chunk) + 1):
             de, en = chunk[seg - 1]
-            examples.append({"document id": f"{name}.de", "segment id": seg, "src segment": en, "ref segment": de,
+            examples.append({"document id": name, "segment id": seg, "src segment": en, "ref segment": de,
                              "src pronoun": "it", "ref pronoun": de.split(" ")[0], "ante distance": 1,
                              "errors": [{"type": "pronominal coreference",
                                          "contrastive": _variant(de, ("Er", "Sie", "Es"))}]})
@@ -210,7 +212,7 @@ def _lopes(docs: int, seed: int, n_context: int = 5) -> tuple[dict[str, list[str
     return files, annotation
 
 
-def _voita2019(key: str, docs: int, seed: int) -> list[dict]:
+def _voita2019(docs: int, seed: int) -> list[dict]:
     """One of Voita et al.'s consistency sets: 4 sentences joined by " _eos ", the candidates differing
     in the last one."""
     rows = []
@@ -271,7 +273,7 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
     """Write the download mirror of every URL `cfg` (the study's validated config) downloads, under
     `root`/mirror; returns {"urls": written URLs, "omdb": the OMDb stand-in's answers}. Copies of the
     same sizes already there are kept, so a second rehearsal reruns no download (nor what follows)."""
-    pairs = sorted({d if d.startswith("en-") else "-".join(reversed(d.split("-"))) for d in cfg["directions"]})
+    pairs = sorted({pair_of(d) for d in cfg["directions"]})
     seed, docs = cfg["seed"], sizes["docs"]
     wanted = sources.all_urls(cfg, pairs)
     stamp = json.dumps({"sizes": sizes, "seed": seed, "urls": wanted, "evaluation_sets": cfg["evaluation_sets"]},
@@ -289,8 +291,6 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
 
         opus = at(cfg["corpus"]["opensubtitles"]["url"].rstrip("/")).parent
         films, heldout = [], {}
-        from mtcue.data.opus_synth import generate_mirror
-
         for k, pair in enumerate(pairs):
             written = generate_mirror(opus, pair, sizes["links"], seed + k, sizes["links_per_film"],
                                       first_film=1000 * k, append=True)
@@ -310,9 +310,9 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
                     continue
                 lang = pair.split("-")[1]
                 if url.endswith("docids.selected"):  # Lopes et al.: document names
-                    names = ["{}_{}_{}.{}".format(*_film_doc(f, pair, lang), lang) for f in heldout[pair][:2]]
+                    names = [_document(f, pair, lang)[1] for f in heldout[pair][:2]]
                 else:  # the authors' block lists: OPUS document paths
-                    names = ["{}/{}/{}/{}.xml".format(lang, *_film_doc(f, pair, lang)) for f in heldout[pair]]
+                    names = [_document(f, pair, lang)[0] for f in heldout[pair]]
                 write_lines(at(url), names)
         lopes, annotation = _lopes(docs, seed)
         for name, url in sources.evalset_sources(cfg, "lopes", "en-fr").items():
@@ -320,8 +320,8 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
                 write_lines(at(url), [json.dumps(annotation, ensure_ascii=False)])
             else:
                 write_lines(at(url), lopes[name])
-        for name, url in sources.evalset_sources(cfg, "voita2019", "en-ru").items():
-            write_lines(at(url), [json.dumps(_voita2019(name, docs, seed), ensure_ascii=False)])
+        for k, url in enumerate(sources.evalset_sources(cfg, "voita2019", "en-ru").values()):
+            write_lines(at(url), [json.dumps(_voita2019(docs, seed + k), ensure_ascii=False)])  # four sets
         for split, url in sources.evalset_sources(cfg, "eamt22", "en-pl").items():
             write_lines(at(url), [json.dumps(_eamt22(split, docs, seed), ensure_ascii=False, indent=4)])
         for pair in sets["iwslt22"]["pairs"]:
