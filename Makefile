@@ -7,7 +7,12 @@ CORES ?= all
 # Records of the run the README shows, then of other runs (seeds) for the spread between them.
 RECORDS ?= results/records
 
-.PHONY: setup demo test readme
+# The paper's study rehearsed on miniature copies of its sources (docs/paper-scale.md, "Rehearsal"):
+# `make rehearsal`, one output with TARGET=results/tables/..., through SLURM with PROFILE=slurm (more
+# Snakemake options in SNAKEMAKE_ARGS, e.g. the test cluster's "--slurm-status-command squeue").
+REHEARSAL ?= results-rehearsal
+
+.PHONY: setup demo test readme rehearsal
 
 setup: $(STAMP)
 
@@ -28,3 +33,7 @@ test: $(STAMP)
 # The README's results, rendered from the records of a finished `make demo` (never copied by hand).
 readme: $(STAMP)
 	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md --results-page docs/results.md
+
+rehearsal: $(STAMP)
+	$(VENV)/bin/mtcue rehearsal --out $(REHEARSAL) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE)) \
+		$(if $(SNAKEMAKE_ARGS),--snakemake="$(SNAKEMAKE_ARGS)") $(TARGET)

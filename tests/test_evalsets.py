@@ -1,6 +1,5 @@
 """Evaluation sets in their official formats, converted to what evaluation reads."""
 import json
-import zipfile
 
 import pytest
 
@@ -16,6 +15,7 @@ from mtcue.data.evalsets import (
     lopes,
 )
 from mtcue.io import OWNED_MARKER
+from mtcue.rehearsal import moses_zip
 
 IWSLT = {  # the first lines of the official EN-DE test files
     "en": ["Do you play Splat on Wii or Wii Sports on Nintendo?",
@@ -188,22 +188,6 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     assert first["contrastive"] == ["C'était si injustes."]
     assert first["previous"] == {"en": ["E.", "D.", "C.", "B.", "A."], "fr": ["E.", "D.", "C.", "B.", "A."]}
     assert second["previous"] == {"en": ["The car."], "fr": ["La voiture."]}
-
-
-def moses_zip(path, docs):
-    """OpenSubtitles2018 de-en in Moses format: parallel .de/.en lines and .ids naming each line's documents."""
-    ids, de, en = [], [], []
-    for doc, pairs in docs:
-        year, imdb, fid = doc.split("_")
-        for k, (d, e) in enumerate(pairs, 1):
-            ids.append(f"de/{year}/{imdb}/{fid}.xml.gz\ten/{year}/{imdb}/9{fid}.xml.gz\t{k}\t{k}")
-            de.append(d)
-            en.append(e)
-    with zipfile.ZipFile(path, "w") as archive:
-        for suffix, lines in (("ids", ids), ("de", de), ("en", en)):
-            archive.writestr(f"OpenSubtitles.de-en.{suffix}", "\n".join(lines) + "\n")
-        archive.writestr("README", "OPUS")
-    return path
 
 
 def test_contrapro_reads_its_documents_from_the_moses_files(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from local_http import QuietHandler, serve
 from mtcue.data.omdb import Client, OmdbError, RequestLimitReached, Settings, fetch_all, metadata
+from mtcue.rehearsal import OmdbStandIn
 
 KEY = "k3y-S3CRET-9f2"
 FILMS = {  # answers in OMDb's format (abridged)
@@ -24,28 +25,20 @@ FILMS = {  # answers in OMDb's format (abridged)
 }
 
 
-class FakeOmdb(QuietHandler):
+class FakeOmdb(OmdbStandIn):
     """OMDb's behaviour: 401 for a wrong key or a spent quota, 200 "Incorrect IMDb ID." when unknown."""
 
-    def do_GET(self):
-        srv = self.server
-        query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(self.path).query))
-        srv.requests.append(query)
-        if query.get("apikey") != KEY:
-            self._send(401, {"Response": "False", "Error": "Invalid API key!"})
-        elif len(srv.requests) > srv.limit:
-            self._send(401, {"Response": "False", "Error": "Request limit reached!"})
-        else:
-            films = getattr(srv, "films", FILMS)
-            self._send(200, films.get(query.get("i"), {"Response": "False", "Error": "Incorrect IMDb ID."}))
+    key = KEY
 
-    def _send(self, status, answer):
-        body = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    def films(self):
+        return getattr(self.server, "films", FILMS)
+
+    def answer(self, query):
+        srv = self.server
+        srv.requests.append(query)
+        if query.get("apikey") == KEY and len(srv.requests) > srv.limit:
+            return 401, {"Response": "False", "Error": "Request limit reached!"}
+        return super().answer(query)
 
 
 @pytest.fixture

@@ -118,3 +118,22 @@ def test_a_rules_partition_is_overridden_from_the_command_line(study):
     new = [job for job in local_slurm.jobs() if job["JobId"] not in seen]
     assert sorted(rule_of(job) for job in new) == ["score", "score"]  # nothing upstream reran
     assert {job["Partition"] for job in new} == {local_slurm.OTHER_PARTITION}
+
+
+def test_the_rehearsal_of_the_paper_study_runs_through_slurm(cluster, checkout, tmp_path, monkeypatch):
+    """`make rehearsal PROFILE=slurm TARGET=results/tables/table1_data.md`: the paper's data path on the
+    rehearsal's miniature sources, its cluster jobs through SLURM (downloads and OMDb are local rules)."""
+    from mtcue.rehearsal import rehearse
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    monkeypatch.setenv("PYTHONPATH", str(checkout / "src"))
+    seen = {job["JobId"] for job in local_slurm.jobs()}
+    summary = rehearse(checkout, tmp_path / "rehearsal", checkout / "config" / "paper.yaml",
+                       checkout / "config" / "rehearsal.yaml", ["results/tables/table1_data.md"], profile="slurm",
+                       snakemake_args=TEST_CLUSTER)
+    assert (summary["exit"], summary["failed"]) == (0, [])
+    assert summary["executed"] == summary["planned"] == 34
+    assert summary["tables_and_figures"]["results/tables/table1_data.html"] == "made"
+    ran = sorted(rule_of(job) for job in local_slurm.jobs() if job["JobId"] not in seen)
+    assert ran.count("extract_opensubtitles") == 4 and ran.count("split_corpus") == 4
+    assert not {"download", "omdb"} & set(ran)

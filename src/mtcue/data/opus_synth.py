@@ -133,22 +133,33 @@ def mirror_files(root: str | Path, pair: str) -> list[Path]:
     return [*(xml / f"{lang}.zip" for lang in alignment_name(pair).split("-")), xml / f"{alignment_name(pair)}.xml.gz"]
 
 
-def generate_mirror(root: str | Path, pair: str, n_links: int, seed: int = 1, links_per_film: int = 900) -> dict:
+def film_documents(film: int, pair: str) -> dict[str, str]:
+    """{language: OPUS document path} of the two sides of generated film number `film` (its IMDb number
+    is the folder, 100000 + `film`)."""
+    year, imdb = 1950 + film % 70, 100000 + film
+    return {lang: f"{lang}/{year}/{imdb}/{film * 2 + side + 1}.xml.gz"
+            for side, lang in enumerate(alignment_name(pair).split("-"))}
+
+
+def generate_mirror(root: str | Path, pair: str, n_links: int, seed: int = 1, links_per_film: int = 900,
+                    first_film: int = 0, append: bool = False) -> dict:
     """An OPUS-layout copy under `root` (`xml/{lang}.zip`, `xml/{l1}-{l2}.xml.gz`) with about
-    `n_links` links in films of about `links_per_film` links; returns what was written."""
+    `n_links` links in films of about `links_per_film` links, numbered from `first_film`; returns what
+    was written. With `append`, the language archives already there gain the pair's documents (OPUS's
+    en.zip holds the English side of every pair), so pairs written one after another need distinct films."""
     rng = random.Random(seed)
     langs = tuple(alignment_name(pair).split("-"))
     *zips, alignment = mirror_files(root, pair)
     alignment.parent.mkdir(parents=True, exist_ok=True)
-    archives = [zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) for path in zips]
+    archives = [zipfile.ZipFile(path, "a" if append else "w", zipfile.ZIP_DEFLATED, compresslevel=1)
+                for path in zips]
     written = {"films": 0, "links": 0}
     try:
         with gzip.open(alignment, "wt", encoding="utf-8", compresslevel=1) as align:
             align.write(ALIGN_HEAD)
-            for film, size in enumerate(_film_sizes(rng, n_links, links_per_film)):
+            for film, size in enumerate(_film_sizes(rng, n_links, links_per_film), first_film):
                 docs, links = _film(rng, size, langs)
-                year, imdb = 1950 + film % 70, 100000 + film
-                paths = [f"{lang}/{year}/{imdb}/{film * 2 + side + 1}.xml.gz" for side, lang in enumerate(langs)]
+                paths = list(film_documents(film, pair).values())
                 for side, archive in enumerate(archives):
                     member = ZIP_PREFIX + paths[side].removesuffix(".gz")
                     archive.writestr(member, document_xml(str(film * 2 + side + 1), docs[side]))

@@ -1,0 +1,197 @@
+"""The rehearsal of the paper's study: its override, its slice, its miniature sources (read back by the
+project's own readers of each official format), the OMDb stand-in, the summary, and a slice run end to end."""
+import json
+import zipfile
+
+import pytest
+
+from conftest import REPO
+from mtcue.config import read_yaml, validate
+from mtcue.corpus import read_corpus
+from mtcue.data import sources
+from mtcue.data.contrastive_suites import voita2019
+from mtcue.data.evalsets import contrapro, eamt22, iwslt22, lopes
+from mtcue.data.omdb import Client, OmdbError, Settings
+from mtcue.data.splits import heldout_films
+from mtcue.rehearsal import (
+    OMDB_KEY,
+    build_sources,
+    failures,
+    job_stats,
+    load_plan,
+    merge,
+    override,
+    rehearse,
+    report_outputs,
+    serve_omdb,
+    slice_study,
+)
+from mtcue.suites import read_suite
+
+PAPER = REPO / "config" / "paper.yaml"
+PLAN = REPO / "config" / "rehearsal.yaml"
+SLICE = REPO / "tests" / "data" / "rehearsal_slice.yaml"
+
+
+def rehearsal_config(study=None):
+    study = study or read_yaml(PAPER)
+    return validate(merge(study, override(study, load_plan(PLAN))))
+
+
+def test_the_override_changes_sizes_and_stand_ins_only():
+    paper, plan = read_yaml(PAPER), load_plan(PLAN)
+    config, validated = rehearsal_config(), validate(paper)
+    for name, entry in paper["models"].items():
+        mine, theirs = config["models"][name], validated["models"][name]
+        # type, parent, context encoder choice and every arch key the plan does not name: the paper's
+        assert {k: v for k, v in mine.items() if k not in ("arch", "training", "context_encoder",
+                                                           "context_encoder_per_direction")} == \
+            {k: v for k, v in theirs.items() if k not in ("arch", "training", "context_encoder",
+                                                          "context_encoder_per_direction")}
+        for key, value in entry.get("arch", {}).items():
+            assert mine["arch"][key] == plan["every_model"]["arch"].get(key, value), (name, key)
+    assert config["models"]["base_pm"]["arch"]["encoder_layers"] == 10  # depth is the paper's
+    models = override(paper, plan)["models"]  # an arch key only where the model has it
+    assert "context_ffn_dim" not in models["base"]["arch"] and models["mtcue"]["arch"]["context_ffn_dim"] == 64
+    assert config["models"]["si_output_layer_h256"]["arch"]["side_dim"] == 256
+    base = config["models"]["base"]["training"]
+    assert (base["lr"], base["max_epoch"]) == (0.0005, 1)
+    assert config["experiments"] == validate(paper)["experiments"]
+    assert config["context"]["encoder"] == "all-MiniLM-L6-v2"
+    assert set(config["context"]["encoder_per_direction"].values()) == {"all-MiniLM-L6-v2"}
+    assert config["evaluation"]["comet"] == {**validate(paper)["evaluation"]["comet"], "model": "rehearsal-stand-in"}
+
+
+def test_a_slice_keeps_its_directions_and_replaces_the_keys_it_names():
+    study = slice_study(read_yaml(PAPER), read_yaml(SLICE))
+    config = rehearsal_config(study)
+    assert config["directions"] == ["en-de", "en-pl"]
+    experiments = config["experiments"]
+    assert (experiments["ablation"]["directions"], experiments["voita2018"]["directions"],
+            experiments["fewshot"]["directions"], experiments["formality"]["directions"]) == \
+        (["en-de"], ["en-de"], ["en-pl"], ["en-de"])
+    assert list(experiments["ablation"]["rows"].values()) == ["mtcue", "mtcue_no_context_encoder", "base"]
+    assert experiments["fewshot"]["baseline"] == "base"  # a key the slice does not name: the paper's
+    assert experiments["voita2018"]["random_test"] == ["voita_context"]
+    assert config["evaluation"]["contrastive"]["suites"] == {"en-de": ["contrapro"]}
+    assert config["models"] == rehearsal_config()["models"] | {
+        "novotney_cue": {**rehearsal_config()["models"]["novotney_cue"], "context_encoder_per_direction": {}}}
+    with pytest.raises(ValueError, match="s.yaml: en-xx not among the study's directions"):
+        slice_study(read_yaml(PAPER), {"directions": ["en-xx"]}, "s.yaml")
+    with pytest.raises(ValueError, match="s.yaml: a slice holds directions and experiments only, not models"):
+        slice_study(read_yaml(PAPER), {"models": {}}, "s.yaml")
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rehearsal") / "sources"
+    config = rehearsal_config()
+    built = build_sources(config, load_plan(PLAN)["sources"], root)
+    return config, root / "mirror", built
+
+
+def at(mirror, url):
+    return mirror / sources.url_path(url)
+
+
+def test_every_url_of_the_paper_study_has_a_copy(mirror):
+    config, root, built = mirror
+    assert len(built["urls"]) == 37  # tests/test_paper_data.py: the paper's DAG downloads 37 files
+    assert all(at(root, u).is_file() and at(root, u).stat().st_size > 0 for u in built["urls"])
+
+
+def test_the_opus_copy_and_the_heldout_lists_name_the_same_films(mirror):
+    config, root, _ = mirror
+    opus = at(root, config["corpus"]["opensubtitles"]["url"])
+    with zipfile.ZipFile(opus / "en.zip") as english:  # one English archive for the four pairs, as OPUS ships it
+        folders = {name.split("/")[-2] for name in english.namelist() if name.endswith(".xml")}
+    # four pairs' films, 1000 apart (opus_synth's folders 100000 + film)
+    assert {int(f) // 1000 for f in folders} == {100, 101, 102, 103} and len(folders) > 4 * 25
+    for pair in ("en-de", "en-fr", "en-pl", "en-ru"):
+        listed = set().union(*(heldout_films(at(root, u)) for u in sources.heldout_sources(config, pair)))
+        assert len(listed) == 6 and {f"tt{int(f):07d}" for f in folders} >= listed
+
+
+def test_the_evaluation_sets_convert_with_the_official_readers(mirror, tmp_path):
+    config, root, _ = mirror
+    sets = config["evaluation_sets"]
+    counts = contrapro(at(root, sets["contrapro"]["json"]), at(root, sets["contrapro"]["documents"]),
+                       tmp_path / "pro.jsonl")
+    assert counts["examples"] > 10 and counts["source_mismatches"] == 0
+    assert heldout_films(at(root, sets["contrapro"]["json"])) <= heldout_films(
+        at(root, sources.heldout_sources(config, "en-de")[0]))
+    lopes_files = sources.evalset_sources(config, "lopes", "en-fr")
+    paths = [at(root, lopes_files[f]) for f in (*sources.LOPES_FILES, "annotation")]
+    assert lopes(*paths, tmp_path / "lopes.jsonl") > 10
+    for suite, url in sources.evalset_sources(config, "voita2019", "en-ru").items():
+        assert voita2019(at(root, url), suite, tmp_path / f"{suite}.jsonl") > 5
+        assert {ex["correct"] for ex in read_suite(tmp_path / f"{suite}.jsonl", "en-ru")} == {0, 1}
+    for split, url in sources.evalset_sources(config, "eamt22", "en-pl").items():
+        assert eamt22(at(root, url), split, tmp_path / f"eamt22.{split}.jsonl") > 10
+        assert all(s["target"]["attribute"] for s in read_corpus(tmp_path / f"eamt22.{split}.jsonl", ("en", "pl")))
+    for pair in ("en-de", "en-ru"):
+        first = next(iter(sources.evalset_sources(config, "iwslt22", pair).values()))
+        assert iwslt22(at(root, first).parent, pair, tmp_path / "iwslt22" / pair) > 50
+
+
+def test_sources_of_the_same_sizes_are_kept(mirror):
+    config, root, built = mirror
+    stamp = (root.parent / "stamp.json").stat().st_mtime_ns
+    again = build_sources(config, load_plan(PLAN)["sources"], root.parent)
+    assert again == built and (root.parent / "stamp.json").stat().st_mtime_ns == stamp
+
+
+def test_the_omdb_stand_in_answers_as_omdb(tmp_path):
+    films = {"tt0100001": {"Response": "True", "Genre": "Drama", "Year": "1951", "Rated": "PG", "Writer": "W",
+                           "Plot": "P.", "Country": "France"}}
+    with serve_omdb(films) as url:
+        client = Client(tmp_path / "cache", Settings(api_url=url, min_interval_s=0), OMDB_KEY)
+        assert client.fetch("tt0100001")["Genre"] == "Drama"
+        assert client.fetch("tt0100002") == {"Response": "False", "Error": "Incorrect IMDb ID."}
+        with pytest.raises(OmdbError, match="Invalid API key"):
+            Client(tmp_path / "other", Settings(api_url=url, min_interval_s=0), "another-key").fetch("tt0100001")
+
+
+def test_the_summary_reads_snakemakes_output(tmp_path):
+    stats = ("Job stats:\njob        count\n-------  -------\ndownload      37\ntrain        245\ntotal       1528\n\n"
+             "Select jobs to execute...\n")
+    assert job_stats(stats) == {"download": 37, "train": 245, "total": 1528}
+    (tmp_path / "results" / "logs").mkdir(parents=True)
+    (tmp_path / "results" / "logs" / "x.log").write_text("INFO fine\nERROR mtcue: style-levels failed: no labels\n"
+                                                        "bye\n")
+    output = ("Error in rule style_levels:\n    jobid: 3\n"
+              "    log: results/logs/x.log (check log file(s) for error details)\n"
+              "\nError in rule train:\n    jobid: 9\n\n")
+    assert failures(output, tmp_path) == [
+        {"rule": "style_levels", "log": "results/logs/x.log", "error": "ERROR mtcue: style-levels failed: no labels"},
+        {"rule": "train", "log": None, "error": None}]
+
+
+def test_the_report_lists_every_table_and_figure():
+    listed = report_outputs(REPO)
+    assert len(listed) == 17
+    assert {"results/tables/table4_quality.html", "results/tables/table6_ablation.html",
+            "results/figures/figure4_eamt22_fewshot.png", "results/figures/style_levels.svg",
+            "results/tables/side_information.html", "results/figures/memory_growth.svg"} <= set(listed)
+
+
+def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
+    summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, dry_run=True)
+    # the paper's 1,528 jobs, less the two DistilBERT and the two MiniLM-v2 stores that the one stand-in
+    # encoder's two stores (mean, CLS) replace
+    assert summary["exit"] == 0 and summary["planned"] == 1526
+    assert summary["planned_by_rule"]["train"] == 245 and summary["planned_by_rule"]["download"] == 37
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1526
+    assert "jobs planned (dry run): 1526" in (tmp_path / "out" / "summary.md").read_text()
+    assert set(summary["tables_and_figures"].values()) == {"not made"}  # every one planned
+
+
+@pytest.mark.slow
+def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
+    summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
+    assert summary["failed"] == [] and summary["exit"] == 0
+    assert summary["executed"] == summary["planned"] > 250
+    made = summary["tables_and_figures"]
+    # every table and figure of the workflow's report but the style-control figure (the slice leaves style
+    # out: issue 35, section 2, labels the paper's corpus)
+    assert made == {**dict.fromkeys(report_outputs(REPO), "made"), "results/figures/style_levels.svg": "not planned"}
