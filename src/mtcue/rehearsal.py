@@ -5,7 +5,8 @@ says what it changes: sizes, and offline stand-ins for the paper's encoders and 
 copies of every source the paper's study downloads, in their public formats and layout:
 - OPUS OpenSubtitles v2018 (`opus_synth`: language archives shared by the pairs, one alignment per pair),
   the authors' block lists, ContraPro's JSON and its OPUS Moses documents, Lopes et al.'s extracted
-  files, annotation and document list, IWSLT22's formality test files, EAMT22's dev and test JSON and
+  files, annotation and document list, IWSLT22's formality test files and en-de training data (the
+  validation set), EAMT22's dev and test JSON and
   Voita et al.'s (2019) four consistency sets, written from the synthetic dialogues (`mtcue.data.synth`);
 - OMDb: a local server answering in OMDb's format, under its own key.
 The copies form a download mirror (`download.mirror`: `{host}/{path}` of each URL), so the `download`
@@ -244,19 +245,34 @@ def _eamt22(split: str, docs: int, seed: int) -> list[dict]:
     return rows
 
 
-def _iwslt22(pair: str, docs: int, seed: int, out_dir: Path) -> None:
-    """IWSLT22's five formality test files of `pair`, from the synthetic test dialogues (synth.iwslt22)."""
+def _iwslt22(pair: str, docs: int, seed: int, out_dir: Path, split: str = "test") -> None:
+    """IWSLT22's five formality files of `pair` (their test names), from the synthetic `split` dialogues
+    (synth.iwslt22)."""
     from mtcue.data.clean import clean_corpus
     from mtcue.data.synth import write_split
     from mtcue.data.synth.iwslt22 import write_iwslt22
 
-    raw, clean = out_dir.parent / f".{pair}.raw.jsonl", out_dir.parent / f".{pair}.clean.jsonl"
+    raw, clean = out_dir.parent / f".{pair}.{split}.raw.jsonl", out_dir.parent / f".{pair}.{split}.clean.jsonl"
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    write_split(pair, "test", docs, seed, raw)
+    write_split(pair, split, docs, seed, raw)
     clean_corpus(raw, clean, 400)
-    write_iwslt22(clean, pair, docs, seed, out_dir)
+    write_iwslt22(clean, pair, docs, seed, out_dir, split=split)
     raw.unlink()
     clean.unlink()
+
+
+def _iwslt22_train(pair: str, docs: int, seed: int, out_dir: Path) -> None:
+    """IWSLT22's training data of `pair` (five files per domain, the study's validation set), from the
+    synthetic valid dialogues, one seed per domain."""
+    from mtcue.data.evalsets import IWSLT22_TRAIN_DOMAINS, iwslt22_files
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k, domain in enumerate(IWSLT22_TRAIN_DOMAINS):
+        staging = out_dir.parent / f".{pair}.{domain}.iwslt22"
+        _iwslt22(pair, docs, seed + 1 + k, staging, split="valid")
+        for official, name in zip(iwslt22_files(pair), iwslt22_files(pair, domain)):
+            os.replace(staging / official, out_dir / name)
+        staging.rmdir()
 
 
 def omdb_answers(films: list[int]) -> dict[str, dict]:
@@ -327,6 +343,9 @@ def build_sources(cfg: dict, sizes: dict, root: str | Path) -> dict:
         for pair in sets["iwslt22"]["pairs"]:
             first = next(iter(sources.evalset_sources(cfg, "iwslt22", pair).values()))
             _iwslt22(pair, docs, seed, at(first).parent)
+        for pair in sets["iwslt22"]["valid_pairs"]:
+            first = next(iter(sources.evalset_sources(cfg, "iwslt22_valid", pair).values()))
+            _iwslt22_train(pair, docs, seed, at(first).parent)
         missing = [u for u in wanted if not (mirror / sources.url_path(u)).is_file()]
         if missing:
             raise ValueError(f"sources: no miniature copy of {missing[0]} ({len(missing)} URLs): a source the "
