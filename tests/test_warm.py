@@ -92,3 +92,22 @@ def test_a_step_ends_with_its_server(env):
     while _processes(env["TMPDIR"]):
         assert time.monotonic() < deadline, "the step outlived its server"
         time.sleep(0.05)
+
+
+def test_only_this_user_reaches_the_server(tmp_path):
+    """The socket lives in a folder only its user may enter, and the server serves only its user: a step
+    runs with the environment its command sends (PYTHONPATH included)."""
+    import socket
+    import stat
+
+    from mtcue import warm
+
+    folder = tmp_path / "warm"
+    assert warm.private_folder(folder)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    folder.chmod(0o755)  # a folder others may enter is refused, so the step runs cold
+    assert not warm.private_folder(folder)
+    ours, theirs = socket.socketpair(socket.AF_UNIX)
+    assert warm.same_user(ours)
+    ours.close()
+    theirs.close()

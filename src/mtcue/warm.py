@@ -10,7 +10,8 @@ cancelling a job) reaches the child as SIGTERM, and so does the command's death.
 
 The first step starts the server; it exits after IDLE_S seconds without steps. A server serves only
 commands of the same interpreter, source tree and code (the key of its socket), so an edited checkout
-starts a new one. Local runs only: on a cluster each job's limits and accounting belong to its own
+starts a new one. Its socket lives in a folder only the user may enter, and it serves only processes
+of the same user, since a step runs with whatever environment its command sends. Local runs only: on a cluster each job's limits and accounting belong to its own
 process, and a CUDA context cannot be forked, so the SLURM profile never sets MTCUE_WARM.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import os
 import selectors
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -43,11 +45,23 @@ def enabled() -> bool:
 
 
 def socket_path() -> Path:
-    """One server per interpreter, source tree and code version (the newest source file's time)."""
+    """One server per interpreter, source tree and code version (the newest source file's time), in
+    the user's private folder (private_folder)."""
     src = Path(__file__).resolve().parent
     newest = max(p.stat().st_mtime_ns for p in src.rglob("*.py"))
     key = hashlib.sha256(f"{sys.executable}\0{src}\0{newest}\0{os.environ.get('PYTHONPATH', '')}".encode())
-    return Path(tempfile.gettempdir()) / f"mtcue-warm-{os.getuid()}-{key.hexdigest()[:16]}.sock"
+    return Path(tempfile.gettempdir()) / f"mtcue-warm-{os.getuid()}" / f"{key.hexdigest()[:16]}.sock"
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether `folder` is (now) a folder of this user's that nobody else may enter: a step run by the
+    server runs with the environment its command sends, so only this user may reach the socket."""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 # --- the command's side ---------------------------------------------------------------------------
@@ -56,6 +70,9 @@ def run(argv: list[str]) -> int | None:
     """The step's exit status, run by the warm server; None if no server can be reached or started
     (the caller then runs the step itself)."""
     path = socket_path()
+    if not private_folder(path.parent):
+        sys.stderr.write(f"mtcue: {path.parent} is not a private folder of this user's; running the step cold\n")
+        return None
     conn = _connect(path) or _start(path)
     if conn is None:
         return None
@@ -151,6 +168,9 @@ def serve(path: Path) -> None:
             for key, _ in selector.select(timeout=0.1):
                 if key.fileobj is listener:
                     conn, _ = listener.accept()
+                    if not same_user(conn):
+                        conn.close()
+                        continue
                     pid = _fork_step(conn, listener, children)
                     if pid:
                         children[pid] = conn
@@ -172,6 +192,12 @@ def serve(path: Path) -> None:
         if path.exists() and path.stat().st_ino == os.fstat(listener.fileno()).st_ino:
             path.unlink()
         listener.close()
+
+
+def same_user(conn: socket.socket) -> bool:
+    """Whether the process at the other end of `conn` runs as this user (SO_PEERCRED: pid, uid, gid)."""
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid == os.getuid()
 
 
 def _reaped(children: dict[int, socket.socket]):
