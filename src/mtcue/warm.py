@@ -11,8 +11,9 @@ cancelling a job) reaches the child as SIGTERM, and so does the command's death.
 The first step starts the server; it exits after IDLE_S seconds without steps. A server serves only
 commands of the same interpreter, source tree and code (the key of its socket), so an edited checkout
 starts a new one. Its socket lives in a folder only the user may enter, and it serves only processes
-of the same user, since a step runs with whatever environment its command sends. Local runs only: on a cluster each job's limits and accounting belong to its own
-process, and a CUDA context cannot be forked, so the SLURM profile never sets MTCUE_WARM.
+of the same user, since a step runs with whatever environment its command sends. Local runs only: on a
+cluster each job's limits and accounting belong to its own process, and a CUDA context cannot be
+forked, so a SLURM run never sets MTCUE_WARM (workflow/rules/local.smk).
 """
 from __future__ import annotations
 
