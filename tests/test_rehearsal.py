@@ -96,7 +96,7 @@ def at(mirror, url):
 
 def test_every_url_of_the_paper_study_has_a_copy(mirror):
     config, root, built = mirror
-    assert len(built["urls"]) == 37  # tests/test_paper_data.py: the paper's DAG downloads 37 files
+    assert len(built["urls"]) == 47  # tests/test_paper_data.py: the paper's DAG downloads 47 files (IWSLT22's en-de training data: 10)
     assert all(at(root, u).is_file() and at(root, u).stat().st_size > 0 for u in built["urls"])
 
 
@@ -169,7 +169,7 @@ def test_the_summary_reads_snakemakes_output(tmp_path):
 
 def test_the_report_lists_every_table_and_figure():
     listed = report_outputs(REPO)
-    assert len(listed) == 17
+    assert len(listed) == 18  # with the shortening paper's Figure 3 (shortening_groupings)
     assert {"results/tables/table4_quality.html", "results/tables/table6_ablation.html",
             "results/figures/figure4_eamt22_fewshot.png", "results/figures/style_levels.svg",
             "results/tables/side_information.html", "results/figures/memory_growth.svg"} <= set(listed)
@@ -179,10 +179,10 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, dry_run=True)
     # the paper's 1,528 jobs, less the two DistilBERT and the two MiniLM-v2 stores that the one stand-in
     # encoder's two stores (mean, CLS) replace
-    assert summary["exit"] == 0 and summary["planned"] == 1526
-    assert summary["planned_by_rule"]["train"] == 245 and summary["planned_by_rule"]["download"] == 37
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1526
-    assert "jobs planned (dry run): 1526" in (tmp_path / "out" / "summary.md").read_text()
+    assert summary["exit"] == 0 and summary["planned"] == 1696
+    assert summary["planned_by_rule"]["train"] == 249 and summary["planned_by_rule"]["download"] == 47
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1696
+    assert "jobs planned (dry run): 1696" in (tmp_path / "out" / "summary.md").read_text()
     assert set(summary["tables_and_figures"].values()) == {"not made"}  # every one planned
 
 
@@ -195,3 +195,14 @@ def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     # every table and figure of the workflow's report but the style-control figure (the slice leaves style
     # out: issue 35, section 2, labels the paper's corpus)
     assert made == {**dict.fromkeys(report_outputs(REPO), "made"), "results/figures/style_levels.svg": "not planned"}
+
+
+def test_the_rehearsal_never_writes_into_a_folder_it_did_not_make(tmp_path, caplog):
+    from mtcue import cli
+
+    mine = tmp_path / "thesis"
+    mine.mkdir()
+    (mine / "notes.md").write_text("my notes\n")
+    assert cli.main(["rehearsal", "--out", str(mine), "--dry-run"]) == 1
+    assert "holds files no rehearsal wrote" in caplog.text
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.md"]

@@ -20,6 +20,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -35,7 +36,7 @@ import yaml
 from mtcue.config import read_yaml, validate
 from mtcue.data import sources
 from mtcue.data.opus_synth import film_documents, generate_mirror
-from mtcue.io import atomic_directory, atomic_write_text, write_lines
+from mtcue.io import OWNED_MARKER, OutputFolderError, atomic_directory, atomic_write_text, write_lines
 from mtcue.study import pair_of
 
 COMET_STAND_IN = "rehearsal-stand-in"  # evaluation.comet.model in the plan: the checkpoint comet_stand_in builds
@@ -272,7 +273,7 @@ def _iwslt22_train(pair: str, docs: int, seed: int, out_dir: Path) -> None:
         _iwslt22(pair, docs, seed + 1 + k, staging, split="valid")
         for official, name in zip(iwslt22_files(pair), iwslt22_files(pair, domain)):
             os.replace(staging / official, out_dir / name)
-        staging.rmdir()
+        shutil.rmtree(staging)  # what is left: write_iwslt22's folder marker
 
 
 def omdb_answers(films: list[int]) -> dict[str, dict]:
@@ -478,6 +479,27 @@ def snakemake_command(repo: Path, workdir: Path, configfiles: list[Path], target
     return command + (["--profile", profile] if profile else ["--cores", cores])
 
 
+def claim_folder(out: Path) -> None:
+    """`out` becomes the rehearsal's own folder: new, empty, or made by an earlier rehearsal (its marker).
+    A rerun continues in it; a folder holding anything else (a user's files, the demo's results) is
+    refused before anything is written there."""
+    if out == Path.cwd().resolve() or out in Path.cwd().resolve().parents:
+        raise OutputFolderError(f"{out}: is the working directory or one of its parents; give the rehearsal a "
+                                "folder of its own (--out)")
+    marker = out / OWNED_MARKER
+    if out.is_dir() and any(out.iterdir()):
+        try:
+            step = json.loads(marker.read_text(encoding="utf-8")).get("step")
+        except (OSError, ValueError, AttributeError):
+            step = None
+        if step != "rehearsal":
+            raise OutputFolderError(f"{out}: holds files no rehearsal wrote; nothing was changed: give --out a new "
+                                    "or empty folder, or the folder of an earlier rehearsal")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(marker, json.dumps({"step": "rehearsal", "files": []}) + "\n")
+
+
 def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: str | Path,
              targets: list[str] | None = None, cores: str = "all", profile: str | None = None,
              dry_run: bool = False, slice_file: str | Path | None = None,
@@ -487,6 +509,7 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
     and runs in its place). `snakemake_args`: more options of the run (e.g. the test cluster's
     --slurm-status-command squeue)."""
     repo, out, targets, started = Path(repo).resolve(), Path(out).resolve(), list(targets or []), time.time()
+    claim_folder(out)
     plan = load_plan(plan_path)
     study_cfg = read_yaml(study)
     study_file = Path(study).resolve()
