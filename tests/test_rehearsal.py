@@ -187,6 +187,8 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the rehearsal's open stop (issue 35): at paper scale no test record judges a "
+                   "phenomenon (OpenSubtitles has no phenomenon labels), so phenomena_accuracy's figure refuses to draw")
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0
