@@ -78,7 +78,7 @@ def test_the_seed_varies_training_only(tmp_path):
     # Hoang et al.'s 5 side-information models and BASE trained on as they are in de-en and en-de; Jeong et al.'s style models: two in en-de
     # and en-ru, four more variants in en-de; the 8 sequence-shortening models with one context sentence in
     # en-de and en-fr and with two in en-de
-    assert len(specs) == 5 * 8 + 2 * 4 * 3 + 8 * 3 + 2 + 2 * 3 + 1 + 6 * 2 + (2 * 2 + 4) + 8 * 3
+    assert len(specs) == 5 * 8 + 2 * 4 * 3 + 8 * 3 + 2 + 2 * 3 + 1 + 6 * 2 + (2 * 2 + 4) + 8 * 3 + 1  # the last: CONCAT at 2 sentences, en-de
     seeds = {(s["model"], s["seed"]) for s in specs}
     assert {seed for model, seed in seeds if not re.search(r"_seed\d$", model)} == {2}
     assert {("mtcue_seed3", 4), ("mtcue_fewshot_5_seed2", 3), ("mtcue_no_doc_seed2", 3)} <= seeds
