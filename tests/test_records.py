@@ -119,7 +119,7 @@ def test_read_record_rejects_other_kind_and_bad_json(tmp_path):
 def test_record_kind_is_required(tmp_path):
     rec = score_record()
     del rec["kind"]
-    with pytest.raises(RecordError, match=r"r\.json: record kind None is not one of \['attention', 'comet', 'context_usage', 'contrastive', 'data', 'eamt22', 'formality', 'score', 'train'\]"):
+    with pytest.raises(RecordError, match=r"r\.json: record kind None is not one of \['attention', 'comet', 'context_usage', 'contrastive', 'data', 'eamt22', 'formality', 'groupings', 'score', 'train'\]"):
         write_record(tmp_path / "r.json", rec)
 
 
