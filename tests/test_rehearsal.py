@@ -73,6 +73,8 @@ def test_a_slice_keeps_its_directions_and_replaces_the_keys_it_names():
     assert list(experiments["ablation"]["rows"].values()) == ["mtcue", "mtcue_no_context_encoder", "base"]
     assert experiments["fewshot"]["baseline"] == "base"  # a key the slice does not name: the paper's
     assert experiments["voita2018"]["random_test"] == ["voita_context"]
+    assert (experiments["style"]["directions"], experiments["style"]["models"],
+            experiments["style"]["levels_from"]) == (["en-de"], ["style_token", "style_dim"], "address")
     assert config["evaluation"]["contrastive"]["suites"] == {"en-de": ["contrapro"]}
     assert config["models"] == rehearsal_config()["models"] | {
         "novotney_cue": {**rehearsal_config()["models"]["novotney_cue"], "context_encoder_per_direction": {}}}
@@ -178,25 +180,27 @@ def test_the_report_lists_every_table_and_figure():
 def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, dry_run=True)
     # the paper's 1,528 jobs, less the two DistilBERT and the two MiniLM-v2 stores that the one stand-in
-    # encoder's two stores (mean, CLS) replace
-    assert summary["exit"] == 0 and summary["planned"] == 1696
+    # encoder's two stores (mean, CLS) replace; 1,694 with issues 35 and 36 (validation translations of the
+    # side-information grid, IWSLT22 validation, CONCAT at 2-3 sentences, Figure 3, no phenomena table)
+    assert summary["exit"] == 0 and summary["planned"] == 1694
     assert summary["planned_by_rule"]["train"] == 249 and summary["planned_by_rule"]["download"] == 47
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1696
-    assert "jobs planned (dry run): 1696" in (tmp_path / "out" / "summary.md").read_text()
-    assert set(summary["tables_and_figures"].values()) == {"not made"}  # every one planned
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1694
+    assert "jobs planned (dry run): 1694" in (tmp_path / "out" / "summary.md").read_text()
+    unlabelled = {"results/tables/phenomena.html", "results/figures/phenomena_accuracy.svg"}  # OpenSubtitles
+    assert summary["tables_and_figures"] == {**dict.fromkeys(report_outputs(REPO), "not made"),
+                                             **dict.fromkeys(unlabelled, "not planned")}
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the rehearsal's open stop (issue 35): at paper scale no test record judges a "
-                   "phenomenon (OpenSubtitles has no phenomenon labels), so phenomena_accuracy's figure refuses to draw")
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0
     assert summary["executed"] == summary["planned"] > 250
     made = summary["tables_and_figures"]
-    # every table and figure of the workflow's report but the style-control figure (the slice leaves style
-    # out: issue 35, section 2, labels the paper's corpus)
-    assert made == {**dict.fromkeys(report_outputs(REPO), "made"), "results/figures/style_levels.svg": "not planned"}
+    # every table and figure of the workflow's report (style control's at paper scale too: labels from address
+    # forms), but the phenomena table and figure, which the paper study does not plan: OpenSubtitles labels none
+    assert made == {**dict.fromkeys(report_outputs(REPO), "made"), "results/tables/phenomena.html": "not planned",
+                    "results/figures/phenomena_accuracy.svg": "not planned"}
 
 
 def test_the_rehearsal_never_writes_into_a_folder_it_did_not_make(tmp_path, caplog):
