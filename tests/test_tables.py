@@ -243,6 +243,16 @@ def test_write_quality_table_marks_in_markdown_and_csv(tmp_path):
     assert tables[0][4] == ["MTCue paper, Table 4"] and tables[0][7] == ["MTCUE", "36.02", "40.95", "38.48"]
 
 
+
+def test_quality_table_without_any_phenomenon_label_has_no_phenomena_block(tmp_path):
+    # the paper's data (OpenSubtitles) labels no phenomenon: every record's accuracy is None
+    unlabelled = [{**r, "phenomena": {}} for r in RECORDS]
+    write_quality_table(unlabelled, tmp_path / "q.csv", tmp_path / "q.md", COMETS)
+    md = (tmp_path / "q.md").read_text()
+    assert list(md_blocks(md)) == ["BLEU", "COMET (x100)"]
+    assert "phenomena %:" not in md and "English marks none" not in md
+    assert "- avg: mean over the directions shown; n/a where a value is missing." in md
+
 ARCH = {"embed_dim": 128, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 256, "decoder_layers": 2,
         "decoder_ffn_dim": 512, "context_layers": 3, "context_ffn_dim": 64}
 

@@ -256,13 +256,14 @@ def quality_footnotes(
     q = _quality_records(score_records, comet_records, split)
     signatures = sorted({cell["score"]["bleu_signature"] for cell in q.cells.values()})
     in_table = [r for key, r in by_cell(train_records, "train").items() if key in q.cells]
+    labelled = any(_phenomenon_pct(cell["score"]) is not None for cell in q.cells.values())
     return [
         "BLEU: sacrebleu on detokenised output, signature " + ", ".join(f"`{s}`" for s in signatures) + ".",
         *_comet_footnotes(q),
-        "phenomena %: accuracy on context-determined phenomena (formality, gender, ...), pooled "
-        "over all labelled samples and phenomena: a translation is correct when it contains "
-        "a marker word of the gold value and none of another value, incorrect in the opposite "
-        "case, otherwise ignored; 100 * correct / (correct + incorrect).",
+        *(["phenomena %: accuracy on context-determined phenomena (formality, gender, ...), pooled "
+           "over all labelled samples and phenomena: a translation is correct when it contains "
+           "a marker word of the gold value and none of another value, incorrect in the opposite "
+           "case, otherwise ignored; 100 * correct / (correct + incorrect)."] if labelled else []),
         f"{PAPER_QUALITY_LABEL} (the CSV's `paper BLEU`, `paper COMET` columns): OpenSubtitles18 test sets, "
         "models trained at full scale, shown for orientation only; it is not comparable to this run's data "
         "and scale. The paper reports no phenomenon accuracy in its Table 4.",
@@ -270,8 +271,9 @@ def quality_footnotes(
         f"indistinguishable from it (paired bootstrap resampling of the best against each system, "
         f"p > {bootstrap.alpha}; {bootstrap.n} resamples, seed {bootstrap.seed}), as the paper marks "
         f"its Table 4. The {AVERAGE} column and the paper's rows are not marked.",
-        f"{AVERAGE}: mean over the directions shown (phenomena: over the directions whose test set is "
-        f"labelled, en→xx); {NA} where a value is missing.",
+        f"{AVERAGE}: mean over the directions shown"
+        + (" (phenomena: over the directions whose test set is labelled, en→xx)" if labelled else "")
+        + f"; {NA} where a value is missing.",
         *context_footnotes(in_table),
     ]
 
@@ -306,7 +308,8 @@ def write_quality_table(
 
 def quality_blocks(df: pd.DataFrame, display: pd.DataFrame, columns: Sequence[Column] = QUALITY_COLUMNS) -> list[Block]:
     """Table 4 as the paper lays it out: a block per metric, directions as columns, the paper's
-    figures in rows below ours. A `labelled_only` metric shows only the directions that have it."""
+    figures in rows below ours. A `labelled_only` metric shows only the directions that have it, and no
+    block where none has it (the paper's data labels no phenomenon)."""
     labels = {col.label for col in columns}
     blocks = []
     for col in columns:
@@ -315,6 +318,8 @@ def quality_blocks(df: pd.DataFrame, display: pd.DataFrame, columns: Sequence[Co
         ours = display.xs(col.label, axis=1, level=1)
         if col.labelled_only:
             absent = [d for d in ours.columns if d != AVERAGE and df[(d, col.label)].isna().all()]
+            if len(absent) == len(ours.columns) - (AVERAGE in ours.columns):
+                continue
             ours = ours.drop(columns=absent)
             note = f"{', '.join(absent)}: the test set has no labels for these phenomena (English marks none)." \
                 if absent else ""
