@@ -11,6 +11,7 @@ from mtcue import config as cfg
 from mtcue.cli import main
 from mtcue.models.checkpoints import BEST, LAST, CheckpointError, check_checkpoint, checkpoint_problem, recover_checkpoint_dir
 from mtcue.plan.models import model_spec
+from mtcue.records import RecordError
 
 
 def save(path, value=1.0):
@@ -174,6 +175,13 @@ def test_fairseqs_own_loads_refuse_code_after_the_plugin_is_imported(tmp_path, m
     assert checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "ok.pt"))["cfg"]["model"].arch == "transformer"
 
 
+
+def train_record(spec: dict) -> dict:
+    """A training record as `mtcue train` writes it (the keys records.py requires), naming `spec`."""
+    return {"kind": "train", "model": "mtcue", "direction": "en-de", "study": "demo", "spec": spec,
+            "params": {"total": 1, "trainable": 1}, "epochs": [], "best_epoch": 1, "best_valid_loss": 1.0,
+            "config_hash": "c", "git_commit": "g"}
+
 def test_translate_text_refuses_a_shared_model_folder_whose_checkpoint_runs_code(tmp_path):
     """A model folder as a colleague would share it (checkpoint, training record, SentencePiece model,
     binarised data), its checkpoint made hostile: `mtcue translate-text` names the file and runs nothing."""
@@ -187,7 +195,7 @@ def test_translate_text_refuses_a_shared_model_folder_whose_checkpoint_runs_code
     marker = tmp_path / "ran"
     hostile_checkpoint(folder / "checkpoint_best.pt", marker)
     (results / "records" / "train" / "en-de").mkdir(parents=True)
-    (results / "records" / "train" / "en-de" / "mtcue.json").write_text(json.dumps({"spec": {"type": "base"}}))
+    (results / "records" / "train" / "en-de" / "mtcue.json").write_text(json.dumps(train_record({"type": "base"})))
     (results / "spm").mkdir()
     (results / "spm" / "en-de.model").write_bytes(b"")
     (results / "bin" / "en-de").mkdir(parents=True)
@@ -234,9 +242,17 @@ def test_a_checkpoint_of_another_model_type_than_its_record_is_refused(tmp_path)
     (results / "spm" / "en-de.model").write_bytes(b"")
     (results / "records" / "train" / "en-de").mkdir(parents=True)
     record = results / "records" / "train" / "en-de" / "mtcue.json"
-    record.write_text(json.dumps({"spec": {"type": "mtcue", "seed": 1}}))
+    train = train_record({"type": "mtcue", "seed": 1})
+    record.write_text(json.dumps(train))
     with pytest.raises(CheckpointError, match=r"checkpoint_best.pt: a transformer checkpoint, but the model.s training "
                                               r"record says mtcue \(arch mtcue\)"):
         TrainedModel.find(folder)
-    record.write_text(json.dumps({"spec": {"type": "base", "seed": 1}}))
+    record.write_text(json.dumps(train_record({"type": "base", "seed": 1})))
     assert TrainedModel.find(folder).max_source_tokens == 256
+    # a record without the model's spec, or not a training record at all: named, not a KeyError
+    record.write_text(json.dumps({k: v for k, v in train.items() if k != "spec"}))
+    with pytest.raises(RecordError, match=r"mtcue.json: the training record names no model spec"):
+        TrainedModel.find(folder)
+    record.write_text(json.dumps({"spec": {"type": "base"}}))
+    with pytest.raises(RecordError, match=r"mtcue.json: record kind None is not one of"):
+        TrainedModel.find(folder)

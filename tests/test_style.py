@@ -14,6 +14,8 @@ from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.style.style_task import StyleDataset
 from mtcue.plan.models import model_spec, trained_models
 from mtcue.plan.style import style_models
+from mtcue.options import with_provenance
+from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
@@ -633,7 +635,8 @@ def test_a_style_model_copied_out_of_its_study_loads_translates_and_writes_nothi
                        context_dir=Path("results/style/en-de") if parent else None,
                        init_checkpoint=Path("results/models/en-de/base/checkpoint_best.pt") if parent else None)
         (results / "records" / "train" / "en-de").mkdir(parents=True, exist_ok=True)
-        (results / "records" / "train" / "en-de" / f"{model}.json").write_text(json.dumps(record))
+        write_record(results / "records" / "train" / "en-de" / f"{model}.json",
+                     {"kind": "train", **with_provenance(record, "demo")})
 
     def files():
         return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file()}

@@ -20,8 +20,10 @@ from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.voita.voita_context_model import GatedContextLayer
+from mtcue.options import with_provenance
 from mtcue.plan.models import model_spec
 from mtcue.plan.voita2018 import voita2018_models, voita2018_rows
+from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
 
 TINY = {"encoder_embed_dim": 16, "encoder_ffn_embed_dim": 32, "decoder_ffn_embed_dim": 32,
@@ -398,7 +400,8 @@ def test_tiny_training_from_base_then_translate_score_and_attend(tmp_path):
                        init_checkpoint=None if model == "base" else results / "models" / "en-de" / "base" /
                        "checkpoint_best.pt")
         (results / "records" / "train" / "en-de").mkdir(parents=True, exist_ok=True)
-        (results / "records" / "train" / "en-de" / f"{model}.json").write_text(json.dumps(record))
+        write_record(results / "records" / "train" / "en-de" / f"{model}.json",
+                     {"kind": "train", **with_provenance(record, "demo")})
     init = json.loads((tmp_path / "ckpt" / "voita_context" / "init_report.json").read_text())
     assert not init["missing_base_keys"] and init["new"]
 

@@ -141,7 +141,7 @@ def context_swing(results: Path, model: str) -> None:
     from mtcue import Translator
     from mtcue.corpus import META_FIELDS
     from mtcue.data.clean import clean_line
-    from mtcue.data.synth.generator import formality_contrasts
+    from mtcue.data.synth.generator import contrasts as formality_contrasts
     cfg = yaml.safe_load((results.parent / "config" / "config.yaml").read_text(encoding="utf-8"))
     print(f"    force-decoded register log-odds (nats), formal context minus informal context ({model}):")
     for d in DIRECTIONS:

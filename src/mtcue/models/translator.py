@@ -44,6 +44,7 @@ from mtcue.corpus import META_FIELDS
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
 from mtcue.progress import Progress
+from mtcue.records import RecordError, read_record
 from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,10 @@ class TrainedModel:
         if not record.is_file():
             raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
                                     "the model's context); rerun the train step")
-        spec = json.loads(record.read_text(encoding="utf-8"))["spec"]
+        spec = read_record(record, "train").get("spec")
+        if not isinstance(spec, dict) or "type" not in spec:
+            raise RecordError(f"{record}: the training record names no model spec ('spec' with its 'type'); "
+                              "rerun the train step")
         needed = {"SentencePiece model": results / "spm" / f"{direction}.model",
                   "binarised data": results / "bin" / direction}
         # TAGGING's tag store, or the side-information labels' (a tag store of their own columns).
