@@ -334,6 +334,23 @@ def test_a_count_of_zero_is_refused_naming_the_option(step, option, capsys):
     assert f"argument {option}: '0' is not a whole number of at least 1" in capsys.readouterr().err
 
 
+ALPHAS = _options("--alpha")
+
+
+@pytest.mark.parametrize("step, option", ALPHAS)
+@pytest.mark.parametrize("value", ["0", "1", "-0.05", "five"])
+def test_an_alpha_outside_the_schemas_range_is_refused_naming_the_option(step, option, value, capsys):
+    from mtcue.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "step").choices[step]
+    required = [a for a in sub._actions if a.required and a.option_strings]
+    args = [x for a in required for x in (a.option_strings[0], "x")]
+    assert getattr(sub.parse_args([*args, option, "0.01"]), "alpha") == 0.01
+    with pytest.raises(SystemExit):
+        sub.parse_args([*args, option, value])
+    assert f"argument {option}: '{value}' is not a significance level (0 < alpha <= 0.5" in capsys.readouterr().err
+    assert len({s for s, _o in ALPHAS}) >= 5
+
 def test_the_bootstrap_needs_a_resample():
     """What --bootstrap-samples 0 gave: no resample, a p-value of NaN; one resample gives a p-value."""
     from mtcue.evaluation.score import paired_bootstrap

@@ -46,6 +46,17 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def significance_level(text: str) -> float:
+    """argparse type: a significance level alpha, 0 < alpha <= 0.5 (the config schema's range)."""
+    try:
+        alpha = float(text)
+    except ValueError:
+        alpha = None
+    if alpha is None or not 0 < alpha <= 0.5:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a significance level (0 < alpha <= 0.5, e.g. 0.05)")
+    return alpha
+
+
 def corpora_from_args(args: argparse.Namespace) -> dict[str, str]:
     """--corpus SPLIT=PATH options as {split: path}."""
     return dict(item.split("=", 1) for item in args.corpus)

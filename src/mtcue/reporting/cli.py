@@ -5,7 +5,7 @@ import json
 import logging
 import shlex
 
-from mtcue.options import options, positive_int
+from mtcue.options import options, positive_int, significance_level
 
 log = logging.getLogger("mtcue")
 RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
@@ -238,7 +238,7 @@ def register(step) -> None:
     s.add_argument("--train-records", nargs="*", default=[],
                    help="quality: train records, for footnotes on the context encoders")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="quality: paired bootstrap resamples")
-    s.add_argument("--alpha", type=float, default=0.05,
+    s.add_argument("--alpha", type=significance_level, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
     s.add_argument("--csv", required=True)
@@ -272,7 +272,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True, help="EAMT22 records of every point's runs")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the confidence interval of the first parent's difference to the second")
-    s.add_argument("--alpha", type=float, default=0.05, help="the interval covers 1 - alpha")
+    s.add_argument("--alpha", type=significance_level, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
                    help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
     s.add_argument("--csv", required=True)
@@ -293,7 +293,7 @@ def register(step) -> None:
     s.add_argument("--unavailable", nargs="+", action="extend", default=[], metavar="KIND=REASON",
                    help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -302,7 +302,7 @@ def register(step) -> None:
              _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
-    s.add_argument("--alpha", type=float, default=0.05, help="the intervals are (1 - alpha)")
+    s.add_argument("--alpha", type=significance_level, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
@@ -347,7 +347,7 @@ def register(step) -> None:
                         "the best validation BLEU (without them: the best test BLEU, said so in the table)")
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -357,7 +357,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the paired interval of each model's difference from BASE")
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -367,7 +367,7 @@ def register(step) -> None:
              _table_files)
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--csv", required=True)
     s.add_argument("--md", required=True)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
@@ -403,7 +403,7 @@ def register(step) -> None:
     s.add_argument("--results-page", help="the page that gets every section (docs/results.md); the README then gets "
                    "the headlines only")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")
 
     s = step("critical-path", cmd_critical_path,
