@@ -82,6 +82,16 @@ def _write_suite(examples: list[dict], path: str | Path, out: str | Path) -> int
     return write_jsonl(out, examples)
 
 
+def _sentences(value: object, where: str) -> int:
+    """A count of sentences (Voita et al.'s `ctx_dist`): a whole number, as a JSON number or string; never
+    a fraction cut down or a boolean read as 1."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer() and value >= 0:
+        return int(value)
+    raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {value!r}")
+
+
 def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
     """One of Voita et al.'s consistency sets (`suite`: voita2019_deixis, ...) as a suite."""
     key = suite.removeprefix("voita2019_")
@@ -116,11 +126,7 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
                              f"{true!r}")
         group = {"set": key}
         if "ctx_dist" in row:
-            try:
-                group["distance"] = int(row["ctx_dist"])
-            except (TypeError, ValueError):
-                raise ValueError(f"{where}: 'ctx_dist' must be a number of sentences, got {row['ctx_dist']!r}"
-                                 ) from None
+            group["distance"] = _sentences(row["ctx_dist"], where)
         examples.append({"id": f"{suite}.{i:06d}", "doc_id": f"{suite}.{i:06d}", "direction": VOITA2019_PAIR,
                          "text": {src: published(source[-1])},
                          "previous": {src: [published(s) for s in reversed(source[:-1])]},
