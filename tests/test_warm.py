@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -111,3 +112,15 @@ def test_only_this_user_reaches_the_server(tmp_path):
     assert warm.same_user(ours)
     ours.close()
     theirs.close()
+
+
+def test_files_take_the_umask_the_process_has_when_writing(tmp_path):
+    """A warm step's umask is set after mtcue.io was imported (by the server)."""
+    from mtcue.io import atomic_write_text
+
+    before = os.umask(0o077)
+    try:
+        atomic_write_text(tmp_path / "private.txt", "secret\n")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600
