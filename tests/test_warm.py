@@ -166,8 +166,9 @@ def test_a_warm_step_runs_with_its_commands_environment_and_umask(env, tmp_path)
     written = {}
     for warm in (True, False):
         out = tmp_path / f"warm-{warm}" / "test.jsonl"
-        assert mtcue(["generate", "--pair", "en-de", "--split", "test", "--docs", "2", "--out", str(out)], step_env,
-                     warm, umask=0o077).returncode == 0
+        run = mtcue(["generate", "--pair", "en-de", "--split", "test", "--docs", "2", "--out", str(out)], step_env,
+                    warm, umask=0o077)
+        assert run.returncode == 0 and "running the step cold" not in run.stderr
         mtcue(TRACK, step_env, warm, umask=0o077)
         written[warm] = (oct(stat.S_IMODE(out.stat().st_mode)), out.read_text(encoding="utf-8"))
     warm_seen, cold_seen = [json.loads(line) for line in seen.read_text(encoding="utf-8").splitlines()]
