@@ -1,9 +1,13 @@
 """The warm server (mtcue.warm): a step handed to it behaves as the command run by itself: the same
 standard streams, exit status and error message, and a stopped command stops its step."""
+import ast
+import json
 import os
 import re
 import shutil
 import signal
+import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -14,6 +18,9 @@ import pytest
 from conftest import REPO, SNAKEMAKE
 
 MTCUE = str(Path(SNAKEMAKE).parent / "mtcue")
+PYTHON = str(Path(SNAKEMAKE).parent / "python3")  # the interpreter of `mtcue` (part of the socket's key)
+# A step that imports mlflow (when it starts; the server has not imported it) and then fails on its records.
+TRACK = ["track", "--study", "s", "--uri", "sqlite:///mlflow.db", "--records", "no-such-record.json"]
 
 
 @pytest.fixture
@@ -27,14 +34,14 @@ def env():
 
 
 def _processes(tmp: str) -> list[int]:
-    """The server and its children: processes running `python -m mtcue.warm <socket in tmp>`."""
+    """The servers and their children: processes running `python -P -m mtcue.warm_server <socket in tmp>`."""
     pids = []
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"mtcue.warm" in cmdline and any(arg.startswith(tmp.encode()) for arg in cmdline):
+        if b"mtcue.warm_server" in cmdline and any(arg.startswith(tmp.encode()) for arg in cmdline):
             pids.append(int(proc.name))
     return pids
 
@@ -100,7 +107,7 @@ def test_only_this_user_reaches_the_server(tmp_path):
     import socket
     import stat
 
-    from mtcue import warm
+    from mtcue import warm, warm_server
 
     folder = tmp_path / "warm"
     assert warm.private_folder(folder)
@@ -108,6 +115,163 @@ def test_only_this_user_reaches_the_server(tmp_path):
     folder.chmod(0o755)  # a folder others may enter is refused, so the step runs cold
     assert not warm.private_folder(folder)
     ours, theirs = socket.socketpair(socket.AF_UNIX)
-    assert warm.same_user(ours)
+    assert warm_server.same_user(ours)
     ours.close()
     theirs.close()
+
+
+def socket_of(env) -> Path:
+    """The socket of the server of a warm command run with `env` from here."""
+    code = "from mtcue import warm; print(warm.socket_path())"
+    return Path(subprocess.run([PYTHON, "-c", code], env={**env, "MTCUE_WARM": "1"}, capture_output=True, text=True,
+                               check=True).stdout.strip())
+
+
+def test_the_server_imports_nothing_from_the_folder_it_started_in(env, tmp_path):
+    """`cd proj && mtcue --help`, then `mtcue track ...` there: proj/mlflow.py is not imported, as a cold
+    `mtcue` does not import it."""
+    proj, ran = tmp_path / "proj", tmp_path / "ran"
+    proj.mkdir()
+    (proj / "mlflow.py").write_text(f"open({str(ran)!r}, 'a').write('payload ran\\n')\n", encoding="utf-8")
+    assert mtcue(["--help"], env, True, cwd=proj).returncode == 0  # the server starts in proj
+    for warm in (True, False):
+        mtcue(TRACK, env, warm, cwd=proj)
+    assert not ran.exists()
+    # The control: with the folder on the import path (as `python -m` puts it there), the payload runs.
+    subprocess.run([PYTHON, "-m", "mtcue.cli", *TRACK], cwd=proj, env={**env, "MTCUE_WARM": "0"}, capture_output=True,
+                   timeout=180)
+    assert ran.read_text() == "payload ran\n"
+
+
+# Stands in for a step's own code (`track` imports it as mlflow): what it sees of the environment it was
+# imported in (the hub client and torch read theirs at import) and the umask.
+PROBE = """import json, os, huggingface_hub.constants as hub, torch
+mask = os.umask(0)
+os.umask(mask)
+with open({seen!r}, "a") as out:
+    out.write(json.dumps({{"offline": hub.HF_HUB_OFFLINE, "hf_home": hub.HF_HOME, "threads": torch.get_num_threads(),
+                          "umask": mask}}) + "\\n")
+"""
+
+
+def test_a_warm_step_runs_with_its_commands_environment_and_umask(env, tmp_path):
+    """A server started by a command of another environment and umask does not serve the step: the step's
+    files, modes and what its code reads at import are those of the step run cold."""
+    probe, seen = tmp_path / "probe", tmp_path / "seen.jsonl"
+    probe.mkdir()
+    (probe / "mlflow.py").write_text(PROBE.format(seen=str(seen)), encoding="utf-8")
+    env = {**env, "PYTHONPATH": f"{probe}:{env['PYTHONPATH']}"}
+    assert mtcue(["--help"], env, True, umask=0o022).returncode == 0  # a server with that command's environment
+    step_env = {**env, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "OMP_NUM_THREADS": "1"}
+    written = {}
+    for warm in (True, False):
+        out = tmp_path / f"warm-{warm}" / "test.jsonl"
+        run = mtcue(["generate", "--pair", "en-de", "--split", "test", "--docs", "2", "--out", str(out)], step_env,
+                    warm, umask=0o077)
+        assert run.returncode == 0 and "running the step cold" not in run.stderr
+        mtcue(TRACK, step_env, warm, umask=0o077)
+        written[warm] = (oct(stat.S_IMODE(out.stat().st_mode)), out.read_text(encoding="utf-8"))
+    warm_seen, cold_seen = [json.loads(line) for line in seen.read_text(encoding="utf-8").splitlines()]
+    assert cold_seen == {"offline": True, "hf_home": str(tmp_path / "hf"), "threads": 1, "umask": 0o077}
+    assert warm_seen == cold_seen
+    assert written[True] == written[False] and written[True][0] == "0o600"
+    assert len(_processes(env["TMPDIR"])) == 2  # a server per environment and umask
+
+
+def test_files_take_the_umask_the_process_has_when_writing(tmp_path):
+    """A warm step's umask is set after mtcue.io was imported (by the server)."""
+    from mtcue.io import atomic_write_text
+
+    before = os.umask(0o077)
+    try:
+        atomic_write_text(tmp_path / "private.txt", "secret\n")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600
+
+
+def test_one_server_serves_a_local_snakemake_run(env, tmp_path):
+    """The jobs of one local run get the same environment (the thread variables follow a rule's threads, 1
+    in every rule of the demo): the socket's key gives them one server."""
+    (tmp_path / "Snakefile").write_text(f"""include: "{REPO / 'workflow' / 'rules' / 'local.smk'}"
+rule all:
+    input: expand("help/{{i}}.txt", i=range(3))
+
+rule step:
+    output: "help/{{i}}.txt"
+    shell: "{MTCUE} --help > {{output}}"
+""", encoding="utf-8")
+    run = subprocess.run([SNAKEMAKE, "--cores", "2", "all"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env={name: value for name, value in env.items() if name != "MTCUE_WARM"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert all("usage: mtcue" in (tmp_path / "help" / f"{i}.txt").read_text() for i in range(3))
+    assert len(_processes(env["TMPDIR"])) == 1
+
+
+def test_a_connection_without_a_request_harms_no_step(env):
+    """A command with a closed standard stream (`mtcue --help <&-`), a connection closed at once and one
+    that sends nothing: the server serves the next step as before."""
+    assert mtcue(["--help"], env, True).returncode == 0
+    [server] = _processes(env["TMPDIR"])
+    closed = subprocess.run(["sh", "-c", f'exec "{MTCUE}" --help <&-'], env={**env, "MTCUE_WARM": "1"},
+                            capture_output=True, text=True, timeout=180)
+    assert closed.returncode == 0 and "usage: mtcue" in closed.stdout
+    path = socket_of(env)
+    with socket.socket(socket.AF_UNIX) as hangup:
+        hangup.connect(str(path))
+    with socket.socket(socket.AF_UNIX) as silent:
+        silent.connect(str(path))
+        served = mtcue(["--help"], env, True)
+    assert served.returncode == 0 and "usage: mtcue" in served.stdout
+    assert _processes(env["TMPDIR"]) == [server]
+
+
+def test_a_stopped_command_ends_when_the_server_gives_no_status(env):
+    """SIGTERM to a command whose server never answers: it passes the stop on, waits STOP_GRACE_S for the
+    status, then ends."""
+    path = socket_of(env)
+    path.parent.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        command = subprocess.Popen([MTCUE, "--help"], env={**env, "MTCUE_WARM": "1"}, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            server.settimeout(60)
+            conn, _ = server.accept()
+            conn.recv(4)  # its request is coming: the command waits for the status
+            time.sleep(1)
+            command.send_signal(signal.SIGTERM)
+            _, err = command.communicate(timeout=30)
+        finally:
+            command.kill()
+        assert conn.recv(1 << 20).endswith(b"T")  # the stop, after the rest of the request
+        conn.close()
+    assert command.returncode == 128 + signal.SIGTERM
+    assert "the step reported no status within 5 s of the stop" in err
+
+
+@pytest.mark.parametrize("trouble", ["long TMPDIR", "server exits"])
+def test_a_server_that_cannot_start_leaves_the_step_cold_at_once(env, trouble):
+    if trouble == "long TMPDIR":  # no Unix socket path is that long
+        deep = Path(env["TMPDIR"]) / ("d" * 120)
+        deep.mkdir()
+        env, said = {**env, "TMPDIR": str(deep)}, "is longer than a Unix socket allows"
+    else:  # the hub client refuses it when the server imports sentence-transformers
+        env, said = {**env, "HF_HUB_ETAG_TIMEOUT": "soon"}, "the warm server exited at start with status 1"
+    start = time.monotonic()
+    warm = mtcue(["--help"], env, True)
+    assert time.monotonic() - start < 90  # not START_TIMEOUT_S (120 s) of silence
+    cold = mtcue(["--help"], env, False)
+    assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout) and cold.returncode == 0
+    [line] = [line for line in warm.stderr.splitlines() if line.startswith("mtcue: ")]
+    assert said in line and line.endswith("; running the step cold")
+
+
+def test_the_command_side_imports_nothing_of_mtcue():
+    """cli imports mtcue.warm; mtcue.warm_server, whose children run cli.main, is imported by nobody: no
+    import circle."""
+    tree = ast.parse((REPO / "src" / "mtcue" / "warm.py").read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {name for name in imported if name.split(".")[0] == "mtcue"}

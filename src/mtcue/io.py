@@ -58,15 +58,17 @@ def check_file_name(name: str, what: str) -> str:
     return name
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Read once, at import: os.umask can only be read by setting it, which must not race with other
-# threads creating files.
-UMASK = _read_umask()
+def _umask() -> int:
+    """The umask now, not at import (a warm step takes its command's after the server's imports:
+    mtcue.warm). Read from /proc (Linux): os.umask reads it only by setting it, which would race with
+    other threads creating files."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            return next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration):
+        mask = os.umask(0)
+        os.umask(mask)
+        return mask
 
 
 def atomic_path(path: str | Path) -> tuple[int, str]:
@@ -76,7 +78,7 @@ def atomic_path(path: str | Path) -> tuple[int, str]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, 0o666 & ~UMASK)
+    os.fchmod(fd, 0o666 & ~_umask())
     return fd, tmp
 
 
@@ -132,7 +134,7 @@ def _exclusive(path: Path) -> Iterator[None]:
     lock = path.parent / f".{path.name}.lock"
     while True:
         try:
-            fd, created = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666 & ~UMASK), True
+            fd, created = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), True
         except FileExistsError:
             try:
                 fd, created = os.open(lock, os.O_RDWR), False
@@ -171,7 +173,7 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
         for stale in path.parent.glob(f".{glob.escape(path.name)}.{STAGING}.*"):
             shutil.rmtree(stale, ignore_errors=True)  # no writer of `path` is alive: the lock is ours
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{STAGING}."))
-        tmp.chmod(0o777 & ~UMASK)  # mkdtemp makes it 0700
+        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it 0700
         try:
             yield tmp
             entries = sorted(p.name for p in tmp.iterdir())
