@@ -27,7 +27,7 @@ def test_atomic_write_keeps_old_file_when_replace_fails(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077], ids=["022", "002", "077"])
 def test_written_files_and_folders_get_the_umask_mode(tmp_path, umask):
-    # The umask is read when mtcue.io is imported: set it in a fresh interpreter first.
+    # A fresh interpreter, so that the umask set here is the process's own from its start.
     script = f"""
 import os, stat, sys
 os.umask({umask})
