@@ -44,7 +44,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "groupings": ("model", "direction", "suite", "sentence", "pieces", "groups", "used", "weights", "config_hash",
                   "git_commit", "study"),
     # Contrastive suites: accuracy of the summed and per-token scores, overall and per group (docs/formats.md §7).
-    "contrastive": ("model", "direction", "suite", "accuracy", "n", "ties", "mean", "groups",
+    "contrastive": ("model", "direction", "suite", "rule", "accuracy", "n", "ties", "mean", "groups",
                     "needs_target_context", "config_hash", "git_commit", "study"),
     # Context usage: CXMI (nats per token) of the reference with vs without the model's context, overall,
     # per phenomenon and per sentence (mtcue.evaluation.context_usage).

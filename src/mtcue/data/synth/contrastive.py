@@ -19,6 +19,7 @@ from mtcue.corpus import marker_tokens
 from mtcue.data.clean import clean_line
 from mtcue.data.synth.generator import contrasts, generate, pronoun_contrasts
 from mtcue.io import write_jsonl
+from mtcue.suites import STRICT
 
 SUITE_PHENOMENA = ("formality", "speaker_gender", "addressee_gender", "pronoun")
 
@@ -62,7 +63,7 @@ def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None
             if len(candidates) < 2:
                 continue  # the variants read the same (Russian его for masculine and neuter)
             example = {"id": f"{sample['id']}.{phenomenon}", **base, "candidates": candidates, "correct": correct,
-                       "group": {"phenomenon": phenomenon}}
+                       "group": {"phenomenon": phenomenon}, "rule": STRICT}
             if anaphor:
                 example["group"] |= {"pronoun": _differing_word(candidates, correct), "distance": anaphor["distance"]}
                 example["anaphor"] = {k: anaphor[k] for k in ("pronoun", "antecedent", "nouns")}
