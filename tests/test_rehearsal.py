@@ -23,6 +23,7 @@ from mtcue.rehearsal import (
     override,
     rehearse,
     report_outputs,
+    run_failures,
     serve_omdb,
     slice_study,
 )
@@ -170,6 +171,20 @@ def test_the_summary_reads_snakemakes_output(tmp_path):
         {"rule": "train", "log": None, "error": None}]
 
 
+def test_a_run_that_failed_never_counts_0_failed(tmp_path):
+    """Snakemake exits 1 without a failed job when it cannot start (a locked directory): the summary said 0
+    failed of a rehearsal that exited 1."""
+    output = ("Building DAG of jobs...\nError: Directory cannot be locked. Please make sure that no other Snakemake "
+              "process is trying to create the same files in the following directory:\n/x/out\n\n")
+    assert run_failures(output, 1, tmp_path, "/x/out/rehearsal.log") == [
+        {"rule": None, "log": "/x/out/rehearsal.log", "error": "/x/out"}]
+    assert run_failures("Building DAG of jobs...\nError: Directory cannot be locked.\n", 1, tmp_path, "l") == [
+        {"rule": None, "log": "l", "error": "Error: Directory cannot be locked."}]
+    assert run_failures("Finished job 1.\n", 0, tmp_path, "l") == []
+    failed = "Error in rule train:\n    jobid: 9\n\n"
+    assert run_failures(failed, 1, tmp_path, "l") == [{"rule": "train", "log": None, "error": None}]
+
+
 def test_the_report_lists_every_table_and_figure():
     listed = report_outputs(REPO)
     assert len(listed) == 18  # with the shortening paper's Figure 3 (shortening_groupings)
@@ -216,3 +231,32 @@ def test_the_rehearsal_never_writes_into_a_folder_it_did_not_make(tmp_path, capl
     assert cli.main(["rehearsal", "--out", str(mine), "--dry-run"]) == 1
     assert "holds files no rehearsal wrote" in caplog.text
     assert sorted(p.name for p in mine.iterdir()) == ["notes.md"]
+
+
+def test_a_second_rehearsal_into_a_running_ones_folder_fails_at_once_and_touches_nothing(tmp_path, caplog):
+    """Two rehearsals into one folder: the second truncated the first's rehearsal.log (NUL bytes) and wrote its
+    summary over the first's. The first holds the folder's lock for its whole run."""
+    import subprocess
+    import sys
+    import time
+
+    from mtcue import cli
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".mtcue-output.json").write_text('{"step": "rehearsal", "files": []}\n')  # an earlier rehearsal's
+    (out / "rehearsal.log").write_text("Finished job 1.\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    first = subprocess.Popen([sys.executable, "-c", "import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
+                              "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)",
+                              str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "running\n"
+        started = time.monotonic()
+        assert cli.main(["rehearsal", "--out", str(out), "--dry-run"]) == 1
+        assert time.monotonic() - started < 10
+    finally:
+        first.kill()
+        first.wait()
+    assert f"{out}: another process is writing this folder now" in caplog.text
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

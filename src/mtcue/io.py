@@ -125,7 +125,7 @@ def _check_replaceable(path: Path, step: str) -> None:
 
 
 @contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: Path) -> Iterator[None]:
     """Hold `.{name}.lock` beside `path` for the block; a second writer of the same folder fails at once
     instead of replacing the first one's output under it. The lock file is removed only if this call
     created it (a file of that name may be a user's)."""
@@ -167,7 +167,7 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
     path = Path(path)
     _check_replaceable(path, step)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(path):
+    with exclusive(path):
         for stale in path.parent.glob(f".{glob.escape(path.name)}.{STAGING}.*"):
             shutil.rmtree(stale, ignore_errors=True)  # no writer of `path` is alive: the lock is ours
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{STAGING}."))

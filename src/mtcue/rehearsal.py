@@ -36,7 +36,7 @@ import yaml
 from mtcue.config import read_yaml, validate
 from mtcue.data import sources
 from mtcue.data.opus_synth import film_documents, generate_mirror
-from mtcue.io import OWNED_MARKER, OutputFolderError, atomic_directory, atomic_write_text, write_lines
+from mtcue.io import OWNED_MARKER, OutputFolderError, atomic_directory, atomic_write_text, exclusive, write_lines
 from mtcue.study import pair_of
 
 COMET_STAND_IN = "rehearsal-stand-in"  # evaluation.comet.model in the plan: the checkpoint comet_stand_in builds
@@ -468,6 +468,20 @@ def failures(output: str, workdir: Path) -> list[dict]:
     return found
 
 
+def last_line(text: str) -> str:
+    """The last line of Snakemake's output that says something: why it stopped."""
+    return ([line for line in text.splitlines() if line.strip()] or ["no output"])[-1]
+
+
+def run_failures(output: str, returncode: int, workdir: Path, log: str) -> list[dict]:
+    """`failures`; when Snakemake exited non-zero with no failed job (a locked directory, an option it
+    refused), one entry with its last line, so that a summary never counts 0 failed of a run that failed."""
+    found = failures(output, workdir)
+    if returncode != 0 and not found:
+        found = [{"rule": None, "log": log, "error": last_line(output)}]
+    return found
+
+
 def snakemake_command(repo: Path, workdir: Path, configfiles: list[Path], targets: list[str], cores: str,
                       profile: str | None, dry_run: bool) -> list[str]:
     # targets first: --configfile and --quiet take every word after them
@@ -509,63 +523,67 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
     and runs in its place). `snakemake_args`: more options of the run (e.g. the test cluster's
     --slurm-status-command squeue)."""
     repo, out, targets, started = Path(repo).resolve(), Path(out).resolve(), list(targets or []), time.time()
-    claim_folder(out)
-    plan = load_plan(plan_path)
-    study_cfg = read_yaml(study)
-    study_file = Path(study).resolve()
-    if slice_file:
-        study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
-        study_file = out / "study.yaml"
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(study_file, f"# {study} sliced by {slice_file} (mtcue rehearsal)\n" +
-                          yaml.safe_dump(study_cfg, sort_keys=False, allow_unicode=True))
-    over = override(study_cfg, plan)
-    over["download"] = {**over.get("download", {}), "mirror": str(out / "sources" / "mirror")}
-    config = validate(merge(study_cfg, over), source=f"{study_file} + {plan_path}")
-    built = build_sources(config, plan["sources"], out / "sources")
-    if config["evaluation"]["comet"]["model"] == COMET_STAND_IN:
-        comet = out / "stand-ins" / "comet"
-        if not (comet / "hparams.yaml").is_file():  # seeded, so a rebuild would be the same model
-            from mtcue.context.embed import resolve_encoder_path
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # One rehearsal per folder, for the whole run: a second one would truncate the first's log under it and
+    # write its summary over the first's. It fails at once, naming the folder, and touches nothing there.
+    with exclusive(out):
+        claim_folder(out)
+        plan = load_plan(plan_path)
+        study_cfg = read_yaml(study)
+        study_file = Path(study).resolve()
+        if slice_file:
+            study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
+            study_file = out / "study.yaml"
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(study_file, f"# {study} sliced by {slice_file} (mtcue rehearsal)\n" +
+                              yaml.safe_dump(study_cfg, sort_keys=False, allow_unicode=True))
+        over = override(study_cfg, plan)
+        over["download"] = {**over.get("download", {}), "mirror": str(out / "sources" / "mirror")}
+        config = validate(merge(study_cfg, over), source=f"{study_file} + {plan_path}")
+        built = build_sources(config, plan["sources"], out / "sources")
+        if config["evaluation"]["comet"]["model"] == COMET_STAND_IN:
+            comet = out / "stand-ins" / "comet"
+            if not (comet / "hparams.yaml").is_file():  # seeded, so a rebuild would be the same model
+                from mtcue.context.embed import resolve_encoder_path
 
-            comet_stand_in(comet, resolve_encoder_path("all-MiniLM-L6-v2"))
-        over["evaluation"]["comet"]["model"] = str(comet)
-    summary = {"study": str(study), "override": str(plan_path), "directions": study_cfg["directions"],
-               "slice": slice_file and str(slice_file), "targets": targets or ["all"], "profile": profile,
-               "sources": len(built["urls"])}
-    with serve_omdb(built["omdb"]) as url:
-        over.setdefault("corpus", {}).setdefault("omdb", {})["api_url"] = url
-        override_file = out / "override.yaml"
-        atomic_write_text(override_file, "# Written by mtcue rehearsal from " + str(plan_path) + "\n" +
-                          yaml.safe_dump(over, sort_keys=False, allow_unicode=True))
-        configfiles = [study_file, override_file]
-        env = {**os.environ, "OMDB_API_KEY": OMDB_KEY}
-        plan_run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, None, True),
-                                  capture_output=True, text=True, env=env, cwd=repo)
-        planned = job_stats(plan_run.stdout)
-        outputs = set(re.findall(r"^\s+output: (.+)$", plan_run.stdout, re.M))
-        planned_outputs = {p.strip() for line in outputs for p in line.split(",")}
-        summary["planned"] = planned.get("total", 0)
-        summary["planned_by_rule"] = {k: v for k, v in planned.items() if k != "total"}
-        if plan_run.returncode != 0:
-            said = [l for l in (plan_run.stderr + plan_run.stdout).splitlines() if l.strip()]
-            summary["failed"] = [{"rule": None, "log": None, "error": "dry run: " + (said or ["no output"])[-1]}]
-        if dry_run or plan_run.returncode != 0:
-            summary |= {"executed": 0, "exit": plan_run.returncode, "dry_run": True}
-        else:
-            log_path = out / "rehearsal.log"
-            with open(log_path, "w", encoding="utf-8") as log:
-                command = snakemake_command(repo, out, configfiles, targets, cores, profile, False)
-                run = subprocess.run(command + list(snakemake_args or []), stdout=log, stderr=subprocess.STDOUT,
-                                     text=True, env=env, cwd=repo)
-            text = log_path.read_text(encoding="utf-8", errors="replace")
-            summary |= {"executed": len(FINISHED.findall(text)), "exit": run.returncode, "dry_run": False,
-                        "failed": failures(text, out), "log": str(log_path)}
-    summary["tables_and_figures"] = {p: "made" if (out / p).is_file() else "not made" if p in planned_outputs
-                                     else "not planned" for p in report_outputs(repo)}
-    summary["wall_s"] = round(time.time() - started, 1)
-    write_summary(summary, out)
-    return summary
+                comet_stand_in(comet, resolve_encoder_path("all-MiniLM-L6-v2"))
+            over["evaluation"]["comet"]["model"] = str(comet)
+        summary = {"study": str(study), "override": str(plan_path), "directions": study_cfg["directions"],
+                   "slice": slice_file and str(slice_file), "targets": targets or ["all"], "profile": profile,
+                   "sources": len(built["urls"])}
+        with serve_omdb(built["omdb"]) as url:
+            over.setdefault("corpus", {}).setdefault("omdb", {})["api_url"] = url
+            override_file = out / "override.yaml"
+            atomic_write_text(override_file, "# Written by mtcue rehearsal from " + str(plan_path) + "\n" +
+                              yaml.safe_dump(over, sort_keys=False, allow_unicode=True))
+            configfiles = [study_file, override_file]
+            env = {**os.environ, "OMDB_API_KEY": OMDB_KEY}
+            plan_run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, None, True),
+                                      capture_output=True, text=True, env=env, cwd=repo)
+            planned = job_stats(plan_run.stdout)
+            outputs = set(re.findall(r"^\s+output: (.+)$", plan_run.stdout, re.M))
+            planned_outputs = {p.strip() for line in outputs for p in line.split(",")}
+            summary["planned"] = planned.get("total", 0)
+            summary["planned_by_rule"] = {k: v for k, v in planned.items() if k != "total"}
+            if plan_run.returncode != 0:
+                summary["failed"] = [{"rule": None, "log": None,
+                                      "error": "dry run: " + last_line(plan_run.stderr + plan_run.stdout)}]
+            if dry_run or plan_run.returncode != 0:
+                summary |= {"executed": 0, "exit": plan_run.returncode, "dry_run": True}
+            else:
+                log_path = out / "rehearsal.log"
+                with open(log_path, "w", encoding="utf-8") as log:
+                    command = snakemake_command(repo, out, configfiles, targets, cores, profile, False)
+                    run = subprocess.run(command + list(snakemake_args or []), stdout=log, stderr=subprocess.STDOUT,
+                                         text=True, env=env, cwd=repo)
+                text = log_path.read_text(encoding="utf-8", errors="replace")
+                summary |= {"executed": len(FINISHED.findall(text)), "exit": run.returncode, "dry_run": False,
+                            "failed": run_failures(text, run.returncode, out, str(log_path)), "log": str(log_path)}
+        summary["tables_and_figures"] = {p: "made" if (out / p).is_file() else "not made" if p in planned_outputs
+                                         else "not planned" for p in report_outputs(repo)}
+        summary["wall_s"] = round(time.time() - started, 1)
+        write_summary(summary, out)
+        return summary
 
 
 def write_summary(summary: dict, out: Path) -> None:
