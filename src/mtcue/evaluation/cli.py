@@ -213,7 +213,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the record (JSON)")
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--batch-size", type=positive_int, default=64, help="sentences per forward pass")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
 
@@ -227,7 +227,7 @@ def register(step) -> None:
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--suite-name", help="the suite's name in the record (default: the file's stem)")
     s.add_argument("--batch-size", type=positive_int, default=64, help="candidates per forward pass")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
 
