@@ -1,6 +1,7 @@
 """The rehearsal of the paper's study: its override, its slice, its miniature sources (read back by the
 project's own readers of each official format), the OMDb stand-in, the summary, and a slice run end to end."""
 import json
+import re
 import zipfile
 
 import pytest
@@ -84,6 +85,53 @@ def test_a_slice_keeps_its_directions_and_replaces_the_keys_it_names():
         slice_study(read_yaml(PAPER), {"directions": ["en-xx"]}, "s.yaml")
     with pytest.raises(ValueError, match="s.yaml: a slice holds directions and experiments only, not models"):
         slice_study(read_yaml(PAPER), {"models": {}}, "s.yaml")
+
+
+@pytest.mark.parametrize("slice_text, message", [
+    ("- en-de\n", r"s\.yaml: a slice is a mapping of directions and experiments, got \['en-de'\]"),
+    ("directions: en-de\n", r"s\.yaml: directions must list the directions kept, e\.g\. \[en-de, en-pl\], got 'en-de'"),
+    ("directions: [1]\n", r"s\.yaml: directions must list the directions kept"),
+    ("experiments: [quality]\n", r"s\.yaml: experiments must be a mapping .*got \['quality'\]"),
+    ("experiments: {quality: [base]}\n", r"s\.yaml: experiments\.quality must be a mapping .*got \['base'\]"),
+    ("1: 2\n", r"s\.yaml: a slice holds directions and experiments only, not 1"),
+])
+def test_a_slice_of_the_wrong_types_is_named(tmp_path, caplog, slice_text, message):
+    """Each was a traceback (AttributeError, TypeError) or, for directions: en-de, a slice of no direction."""
+    from mtcue import cli
+
+    (tmp_path / "s.yaml").write_text(slice_text)
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--slice", str(tmp_path / "s.yaml"),
+                     "--dry-run"]) == 1
+    assert re.search(message, caplog.text)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sources": [1200]}, r"p\.yaml: sources must be a mapping \(key: value lines\), got \[1200\]"),
+    ({"every_model": {"arch": [32]}}, r"p\.yaml: every_model\.arch must be a mapping .*got \[32\]"),
+    ({"config": "paper"}, r"p\.yaml: config must be a mapping .*got 'paper'"),
+    ({"sources": {**load_plan(PLAN)["sources"], "docs": True}}, r"p\.yaml: sources\.docs must be a positive integer, "
+                                                                r"got True"),
+])
+def test_a_plan_of_the_wrong_types_is_named(tmp_path, caplog, change, message):
+    import yaml
+
+    from mtcue import cli
+
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump({**load_plan(PLAN), **change}))
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--plan", str(tmp_path / "p.yaml"),
+                     "--dry-run"]) == 1
+    assert re.search(message, caplog.text)
+
+
+@pytest.mark.parametrize("study", ["- en-de\n", "directions: [en-de]\n", "directions: [en-de]\nmodels: {base: 1}\n"])
+def test_a_study_that_is_no_study_is_named(tmp_path, caplog, study):
+    """A list, a study without models, a model without its entry: TypeError, KeyError or AttributeError before."""
+    from mtcue import cli
+
+    (tmp_path / "study.yaml").write_text(study)
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--study", str(tmp_path / "study.yaml"),
+                     "--dry-run"]) == 1
+    assert "study.yaml: a study's config lists its directions and maps its models to their entries" in caplog.text
 
 
 @pytest.fixture(scope="module")
@@ -247,9 +295,9 @@ def test_a_second_rehearsal_into_a_running_ones_folder_fails_at_once_and_touches
     (out / ".mtcue-output.json").write_text('{"step": "rehearsal", "files": []}\n')  # an earlier rehearsal's
     (out / "rehearsal.log").write_text("Finished job 1.\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    first = subprocess.Popen([sys.executable, "-c", "import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
-                              "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)",
-                              str(out)], stdout=subprocess.PIPE, text=True)
+    holder = ("import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
+              "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)")
+    first = subprocess.Popen([sys.executable, "-c", holder, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert first.stdout.readline() == "running\n"
         started = time.monotonic()

@@ -52,12 +52,28 @@ def load_plan(path: str | Path) -> dict:
     plan = read_yaml(path)
     if not isinstance(plan, dict) or set(plan) != PLAN_KEYS:
         raise ValueError(f"{path}: expected exactly the keys {', '.join(sorted(PLAN_KEYS))}")
+    _mappings(plan, sorted(PLAN_KEYS), path)
     for key, kind in SOURCE_SIZES.items():
-        if not isinstance(plan["sources"].get(key), kind) or plan["sources"][key] < 1:
-            raise ValueError(f"{path}: sources.{key} must be a positive integer")
+        value = plan["sources"].get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{path}: sources.{key} must be a positive integer, got {value!r:.60}")
     if set(plan["every_model"]) - {"arch", "training"}:
         raise ValueError(f"{path}: every_model holds only arch and training")
+    _mappings(plan["every_model"], plan["every_model"], path, "every_model.")
     return plan
+
+
+def _mappings(holder: dict, keys, path: str | Path, prefix: str = "") -> None:
+    """Each of `keys` of `holder` a mapping (`key: value` lines), else a ValueError naming `path` and the key."""
+    for key in keys:
+        if not isinstance(holder[key], dict):
+            raise ValueError(f"{path}: {prefix}{key} must be a mapping (key: value lines), got {holder[key]!r:.60}")
+
+
+def _is_study(cfg: object) -> bool:
+    """A study's config as `override` and `slice_study` read it, before it is validated with the override."""
+    return isinstance(cfg, dict) and isinstance(cfg.get("directions"), list) and isinstance(cfg.get("models"), dict) \
+        and all(isinstance(entry, dict) for entry in cfg["models"].values())
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -101,10 +117,18 @@ def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
     per-direction key and experiment direction of the others left out); each key of
     `cut["experiments"][name]` replaces that key of the study's experiment (fewer models, rows,
     settings). Nothing else changes."""
-    other = sorted(set(cut) - {"directions", "experiments"})
+    if not isinstance(cut, dict):
+        raise ValueError(f"{where}: a slice is a mapping of directions and experiments, got {cut!r:.60}")
+    other = sorted(str(k) for k in cut if k not in ("directions", "experiments"))
     if other:
         raise ValueError(f"{where}: a slice holds directions and experiments only, not {', '.join(other)}")
-    directions = cut.get("directions") or study["directions"]
+    directions, replaced = cut.get("directions") or study["directions"], cut.get("experiments") or {}
+    if not isinstance(directions, list) or not all(isinstance(d, str) for d in directions):
+        raise ValueError(f"{where}: directions must list the directions kept, e.g. [en-de, en-pl], got "
+                         f"{directions!r:.60}")
+    if not isinstance(replaced, dict):
+        raise ValueError(f"{where}: experiments must be a mapping (experiment: keys replaced), got {replaced!r:.60}")
+    _mappings(replaced, replaced, where, "experiments.")
     unknown = [d for d in directions if d not in study["directions"]]
     if unknown:
         raise ValueError(f"{where}: {', '.join(unknown)} not among the study's directions {study['directions']}")
@@ -118,7 +142,7 @@ def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
         if isinstance(experiment, dict) and "only" in experiment:
             experiment["only"] = {run: [d for d in ds if d in directions] for run, ds in experiment["only"].items()
                                   if any(d in directions for d in ds)}
-    for name, keys in (cut.get("experiments") or {}).items():
+    for name, keys in replaced.items():
         experiments.setdefault(name, {}).update(copy.deepcopy(keys))
     suites = kept.get("evaluation", {}).get("contrastive", {})
     if "suites" in suites:
@@ -530,6 +554,9 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
         claim_folder(out)
         plan = load_plan(plan_path)
         study_cfg = read_yaml(study)
+        if not _is_study(study_cfg):
+            raise ValueError(f"{study}: a study's config lists its directions and maps its models to their entries, as "
+                             "config/paper.yaml does; is it the right file?")
         study_file = Path(study).resolve()
         if slice_file:
             study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
