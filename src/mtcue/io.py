@@ -3,6 +3,7 @@ with the permissions the umask gives any other new file."""
 from __future__ import annotations
 
 import codecs
+import errno
 import fcntl
 import glob
 import hashlib
@@ -180,6 +181,10 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
             if path.exists():
                 shutil.rmtree(path)
             os.replace(tmp, path)
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise _named(err, path, "folder") from err  # a full disk: name the folder, not a bare errno
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -269,9 +274,9 @@ def scratch_directory(prefix: str, parent: str | Path | None = None) -> Iterator
         yield Path(tmp)
 
 
-def _named(err: OSError, path: str | Path) -> OSError:
-    """`err` naming the file it was writing (a full disk's ENOSPC names none)."""
-    return err if err.filename else type(err)(err.errno, f"{err.strerror} (writing {path}; the old file is kept)",
+def _named(err: OSError, path: str | Path, what: str = "file") -> OSError:
+    """`err` naming the file (or folder) it was writing (a full disk's ENOSPC names none)."""
+    return err if err.filename else type(err)(err.errno, f"{err.strerror} (writing {path}; the old {what} is kept)",
                                               str(path))
 
 
