@@ -114,6 +114,13 @@ def test_bad_examples_named(tmp_path, bad, message):
         read_suite(path)
 
 
+def test_a_line_nested_too_deeply_is_named(tmp_path):
+    path = write_suite(tmp_path / "suite.jsonl", GOOD)
+    path.write_text(path.read_text() + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ValueError, match=r"suite\.jsonl:2: JSON nested too deeply to read"):  # RecursionError before
+        read_suite(path)
+
+
 def test_a_suite_says_its_language_pair_or_sits_in_its_folder(tmp_path):
     unnamed = {k: v for k, v in GOOD.items() if k != "direction"}
     assert read_suite(write_suite(tmp_path / "suite.jsonl", GOOD))[0]["direction"] == "en-de"

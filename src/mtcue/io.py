@@ -50,6 +50,23 @@ def read_text(path: str | Path) -> str:
     return _decode(Path(path).read_bytes().removeprefix(codecs.BOM_UTF8), path, 1)
 
 
+def parse_json(text: str, path: str | Path, first_line: int = 1) -> object:
+    """JSON `text` read from `path` (from its line `first_line`: one line of a JSONL file); a syntax error, or
+    nesting too deep for the parser (a RecursionError otherwise), is a ValueError naming the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{first_line + err.lineno - 1}: not valid JSON ({err.msg}); is the file complete? "
+                         "Write or download it again") from None
+    except RecursionError:
+        raise ValueError(f"{path}:{first_line}: JSON nested too deeply to read; is it the right file?") from None
+
+
+def read_json(path: str | Path) -> object:
+    """The JSON of a UTF-8 file, errors as parse_json's."""
+    return parse_json(read_text(path), path)
+
+
 def check_file_name(name: str, what: str) -> str:
     """`name`, when it is a plain file name that stays in its folder (letters, digits, '.', '_', '-';
     starting with a letter or digit); else a ValueError naming `what`."""

@@ -4,12 +4,11 @@ generator), the models stage force-decodes them and evaluation judges the scores
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from mtcue.corpus import sample_problem
-from mtcue.io import read_text_lines
+from mtcue.io import parse_json, read_text_lines
 
 DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")
 # The official verdict rules. A suite's own is written into each of its lines (`rule`) by the step that builds
@@ -45,10 +44,7 @@ def read_suite(path: str | Path, direction: str | None = None) -> list[dict]:
     examples, lines = [], {}
     for lineno, line in read_text_lines(path):
         where = f"{path}:{lineno}"
-        try:
-            example = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+        example = parse_json(line, path, lineno)
         if not isinstance(example, dict):
             raise ValueError(f"{where}: expected a JSON object")
         if "rule" not in example:

@@ -17,12 +17,11 @@ text and speaker names and so would empty sources or cut the context a model rea
 """
 from __future__ import annotations
 
-import json
 import unicodedata
 from pathlib import Path
 
 from mtcue.corpus import META_FIELDS, read_corpus
-from mtcue.io import read_text, write_jsonl
+from mtcue.io import read_json, write_jsonl
 from mtcue.study import langs_of
 from mtcue.suites import FIRST_AMONG_TIED, STRICT, contrapro_distance
 
@@ -98,10 +97,7 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
     key = suite.removeprefix("voita2019_")
     if key not in VOITA2019_SETS:
         raise ValueError(f"unknown Voita et al. 2019 set {suite!r}: " + ", ".join(f"voita2019_{k}" for k in VOITA2019_SETS))
-    try:
-        rows = json.loads(read_text(json_path))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{json_path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    rows = read_json(json_path)
     if not isinstance(rows, list):
         raise ValueError(f"{json_path}: expected a JSON list of examples (objects with src, dst, true_ind)")
     src = langs_of(VOITA2019_PAIR)[0]

@@ -24,6 +24,7 @@ from mtcue.corpus import ADDRESSEE_CUES, FORMALITY_CUES, GROUP, SPEAKER_CUES, ma
 from mtcue.data.evalsets import ADDRESSEE_SENTENCES
 from mtcue.evaluation.score import (
     bleu,
+    direction_langs,
     hyp_provenance,
     judge_markers,
     outcome,
@@ -105,12 +106,12 @@ def detector_agreement(rows: list[dict]) -> dict:
 def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels") -> dict:
     """Per-attribute counts and accuracy, their mean (`accuracy_mean`, None when nothing was judged) and
     BLEU of a hypothesis file against the cleaned test corpus of `direction`."""
-    tgt = direction.split("-")[1]
+    tgt = direction_langs(direction)[1]
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r} (known: {', '.join(DETECTORS)})")
     if detector == "polish" and tgt != "pl":
         raise ValueError(f"the 'polish' detector reads Polish output; {direction} translates into {tgt}")
-    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path)
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path, direction)
     if detector == "polish":
         from mtcue.polish import detect
     counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
