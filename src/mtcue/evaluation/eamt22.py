@@ -122,6 +122,10 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
             if detector != "polish":
                 raise ValueError(f"{where}: an official EAMT22 row is judged by the 'polish' detector, not '{detector}'")
             target = sample["target"]
+            if not isinstance(target, dict) or target.get("attribute") not in ATTRIBUTES \
+                    or target.get("value") not in OFFICIAL_OPPOSITE:
+                raise ValueError(f"{where}: 'target' must name the attribute the row tests ({', '.join(ATTRIBUTES)}) "
+                                 f"and its value, got {target!r:.80}: convert the set again (mtcue evalset)")
             found = detect(hyp, sample["text"].get("en"))
             judged = {target["attribute"]: judge_official(found, target["attribute"], target["value"])}
             annotated += 1
