@@ -225,6 +225,30 @@ def test_the_synthetic_suite_passes_the_suite_check_and_says_its_pair(tmp_path, 
         read_suite(tmp_path / "synthetic.jsonl", "en-fr")
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--pair", "ende", "--docs", "2"], "unknown language pair 'ende'"),  # "not enough values to unpack" before
+    (["--pair", "en-de", "--docs", "0"], "argument --docs: '0' is not a whole number of at least 1"),
+    (["--pair", "en-de", "--docs", "2", "--per-phenomenon", "0"], "argument --per-phenomenon: '0' is not a whole"),
+])
+def test_a_synthetic_suite_of_no_pair_or_no_example_is_refused(tmp_path, caplog, capsys, options, message):
+    from mtcue.cli import main
+
+    try:
+        code = main(["contrastive-suite", "--name", "synthetic", *options, "--out", str(tmp_path / "s.jsonl")])
+    except SystemExit as stopped:  # argparse
+        code = stopped.code
+    assert code in (1, 2) and message in caplog.text + capsys.readouterr().err
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_synthetic_suite_without_examples_is_not_written(tmp_path):
+    from mtcue.data.synth.contrastive import write_suite as write_synthetic
+
+    with pytest.raises(ValueError, match=r"s\.jsonl: the first 2 test documents of en-de give no example"):
+        write_synthetic("en-de", 2, 1, tmp_path / "s.jsonl", per_phenomenon=0)
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def _record(model, scores, suite="contrapro"):
     return {"kind": "contrastive", "model": model, "direction": "en-de", "suite": suite, "needs_target_context": False,
             "study": "t", **evaluate(_examples(), scores)}

@@ -41,8 +41,8 @@ def _differing_word(candidates: list[str], correct: int) -> str:
 def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None = None) -> list[dict]:
     """The examples of the first `n_docs` documents of the test split of `pair` (corpus seed `seed`), at
     most `per_phenomenon` (the first) of each phenomenon."""
+    renderings = {p: contrasts(pair, "test", n_docs, seed, p) for p in SUITE_PHENOMENA[:3]}  # checks the pair
     src, tgt = pair.split("-")
-    renderings = {p: contrasts(pair, "test", n_docs, seed, p) for p in SUITE_PHENOMENA[:3]}
     pronouns = pronoun_contrasts(pair, "test", n_docs, seed)
     examples = []
     for sample in generate(pair, "test", n_docs, seed):
@@ -82,6 +82,8 @@ def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None
 def write_suite(pair: str, n_docs: int, seed: int, out: str | Path, per_phenomenon: int | None = None) -> dict:
     """Write the suite; returns the number of examples per phenomenon."""
     examples = suite_examples(pair, n_docs, seed, per_phenomenon)
+    if not examples:  # scored, it would be no accuracy at all
+        raise ValueError(f"{out}: the first {n_docs} test documents of {pair} give no example: raise --docs")
     write_jsonl(out, examples)
     counts = dict.fromkeys(SUITE_PHENOMENA, 0)
     for ex in examples:
