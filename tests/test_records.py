@@ -123,6 +123,12 @@ def test_record_kind_is_required(tmp_path):
         write_record(tmp_path / "r.json", rec)
 
 
+def test_a_kind_that_is_no_name_is_named(tmp_path):
+    (tmp_path / "r.json").write_text(json.dumps(score_record(kind=["score"])))
+    with pytest.raises(RecordError, match=r"r\.json: record kind \['score'\] is not one of"):  # TypeError before
+        read_record(tmp_path / "r.json")
+
+
 def test_write_record_refuses_invalid_record(tmp_path):
     rec = train_record()
     del rec["best_epoch"]

@@ -135,7 +135,7 @@ def _problem(record: dict) -> str | None:
 
 
 def _check(record: dict, where: str) -> None:
-    if record.get("kind") not in REQUIRED:
+    if not isinstance(record.get("kind"), str) or record["kind"] not in REQUIRED:
         raise RecordError(f"{where}: record kind {record.get('kind')!r} is not one of {sorted(REQUIRED)}")
     problem = _problem(record)
     if problem:

@@ -263,7 +263,7 @@ def read_hyps_and_corpus(hyp_path: str | Path, corpus_jsonl_path: str | Path, di
     langs = direction_langs(direction)
     hyps = read_lines(Path(hyp_path))
     samples = list(read_corpus(corpus_jsonl_path))
-    for lineno, sample in enumerate(samples, 1):  # read_corpus reads every line: n is the line
+    for lineno, sample in enumerate(samples, 1):  # read_corpus reads every line: lineno is the line
         if set(sample["text"]) != set(langs):
             raise ValueError(f"{corpus_jsonl_path}:{lineno}: a sample in {' and '.join(sorted(sample['text']))}, but "
                              f"the direction is {direction}: give the corpus of {direction}, or the corpus's own "
