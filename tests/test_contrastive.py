@@ -367,6 +367,19 @@ def test_the_rule_is_the_suites_own_whatever_its_file_is_called(tmp_path, monkey
                                                                                       1.0, 3)
 
 
+def test_a_contrastive_record_from_before_suites_carried_their_rule_is_refused(tmp_path):
+    from mtcue.records import RecordError, read_record
+
+    record = {"kind": "contrastive", "model": "base", "direction": "en-de", "suite": "contrapro",
+              "needs_target_context": False, "study": "t", "config_hash": "h", "git_commit": "unknown",
+              **evaluate(_examples(), [c for *_, c in CONTRAPRO])}
+    del record["rule"]
+    (tmp_path / "base.contrapro.json").write_text(json.dumps(record))
+    with pytest.raises(RecordError, match=r"base\.contrapro\.json: contrastive record lacks required key 'rule' "
+                                          r"\(from an older version\? delete it and rerun the step that writes it\)"):
+        read_record(tmp_path / "base.contrapro.json")
+
+
 def test_a_suite_without_its_rule_is_refused_saying_to_rebuild_it(tmp_path, monkeypatch, caplog):
     from mtcue.cli import main
     from mtcue.models.translator import Translator

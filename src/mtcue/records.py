@@ -127,7 +127,7 @@ def _problem(record: dict) -> str | None:
             keys += [(key, epoch, f"epochs[{i}].{key}") for key in TRAIN_EPOCH_KEYS]
     for key, holder, name in keys:
         if key not in holder:
-            return f"lacks required key {name!r}"
+            return f"lacks required key {name!r} (from an older version? delete it and rerun the step that writes it)"
         kind = TRAIN_TYPES.get(key) if holder is not record else TYPES.get(key)
         if kind is not None and not _is(holder[key], kind):
             return f"key {name!r} must be {_described(kind)}, got {holder[key]!r:.80}"
