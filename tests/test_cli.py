@@ -88,3 +88,22 @@ def test_a_misspelt_generation_key_is_reported_before_the_model_loads(step, tmp_
     assert main([step, "--model-dir", str(tmp_path), *given, "--generation", '{"beem": 4}', "--out", str(out)]) == 1
     assert f"{step} failed: --generation: Additional properties are not allowed ('beem' was unexpected)" in caplog.text
     assert not out.exists()
+
+
+def test_every_threads_option_refuses_fewer_than_one(capsys):
+    """`--threads 0` went on to torch.set_num_threads or fairseq (a traceback, or torch's default silently):
+    every step's threads option is refused below 1 where it is read."""
+    from mtcue.cli import _parser
+
+    steps = _parser()._subparsers._group_actions[0].choices
+    taken = sorted((name, option) for name, step in steps.items() for action in step._actions
+                   for option in action.option_strings if option.endswith("threads"))
+    assert [name for name, _ in taken] == sorted(
+        ["bench-embed-scale", "bench-embed-scale", "bench-train-cost", "context-usage", "memory-growth",
+         "score-contrastive", "train", "translate", "translate-corpus", "translate-levels", "translate-prompts",
+         "translate-text"])
+    for name, option in taken:
+        with pytest.raises(SystemExit) as stopped:
+            main([name, option, "0"])
+        assert stopped.value.code == 2
+        assert f"argument {option}: '0' is not a whole number of at least 1" in capsys.readouterr().err, name

@@ -83,7 +83,7 @@ def test_correct_not_first_and_ties_with_lower_candidates():
 
 
 GOOD = {"id": "1", "doc_id": "d", "direction": "en-de", "text": {"en": "x"}, "previous": {"en": []},
-        "meta": dict.fromkeys(META_FIELDS), "cues": [], "candidates": ["a", "b"], "correct": 0}
+        "meta": dict.fromkeys(META_FIELDS), "cues": [], "candidates": ["a", "b"], "correct": 0, "rule": "strict"}
 
 
 def write_suite(path, *examples):
@@ -104,10 +104,20 @@ def write_suite(path, *examples):
     ({"previous": ["y"]}, "'previous' must have one list per language of 'text'"),
     ({"direction": "en-fr"}, "an en-fr example, but line 1 is en-de"),
     ({"id": "1"}, "id '1' again .first on line 1.: each example once"),  # counted twice before (item 6)
+    ({"rule": "loose"}, "'rule' must be one of strict, first_among_tied, got 'loose'"),
+    ({"rule": ["strict"]}, r"'rule' must be one of strict, first_among_tied, got \['strict'\]"),
+    ({"rule": "first_among_tied"}, "rule 'first_among_tied', but line 1's is 'strict': a suite is judged by one"),
 ])
 def test_bad_examples_named(tmp_path, bad, message):
     path = write_suite(tmp_path / "suite.jsonl", GOOD, {**GOOD, "id": "2", **bad})
     with pytest.raises(ValueError, match=f"suite.jsonl:2: .*{message}"):
+        read_suite(path)
+
+
+def test_a_line_nested_too_deeply_is_named(tmp_path):
+    path = write_suite(tmp_path / "suite.jsonl", GOOD)
+    path.write_text(path.read_text() + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ValueError, match=r"suite\.jsonl:2: JSON nested too deeply to read"):  # RecursionError before
         read_suite(path)
 
 
@@ -209,9 +219,34 @@ def test_the_synthetic_suite_passes_the_suite_check_and_says_its_pair(tmp_path, 
 
     write_synthetic(pair, 20, 1, tmp_path / "synthetic.jsonl")
     examples = read_suite(tmp_path / "synthetic.jsonl", pair)
-    assert len(examples) > 10 and {e["direction"] for e in examples} == {pair}
+    assert len(examples) > 10 and {e["direction"] for e in examples} == {pair} and {e["rule"] for e in examples} == {
+        "strict"}
     with pytest.raises(ValueError, match=f"a suite of {pair}, but the model translates en-fr"):
         read_suite(tmp_path / "synthetic.jsonl", "en-fr")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--pair", "ende", "--docs", "2"], "unknown language pair 'ende'"),  # "not enough values to unpack" before
+    (["--pair", "en-de", "--docs", "0"], "argument --docs: '0' is not a whole number of at least 1"),
+    (["--pair", "en-de", "--docs", "2", "--per-phenomenon", "0"], "argument --per-phenomenon: '0' is not a whole"),
+])
+def test_a_synthetic_suite_of_no_pair_or_no_example_is_refused(tmp_path, caplog, capsys, options, message):
+    from mtcue.cli import main
+
+    try:
+        code = main(["contrastive-suite", "--name", "synthetic", *options, "--out", str(tmp_path / "s.jsonl")])
+    except SystemExit as stopped:  # argparse
+        code = stopped.code
+    assert code in (1, 2) and message in caplog.text + capsys.readouterr().err
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_synthetic_suite_without_examples_is_not_written(tmp_path):
+    from mtcue.data.synth.contrastive import write_suite as write_synthetic
+
+    with pytest.raises(ValueError, match=r"s\.jsonl: the first 2 test documents of en-de give no example"):
+        write_synthetic("en-de", 2, 1, tmp_path / "s.jsonl", per_phenomenon=0)
+    assert not (tmp_path / "s.jsonl").exists()
 
 
 def _record(model, scores, suite="contrapro"):
@@ -273,7 +308,7 @@ def _evaluate_consistency(losses, true_ind):
 def test_each_rule_agrees_with_its_official_scorer_on_ties():
     import numpy as np
 
-    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED, STRICT, rule_of, verdict
+    from mtcue.evaluation.contrastive import FIRST_AMONG_TIED, STRICT, verdict
 
     rng = np.random.default_rng(3)
     cases = [([-1.0, -1.0, -2.0], 0), ([-1.0, -1.0, -2.0], 1), ([-2.0, -1.0, -1.0], 2), ([-3.0, -1.0, -1.0, -1.0], 3),
@@ -289,8 +324,6 @@ def test_each_rule_agrees_with_its_official_scorer_on_ties():
         assert verdict(scores, correct, STRICT) == (all(gt(scores[correct], s) for s in others), tie)
     assert verdict([-1.0, -1.0, -2.0], 0, FIRST_AMONG_TIED) == (True, True)
     assert verdict([-1.0, -1.0, -2.0], 1, FIRST_AMONG_TIED) == (False, True)
-    assert rule_of("voita2019_ellipsis_vp") == FIRST_AMONG_TIED
-    assert rule_of("contrapro") == rule_of("lopes") == rule_of("synthetic") == STRICT
 
 
 def test_a_voita_suite_counts_a_tie_first_among_the_tied_right_and_counts_ties_apart():
@@ -305,6 +338,60 @@ def test_a_voita_suite_counts_a_tie_first_among_the_tied_right_and_counts_ties_a
     assert result["accuracy"] == pytest.approx(2 / 3) and result["ties"] == 2
     strict = evaluate(examples, [tied, tied, [(-2.0, 1), (-3.0, 1), (-1.0, 1)]])
     assert strict["rule"] == "strict" and strict["accuracy"] == pytest.approx(1 / 3) and strict["ties"] == 2
+
+
+class TiedRussian(FakeTranslator):
+    """An en-ru model that gives every candidate the same score."""
+    direction = "en-ru"
+
+    def score_samples(self, samples, candidates, batch_size):
+        return [[(-2.0, 2)] * len(c) for c in candidates]
+
+
+def test_the_rule_is_the_suites_own_whatever_its_file_is_called(tmp_path, monkeypatch):
+    """A Voita et al. set saved as deixis300.jsonl was judged by ContraPro's rule (from its name): every tie wrong,
+    0.0 where Voita et al.'s scorer gives 1.0. The converter writes the rule into the suite; the scorer reads it."""
+    from mtcue.cli import main
+    from mtcue.data.contrastive_suites import voita2019
+    from mtcue.models.translator import Translator
+
+    from test_contrastive_suites import VOITA
+
+    monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: TiedRussian()))
+    (tmp_path / "deixis_test.json").write_text(json.dumps([VOITA[0]] * 3, ensure_ascii=False))
+    voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "deixis300.jsonl")
+    assert main(["score-contrastive", "--model-dir", "m", "--suite", str(tmp_path / "deixis300.jsonl"),
+                 "--out", str(tmp_path / "r.json")]) == 0
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert (record["suite"], record["rule"], record["accuracy"], record["ties"]) == ("deixis300", "first_among_tied",
+                                                                                      1.0, 3)
+
+
+def test_a_contrastive_record_from_before_suites_carried_their_rule_is_refused(tmp_path):
+    from mtcue.records import RecordError, read_record
+
+    record = {"kind": "contrastive", "model": "base", "direction": "en-de", "suite": "contrapro",
+              "needs_target_context": False, "study": "t", "config_hash": "h", "git_commit": "unknown",
+              **evaluate(_examples(), [c for *_, c in CONTRAPRO])}
+    del record["rule"]
+    (tmp_path / "base.contrapro.json").write_text(json.dumps(record))
+    with pytest.raises(RecordError, match=r"base\.contrapro\.json: contrastive record lacks required key 'rule' "
+                                          r"\(from an older version\? delete it and rerun the step that writes it\)"):
+        read_record(tmp_path / "base.contrapro.json")
+
+
+def test_a_suite_without_its_rule_is_refused_saying_to_rebuild_it(tmp_path, monkeypatch, caplog):
+    from mtcue.cli import main
+    from mtcue.models.translator import Translator
+
+    monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: FakeTranslator()))
+    unruled = {k: v for k, v in GOOD.items() if k != "rule"}  # as written before suites carried their rule
+    old = write_suite(tmp_path / "voita2019_deixis.jsonl", unruled, {**unruled, "id": "2"})
+    with pytest.raises(ValueError, match=r"voita2019_deixis.jsonl:1: the suite records no verdict rule .*: rebuild "
+                                         r".*voita2019_deixis.jsonl with `mtcue contrastive-suite`"):
+        read_suite(old)
+    assert main(["score-contrastive", "--model-dir", "m", "--suite", str(old), "--out", str(tmp_path / "r.json")]) == 1
+    assert "records no verdict rule" in caplog.text and not (tmp_path / "r.json").exists()
 
 
 def test_identical_candidates_are_scored_once_and_share_the_score(tmp_path, monkeypatch):

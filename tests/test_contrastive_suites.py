@@ -42,6 +42,7 @@ def test_lopes_official_files_to_suite(tmp_path):
     first, second = read_suite(tmp_path / "suite.jsonl", "en-fr")
     assert first["text"] == {"en": "Where is it?"} and first["previous"] == {"en": ["The car is new.", "I bought a car."]}
     assert first["candidates"] == ["Où est-elle ?", "Où est-il ?"] and first["correct"] == 0
+    assert first["rule"] == second["rule"] == "strict"  # ContraPro's evaluate.py, which Lopes et al. reuse
     assert first["group"] == {"category": "it:elle", "pronoun": "elle", "distance": "1"}
     assert second["group"] == {"category": "it:il", "pronoun": "il"}  # no antecedent distance annotated (-1)
 
@@ -102,6 +103,7 @@ def test_contrapro_converted_set_to_suite(tmp_path):
     from_evalset("contrapro", write_lines(tmp_path / "test.jsonl", CONTRAPRO), tmp_path / "suite.jsonl")
     first, second = read_suite(tmp_path / "suite.jsonl", "en-de")
     assert first["candidates"] == ["Sie ist rot.", "Er ist rot.", "Es ist rot."] and first["correct"] == 0
+    assert first["rule"] == second["rule"] == "strict"
     assert first["group"] == {"category": "it:sie", "pronoun": "sie", "distance": "1"}
     assert second["group"]["distance"] == ">3" and second["previous"] == {"en": []}
 
@@ -154,6 +156,7 @@ def test_voita2019_official_json_to_suite(tmp_path):
     assert first["candidates"] == ["Тебя не ловили .", "Вас не ловили ."] and first["correct"] == 0
     assert first["group"] == {"set": "deixis", "distance": 2}
     assert second["candidates"] == ["Г .", "Д .", "Е ."] and second["correct"] == 2
+    assert first["rule"] == second["rule"] == "first_among_tied"  # evaluate_consistency.py's argmin
     # Voita's scorer (argmin of losses) and ours agree where there are no ties
     result = evaluate([first, second], [[(-1.0, 3), (-2.0, 3)], [(-3.0, 1), (-2.5, 1), (-2.0, 1)]])
     assert result["accuracy"] == 1.0

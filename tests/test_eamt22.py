@@ -209,6 +209,22 @@ def test_official_rows_judge_only_their_target_by_the_official_rule(tmp_path):
         score_eamt22(tmp_path / "hyps.txt", tmp_path / "test.jsonl", "en-pl", "labels")
 
 
+@pytest.mark.parametrize("target", [{"attribute": "formality"}, "formality", {"attribute": "mood", "value": "sad"}])
+def test_an_official_row_with_a_broken_target_is_named(tmp_path, target):
+    from mtcue.data.evalsets import eamt22
+    from test_evalsets import EAMT
+
+    (tmp_path / "test.json").write_text(json.dumps(EAMT, ensure_ascii=False))
+    eamt22(tmp_path / "test.json", "test", tmp_path / "test.jsonl")
+    lines = (tmp_path / "test.jsonl").read_text().splitlines()
+    broken = {**json.loads(lines[1]), "target": target}
+    (tmp_path / "test.jsonl").write_text(lines[0] + "\n" + json.dumps(broken) + "\n")
+    (tmp_path / "hyps.txt").write_text("Tak.\nNie.\n")
+    with pytest.raises(ValueError, match=r"test\.jsonl, line 2: 'target' must name the attribute the row tests "
+                                         r"\(speaker_gender, .*\) and its value, got .*: convert the set again"):
+        score_eamt22(tmp_path / "hyps.txt", tmp_path / "test.jsonl", "en-pl", "polish")  # KeyError, TypeError before
+
+
 def eamt22_record(model, supervised, mean, bleu, direction="en-pl", formality=None):
     """A record whose attributes all score `mean`; `formality`: per test line, formality judged correct (1) or
     incorrect (0), the only attribute of the lines' statistics (then `mean` should be their mean)."""

@@ -1,5 +1,6 @@
 """Evaluation sets in their official formats, converted to what evaluation reads."""
 import json
+import re
 
 import pytest
 
@@ -224,3 +225,41 @@ def test_contrapro_with_documents_that_do_not_match_is_an_error(tmp_path):
         [{"document id": "1999_1_2.de", "segment id": 5, "source": "x", "errors": []}]))
     with pytest.raises(ValueError, match="name documents or lines it lacks"):
         contrapro(tmp_path / "contrapro.json", zip_path, tmp_path / "out.jsonl")
+
+
+def _evalset(tmp_path, name, *inputs):
+    from mtcue.cli import main
+
+    return main(["evalset", "--name", name, "--pair", "en-pl" if name == "eamt22" else "en-de",
+                 "--inputs", *map(str, inputs), "--out", str(tmp_path / "out.jsonl")])
+
+
+@pytest.mark.parametrize("text, message", [
+    (json.dumps([EAMT[0], {k: v for k, v in EAMT[1].items() if k != "marking"}]),
+     r"test\.json: entry 1: 'marking' must be a string, got None \(EAMT22 rows have english, polish, context_csv, "
+     r"marking\)"),  # KeyError: 'marking' before
+    (json.dumps([{**EAMT[0], "polish": None}]), r"test\.json: entry 0: 'polish' must be a string, got None"),
+    (json.dumps([["I", "ja"]]), r"test\.json: entry 0: expected an object with english, polish, context_csv, marking"),
+    (json.dumps({"rows": EAMT}), r"test\.json: expected a JSON list of EAMT22 rows"),
+    (json.dumps(EAMT, indent=4)[:300], r"test\.json:\d+: not valid JSON \(.*\); is the file complete\?"),  # cut
+    ("[" * 100_000 + "]" * 100_000, r"test\.json:1: JSON nested too deeply to read"),  # RecursionError before
+])
+def test_a_broken_eamt22_file_is_named(tmp_path, caplog, text, message):
+    (tmp_path / "test.json").write_text(text)
+    assert _evalset(tmp_path, "eamt22", tmp_path / "test.json") == 1
+    assert re.search(message, caplog.text) and not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("example, message", [
+    ({"segment id": 2, "errors": [{"contrastive": "Zwo."}]}, r"entry 0: 'document id' must be a string, got None"),
+    ({"document id": "1999_1_2.de", "errors": [{"contrastive": "Zwo."}]},
+     r"entry 0: 'segment id' must be a line number \(1, 2, ...\), got None"),
+    ({"document id": "1999_1_2.de", "segment id": 2}, r"entry 0: 'errors' must list objects with 'contrastive'"),
+    ({"document id": "1999_1_2.de", "segment id": 2, "errors": [{"replacement": "er"}]},
+     r"entry 0: 'errors' must list objects with 'contrastive'"),
+])
+def test_a_contrapro_example_without_its_fields_is_named(tmp_path, caplog, example, message):
+    zip_path = moses_zip(tmp_path / "de-en.txt.zip", [("1999_1_2", [("Eins.", "One."), ("Zwei.", "Two.")])])
+    (tmp_path / "contrapro.json").write_text(json.dumps([example]))
+    assert _evalset(tmp_path, "contrapro", tmp_path / "contrapro.json", zip_path) == 1
+    assert re.search(r"contrapro\.json: " + message, caplog.text) and not (tmp_path / "out.jsonl").exists()

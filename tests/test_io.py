@@ -248,6 +248,22 @@ def test_a_full_disk_names_the_file_and_keeps_the_old_one(tmp_path, monkeypatch)
     assert path.read_text() == "old" and os.listdir(tmp_path) == ["out.txt"]
 
 
+def test_a_full_disk_names_the_folder_and_keeps_the_old_one(tmp_path):
+    """A step writing a folder (a context store, an evaluation set) on a full disk said only "[Errno 28] No space
+    left on device", naming nothing."""
+    import errno
+
+    with io.atomic_directory(tmp_path / "store", "embed") as tmp:
+        (tmp / "vectors.npy").write_text("old")
+    with pytest.raises(OSError, match="No space left on device") as caught:
+        with io.atomic_directory(tmp_path / "store", "embed") as tmp:
+            (tmp / "vectors.npy").write_text("half")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as numpy's or open()'s write raises it
+    assert caught.value.filename == str(tmp_path / "store") and caught.value.errno == errno.ENOSPC
+    assert "the old folder is kept" in str(caught.value)
+    assert sorted(os.listdir(tmp_path)) == ["store"] and (tmp_path / "store" / "vectors.npy").read_text() == "old"
+
+
 def test_sigterm_removes_a_steps_scratch_and_staging_folders(tmp_path):
     """What `mtcue` does on SIGTERM (Snakemake cancelling, SLURM's time limit): unwind, cleaning up."""
     script = f"""

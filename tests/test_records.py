@@ -123,6 +123,12 @@ def test_record_kind_is_required(tmp_path):
         write_record(tmp_path / "r.json", rec)
 
 
+def test_a_kind_that_is_no_name_is_named(tmp_path):
+    (tmp_path / "r.json").write_text(json.dumps(score_record(kind=["score"])))
+    with pytest.raises(RecordError, match=r"r\.json: record kind \['score'\] is not one of"):  # TypeError before
+        read_record(tmp_path / "r.json")
+
+
 def test_write_record_refuses_invalid_record(tmp_path):
     rec = train_record()
     del rec["best_epoch"]
@@ -151,3 +157,41 @@ def test_a_record_replaces_an_earlier_record(tmp_path):
     assert read_record(path)["model"] == "base"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary file left
 
+
+
+@pytest.mark.parametrize("record, message", [
+    (train_record(params=5), r"t\.json: train record key 'params' must be an object, got 5"),
+    (train_record(epochs=[1]), r"t\.json: train record key 'epochs\[0\]' must be an object .*got 1"),
+    (train_record(epochs=1), r"t\.json: train record key 'epochs' must be a list, got 1"),
+    (train_record(params={"total": "66M", "trainable": 1}), r"key 'params\.total' must be a whole number, got '66M'"),
+    (train_record(epochs=[{"epoch": 1, "train_loss": "low", "valid_loss": 4.5, "wall_s": 10.0}]),
+     r"key 'epochs\[0\]\.train_loss' must be a number or null, got 'low'"),
+    (train_record(best_epoch=True), r"key 'best_epoch' must be a whole number or null, got True"),
+    (train_record(model=None), r"key 'model' must be a string, got None"),
+    (score_record(bleu="high"), r"t\.json: score record key 'bleu' must be a number, got 'high'"),
+    (score_record(phenomena=[]), r"key 'phenomena' must be an object, got \[\]"),
+])
+def test_read_record_names_a_key_of_the_wrong_type(tmp_path, record, message):
+    """Tables and tracking failed on these with a traceback far from the record (TypeError, AttributeError)."""
+    (tmp_path / "t.json").write_text(json.dumps(record))
+    with pytest.raises(RecordError, match=message):
+        read_record(tmp_path / "t.json")
+
+
+def test_a_record_of_the_wrong_type_is_an_error_of_the_step_not_a_traceback(tmp_path, caplog):
+    from mtcue.cli import main
+
+    (tmp_path / "t.json").write_text(json.dumps(train_record(params=5)))
+    assert main(["table", "--kind", "models", "--records", str(tmp_path / "t.json"), "--csv", str(tmp_path / "m.csv"),
+                 "--md", str(tmp_path / "m.md")]) == 1
+    assert "t.json: train record key 'params' must be an object, got 5" in caplog.text
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_a_cut_or_too_deeply_nested_record_is_named(tmp_path):
+    (tmp_path / "cut.json").write_text(json.dumps(score_record(), indent=1)[:200])
+    with pytest.raises(RecordError, match=r"cut\.json:\d+: not valid JSON .*is the file complete"):
+        read_record(tmp_path / "cut.json")
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RecordError, match=r"deep\.json:1: JSON nested too deeply to read"):
+        read_record(tmp_path / "deep.json")

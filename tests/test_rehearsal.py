@@ -1,6 +1,7 @@
 """The rehearsal of the paper's study: its override, its slice, its miniature sources (read back by the
 project's own readers of each official format), the OMDb stand-in, the summary, and a slice run end to end."""
 import json
+import re
 import zipfile
 
 import pytest
@@ -23,6 +24,7 @@ from mtcue.rehearsal import (
     override,
     rehearse,
     report_outputs,
+    run_failures,
     serve_omdb,
     slice_study,
 )
@@ -83,6 +85,53 @@ def test_a_slice_keeps_its_directions_and_replaces_the_keys_it_names():
         slice_study(read_yaml(PAPER), {"directions": ["en-xx"]}, "s.yaml")
     with pytest.raises(ValueError, match="s.yaml: a slice holds directions and experiments only, not models"):
         slice_study(read_yaml(PAPER), {"models": {}}, "s.yaml")
+
+
+@pytest.mark.parametrize("slice_text, message", [
+    ("- en-de\n", r"s\.yaml: a slice is a mapping of directions and experiments, got \['en-de'\]"),
+    ("directions: en-de\n", r"s\.yaml: directions must list the directions kept, e\.g\. \[en-de, en-pl\], got 'en-de'"),
+    ("directions: [1]\n", r"s\.yaml: directions must list the directions kept"),
+    ("experiments: [quality]\n", r"s\.yaml: experiments must be a mapping .*got \['quality'\]"),
+    ("experiments: {quality: [base]}\n", r"s\.yaml: experiments\.quality must be a mapping .*got \['base'\]"),
+    ("1: 2\n", r"s\.yaml: a slice holds directions and experiments only, not 1"),
+])
+def test_a_slice_of_the_wrong_types_is_named(tmp_path, caplog, slice_text, message):
+    """Each was a traceback (AttributeError, TypeError) or, for directions: en-de, a slice of no direction."""
+    from mtcue import cli
+
+    (tmp_path / "s.yaml").write_text(slice_text)
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--slice", str(tmp_path / "s.yaml"),
+                     "--dry-run"]) == 1
+    assert re.search(message, caplog.text)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sources": [1200]}, r"p\.yaml: sources must be a mapping \(key: value lines\), got \[1200\]"),
+    ({"every_model": {"arch": [32]}}, r"p\.yaml: every_model\.arch must be a mapping .*got \[32\]"),
+    ({"config": "paper"}, r"p\.yaml: config must be a mapping .*got 'paper'"),
+    ({"sources": {**load_plan(PLAN)["sources"], "docs": True}}, r"p\.yaml: sources\.docs must be a positive integer, "
+                                                                r"got True"),
+])
+def test_a_plan_of_the_wrong_types_is_named(tmp_path, caplog, change, message):
+    import yaml
+
+    from mtcue import cli
+
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump({**load_plan(PLAN), **change}))
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--plan", str(tmp_path / "p.yaml"),
+                     "--dry-run"]) == 1
+    assert re.search(message, caplog.text)
+
+
+@pytest.mark.parametrize("study", ["- en-de\n", "directions: [en-de]\n", "directions: [en-de]\nmodels: {base: 1}\n"])
+def test_a_study_that_is_no_study_is_named(tmp_path, caplog, study):
+    """A list, a study without models, a model without its entry: TypeError, KeyError or AttributeError before."""
+    from mtcue import cli
+
+    (tmp_path / "study.yaml").write_text(study)
+    assert cli.main(["rehearsal", "--out", str(tmp_path / "out"), "--study", str(tmp_path / "study.yaml"),
+                     "--dry-run"]) == 1
+    assert "study.yaml: a study's config lists its directions and maps its models to their entries" in caplog.text
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +219,20 @@ def test_the_summary_reads_snakemakes_output(tmp_path):
         {"rule": "train", "log": None, "error": None}]
 
 
+def test_a_run_that_failed_never_counts_0_failed(tmp_path):
+    """Snakemake exits 1 without a failed job when it cannot start (a locked directory): the summary said 0
+    failed of a rehearsal that exited 1."""
+    output = ("Building DAG of jobs...\nError: Directory cannot be locked. Please make sure that no other Snakemake "
+              "process is trying to create the same files in the following directory:\n/x/out\n\n")
+    assert run_failures(output, 1, tmp_path, "/x/out/rehearsal.log") == [
+        {"rule": None, "log": "/x/out/rehearsal.log", "error": "/x/out"}]
+    assert run_failures("Building DAG of jobs...\nError: Directory cannot be locked.\n", 1, tmp_path, "l") == [
+        {"rule": None, "log": "l", "error": "Error: Directory cannot be locked."}]
+    assert run_failures("Finished job 1.\n", 0, tmp_path, "l") == []
+    failed = "Error in rule train:\n    jobid: 9\n\n"
+    assert run_failures(failed, 1, tmp_path, "l") == [{"rule": "train", "log": None, "error": None}]
+
+
 def test_the_report_lists_every_table_and_figure():
     listed = report_outputs(REPO)
     assert len(listed) == 18  # with the shortening paper's Figure 3 (shortening_groupings)
@@ -216,3 +279,32 @@ def test_the_rehearsal_never_writes_into_a_folder_it_did_not_make(tmp_path, capl
     assert cli.main(["rehearsal", "--out", str(mine), "--dry-run"]) == 1
     assert "holds files no rehearsal wrote" in caplog.text
     assert sorted(p.name for p in mine.iterdir()) == ["notes.md"]
+
+
+def test_a_second_rehearsal_into_a_running_ones_folder_fails_at_once_and_touches_nothing(tmp_path, caplog):
+    """Two rehearsals into one folder: the second truncated the first's rehearsal.log (NUL bytes) and wrote its
+    summary over the first's. The first holds the folder's lock for its whole run."""
+    import subprocess
+    import sys
+    import time
+
+    from mtcue import cli
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".mtcue-output.json").write_text('{"step": "rehearsal", "files": []}\n')  # an earlier rehearsal's
+    (out / "rehearsal.log").write_text("Finished job 1.\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    holder = ("import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
+              "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)")
+    first = subprocess.Popen([sys.executable, "-c", holder, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "running\n"
+        started = time.monotonic()
+        assert cli.main(["rehearsal", "--out", str(out), "--dry-run"]) == 1
+        assert time.monotonic() - started < 10
+    finally:
+        first.kill()
+        first.wait()
+    assert f"{out}: another process is writing this folder now" in caplog.text
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -1,5 +1,6 @@
 import hashlib
 import json
+import re
 
 import pytest
 import sacrebleu
@@ -228,3 +229,45 @@ def test_hypotheses_with_a_byte_order_mark_or_not_utf8(tmp_path):
     hyp_file.write_bytes("\n".join(refs).encode("utf-16"))   # with its own byte order mark, FF FE
     with pytest.raises(ValueError, match=r"hyp\.de:1: not UTF-8 \(byte 0xff at byte 1 of the line\)"):
         score_files(hyp_file, corpus, "en-de")
+
+
+def _score(tmp_path, direction):
+    from mtcue.cli import main
+
+    return main(["score", "--hyps", str(tmp_path / "hyp.de"), "--corpus", str(tmp_path / "test.jsonl"), "--direction",
+                 direction, "--model", "base", "--split", "test", "--study", "t", "--config-hash", "h", "--out",
+                 str(tmp_path / "r.json")])
+
+
+@pytest.mark.parametrize("direction, message", [
+    ("en-fr", r"test\.jsonl:1: a sample in de and en, but the direction is en-fr: give the corpus of en-fr, or the "
+              r"corpus's own direction \(--direction\)"),  # KeyError: 'fr' before
+    ("ende", "--direction 'ende' is not a language pair such as en-de"),
+])
+def test_score_with_another_direction_than_the_corpus_is_an_error(tmp_path, caplog, direction, message):
+    _write_corpus(tmp_path / "test.jsonl", ["a", "b", "c", "d"], [None] * 4)
+    (tmp_path / "hyp.de").write_text("a\nb\nc\nd\n", encoding="utf-8")
+    assert _score(tmp_path, direction) == 1
+    assert re.search(message, caplog.text) and not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("label, message", [
+    ({"formality": {"gold": "formal"}}, r"'labels\.de\.formality\.markers' must map each value to a list of marker"),
+    ({"formality": {"gold": "formal", "markers": {"formal": "Sie"}}}, r"'labels\.de\.formality\.markers' must map"),
+    ({"formality": "formal"}, r"'labels\.de\.formality' must be an object with 'gold'"),
+    ("formal", r"'labels\.de' must map phenomena to \{gold, markers\}"),
+])
+def test_a_corpus_label_without_gold_or_markers_is_named(tmp_path, caplog, label, message):
+    _write_corpus(tmp_path / "test.jsonl", ["a", "b", "c", "d"], [None, label, None, None])
+    (tmp_path / "hyp.de").write_text("a\nb\nc\nd\n", encoding="utf-8")
+    assert _score(tmp_path, "en-de") == 1
+    assert re.search(r"test\.jsonl:2: " + message, caplog.text) and not (tmp_path / "r.json").exists()
+
+
+def test_a_corpus_line_nested_too_deeply_is_named(tmp_path, caplog):
+    _write_corpus(tmp_path / "test.jsonl", ["a"], [None])
+    with open(tmp_path / "test.jsonl", "a") as corpus:
+        corpus.write("[" * 100_000 + "]" * 100_000 + "\n")
+    (tmp_path / "hyp.de").write_text("a\nb\n", encoding="utf-8")
+    assert _score(tmp_path, "en-de") == 1
+    assert re.search(r"test\.jsonl:2: JSON nested too deeply to read", caplog.text)  # RecursionError, no file before

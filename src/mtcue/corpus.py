@@ -3,12 +3,11 @@ shares: metadata fields, attribute values and the EAMT22 attribute sentences. It
 records.py, outside any stage, because every stage reads it."""
 from __future__ import annotations
 
-import json
 import unicodedata
 from pathlib import Path
 from typing import Iterator
 
-from mtcue.io import TextFileError, read_text_lines
+from mtcue.io import parse_json, read_text_lines
 
 META_FIELDS = ("genre", "pg_rating", "writers", "year", "country", "plot")
 MAX_PREVIOUS = 5
@@ -79,8 +78,25 @@ def sample_problem(sample: object, langs: tuple[str, ...] | None = None, sides: 
     cues = sample.get("cues", [])
     if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
         return "'cues' must be a list of strings"
-    if not isinstance(sample.get("labels", {}), dict):
+    return _labels_problem(sample.get("labels", {}))
+
+
+def _labels_problem(labels: object) -> str | None:
+    """What is wrong with a sample's `labels` ({language: {phenomenon: {gold, markers}}}), or None: scoring
+    reads every one of them."""
+    if not isinstance(labels, dict):
         return "'labels' must be an object"
+    for lang, phenomena in labels.items():
+        if not isinstance(phenomena, dict):
+            return f"'labels.{lang}' must map phenomena to {{gold, markers}}"
+        for name, label in phenomena.items():
+            where = f"labels.{lang}.{name}"
+            if not isinstance(label, dict) or not isinstance(label.get("gold"), str):
+                return f"'{where}' must be an object with 'gold' (a value's name) and 'markers'"
+            markers = label.get("markers")
+            if not isinstance(markers, dict) or not all(isinstance(m, list) and all(isinstance(w, str) for w in m)
+                                                        for m in markers.values()):
+                return f"'{where}.markers' must map each value to a list of marker words"
     return None
 
 
@@ -91,13 +107,10 @@ def read_corpus(path: str | Path, langs: tuple[str, str] | None = None) -> Itera
         raise CorpusError(f"{path}: corpus file not found (run the step that writes it first)")
     try:
         for lineno, line in read_text_lines(path):
-            try:
-                sample = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise CorpusError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+            sample = parse_json(line, path, lineno)
             problem = sample_problem(sample, langs)
             if problem:
                 raise CorpusError(f"{path}:{lineno}: {problem} (see docs/formats.md)")
             yield sample
-    except TextFileError as err:
+    except ValueError as err:  # not UTF-8, not JSON (a CorpusError above is one too)
         raise CorpusError(str(err)) from None

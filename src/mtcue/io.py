@@ -3,6 +3,7 @@ with the permissions the umask gives any other new file."""
 from __future__ import annotations
 
 import codecs
+import errno
 import fcntl
 import glob
 import hashlib
@@ -47,6 +48,23 @@ def decode_lines(handle: BinaryIO, name: str | Path) -> Iterator[tuple[int, str]
 def read_text(path: str | Path) -> str:
     """The whole of a UTF-8 file, as read_text_lines reads it."""
     return _decode(Path(path).read_bytes().removeprefix(codecs.BOM_UTF8), path, 1)
+
+
+def parse_json(text: str, path: str | Path, first_line: int = 1) -> object:
+    """JSON `text` read from `path` (from its line `first_line`: one line of a JSONL file); a syntax error, or
+    nesting too deep for the parser (a RecursionError otherwise), is a ValueError naming the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}:{first_line + err.lineno - 1}: not valid JSON ({err.msg}); is the file complete? "
+                         "Write or download it again") from None
+    except RecursionError:
+        raise ValueError(f"{path}:{first_line}: JSON nested too deeply to read; is it the right file?") from None
+
+
+def read_json(path: str | Path) -> object:
+    """The JSON of a UTF-8 file, errors as parse_json's."""
+    return parse_json(read_text(path), path)
 
 
 def check_file_name(name: str, what: str) -> str:
@@ -127,7 +145,7 @@ def _check_replaceable(path: Path, step: str) -> None:
 
 
 @contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: Path) -> Iterator[None]:
     """Hold `.{name}.lock` beside `path` for the block; a second writer of the same folder fails at once
     instead of replacing the first one's output under it. The lock file is removed only if this call
     created it (a file of that name may be a user's)."""
@@ -169,7 +187,7 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
     path = Path(path)
     _check_replaceable(path, step)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(path):
+    with exclusive(path):
         for stale in path.parent.glob(f".{glob.escape(path.name)}.{STAGING}.*"):
             shutil.rmtree(stale, ignore_errors=True)  # no writer of `path` is alive: the lock is ours
         tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.{STAGING}."))
@@ -182,6 +200,10 @@ def atomic_directory(path: str | Path, step: str) -> Iterator[Path]:
             if path.exists():
                 shutil.rmtree(path)
             os.replace(tmp, path)
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise _named(err, path, "folder") from err  # a full disk: name the folder, not a bare errno
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -271,9 +293,9 @@ def scratch_directory(prefix: str, parent: str | Path | None = None) -> Iterator
         yield Path(tmp)
 
 
-def _named(err: OSError, path: str | Path) -> OSError:
-    """`err` naming the file it was writing (a full disk's ENOSPC names none)."""
-    return err if err.filename else type(err)(err.errno, f"{err.strerror} (writing {path}; the old file is kept)",
+def _named(err: OSError, path: str | Path, what: str = "file") -> OSError:
+    """`err` naming the file (or folder) it was writing (a full disk's ENOSPC names none)."""
+    return err if err.filename else type(err)(err.errno, f"{err.strerror} (writing {path}; the old {what} is kept)",
                                               str(path))
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mtcue.io import TextFileError, atomic_write_text, read_text
+from mtcue.io import atomic_write_text, read_json
 
 SCHEMA_VERSION = 1
 
@@ -44,7 +44,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "groupings": ("model", "direction", "suite", "sentence", "pieces", "groups", "used", "weights", "config_hash",
                   "git_commit", "study"),
     # Contrastive suites: accuracy of the summed and per-token scores, overall and per group (docs/formats.md §7).
-    "contrastive": ("model", "direction", "suite", "accuracy", "n", "ties", "mean", "groups",
+    "contrastive": ("model", "direction", "suite", "rule", "accuracy", "n", "ties", "mean", "groups",
                     "needs_target_context", "config_hash", "git_commit", "study"),
     # Context usage: CXMI (nats per token) of the reference with vs without the model's context, overall,
     # per phenomenon and per sentence (mtcue.evaluation.context_usage).
@@ -54,6 +54,25 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 # Nested keys that downstream readers (tracking, tables) rely on.
 TRAIN_PARAMS_KEYS = ("total", "trainable")
 TRAIN_EPOCH_KEYS = ("epoch", "train_loss", "valid_loss", "wall_s")
+# What the tables and tracking compute with, by key, in every kind that requires the key (None: a score
+# that could not be made, as an unavailable COMET model's): a record of other types is refused when read,
+# naming the key, instead of failing somewhere in a table.
+NUMBER, WHOLE = "a number", "a whole number"
+NUMBER_OR_NULL, WHOLE_OR_NULL = f"{NUMBER} or null", f"{WHOLE} or null"
+TYPES: dict[str, tuple[type, ...] | str] = {
+    **dict.fromkeys(("model", "direction", "split", "study", "config_hash", "git_commit", "suite", "pair", "rule",
+                     "bleu_signature", "hyp_sha256", "comet_model", "detector"), (str,)),
+    **dict.fromkeys(("bleu", "cxmi"), NUMBER),
+    **dict.fromkeys(("n_segments", "n", "ties", "samples", "any_context"), WHOLE),
+    **dict.fromkeys(("comet", "accuracy", "accuracy_mean", "best_valid_loss", "formal", "informal", "average"),
+                    NUMBER_OR_NULL),
+    "best_epoch": WHOLE_OR_NULL,
+    **dict.fromkeys(("phenomena", "attributes", "params", "mean", "pronouns", "cross_entropy", "previous", "meta"),
+                    (dict,)),
+    **dict.fromkeys(("epochs", "prompts"), (list,)),
+}
+TRAIN_TYPES = {"total": WHOLE, "trainable": WHOLE, "epoch": WHOLE, "train_loss": NUMBER_OR_NULL,
+               "valid_loss": NUMBER_OR_NULL, "wall_s": NUMBER}
 
 
 class RecordError(ValueError):
@@ -83,28 +102,44 @@ def git_commit(repo_dir: str | Path) -> str:
     return f"{commit}-dirty" if dirty else commit
 
 
-def _missing_key(record: dict) -> str | None:
-    """The first required key (dotted path for nested ones) the record lacks, else None."""
-    for key in REQUIRED[record["kind"]]:
-        if key not in record:
-            return key
-    if record["kind"] == "train":
-        for key in TRAIN_PARAMS_KEYS:
-            if key not in record["params"]:
-                return f"params.{key}"
+def _is(value: object, kind: tuple[type, ...] | str) -> bool:
+    if isinstance(kind, tuple):
+        return isinstance(value, kind)
+    if value is None:
+        return kind.endswith("or null")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return kind.startswith("a number") or float(value).is_integer()
+
+
+def _described(kind: tuple[type, ...] | str) -> str:
+    return {str: "a string", dict: "an object", list: "a list"}[kind[0]] if isinstance(kind, tuple) else kind
+
+
+def _problem(record: dict) -> str | None:
+    """The first required key (dotted path for nested ones) the record lacks or holds of another type, else None."""
+    keys = [(key, record, key) for key in REQUIRED[record["kind"]]]
+    if record["kind"] == "train" and isinstance(record.get("params"), dict) and isinstance(record.get("epochs"), list):
+        keys += [(key, record["params"], f"params.{key}") for key in TRAIN_PARAMS_KEYS]
         for i, epoch in enumerate(record["epochs"]):
-            for key in TRAIN_EPOCH_KEYS:
-                if key not in epoch:
-                    return f"epochs[{i}].{key}"
+            if not isinstance(epoch, dict):
+                return f"key 'epochs[{i}]' must be an object ({', '.join(TRAIN_EPOCH_KEYS)}), got {epoch!r:.80}"
+            keys += [(key, epoch, f"epochs[{i}].{key}") for key in TRAIN_EPOCH_KEYS]
+    for key, holder, name in keys:
+        if key not in holder:
+            return f"lacks required key {name!r} (from an older version? delete it and rerun the step that writes it)"
+        kind = TRAIN_TYPES.get(key) if holder is not record else TYPES.get(key)
+        if kind is not None and not _is(holder[key], kind):
+            return f"key {name!r} must be {_described(kind)}, got {holder[key]!r:.80}"
     return None
 
 
 def _check(record: dict, where: str) -> None:
-    if record.get("kind") not in REQUIRED:
+    if not isinstance(record.get("kind"), str) or record["kind"] not in REQUIRED:
         raise RecordError(f"{where}: record kind {record.get('kind')!r} is not one of {sorted(REQUIRED)}")
-    missing = _missing_key(record)
-    if missing:
-        raise RecordError(f"{where}: {record['kind']} record lacks required key {missing!r}")
+    problem = _problem(record)
+    if problem:
+        raise RecordError(f"{where}: {record['kind']} record {problem}")
 
 
 def write_record(path: str | Path, record: dict) -> Path:
@@ -126,11 +161,11 @@ def _dumps(record: dict) -> str:
 def read_record(path: str | Path, kind: str | None = None) -> dict:
     """Read and validate a record; with kind, also require that kind."""
     try:
-        record = json.loads(read_text(path))
-    except TextFileError as e:
-        raise RecordError(str(e)) from None
-    except (OSError, json.JSONDecodeError) as e:
+        record = read_json(path)
+    except OSError as e:
         raise RecordError(f"{path}: cannot read record: {e}") from None
+    except ValueError as e:  # not UTF-8, not JSON: the message names the file and line
+        raise RecordError(str(e)) from None
     if not isinstance(record, dict):
         raise RecordError(f"{path}: a record must be a JSON object")
     _check(record, str(path))

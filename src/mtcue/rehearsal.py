@@ -36,7 +36,7 @@ import yaml
 from mtcue.config import read_yaml, validate
 from mtcue.data import sources
 from mtcue.data.opus_synth import film_documents, generate_mirror
-from mtcue.io import OWNED_MARKER, OutputFolderError, atomic_directory, atomic_write_text, write_lines
+from mtcue.io import OWNED_MARKER, OutputFolderError, atomic_directory, atomic_write_text, exclusive, write_lines
 from mtcue.study import pair_of
 
 COMET_STAND_IN = "rehearsal-stand-in"  # evaluation.comet.model in the plan: the checkpoint comet_stand_in builds
@@ -52,12 +52,28 @@ def load_plan(path: str | Path) -> dict:
     plan = read_yaml(path)
     if not isinstance(plan, dict) or set(plan) != PLAN_KEYS:
         raise ValueError(f"{path}: expected exactly the keys {', '.join(sorted(PLAN_KEYS))}")
+    _mappings(plan, sorted(PLAN_KEYS), path)
     for key, kind in SOURCE_SIZES.items():
-        if not isinstance(plan["sources"].get(key), kind) or plan["sources"][key] < 1:
-            raise ValueError(f"{path}: sources.{key} must be a positive integer")
+        value = plan["sources"].get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{path}: sources.{key} must be a positive integer, got {value!r:.60}")
     if set(plan["every_model"]) - {"arch", "training"}:
         raise ValueError(f"{path}: every_model holds only arch and training")
+    _mappings(plan["every_model"], plan["every_model"], path, "every_model.")
     return plan
+
+
+def _mappings(holder: dict, keys, path: str | Path, prefix: str = "") -> None:
+    """Each of `keys` of `holder` a mapping (`key: value` lines), else a ValueError naming `path` and the key."""
+    for key in keys:
+        if not isinstance(holder[key], dict):
+            raise ValueError(f"{path}: {prefix}{key} must be a mapping (key: value lines), got {holder[key]!r:.60}")
+
+
+def _is_study(cfg: object) -> bool:
+    """A study's config as `override` and `slice_study` read it, before it is validated with the override."""
+    return isinstance(cfg, dict) and isinstance(cfg.get("directions"), list) and isinstance(cfg.get("models"), dict) \
+        and all(isinstance(entry, dict) for entry in cfg["models"].values())
 
 
 def merge(base: dict, over: dict) -> dict:
@@ -101,10 +117,18 @@ def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
     per-direction key and experiment direction of the others left out); each key of
     `cut["experiments"][name]` replaces that key of the study's experiment (fewer models, rows,
     settings). Nothing else changes."""
-    other = sorted(set(cut) - {"directions", "experiments"})
+    if not isinstance(cut, dict):
+        raise ValueError(f"{where}: a slice is a mapping of directions and experiments, got {cut!r:.60}")
+    other = sorted(str(k) for k in cut if k not in ("directions", "experiments"))
     if other:
         raise ValueError(f"{where}: a slice holds directions and experiments only, not {', '.join(other)}")
-    directions = cut.get("directions") or study["directions"]
+    directions, replaced = cut.get("directions") or study["directions"], cut.get("experiments") or {}
+    if not isinstance(directions, list) or not all(isinstance(d, str) for d in directions):
+        raise ValueError(f"{where}: directions must list the directions kept, e.g. [en-de, en-pl], got "
+                         f"{directions!r:.60}")
+    if not isinstance(replaced, dict):
+        raise ValueError(f"{where}: experiments must be a mapping (experiment: keys replaced), got {replaced!r:.60}")
+    _mappings(replaced, replaced, where, "experiments.")
     unknown = [d for d in directions if d not in study["directions"]]
     if unknown:
         raise ValueError(f"{where}: {', '.join(unknown)} not among the study's directions {study['directions']}")
@@ -118,7 +142,7 @@ def slice_study(study: dict, cut: dict, where: str = "slice") -> dict:
         if isinstance(experiment, dict) and "only" in experiment:
             experiment["only"] = {run: [d for d in ds if d in directions] for run, ds in experiment["only"].items()
                                   if any(d in directions for d in ds)}
-    for name, keys in (cut.get("experiments") or {}).items():
+    for name, keys in replaced.items():
         experiments.setdefault(name, {}).update(copy.deepcopy(keys))
     suites = kept.get("evaluation", {}).get("contrastive", {})
     if "suites" in suites:
@@ -468,6 +492,20 @@ def failures(output: str, workdir: Path) -> list[dict]:
     return found
 
 
+def last_line(text: str) -> str:
+    """The last line of Snakemake's output that says something: why it stopped."""
+    return ([line for line in text.splitlines() if line.strip()] or ["no output"])[-1]
+
+
+def run_failures(output: str, returncode: int, workdir: Path, log: str) -> list[dict]:
+    """`failures`; when Snakemake exited non-zero with no failed job (a locked directory, an option it
+    refused), one entry with its last line, so that a summary never counts 0 failed of a run that failed."""
+    found = failures(output, workdir)
+    if returncode != 0 and not found:
+        found = [{"rule": None, "log": log, "error": last_line(output)}]
+    return found
+
+
 def snakemake_command(repo: Path, workdir: Path, configfiles: list[Path], targets: list[str], cores: str,
                       profile: str | None, dry_run: bool) -> list[str]:
     # targets first: --configfile and --quiet take every word after them
@@ -509,63 +547,70 @@ def rehearse(repo: str | Path, out: str | Path, study: str | Path, plan_path: st
     and runs in its place). `snakemake_args`: more options of the run (e.g. the test cluster's
     --slurm-status-command squeue)."""
     repo, out, targets, started = Path(repo).resolve(), Path(out).resolve(), list(targets or []), time.time()
-    claim_folder(out)
-    plan = load_plan(plan_path)
-    study_cfg = read_yaml(study)
-    study_file = Path(study).resolve()
-    if slice_file:
-        study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
-        study_file = out / "study.yaml"
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(study_file, f"# {study} sliced by {slice_file} (mtcue rehearsal)\n" +
-                          yaml.safe_dump(study_cfg, sort_keys=False, allow_unicode=True))
-    over = override(study_cfg, plan)
-    over["download"] = {**over.get("download", {}), "mirror": str(out / "sources" / "mirror")}
-    config = validate(merge(study_cfg, over), source=f"{study_file} + {plan_path}")
-    built = build_sources(config, plan["sources"], out / "sources")
-    if config["evaluation"]["comet"]["model"] == COMET_STAND_IN:
-        comet = out / "stand-ins" / "comet"
-        if not (comet / "hparams.yaml").is_file():  # seeded, so a rebuild would be the same model
-            from mtcue.context.embed import resolve_encoder_path
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # One rehearsal per folder, for the whole run: a second one would truncate the first's log under it and
+    # write its summary over the first's. It fails at once, naming the folder, and touches nothing there.
+    with exclusive(out):
+        claim_folder(out)
+        plan = load_plan(plan_path)
+        study_cfg = read_yaml(study)
+        if not _is_study(study_cfg):
+            raise ValueError(f"{study}: a study's config lists its directions and maps its models to their entries, as "
+                             "config/paper.yaml does; is it the right file?")
+        study_file = Path(study).resolve()
+        if slice_file:
+            study_cfg = slice_study(study_cfg, read_yaml(slice_file) or {}, str(slice_file))
+            study_file = out / "study.yaml"
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(study_file, f"# {study} sliced by {slice_file} (mtcue rehearsal)\n" +
+                              yaml.safe_dump(study_cfg, sort_keys=False, allow_unicode=True))
+        over = override(study_cfg, plan)
+        over["download"] = {**over.get("download", {}), "mirror": str(out / "sources" / "mirror")}
+        config = validate(merge(study_cfg, over), source=f"{study_file} + {plan_path}")
+        built = build_sources(config, plan["sources"], out / "sources")
+        if config["evaluation"]["comet"]["model"] == COMET_STAND_IN:
+            comet = out / "stand-ins" / "comet"
+            if not (comet / "hparams.yaml").is_file():  # seeded, so a rebuild would be the same model
+                from mtcue.context.embed import resolve_encoder_path
 
-            comet_stand_in(comet, resolve_encoder_path("all-MiniLM-L6-v2"))
-        over["evaluation"]["comet"]["model"] = str(comet)
-    summary = {"study": str(study), "override": str(plan_path), "directions": study_cfg["directions"],
-               "slice": slice_file and str(slice_file), "targets": targets or ["all"], "profile": profile,
-               "sources": len(built["urls"])}
-    with serve_omdb(built["omdb"]) as url:
-        over.setdefault("corpus", {}).setdefault("omdb", {})["api_url"] = url
-        override_file = out / "override.yaml"
-        atomic_write_text(override_file, "# Written by mtcue rehearsal from " + str(plan_path) + "\n" +
-                          yaml.safe_dump(over, sort_keys=False, allow_unicode=True))
-        configfiles = [study_file, override_file]
-        env = {**os.environ, "OMDB_API_KEY": OMDB_KEY}
-        plan_run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, None, True),
-                                  capture_output=True, text=True, env=env, cwd=repo)
-        planned = job_stats(plan_run.stdout)
-        outputs = set(re.findall(r"^\s+output: (.+)$", plan_run.stdout, re.M))
-        planned_outputs = {p.strip() for line in outputs for p in line.split(",")}
-        summary["planned"] = planned.get("total", 0)
-        summary["planned_by_rule"] = {k: v for k, v in planned.items() if k != "total"}
-        if plan_run.returncode != 0:
-            said = [l for l in (plan_run.stderr + plan_run.stdout).splitlines() if l.strip()]
-            summary["failed"] = [{"rule": None, "log": None, "error": "dry run: " + (said or ["no output"])[-1]}]
-        if dry_run or plan_run.returncode != 0:
-            summary |= {"executed": 0, "exit": plan_run.returncode, "dry_run": True}
-        else:
-            log_path = out / "rehearsal.log"
-            with open(log_path, "w", encoding="utf-8") as log:
-                command = snakemake_command(repo, out, configfiles, targets, cores, profile, False)
-                run = subprocess.run(command + list(snakemake_args or []), stdout=log, stderr=subprocess.STDOUT,
-                                     text=True, env=env, cwd=repo)
-            text = log_path.read_text(encoding="utf-8", errors="replace")
-            summary |= {"executed": len(FINISHED.findall(text)), "exit": run.returncode, "dry_run": False,
-                        "failed": failures(text, out), "log": str(log_path)}
-    summary["tables_and_figures"] = {p: "made" if (out / p).is_file() else "not made" if p in planned_outputs
-                                     else "not planned" for p in report_outputs(repo)}
-    summary["wall_s"] = round(time.time() - started, 1)
-    write_summary(summary, out)
-    return summary
+                comet_stand_in(comet, resolve_encoder_path("all-MiniLM-L6-v2"))
+            over["evaluation"]["comet"]["model"] = str(comet)
+        summary = {"study": str(study), "override": str(plan_path), "directions": study_cfg["directions"],
+                   "slice": slice_file and str(slice_file), "targets": targets or ["all"], "profile": profile,
+                   "sources": len(built["urls"])}
+        with serve_omdb(built["omdb"]) as url:
+            over.setdefault("corpus", {}).setdefault("omdb", {})["api_url"] = url
+            override_file = out / "override.yaml"
+            atomic_write_text(override_file, "# Written by mtcue rehearsal from " + str(plan_path) + "\n" +
+                              yaml.safe_dump(over, sort_keys=False, allow_unicode=True))
+            configfiles = [study_file, override_file]
+            env = {**os.environ, "OMDB_API_KEY": OMDB_KEY}
+            plan_run = subprocess.run(snakemake_command(repo, out, configfiles, targets, cores, None, True),
+                                      capture_output=True, text=True, env=env, cwd=repo)
+            planned = job_stats(plan_run.stdout)
+            outputs = set(re.findall(r"^\s+output: (.+)$", plan_run.stdout, re.M))
+            planned_outputs = {p.strip() for line in outputs for p in line.split(",")}
+            summary["planned"] = planned.get("total", 0)
+            summary["planned_by_rule"] = {k: v for k, v in planned.items() if k != "total"}
+            if plan_run.returncode != 0:
+                summary["failed"] = [{"rule": None, "log": None,
+                                      "error": "dry run: " + last_line(plan_run.stderr + plan_run.stdout)}]
+            if dry_run or plan_run.returncode != 0:
+                summary |= {"executed": 0, "exit": plan_run.returncode, "dry_run": True}
+            else:
+                log_path = out / "rehearsal.log"
+                with open(log_path, "w", encoding="utf-8") as log:
+                    command = snakemake_command(repo, out, configfiles, targets, cores, profile, False)
+                    run = subprocess.run(command + list(snakemake_args or []), stdout=log, stderr=subprocess.STDOUT,
+                                         text=True, env=env, cwd=repo)
+                text = log_path.read_text(encoding="utf-8", errors="replace")
+                summary |= {"executed": len(FINISHED.findall(text)), "exit": run.returncode, "dry_run": False,
+                            "failed": run_failures(text, run.returncode, out, str(log_path)), "log": str(log_path)}
+        summary["tables_and_figures"] = {p: "made" if (out / p).is_file() else "not made" if p in planned_outputs
+                                         else "not planned" for p in report_outputs(repo)}
+        summary["wall_s"] = round(time.time() - started, 1)
+        write_summary(summary, out)
+        return summary
 
 
 def write_summary(summary: dict, out: Path) -> None:

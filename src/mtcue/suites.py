@@ -4,14 +4,20 @@ generator), the models stage force-decodes them and evaluation judges the scores
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from mtcue.corpus import sample_problem
-from mtcue.io import read_text_lines
+from mtcue.io import parse_json, read_text_lines
 
 DIRECTION = re.compile(r"[a-z]{2,3}-[a-z]{2,3}")
+# The official verdict rules. A suite's own is written into each of its lines (`rule`) by the step that builds
+# it, from the set it converts: a file's or a suite's name says nothing to the scorer (a Voita et al. set
+# saved under another name keeps its rule).
+STRICT, FIRST_AMONG_TIED = "strict", "first_among_tied"
+RULES = {STRICT: "ContraPro's evaluate.py: the correct candidate strictly best; a tie is wrong",
+         FIRST_AMONG_TIED: "Voita et al.'s evaluate_consistency.py: argmin of the losses; a tie is right when the "
+                           "correct candidate is first among the tied"}
 
 
 def check_example(example: dict, where: str) -> None:
@@ -38,15 +44,21 @@ def read_suite(path: str | Path, direction: str | None = None) -> list[dict]:
     examples, lines = [], {}
     for lineno, line in read_text_lines(path):
         where = f"{path}:{lineno}"
-        try:
-            example = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: not valid JSON ({err.msg})") from None
+        example = parse_json(line, path, lineno)
         if not isinstance(example, dict):
             raise ValueError(f"{where}: expected a JSON object")
+        if "rule" not in example:
+            raise ValueError(f"{where}: the suite records no verdict rule ('rule'; written before suites carried "
+                             f"their rule): rebuild {path} with `mtcue contrastive-suite` (or delete it and rerun "
+                             "Snakemake)")
         for key in ("id", "doc_id", "text", "previous", "meta", "candidates", "correct"):
             if key not in example:
                 raise ValueError(f"{where}: missing field '{key}' (see docs/formats.md, section 8)")
+        if not isinstance(example["rule"], str) or example["rule"] not in RULES:
+            raise ValueError(f"{where}: 'rule' must be one of {', '.join(RULES)}, got {example['rule']!r}")
+        if examples and example["rule"] != examples[0]["rule"]:
+            raise ValueError(f"{where}: rule {example['rule']!r}, but line 1's is {examples[0]['rule']!r}: a suite "
+                             "is judged by one rule")
         pair = example.setdefault("direction", folder)
         if pair is None:
             raise ValueError(f"{where}: the suite names no language pair: give each line a 'direction' (\"en-de\"), "

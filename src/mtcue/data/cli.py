@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from mtcue.io import atomic_write_text
-from mtcue.options import options, with_provenance
+from mtcue.options import options, positive_int, with_provenance
 from mtcue.study import langs_of
 
 log = logging.getLogger("mtcue")
@@ -187,9 +187,10 @@ def register(step) -> None:
                                                      "voita2019_ellipsis_vp"])
     s.add_argument("--input", help="contrapro, lopes: results/eval/{name}/{pair}/test.jsonl; voita2019_*: its JSON")
     s.add_argument("--pair", help="synthetic: the language pair")
-    s.add_argument("--docs", type=int, help="synthetic: documents of the test split to draw from")
+    s.add_argument("--docs", type=positive_int, help="synthetic: documents of the test split to draw from")
     s.add_argument("--seed", type=int, default=1, help="synthetic: the corpus seed")
-    s.add_argument("--per-phenomenon", type=int, help="synthetic: at most this many examples of each phenomenon")
+    s.add_argument("--per-phenomenon", type=positive_int,
+                   help="synthetic: at most this many examples of each phenomenon")
     s.add_argument("--out", required=True)
 
     s = step("iwslt22-synth", cmd_iwslt22_synth,

@@ -4,11 +4,12 @@
   reference, its `contrastive` variants, the previous lines); the reference is candidate 0. The groups
   are from each set's own annotation, as its scorer (ContraPro's evaluate.py, which Lopes et al. reuse)
   reports them: the pronoun pair "src:ref" (`category`), the reference pronoun and the antecedent
-  distance 0, 1, 2, 3, >3.
+  distance 0, 1, 2, 3, >3. Each line records its scorer's rule: `strict` (a tie wrong).
 - Voita et al. 2019 (EN-RU; deixis, lexical cohesion, ellipsis inflection, VP ellipsis): the official
   JSON lists (`src`, `dst`: candidates, `true_ind`, `ctx_dist`), each side four Moses-tokenised
   sentences joined by " _eos " (three of context, then the current one). Only the current sentence of a
-  candidate differs, so it is the candidate.
+  candidate differs, so it is the candidate. Each line records its scorer's rule (evaluate_consistency.py's
+  argmin): `first_among_tied`.
 
 Official sets are scored as published: their text is only Unicode-normalised (NFC), never passed through
 the training data's cleaner (`mtcue.data.clean`), which blanks a line with a music sign, drops bracketed
@@ -16,14 +17,13 @@ text and speaker names and so would empty sources or cut the context a model rea
 """
 from __future__ import annotations
 
-import json
 import unicodedata
 from pathlib import Path
 
 from mtcue.corpus import META_FIELDS, read_corpus
-from mtcue.io import read_text, write_jsonl
+from mtcue.io import read_json, write_jsonl
 from mtcue.study import langs_of
-from mtcue.suites import contrapro_distance
+from mtcue.suites import FIRST_AMONG_TIED, STRICT, contrapro_distance
 
 VOITA2019_SETS = {"deixis": "deixis_test", "lex_cohesion": "lex_cohesion_test", "ellipsis_infl": "ellipsis_infl",
                   "ellipsis_vp": "ellipsis_vp"}  # suite voita2019_{key} <- consistency_testsets/{value}.json
@@ -51,7 +51,7 @@ def from_evalset(name: str, path: str | Path, out: str | Path) -> int:
         examples.append({"id": sample["id"], "doc_id": sample["doc_id"], "direction": pair,
                          "text": {src: sample["text"][src]}, "previous": {src: sample["previous"][src]},
                          "meta": sample["meta"], "cues": sample.get("cues", []),
-                         "candidates": [reference, *contrastive], "correct": 0, "group": group})
+                         "candidates": [reference, *contrastive], "correct": 0, "group": group, "rule": STRICT})
     return _write_suite(examples, path, out)
 
 
@@ -97,10 +97,7 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
     key = suite.removeprefix("voita2019_")
     if key not in VOITA2019_SETS:
         raise ValueError(f"unknown Voita et al. 2019 set {suite!r}: " + ", ".join(f"voita2019_{k}" for k in VOITA2019_SETS))
-    try:
-        rows = json.loads(read_text(json_path))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{json_path}:{err.lineno}: not valid JSON ({err.msg})") from None
+    rows = read_json(json_path)
     if not isinstance(rows, list):
         raise ValueError(f"{json_path}: expected a JSON list of examples (objects with src, dst, true_ind)")
     src = langs_of(VOITA2019_PAIR)[0]
@@ -132,5 +129,5 @@ def voita2019(json_path: str | Path, suite: str, out: str | Path) -> int:
                          "previous": {src: [published(s) for s in reversed(source[:-1])]},
                          "meta": dict.fromkeys(META_FIELDS), "cues": [],
                          "candidates": [published(c[-1]) for c in candidates], "correct": row["true_ind"],
-                         "group": group})
+                         "group": group, "rule": FIRST_AMONG_TIED})
     return _write_suite(examples, json_path, out)

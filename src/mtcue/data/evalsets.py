@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import io
-import json
 import re
 import zipfile
 from collections import defaultdict
@@ -29,7 +28,7 @@ from mtcue.corpus import (
     META_FIELDS,
     SPEAKER_CUES,
 )
-from mtcue.io import atomic_directory, read_text, write_jsonl
+from mtcue.io import atomic_directory, read_json, read_text, write_jsonl
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
 FORMALITY_TAG = re.compile(r"\[/?F\]")
@@ -149,12 +148,32 @@ def official_target(row: dict, where: str) -> tuple[str, str]:
     return tested[0], attributes[tested[0]]
 
 
+def _entries(path: str | Path, what: str, fields: tuple[str, ...]) -> list[dict]:
+    """An official set's JSON list of objects, each with `fields` as strings: else a ValueError naming the file,
+    the entry and the field."""
+    entries = read_json(path)
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: expected a JSON list of {what} (objects with {', '.join(fields)}); is it the "
+                         "right file?")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: entry {i}: expected an object with {', '.join(fields)}")
+        wrong = [f for f in fields if not isinstance(entry.get(f), str)]
+        if wrong:
+            raise ValueError(f"{path}: entry {i}: '{wrong[0]}' must be a string, got {entry.get(wrong[0])!r:.80} "
+                             f"({what} have {', '.join(fields)})")
+    return entries
+
+
+EAMT22_FIELDS = ("english", "polish", "context_csv", "marking")  # what a row is read from
+
+
 def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
     """EAMT22 rows as corpus-format lines. Of the official fields, a row is read from `english` (source),
     `polish` (reference), `context_csv` (the attribute values, given to the model as the paper's
     attribute sentences) and `marking` (the attribute the row tests); EAMT22's own context wordings
     (`context_text`, `context_text_excluding_formality`, `formality_text`) are not read."""
-    rows = json.loads(read_text(json_path))
+    rows = _entries(json_path, "EAMT22 rows", EAMT22_FIELDS)
     samples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
@@ -193,7 +212,7 @@ def lopes(current_src: str | Path, current_trg: str | Path, context_src: str | P
     if len(src) != len(trg) or len(src) % 2 or len(csrc) != len(ctrg) or len(csrc) != n_context * len(src):
         raise ValueError(f"{current_src}: {len(src)} source, {len(trg)} target lines and {len(csrc)}/{len(ctrg)} "
                          f"context lines; expected pairs of lines and {n_context} context lines per line")
-    entries = json.loads(read_text(annotation))
+    entries = read_json(annotation)
     if not isinstance(entries, list) or len(entries) != len(src) // 2:
         raise ValueError(f"{annotation}: expected a JSON list of {len(src) // 2} examples, one per pair of lines of "
                          f"{current_trg}; got {len(entries) if isinstance(entries, list) else type(entries).__name__}")
@@ -243,7 +262,14 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
     """ContraPro as corpus-format lines. Its "document id" names a document of OpenSubtitles2018
     de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
     json2text_and_context.pl reads them from the Moses files and their .ids."""
-    examples = json.loads(read_text(json_path))
+    examples = _entries(json_path, "ContraPro examples", ("document id",))
+    for i, ex in enumerate(examples):
+        seg, errors = ex.get("segment id"), ex.get("errors")
+        if isinstance(seg, bool) or not isinstance(seg, (int, str)) or not str(seg).isdigit():
+            raise ValueError(f"{json_path}: entry {i}: 'segment id' must be a line number (1, 2, ...), got {seg!r:.80}")
+        if not isinstance(errors, list) or not all(isinstance(e, dict) and isinstance(e.get("contrastive"), str)
+                                                   for e in errors):
+            raise ValueError(f"{json_path}: entry {i}: 'errors' must list objects with 'contrastive' (a translation)")
     needed: dict[str, set[int]] = defaultdict(set)
     for ex in examples:
         seg = int(ex["segment id"])

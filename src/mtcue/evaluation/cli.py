@@ -173,13 +173,13 @@ def _scoring_args(s) -> None:
 
 
 def cmd_score_contrastive(a):
-    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate, rule_of
+    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate
     from mtcue.models.contrastive import score_suite
     from mtcue.records import write_record
 
     suite = a.suite_name or Path(a.suite).stem
     direction, examples, scores = score_suite(a.model_dir, a.suite, a.batch_size, a.threads)
-    result = evaluate(examples, scores, rule_of(suite))
+    result = evaluate(examples, scores, examples[0]["rule"])  # the suite's own: read_suite checked it
     record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
               "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
               **result}
@@ -213,7 +213,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="the record (JSON)")
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--batch-size", type=positive_int, default=64, help="sentences per forward pass")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
 
@@ -227,7 +227,7 @@ def register(step) -> None:
     s.add_argument("--model", help="the model's name in the record (default: the folder's name)")
     s.add_argument("--suite-name", help="the suite's name in the record (default: the file's stem)")
     s.add_argument("--batch-size", type=positive_int, default=64, help="candidates per forward pass")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--config-hash", default="")
     s.add_argument("--study", default="adhoc")
 

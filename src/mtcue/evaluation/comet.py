@@ -112,7 +112,7 @@ def comet_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: 
     comet record. With required=False an unavailable model gives comet None and the reason.
     `known`: the model's `availability`, already decided (then an unavailable model costs nothing)."""
     src, tgt = direction.split("-")
-    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path)
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path, direction)
     result = {"comet": None, "segment_scores": None, "unavailable": None}
     if known is not None and known["comet_model"] != model:
         raise ValueError(f"the availability given is that of COMET model {known['comet_model']!r}, not {model!r}")

@@ -2,9 +2,10 @@
 
 A suite example lists `candidates` (target strings) and the index of the `correct` one; a model gives
 each candidate a log-probability (summed over its tokens) and a token count. Each suite is judged by its
-own official scorer's rule (`RULES`, `rule_of`). ContraPro's evaluate.py, which Lopes et al.'s set and
-the synthetic suites follow: right only when the correct candidate scores strictly above every other
-(`better(score, errorscore)` for every error, with `gt`), so a tie is wrong. Voita et al.'s
+own official scorer's rule (`RULES`), which its lines record (`rule`, written by the step that builds it).
+ContraPro's evaluate.py, which Lopes et al.'s set and the synthetic suites follow: right only when the
+correct candidate scores strictly above every other (`better(score, errorscore)` for every error, with
+`gt`), so a tie is wrong. Voita et al.'s
 evaluate_consistency.py: right when the correct candidate is the argmin of the losses, and numpy's
 argmin returns the first of tied minima, so a tie is right when the correct candidate comes first among
 the tied. Ties (the correct candidate equal to the best other) are counted apart under either rule.
@@ -19,22 +20,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from mtcue.suites import check_example
+from mtcue.suites import FIRST_AMONG_TIED, RULES, STRICT, check_example
 
 # Sets whose candidates differ where only the *target-side* context decides (Voita et al. 2019: the
 # T-V form or the name's translation used in earlier target lines): a model reading source context
 # only cannot tell its candidates apart from the context, so its score there is no measure of context use.
 NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
 MEASURES = ("sum", "mean")
-STRICT, FIRST_AMONG_TIED = "strict", "first_among_tied"
-RULES = {STRICT: "ContraPro's evaluate.py: the correct candidate strictly best; a tie is wrong",
-         FIRST_AMONG_TIED: "Voita et al.'s evaluate_consistency.py: argmin of the losses; a tie is right when the "
-                           "correct candidate is first among the tied"}
-
-
-def rule_of(suite: str) -> str:
-    """The official verdict rule of a suite (by its name): Voita et al. 2019's sets their own, the rest ContraPro's."""
-    return FIRST_AMONG_TIED if suite.startswith("voita2019_") else STRICT
 
 
 def verdict(scores: list[float], correct: int, rule: str = STRICT) -> tuple[bool, bool]:

@@ -24,6 +24,7 @@ from mtcue.corpus import ADDRESSEE_CUES, FORMALITY_CUES, GROUP, SPEAKER_CUES, ma
 from mtcue.data.evalsets import ADDRESSEE_SENTENCES
 from mtcue.evaluation.score import (
     bleu,
+    direction_langs,
     hyp_provenance,
     judge_markers,
     outcome,
@@ -105,12 +106,12 @@ def detector_agreement(rows: list[dict]) -> dict:
 def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels") -> dict:
     """Per-attribute counts and accuracy, their mean (`accuracy_mean`, None when nothing was judged) and
     BLEU of a hypothesis file against the cleaned test corpus of `direction`."""
-    tgt = direction.split("-")[1]
+    tgt = direction_langs(direction)[1]
     if detector not in DETECTORS:
         raise ValueError(f"unknown detector {detector!r} (known: {', '.join(DETECTORS)})")
     if detector == "polish" and tgt != "pl":
         raise ValueError(f"the 'polish' detector reads Polish output; {direction} translates into {tgt}")
-    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path)
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_path, direction)
     if detector == "polish":
         from mtcue.polish import detect
     counts = {a: {"correct": 0, "incorrect": 0, "ignored": 0} for a in ATTRIBUTES}
@@ -121,6 +122,10 @@ def score_eamt22(hyp_path, corpus_path, direction: str, detector: str = "labels"
             if detector != "polish":
                 raise ValueError(f"{where}: an official EAMT22 row is judged by the 'polish' detector, not '{detector}'")
             target = sample["target"]
+            if not isinstance(target, dict) or target.get("attribute") not in ATTRIBUTES \
+                    or target.get("value") not in OFFICIAL_OPPOSITE:
+                raise ValueError(f"{where}: 'target' must name the attribute the row tests ({', '.join(ATTRIBUTES)}) "
+                                 f"and its value, got {target!r:.80}: convert the set again (mtcue evalset)")
             found = detect(hyp, sample["text"].get("en"))
             judged = {target["attribute"]: judge_official(found, target["attribute"], target["value"])}
             annotated += 1

@@ -249,10 +249,25 @@ def read_lines(path: Path) -> list[str]:
     return [line.removesuffix("\n").removesuffix("\r") for _, line in read_text_lines(path)]
 
 
-def read_hyps_and_corpus(hyp_path: str | Path, corpus_jsonl_path: str | Path) -> tuple[list[str], list[dict]]:
-    """A hypothesis file and the cleaned corpus it translates, line for line (else ValueError)."""
+def direction_langs(direction: str) -> tuple[str, str]:
+    """(source, target) of a direction given on the command line (`--direction en-de`)."""
+    langs = direction.split("-")
+    if len(langs) != 2 or not all(langs):
+        raise ValueError(f"--direction {direction!r} is not a language pair such as en-de")
+    return langs[0], langs[1]
+
+
+def read_hyps_and_corpus(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: str
+                         ) -> tuple[list[str], list[dict]]:
+    """A hypothesis file and the cleaned corpus of `direction` it translates, line for line (else ValueError)."""
+    langs = direction_langs(direction)
     hyps = read_lines(Path(hyp_path))
     samples = list(read_corpus(corpus_jsonl_path))
+    for lineno, sample in enumerate(samples, 1):  # read_corpus reads every line: lineno is the line
+        if set(sample["text"]) != set(langs):
+            raise ValueError(f"{corpus_jsonl_path}:{lineno}: a sample in {' and '.join(sorted(sample['text']))}, but "
+                             f"the direction is {direction}: give the corpus of {direction}, or the corpus's own "
+                             "direction (--direction)")
     if len(hyps) != len(samples):
         raise ValueError(
             f"line count mismatch: {hyp_path} has {len(hyps)} hypotheses, "
@@ -273,8 +288,8 @@ def score_files(hyp_path: str | Path, corpus_jsonl_path: str | Path, direction: 
     Returns the fields of a score record: bleu, bleu_signature, bleu_stats, segment_stats,
     phenomena, n_segments, hyp_path, hyp_sha256.
     """
-    tgt = direction.split("-")[1]
-    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path)
+    hyps, samples = read_hyps_and_corpus(hyp_path, corpus_jsonl_path, direction)
+    tgt = direction_langs(direction)[1]
     refs = [s["text"][tgt] for s in samples]
     labels = [(s.get("labels") or {}).get(tgt) for s in samples]
     return {

@@ -151,7 +151,7 @@ def _model_args(s) -> None:
     s.add_argument("--direction", required=True)
     s.add_argument("--data-bin", required=True)
     s.add_argument("--context-dir")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
 
 
 def register(step) -> None:
@@ -183,7 +183,7 @@ def register(step) -> None:
     s.add_argument("--previous", action="append", default=[], metavar="TEXT",
                    help="a preceding line, most recent first; repeat for several")
     s.add_argument("--beam", type=positive_int, default=5)
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
 
     s = step("translate-prompts", cmd_translate_prompts, "zero-shot prompting: translate a file of sentences "
              "once per prompt, the prompt the only context beside the sentence itself")
@@ -191,7 +191,7 @@ def register(step) -> None:
     s.add_argument("--source", required=True, help="sentences to translate, one per line")
     s.add_argument("--prompts", required=True, help='JSON {"prompt id": "text", ...}; {} for a model without context')
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--out", required=True, help="folder of {prompt id}.txt (none.txt for a model without context)")
 
     s = step("translate-levels", cmd_translate_levels, "supervised style control: a style-control model "
@@ -200,7 +200,7 @@ def register(step) -> None:
     s.add_argument("--source", required=True, help="sentences to translate, one per line")
     s.add_argument("--levels", required=True, type=_levels, help="comma-separated levels 1..5, e.g. 1,2,3,4,5")
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--out", required=True, help="folder of level{N}.txt")
 
     s = step("translate-corpus", cmd_translate_corpus, "translate a corpus-format file (an evaluation set), "
@@ -209,7 +209,7 @@ def register(step) -> None:
     s.add_argument("--corpus", required=True, help="corpus-format JSONL (docs/formats.md, section 1)")
     s.add_argument("--columns", help="comma-separated context columns to read instead of the model's own")
     s.add_argument("--generation", default="{}", help="generation settings (JSON; the schema's defaults otherwise)")
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--threads", type=positive_int, default=1)
     s.add_argument("--out", required=True)
 
     s = step("bench-translate", cmd_bench_translate, "the Python API against fairseq-generate and translate-text: "
@@ -254,7 +254,7 @@ def register(step) -> None:
     s.add_argument("--n-tags", type=int, default=1000, help="TAGGING's tag vocabulary")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
-    s.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    s.add_argument("--threads", type=positive_int, help="torch threads (default: torch's)")
     s.add_argument("--profile", type=int, default=0, metavar="N",
                    help="also profile N further updates per model (torch.profiler): top operators by self time")
     s.add_argument("--out", help="also write the JSON here")

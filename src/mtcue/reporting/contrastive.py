@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtcue.evaluation.contrastive import RULES, rule_of
+from mtcue.evaluation.contrastive import RULES
 from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
@@ -165,7 +165,7 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     vs_base = differences(records, bootstrap)
     rules: dict[str, set[str]] = {}
     for r in records:
-        rules.setdefault(r.get("rule", rule_of(r["suite"])), set()).add(r["suite"])
+        rules.setdefault(r["rule"], set()).add(r["suite"])
     layout = Layout("Contrastive accuracy (%): the correct candidate scored best, by each suite's official rule",
                     [direction_block(records, d, vs_base) for d in directions],
                     ["Every candidate is force-decoded with the example's own context (identical candidates of an "

@@ -19,6 +19,7 @@ from mtcue.corpus import marker_tokens
 from mtcue.data.clean import clean_line
 from mtcue.data.synth.generator import contrasts, generate, pronoun_contrasts
 from mtcue.io import write_jsonl
+from mtcue.suites import STRICT
 
 SUITE_PHENOMENA = ("formality", "speaker_gender", "addressee_gender", "pronoun")
 
@@ -40,8 +41,8 @@ def _differing_word(candidates: list[str], correct: int) -> str:
 def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None = None) -> list[dict]:
     """The examples of the first `n_docs` documents of the test split of `pair` (corpus seed `seed`), at
     most `per_phenomenon` (the first) of each phenomenon."""
+    renderings = {p: contrasts(pair, "test", n_docs, seed, p) for p in SUITE_PHENOMENA[:3]}  # checks the pair
     src, tgt = pair.split("-")
-    renderings = {p: contrasts(pair, "test", n_docs, seed, p) for p in SUITE_PHENOMENA[:3]}
     pronouns = pronoun_contrasts(pair, "test", n_docs, seed)
     examples = []
     for sample in generate(pair, "test", n_docs, seed):
@@ -62,7 +63,7 @@ def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None
             if len(candidates) < 2:
                 continue  # the variants read the same (Russian его for masculine and neuter)
             example = {"id": f"{sample['id']}.{phenomenon}", **base, "candidates": candidates, "correct": correct,
-                       "group": {"phenomenon": phenomenon}}
+                       "group": {"phenomenon": phenomenon}, "rule": STRICT}
             if anaphor:
                 example["group"] |= {"pronoun": _differing_word(candidates, correct), "distance": anaphor["distance"]}
                 example["anaphor"] = {k: anaphor[k] for k in ("pronoun", "antecedent", "nouns")}
@@ -81,6 +82,8 @@ def suite_examples(pair: str, n_docs: int, seed: int, per_phenomenon: int | None
 def write_suite(pair: str, n_docs: int, seed: int, out: str | Path, per_phenomenon: int | None = None) -> dict:
     """Write the suite; returns the number of examples per phenomenon."""
     examples = suite_examples(pair, n_docs, seed, per_phenomenon)
+    if not examples:  # scored, it would be no accuracy at all
+        raise ValueError(f"{out}: the first {n_docs} test documents of {pair} give no example: raise --docs")
     write_jsonl(out, examples)
     counts = dict.fromkeys(SUITE_PHENOMENA, 0)
     for ex in examples:
