@@ -232,7 +232,8 @@ def test_contrapro_and_lopes_text_reaches_the_scorer_as_published(tmp_path, monk
         (samples, candidates), = model.given
         return samples, candidates
 
-    document = [("♪ Tanz mit mir ♪", "♪ Dance with me ♪"), ("- [lacht] Wo ist die Lampe?", "- [laughs] Where's the lamp?"),
+    document = [("♪ Tanz mit mir ♪", "♪ Dance with me ♪"),
+                ("- [lacht] Wo ist die Lampe?", "- [laughs] Where's the lamp?"),
                 ("JOHN: Sie ist kaputt.", "JOHN: It's broken.")]
     (tmp_path / "contrapro.json").write_text(json.dumps([
         {"document id": "2003_300_4.de", "segment id": 3, "source": "JOHN: It's broken.", "src pronoun": "It",

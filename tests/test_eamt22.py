@@ -309,7 +309,8 @@ def test_figure4_draws_no_negative_ticks_and_every_marker_inside_its_axes():
         ticks = [t for t in (*ax.get_xticks(), *ax.get_xticks(minor=True)) if low <= t <= high]
         assert ticks and min(ticks) >= 0, ticks
         box = ax.get_window_extent()
-        markers = [(line.get_xydata(), line.get_markersize() / 2) for line in ax.get_lines() if line.get_marker() == "o"]
+        markers = [(line.get_xydata(), line.get_markersize() / 2) for line in ax.get_lines()
+                   if line.get_marker() == "o"]
         markers += [(c.get_offsets(), np.sqrt(c.get_sizes()[0]) / 2) for c in ax.collections
                     if isinstance(c, PathCollection) and len(c.get_offsets())]
         rightmost = max(rightmost, *(xy[:, 0].max() for xy, _ in markers if len(xy)))
