@@ -535,6 +535,7 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
 
     from mtcue.reporting.groupings import write_groupings
     from mtcue.reporting.kit import RunIds
+    from svg_canvas import labels_off_canvas
 
     record = {"kind": "groupings", "direction": "en-de", "model": "grouping_c1", "sentence": "My cup",
               "pieces": ["\u2581My", "\u2581cup", "</s>"], "groups": 2, "used": 1,
@@ -546,6 +547,7 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
     cup = df[(df["piece"] == "\u2581cup")].set_index("group")["weight"]
     assert cup[1] == 1.0 and cup[2] == 0.0
     assert "en-de, GROUPING-C1: 1 of 2 groups used" in (tmp_path / "g.svg").read_text()
+    assert labels_off_canvas((tmp_path / "g.svg").read_text()) == []
     with pytest.raises(ValueError, match="no groupings records"):
         write_groupings([], runs, tmp_path / "g.csv", tmp_path / "g.svg")
 

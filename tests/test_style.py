@@ -530,6 +530,7 @@ def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_pa
     import pandas as pd
 
     from mtcue.reporting.style_levels import monotonic, write_style_levels
+    from svg_canvas import labels_off_canvas
 
     records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),
                style_record("style_token", "en-de", {1: (1, 3), 3: (3, 1), 5: (2, 2)})]
@@ -541,6 +542,7 @@ def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_pa
     assert monotonic(frame) == {("en-de", "style_dim"): True, ("en-de", "style_token"): False}
     svg = (tmp_path / "s.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "meaning preservation (chrF)" in svg and "formal accuracy (%)" in svg
+    assert labels_off_canvas(svg) == []
 
 
 def test_workflow_trains_translates_and_draws_the_style_models():

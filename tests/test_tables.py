@@ -434,7 +434,7 @@ def test_each_table_row_names_its_mlflow_runs(tmp_path):
     path.write_text(json.dumps({**json.loads(path.read_text()), "ui": "http://mlflow.example:5000"}))
     write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS, run_ids=RunIds.read(path))
     page = (tmp_path / "q.html").read_text()
-    linked = re.findall(r'<td><a href="http://mlflow\.example:5000/#/runs/([^"]+)">(.*?)</a></td>', page)
+    linked = re.findall(r'<td><a href="http://mlflow\.example:5000/#/runs/([^"?]+)\?workflowType=machine_learning">(.*?)</a></td>', page)
     first = {}
     for run, cell in linked:
         first.setdefault(run, re.sub("<[^>]+>", "", cell))

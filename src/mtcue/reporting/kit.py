@@ -85,7 +85,8 @@ class RunIds:
         def link(name: object, column: object) -> str | None:
             found = DIRECTION.search(" ".join(column) if isinstance(column, tuple) else str(column))
             run = self.of(str(name)).get(found.group()) if found else None
-            return f"{self.ui}/#/runs/{run}" if run else None
+            # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones
+            return f"{self.ui}/#/runs/{run}?workflowType=machine_learning" if run else None
 
         return pd.DataFrame([[link(name, column) for column in display.columns] for name in display.index],
                             index=display.index, columns=display.columns)
