@@ -12,7 +12,7 @@ RECORDS ?= results/records
 # Snakemake options in SNAKEMAKE_ARGS, e.g. the test cluster's "--slurm-status-command squeue").
 REHEARSAL ?= results-rehearsal
 
-.PHONY: setup demo test readme rehearsal
+.PHONY: setup demo test readme report rehearsal
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ test: $(STAMP)
 # The README's results, rendered from the records of a finished `make demo` (never copied by hand).
 readme: $(STAMP)
 	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md --results-page docs/results.md
+
+# The HTML report of a finished `make demo` (every table and figure captioned, the MLflow links), one file.
+report: $(STAMP)
+	$(VENV)/bin/snakemake --report results/report.html
 
 rehearsal: $(STAMP)
 	$(VENV)/bin/mtcue rehearsal --out $(REHEARSAL) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE)) \

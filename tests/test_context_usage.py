@@ -50,10 +50,22 @@ def test_context_removed_and_scores_paired():
     assert result["phenomena"]["pronoun"]["cxmi"] == 0.5
 
 
-def test_a_model_that_ignores_context_gives_exactly_zero():
+def test_each_context_source_the_model_reads_counts_and_none_survives_the_pass_without():
+    """A scorer that reads the previous lines, the metadata and the cues, each adding its own amount to the
+    per-token log-probability: a sentence's CXMI is the sum of what its context holds, so a source left in
+    the pass without context, or the passes swapped, changes the numbers. (A real model without context
+    giving exactly 0: tests/test_voita2018.py.)"""
     samples = [sample(i, ["line 0"] * (i % 3)) for i in range(5)]
-    result = measure(lambda batch: [(-1.7 * len(s["text"]["en"]), 7) for s in batch], samples, "de")
-    assert result["cxmi"] == 0.0 and result["sentence_cxmi"] == [0.0] * 5 and interval(result) == (0.0, 0.0)
+    samples[4] = {**samples[4], "meta": {"genre": None, "plot": None}, "cues": []}
+
+    def score(batch):  # per token: -2, +0.5 with a previous line, +0.25 with metadata, +0.125 with a cue
+        return [((-2.0 + 0.5 * bool(s["previous"]["en"]) + 0.25 * any(s["meta"].values()) + 0.125 * bool(s["cues"]))
+                 * 4, 4) for s in batch]
+
+    result = measure(score, samples, "de")
+    assert result["sentence_cxmi"] == [0.375, 0.875, 0.875, 0.375, 0.5]
+    assert result["cxmi"] == pytest.approx(3.0 / 5)
+    assert result["cross_entropy"] == {"context": 2.0 - 3.0 / 5, "no_context": 2.0}
 
 
 def test_unequal_references_and_missing_reference_refused():

@@ -203,3 +203,58 @@ def test_bad_voita2019_sets_are_named(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         voita2019(tmp_path / "deixis_test.json", "voita2019_deixis", tmp_path / "suite.jsonl")
     assert not (tmp_path / "suite.jsonl").exists()
+
+
+class Recording:
+    """Translator.load's stand-in: keeps what the scorer is given; prefers each example's first candidate."""
+
+    def __init__(self, direction):
+        self.direction, self.given = direction, []
+
+    def score_samples(self, samples, candidates, batch_size):
+        self.given.append((samples, candidates))
+        return [[(-1.0 - k, 2) for k in range(len(c))] for c in candidates]
+
+
+def test_contrapro_and_lopes_text_reaches_the_scorer_as_published(tmp_path, monkeypatch):
+    """Subtitle text the training data's cleaner would change (music signs, bracketed text, speaker names,
+    leading dashes) goes from each set's official files to the model's scorer unchanged: the source, the
+    previous lines (most recent first), the metadata, and the candidates, the reference first."""
+    from mtcue.data.evalsets import contrapro
+    from mtcue.evaluation.contrastive import evaluate
+    from mtcue.models.contrastive import score_suite
+    from mtcue.models.translator import Translator
+    from mtcue.rehearsal import moses_zip
+
+    def scored(name, converted, direction):
+        from_evalset(name, converted, tmp_path / f"{name}.suite.jsonl")
+        model = Recording(direction)
+        monkeypatch.setattr(Translator, "load", classmethod(lambda cls, model_dir: model))
+        _, examples, scores = score_suite("m", tmp_path / f"{name}.suite.jsonl")
+        assert evaluate(examples, scores)["accuracy"] == 1.0
+        (samples, candidates), = model.given
+        return samples, candidates
+
+    document = [("♪ Tanz mit mir ♪", "♪ Dance with me ♪"),
+                ("- [lacht] Wo ist die Lampe?", "- [laughs] Where's the lamp?"),
+                ("JOHN: Sie ist kaputt.", "JOHN: It's broken.")]
+    (tmp_path / "contrapro.json").write_text(json.dumps([
+        {"document id": "2003_300_4.de", "segment id": 3, "source": "JOHN: It's broken.", "src pronoun": "It",
+         "ref pronoun": "Sie", "ante distance": 1,
+         "errors": [{"contrastive": "JOHN: Er ist kaputt."}, {"contrastive": "JOHN: Es ist kaputt."}]}]))
+    meta = {**META, "genre": "Comedy"}
+    contrapro(tmp_path / "contrapro.json", moses_zip(tmp_path / "de-en.txt.zip", [("2003_300_4", document)]),
+              tmp_path / "contrapro.jsonl", {"tt0000300": meta})
+    (sample,), candidates = scored("contrapro", tmp_path / "contrapro.jsonl", "en-de")
+    assert sample["text"] == {"en": "JOHN: It's broken."} and sample["meta"] == meta
+    assert sample["previous"] == {"en": ["- [laughs] Where's the lamp?", "♪ Dance with me ♪"]}
+    assert candidates == [["JOHN: Sie ist kaputt.", "JOHN: Er ist kaputt.", "JOHN: Es ist kaputt."]]
+
+    paths = lopes_files(tmp_path, [("[Sighs] Where is it?", "- Où est-elle ?", "- Où est-il ?",
+                                    (["♪ I bought a car ♪", "MARY: The car is new."],
+                                     ["♪ J'ai acheté une voiture ♪", "MARY : La voiture est neuve."]), "elle", 1)])
+    lopes(*paths, tmp_path / "lopes.jsonl")
+    (sample,), candidates = scored("lopes", tmp_path / "lopes.jsonl", "en-fr")
+    assert sample["text"] == {"en": "[Sighs] Where is it?"}
+    assert sample["previous"] == {"en": ["MARY: The car is new.", "♪ I bought a car ♪"]}
+    assert candidates == [["- Où est-elle ?", "- Où est-il ?"]]

@@ -14,7 +14,7 @@ from mtcue.data.synth.generator import generate
 from mtcue.evaluation.eamt22 import accuracy_mean_from_stats, requested, score_eamt22
 from mtcue.polish import detect
 from mtcue.records import read_record
-from mtcue.reporting.figure4 import figure4_frame, write_figure4
+from mtcue.reporting.figure4 import figure4, figure4_frame, write_figure4
 
 FORMALITY = {"formal": ["pani"], "informal": ["twój"]}
 SPEAKER = {"feminine": ["chciałam"], "masculine": ["chciałem"]}
@@ -310,3 +310,29 @@ def test_a_polish_corpus_is_annotated_in_eamt22s_words(tmp_path, write_corpus):
                                       "addressee_number": "plural", "formality": "informal"}
     assert (stats["lines"], stats["annotated"], len(stats["combinations"])) == (4, 3, 3)
     assert lines[3]["text"] == {"en": "x", "pl": "Dobrze."}  # everything else kept
+
+
+def test_figure4_draws_no_negative_ticks_and_every_marker_inside_its_axes():
+    """The paper's anchors at 5.1M lines are the right-most points; 0 (zero-shot) the left-most."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import PathCollection
+
+    fig = figure4(figure4_frame(RECORDS, POINTS))
+    FigureCanvasAgg(fig).draw()
+    points_per_pixel, rightmost = 72 / fig.dpi, 0
+    for ax in fig.axes:
+        low, high = ax.get_xlim()
+        ticks = [t for t in (*ax.get_xticks(), *ax.get_xticks(minor=True)) if low <= t <= high]
+        assert ticks and min(ticks) >= 0, ticks
+        box = ax.get_window_extent()
+        markers = [(line.get_xydata(), line.get_markersize() / 2) for line in ax.get_lines()
+                   if line.get_marker() == "o"]
+        markers += [(c.get_offsets(), np.sqrt(c.get_sizes()[0]) / 2) for c in ax.collections
+                    if isinstance(c, PathCollection) and len(c.get_offsets())]
+        rightmost = max(rightmost, *(xy[:, 0].max() for xy, _ in markers if len(xy)))
+        for xy, radius in markers:
+            x, y = ax.transData.transform(np.asarray(xy, dtype=float)).T
+            r = radius / points_per_pixel
+            assert (x - r >= box.x0).all() and (x + r <= box.x1).all(), (ax.get_title(), xy)
+            assert (y - r >= box.y0).all() and (y + r <= box.y1).all(), (ax.get_title(), xy)
+    assert rightmost == 5_100_000  # the paper's anchors were among the markers checked

@@ -7,6 +7,7 @@ from mtcue.cli import main
 from mtcue.plots import save_svg
 from mtcue.records import write_record
 from mtcue.reporting.figures import FIGURES, bleu_gain, phenomena_accuracy, training_curves
+from svg_canvas import labels_off_canvas
 from test_tables import BAD, GOOD, NEAR, rec, train_rec
 
 
@@ -110,7 +111,7 @@ def test_cli_draws_every_figure(tmp_path):
     for kind, reads in (("training_curves", "train"), ("phenomena_accuracy", "score"), ("bleu_gain", "score")):
         out = tmp_path / f"{kind}.svg"
         assert main(["figure", "--kind", kind, "--records", *records[reads], "--out", str(out)]) == 0
-        assert out.read_text().startswith("<?xml")
+        assert out.read_text().startswith("<?xml") and labels_off_canvas(out.read_text()) == []
     assert set(FIGURES) == {"training_curves", "phenomena_accuracy", "bleu_gain"}
     # A train record where score records are expected: a clear failure, no figure.
     assert main(["figure", "--kind", "bleu_gain", "--records", *records["train"], "--out", str(tmp_path / "x.svg")]) == 1

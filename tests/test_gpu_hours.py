@@ -65,3 +65,34 @@ def test_the_slurm_profile_gives_every_training_its_hours(paper):
     assert hours["longest_max"]["gpu_h_max"] <= hours_per_job * (profile["retries"] + 1)
     fine_tunings = [c["gpu_h"] for c in hours["per_training"].values() if not c["from_scratch"]]
     assert max(fine_tunings) <= hours_per_job
+
+
+def test_a_two_model_study_by_hand(tmp_path):
+    """d = 10, FFN 20, one layer each, 1,000 pieces: a layer 4 d^2 + 2 d FFN = 800; BASE 800 + (800 + 4 d^2)
+    + 10 x 1,000 = 12,000 weights, MTCUE + 800 (context encoder) + 400 (context attention) = 13,200. MTCUE
+    (Table 3): 0.81 GPU-h per epoch x (9.38 + patience 5) = 11.6478 expected, x 40 = 32.4 at most; BASE from
+    scratch: 0.81 x 12,000 / 13,200 = 0.7364 per epoch x 40 epochs = 29.4545. Formality reads every quality
+    model (its default), so its row is quality's."""
+    arch = {"embed_dim": 10, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 20, "decoder_layers": 1,
+            "decoder_ffn_dim": 20}
+    training = {"max_epoch": 40, "patience": 5}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({
+        "study": "hand", "directions": ["en-de"], "spm": {"vocab_size": 1000},
+        "models": {"base": {"type": "base", "arch": arch, "training": training},
+                   "mtcue": {"type": "mtcue", "init_from": "base", "training": training,
+                             "arch": {**arch, "context_layers": 1, "context_ffn_dim": 20}}},
+        "experiments": {"quality": {"models": ["base", "mtcue"]}}}))
+    cfg = cfgmod.load(tmp_path / "c.yaml")
+    cost = gpu_hours.study_gpu_hours(cfg)["per_training"]
+    assert cost[("en-de", "base")]["gpu_h"] == pytest.approx(29.4545, abs=1e-4)
+    assert (cost[("en-de", "mtcue")]["gpu_h"], cost[("en-de", "mtcue")]["gpu_h_max"]) == pytest.approx((11.6478, 32.4))
+    assert gpu_hours.gpu_hours_markdown(cfg) == """\
+| experiment | trainings | of them from scratch | GPU-h, expected | GPU-h, at most (max_epoch) |
+| --- | ---: | ---: | ---: | ---: |
+| Tables 3-4 (quality) | 2 | 1 | 41 | 62 |
+| Table 5 (IWSLT22 formality) | 2 | 1 | 41 | 62 |
+| **every training once** | **2** | **1** | **41** | **62** |
+
+- Dearest single training, expected: base (en-de), 0.74 GPU-h per epoch, 29.5 GPU-h expected (40 epochs), 29.5 at most (40 epochs).
+- Dearest single training, at most: mtcue (en-de), 0.81 GPU-h per epoch, 11.6 GPU-h expected (14.38 epochs), 32.4 at most (40 epochs).
+"""

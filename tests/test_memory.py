@@ -267,3 +267,19 @@ def test_a_device_without_a_gpu_is_a_clear_error(tmp_path, monkeypatch, caplog):
                      str(tmp_path / "m.csv"), "--svg", str(tmp_path / "m.svg")]) == 1
         assert f"memory-growth failed: {message}" in caplog.text
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_demo_figure_keeps_its_labels_on_the_canvas_and_gives_each_curve_its_own_style(tmp_path):
+    """The demo's ten curves: the legend wraps to the figure's width (one row ran past both edges), and no
+    two curves share a colour or a marker (three colours served two curves each)."""
+    from mtcue.plots import save_svg
+    from svg_canvas import labels_off_canvas
+
+    curves = memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))["curves"]
+    rows = [{"model": m, "context_sentences": c, "phase": p, "peak_mib": 1.0 + i * c}
+            for i, m in enumerate(curves) for c in range(1, 9) for p in memory.PHASES]
+    fig = memory.figure(rows)
+    assert labels_off_canvas(save_svg(fig, tmp_path / "memory_growth.svg").read_text()) == []
+    for ax in fig.axes:
+        colours, markers = zip(*((line.get_color(), line.get_marker()) for line in ax.get_lines()))
+        assert len(colours) == len(curves) == 10 and len(set(colours)) == len(set(markers)) == 10

@@ -76,7 +76,14 @@ def test_the_current_sentence_joins_the_aggregating_models_context(model_type, l
                         context_padding_mask=x["context_padding_mask"])
     k = 2 if model_type == "pool_max" else 3
     assert out["context_out"][0].shape == (length(6, 5, k), 3, 16)
-    assert out["context_padding_mask"][0].shape == (3, length(6, 5, k))
+    # Segment 0 the current sentence's encoder states shortened, then each context sentence's encoded alone.
+    enc = model.encoder
+    current = enc.context_shorten(out["encoder_out"][0], out["encoder_padding_mask"][0])
+    parts = [current, *(enc.context_shorten(*enc.encode(x["context"][:, j])) for j in range(2))]
+    assert current[0].abs().amin(dim=-1).gt(0).all()  # states, not zeros
+    torch.testing.assert_close(out["context_out"][0],
+                               torch.cat([g + enc.context_segments.weight[s] for s, (g, _) in enumerate(parts)]))
+    assert out["context_padding_mask"][0].tolist() == torch.cat([m for _, m in parts], dim=1).tolist()
 
 
 def test_caching_tokens_reads_the_context_sentences_states_only():
@@ -528,6 +535,7 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
 
     from mtcue.reporting.groupings import write_groupings
     from mtcue.reporting.kit import RunIds
+    from svg_canvas import labels_off_canvas
 
     record = {"kind": "groupings", "direction": "en-de", "model": "grouping_c1", "sentence": "My cup",
               "pieces": ["\u2581My", "\u2581cup", "</s>"], "groups": 2, "used": 1,
@@ -539,6 +547,7 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
     cup = df[(df["piece"] == "\u2581cup")].set_index("group")["weight"]
     assert cup[1] == 1.0 and cup[2] == 0.0
     assert "en-de, GROUPING-C1: 1 of 2 groups used" in (tmp_path / "g.svg").read_text()
+    assert labels_off_canvas((tmp_path / "g.svg").read_text()) == []
     with pytest.raises(ValueError, match="no groupings records"):
         write_groupings([], runs, tmp_path / "g.csv", tmp_path / "g.svg")
 

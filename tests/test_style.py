@@ -88,22 +88,47 @@ def kind(name):
     return name.split(".style_")[1].replace(".weight", "").replace(".bias", " bias")
 
 
+def changes(start, new):
+    """{part: largest change over the layers}, the key row's style-input column apart from its d others."""
+    out = {}
+    for name, p in new.items():
+        delta = (p - start[name]).abs()
+        parts = {"k": delta[:, :-1], "k style column": delta[:, -1]} if kind(name) == "k" else {kind(name): delta}
+        for part, d in parts.items():
+            out[part] = max(out.get(part, 0.0), d.max().item())
+    return out
+
+
+# Key terms constant over the source positions: the style value is the same at every position of a sentence,
+# so style * style_k_col, the new key row's bias and its style-input column shift all of a query's scores
+# alike and cancel in the softmax (as the parent's own k_proj bias does). Their gradient is analytically 0;
+# what reaches them is rounding (< 1e-8 here against > 1e-5 for a weight that learns).
+CANNOT_LEARN = {"k_col", "k bias", "k style column"}
+LEARNED, ROUNDING = 1e-6, 1e-8
+
+
 def test_all_zero_new_weights_would_pass_each_other_no_gradient(tmp_path):
     """Of each product of two new weights (new query x new key in the scores, new value x its output
-    column) both factors zero: each gets an identically zero gradient, so only the columns into the old
-    dimensions (style_k_col, style_v_col) could ever learn."""
+    column) both factors zero: each gets an identically zero gradient, so only the column into the old
+    value dimensions learns (its key twin cannot: CANNOT_LEARN)."""
     _, child = parent_and_child(tmp_path)
     start, new = style_step_losses(child, steps=2, zero_partners=True)
-    moved = {kind(n) for n, p in new.items() if not torch.equal(p, start[n])}
-    assert moved == {"k_col", "v_col"}
+    moved = changes(start, new)
+    assert {part for part, c in moved.items() if c > LEARNED} == {"v_col"}
+    assert all(c < ROUNDING for part, c in moved.items() if part != "v_col")
 
 
-def test_style_dim_zero_init_keeps_the_parent_and_every_new_weight_learns(tmp_path):
-    """The style-control paper's intent: at zero init the parent's function (test above) and every new weight trains."""
-    _, child = parent_and_child(tmp_path)
+@pytest.mark.parametrize("init", ["zero", "normal"])
+def test_style_dim_new_weights_that_learn_are_the_same_at_zero_and_normal_init(tmp_path, init):
+    """At zero init the parent's function (test above) and, within two updates, every new weight learns
+    that can: all but CANNOT_LEARN, whose gradient is 0 at any init (and in the style-control paper's
+    widening too, whose keys read the same constant style channel)."""
+    _, child = parent_and_child(tmp_path, init=init)
     start, new = style_step_losses(child, steps=2)
-    assert [n for n, p in new.items() if torch.equal(p, start[n])] == []
-    assert {kind(n) for n in new} == {"q", "q bias", "k", "k bias", "v", "v bias", "k_col", "v_col", "out_col"}
+    moved = changes(start, new)
+    assert {part for part, c in moved.items() if c > LEARNED} == {
+        "q", "q bias", "k", "v", "v bias", "v_col", "out_col"}
+    assert {part for part, c in moved.items() if c < ROUNDING} == CANNOT_LEARN
 
 
 def test_style_cross_attention_is_multi_head_attention_one_dimension_wider_per_head(tmp_path):
@@ -505,6 +530,7 @@ def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_pa
     import pandas as pd
 
     from mtcue.reporting.style_levels import monotonic, write_style_levels
+    from svg_canvas import labels_off_canvas
 
     records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),
                style_record("style_token", "en-de", {1: (1, 3), 3: (3, 1), 5: (2, 2)})]
@@ -516,6 +542,7 @@ def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_pa
     assert monotonic(frame) == {("en-de", "style_dim"): True, ("en-de", "style_token"): False}
     svg = (tmp_path / "s.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "meaning preservation (chrF)" in svg and "formal accuracy (%)" in svg
+    assert labels_off_canvas(svg) == []
 
 
 def test_workflow_trains_translates_and_draws_the_style_models():

@@ -1,5 +1,6 @@
 import hashlib
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -429,6 +430,17 @@ def test_each_table_row_names_its_mlflow_runs(tmp_path):
     assert "avg run_id" not in quality.columns
     assert ("MLflow: experiment `demo` at `sqlite:///results/mlflow.db`, one run per model and direction, named "
             "`{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.") in (tmp_path / "q.md").read_text()
+    assert "<a " not in (tmp_path / "q.html").read_text()  # a runs file without the UI's address: no links
+    path.write_text(json.dumps({**json.loads(path.read_text()), "ui": "http://mlflow.example:5000"}))
+    write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS, run_ids=RunIds.read(path))
+    page = (tmp_path / "q.html").read_text()
+    linked = re.findall(r'<td><a href="http://mlflow\.example:5000/#/runs/([^"?]+)\?workflowType=machine_learning">(.*?)</a></td>', page)
+    first = {}
+    for run, cell in linked:
+        first.setdefault(run, re.sub("<[^>]+>", "", cell))
+    assert set(first) == set(runs.values())  # every record's cells, and no others
+    assert first["run-en-de-mtcue"] == f"{quality.loc['MTCUE', 'en-de BLEU']:.2f}"  # the first block: BLEU
+    assert "mlflow.example" not in page.split('<tbody class="paper">')[1].split("</tbody>")[0]  # the paper's rows
     write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md", run_ids=RunIds(
         "sqlite:///x.db", "demo", {"de-en/mtcue": "r2", "en-de/mtcue": "r1", "en-de/base": "r0"}))
     models = pd.read_csv(tmp_path / "m.csv", index_col="model")

@@ -326,6 +326,12 @@ def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_dire
                      "--md", str(tmp_path / f"{name}.md")]) == 0
     assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points), "--run-ids", runs,
                  "--csv", str(tmp_path / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
+    # The HTML tables link each cell to its run in the UI (a sqlite store's: `mlflow ui`'s address).
+    ui = json.loads(Path(runs).read_text())["ui"]
+    table4 = pd.read_csv(tmp_path / "table4.csv", dtype=str, keep_default_na=False)
+    page = (tmp_path / "table4.html").read_text()
+    assert ui == "http://127.0.0.1:5000" and all(f'href="{ui}/#/runs/{run_id}?workflowType=machine_learning"' in page
+                                                for run_id in table4["en-de run_id"] if run_id)
 
     client = MlflowClient(uri)
     named = 0

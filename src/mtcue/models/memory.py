@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -36,7 +37,7 @@ from pathlib import Path
 import torch
 from matplotlib.figure import Figure
 
-from mtcue.plots import grid, model_colours, model_legend
+from mtcue.plots import MARKERS, grid, model_colours, model_legend
 from mtcue.study import display_name
 
 log = logging.getLogger("mtcue")
@@ -234,15 +235,15 @@ def figure(rows: Iterable[dict]) -> Figure:
         raise ValueError("no memory-growth rows to plot")
     names = list(dict.fromkeys(m for p in phases for m in curves[p]))
     colours = model_colours(names)
+    markers = dict(zip(names, itertools.cycle(MARKERS)))
     fig, axes = grid(len(phases), ncols=2)
     for ax, phase in zip(axes, phases):
         for name in names:
             xs, ys = zip(*sorted(curves[phase][name]))
-            ax.plot(xs, ys, marker="o", ms=3, lw=1.5, color=colours[name], label=name)
+            ax.plot(xs, ys, marker=markers[name], ms=4, lw=1.5, color=colours[name], label=name)
         ax.set_title({"decode": "decoding (beam search)", "train": "one training step"}[phase])
         ax.set_xlabel("context sentences")
         ax.set_ylabel("peak memory above weights (MiB)")
         ax.grid(alpha=0.3)
-    model_legend(fig, colours, names)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(rect=(0, model_legend(fig, colours, names, markers=markers), 1, 1))
     return fig

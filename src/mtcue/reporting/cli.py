@@ -164,7 +164,7 @@ def cmd_track(a):
 
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
-    from mtcue.reporting.tracking import resolve_uri, run_artifacts, sync_records
+    from mtcue.reporting.tracking import resolve_uri, run_artifacts, sync_records, ui_base
 
     uri = resolve_uri(a.uri)
     records = {Path(p): read_record(p) for p in a.records}
@@ -173,9 +173,9 @@ def cmd_track(a):
                         a.copy_models)
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
-        # The experiment is named after the study (kit.RunIds reads this).
-        atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs},
-                                                indent=1, sort_keys=True) + "\n")
+        # The experiment is named after the study (kit.RunIds reads this; the HTML tables link to `ui`).
+        atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs,
+                                                 "ui": ui_base(uri)}, indent=1, sort_keys=True) + "\n")
 
 
 def cmd_track_study(a):

@@ -10,9 +10,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
 from mtcue.evaluation.eamt22 import ATTRIBUTES, accuracy_mean_from_stats
 from mtcue.evaluation.score import paired_bootstrap_ci
@@ -105,17 +105,13 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunI
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
+def figure4(frame: pd.DataFrame) -> Figure:
     """Per direction, mean accuracy and BLEU against supervised lines (symmetric log scale: 0 is the
     zero-shot setting); the baseline as a horizontal line; paper anchors as open markers."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ours = frame[frame["source"] == "ours"]
     directions = list(dict.fromkeys(ours["direction"]))
-    fig, axes = plt.subplots(len(directions), 2, figsize=(10, 3.6 * len(directions)), squeeze=False)
+    fig = Figure(figsize=(10, 3.6 * len(directions)))
+    axes = fig.subplots(len(directions), 2, squeeze=False)
     for row, direction in zip(axes, directions):
         here = ours[ours["direction"] == direction]
         paper = frame[(frame["source"] == "paper") & (frame["direction"] == direction)]
@@ -134,16 +130,24 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
             if len(base_paper):
                 ax.axhline(base_paper[metric].iloc[0], color="grey", linestyle=":", label="no context (paper)")
             ax.set_xscale("symlog", linthresh=1)
+            # Half the linear stretch before 0, a third of a decade past the largest count: no marker cut at
+            # an edge, and no negative ticks (symlog's autoscale margin reaches far below 0 and draws
+            # -10^0 ... -10^5 there, on top of each other).
+            ax.set_xlim(-0.5, max([1.0, *here["samples"], *paper["samples"]]) * 10 ** (1 / 3))
             ax.set_xlabel("supervised (annotated) training lines")
             ax.set_ylabel(label)
             ax.set_title(f"EAMT22 {direction}: {label}")
             ax.grid(alpha=0.3)
         row[1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
+    return fig
+
+
+def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
+    """figure4 as a PNG, written whole (a temporary file renamed)."""
     Path(png).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(png).with_name(f".{Path(png).name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    figure4(frame).savefig(tmp, dpi=120)
     tmp.replace(png)
 
 

@@ -50,10 +50,10 @@ def training_curves(train_records: Iterable[dict]) -> Figure:
         ax.set_xlabel("epoch")
         ax.set_ylabel("loss (bits per token)")
         ax.grid(alpha=0.3)
-    model_legend(fig, colours, names, [Line2D([], [], color="k", ls="--", lw=1, label="train"),
-                               Line2D([], [], color="k", ls="-", lw=1.5, label="valid"),
-                               Line2D([], [], color="k", ls="", marker="o", label="best valid")])
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    legend = model_legend(fig, colours, names, [Line2D([], [], color="k", ls="--", lw=1, label="train"),
+                                                Line2D([], [], color="k", ls="-", lw=1.5, label="valid"),
+                                                Line2D([], [], color="k", ls="", marker="o", label="best valid")])
+    fig.tight_layout(rect=(0, legend, 1, 1))
     return fig
 
 
@@ -87,8 +87,7 @@ def phenomena_accuracy(score_records: Iterable[dict], split: str = "test") -> Fi
         ax.set_ylim(0, 100)
         ax.set_title("all phenomena, pooled" if name == ALL else name.replace("_", " "))
         ax.set_ylabel("accuracy %")
-    model_legend(fig, colours, list(df.index))
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, model_legend(fig, colours, list(df.index)), 1, 1))
     return fig
 
 
@@ -110,8 +109,7 @@ def bleu_gain(score_records: Iterable[dict], paper_csv=PAPER_QUALITY_CSV, split:
         ax.axhline(0, color="k", lw=0.8)
         ax.set_title(title)
         ax.set_ylabel(f"BLEU gain over {reference}")
-    model_legend(fig, colours, others)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(rect=(0, model_legend(fig, colours, others), 1, 1))
     return fig
 
 

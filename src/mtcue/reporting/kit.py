@@ -7,8 +7,9 @@ Markdown and HTML (through `layout`). Markdown goes through a display frame of s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from mtcue.study import display_name
 MODEL_ORDER = ("BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE")
 AVERAGE = "avg"
 NA = "n/a"
+DIRECTION = re.compile(r"\b[a-z]{2}-[a-z]{2}\b")  # a column's language pair: en-de, "en-de BLEU"
 MARKUP = {"best": "**{}**", "tied": "<u>{}</u>", "": "{}"}
 
 
@@ -67,11 +69,27 @@ class RunIds:
     tracking_uri: str
     experiment: str
     runs: dict[str, str]  # "direction/model" -> run id
+    ui: str = ""  # the MLflow UI's address (tracking.ui_base): the HTML tables link each cell's run there
 
     @classmethod
     def read(cls, path: str | Path) -> RunIds:
         data = json.loads(read_text(path))
-        return cls(data["tracking_uri"], data["experiment"], data["runs"])
+        return cls(data["tracking_uri"], data["experiment"], data["runs"], data.get("ui", ""))
+
+    def links(self, display: pd.DataFrame) -> pd.DataFrame | None:
+        """Per cell of a table block (rows: models), the UI page of its run: the row's model in the direction
+        its column names (`en-de`, `en-de BLEU`); None where there is none (a column of every direction)."""
+        if not self.ui:
+            return None
+
+        def link(name: object, column: object) -> str | None:
+            found = DIRECTION.search(" ".join(column) if isinstance(column, tuple) else str(column))
+            run = self.of(str(name)).get(found.group()) if found else None
+            # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones
+            return f"{self.ui}/#/runs/{run}?workflowType=machine_learning" if run else None
+
+        return pd.DataFrame([[link(name, column) for column in display.columns] for name in display.index],
+                            index=display.index, columns=display.columns)
 
     def of(self, name: str) -> dict[str, str]:
         """{direction: run id} of a table row's model (a display name or a config key: keys are lower
@@ -160,7 +178,10 @@ def write_table(
     flat = df.copy() if run_ids is None else with_run_ids(df, run_ids, run_groups)
     flat.columns = flat_columns(flat.columns)
     notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
-    layout = Layout(title, blocks or [Block("", to_display(df) if display is None else display)], notes)
+    blocks = blocks or [Block("", to_display(df) if display is None else display)]
+    if run_ids:
+        blocks = [replace(b, links=run_ids.links(b.display)) for b in blocks]
+    layout = Layout(title, blocks, notes)
     atomic_write_text(csv_path, flat.to_csv())
     atomic_write_text(md_path, render_markdown(layout))
     atomic_write_text(html_path(md_path), render_html(layout))

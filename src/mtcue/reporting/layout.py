@@ -28,6 +28,7 @@ class Block:
     paper: pd.DataFrame | None = None
     paper_label: str = ""
     note: str = ""
+    links: pd.DataFrame | None = None  # per cell of `display`, the address its HTML links to (None: none)
 
 
 @dataclass(frozen=True)
@@ -83,15 +84,22 @@ def inline_html(text: str) -> str:
     return out
 
 
-def _html_rows(display: pd.DataFrame, css: str = "") -> list[str]:
+def _html_rows(display: pd.DataFrame, css: str = "", links: pd.DataFrame | None = None) -> list[str]:
     cls = f' class="{css}"' if css else ""
-    return [f"<tr{cls}><th>{inline_html(name)}</th>" + "".join(f"<td>{inline_html(c)}</td>" for c in cells)
-            + "</tr>" for name, *cells in _rows(display)]
+    hrefs = links.to_numpy().tolist() if links is not None else [[None] * display.shape[1]] * len(display)
+
+    def cell(text: str, href: str | None) -> str:
+        return f'<td><a href="{html.escape(href)}">{inline_html(text)}</a></td>' if href else \
+            f"<td>{inline_html(text)}</td>"
+
+    return [f"<tr{cls}><th>{inline_html(name)}</th>" + "".join(cell(c, h) for c, h in zip(cells, row)) + "</tr>"
+            for (name, *cells), row in zip(_rows(display), hrefs)]
 
 
 def html_table(block: Block) -> list[str]:
     head = "".join(f"<th>{inline_html(h)}</th>" for h in _header(block.display))
-    lines = ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *_html_rows(block.display), "</tbody>"]
+    lines = ["<table>", f"<thead><tr>{head}</tr></thead>", "<tbody>", *_html_rows(block.display, links=block.links),
+             "</tbody>"]
     if block.paper is not None:
         span = block.display.shape[1] + 1
         lines += ['<tbody class="paper">', f'<tr><th colspan="{span}">{inline_html(block.paper_label)}</th></tr>',

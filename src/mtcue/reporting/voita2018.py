@@ -107,7 +107,8 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
         "Table 7: pronoun examples of the synthetic contrastive suite whose antecedent is in the previous line "
         "and whose previous line has more than one noun; agreement: the context word with the most attention "
         "from the pronoun (last source layer's context attention, mean over heads; marker, </s> and "
-        "punctuation excluded) is the antecedent; random = expected agreement of a random noun.",
+        "punctuation excluded) lies in the antecedent span (the noun and the determiner or possessive directly "
+        "before it, as Voita et al. count it); random = expected agreement of a random noun.",
         f"Study: {study_names([*scores, *random_scores, *attention]) or NA}. The paper's numbers: en-ru "
         "OpenSubtitles2018, CoreNLP antecedents.",
         *([run_ids.footnote()] if run_ids else []),

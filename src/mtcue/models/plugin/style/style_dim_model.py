@@ -9,11 +9,16 @@ New weights (`style_*`): the new input column of the key and value projections (
 the old dimensions), the new output row of the query, key and value projections (each head's new
 dimension), the output projection's new column; truncated N(0, 0.25) (`--style-init normal`), new biases
 zero. `--style-init zero` keeps the style-control paper's intent: the model computes exactly its parent's function
-(tests/test_style.py) and every new weight learns. So only one factor of each product of two new weights
-is zero: the new query row (its scores are new query x new key) and the output column (new value x
+(tests/test_style.py) and every new weight learns that can. So only one factor of each product of two new
+weights is zero: the new query row (its scores are new query x new key) and the output column (new value x
 output column), with the columns into the old dimensions; the new key and value rows are drawn as at
 normal init. Were both factors zero, each would pass the other an identically zero gradient and the new
-head dimensions would never train: only the two columns into the old dimensions would.
+head dimensions would never train: only the value column into the old dimensions would.
+
+Three new weights never learn, at either init: the key column into the old dimensions, the new key row's
+bias and its style-input column. The style value is the same at every source position, so what they add to
+a key is the same for all of a query's keys and cancels in the softmax (as the parent's k_proj bias does);
+the style-control paper's widened keys read the same constant channel, so the same holds there.
 
 Where the style-control paper widens more (docs/deviations.md): it widens the whole decoder state (1024 ->
 1040) and with it the layer norms, the feed-forward layers and the scaling of the attention scores (by the
