@@ -97,6 +97,12 @@ def test_a_model_that_cannot_be_had_fails_the_fetch_naming_it_and_what_to_do(tmp
     assert mtcue("fetch-pretrained", "--folder", str(folder), *comet, prefix=no_network()).returncode == 0
     unavailable = json.loads((folder / "manifest.json").read_text())["Unbabel/wmt20-comet-da"]["unavailable"]
     assert unavailable.startswith("COMET model 'Unbabel/wmt20-comet-da' is unavailable: it is not in the local hub cache")
+    missing = tmp_path / "no-comet"  # a local checkpoint that is not there: said so, as before the folder
+    assert mtcue("fetch-pretrained", "--folder", str(folder), "--comet-model", str(missing)).returncode == 0
+    assert json.loads((folder / "manifest.json").read_text())[str(missing)]["unavailable"].endswith(
+        f"is unavailable: no checkpoint at {missing}. It needs a one-time download from the Hugging Face hub "
+        "(Unbabel/wmt20-comet-da is ~2.3 GB, plus its encoder's tokenizer): run this step once with network access, "
+        "or point evaluation.comet.model at a local checkpoint (.../checkpoints/model.ckpt or its model directory)")
     (folder / "manifest.json").unlink()
     required = mtcue("fetch-pretrained", "--folder", str(folder), *comet, "--comet-required", prefix=no_network())
     assert required.returncode == 1 and f"fetch-pretrained failed: {unavailable}" in required.stderr

@@ -59,14 +59,20 @@ def resolve_model(model: str) -> Path:
         fetched = pretrained.resolve(model)
     except pretrained.PretrainedMissing as err:
         raise CometUnavailable(str(err)) from None
-    path = fetched or Path(model).expanduser()
+    return local_checkpoint(model, fetched) or download(model)
+
+
+def local_checkpoint(model: str, path: Path | None = None) -> Path | None:
+    """The checkpoint file of `model` at `path` (default: `model` as a path; a file or model directory);
+    None where `model` is a hub name. Raises CometUnavailable for a local checkpoint that is not there."""
+    path = path or Path(model).expanduser()
     if path.is_dir():
         path = path / CHECKPOINT
     if path.is_file():
         return path
     if Path(model).is_absolute() or path.suffix == ".ckpt":
         raise _unavailable(model, f"no checkpoint at {path}")
-    return download(model)
+    return None
 
 
 def download(model: str, folder: Path | None = None) -> Path:
@@ -89,12 +95,12 @@ def fetch_model(model: str, dest: Path) -> dict:
     name downloaded there; then loaded once, so the files of its encoder that it loads from the hub (the
     tokenizer, the configuration) are in the hub cache the jobs read (HF_HUB_CACHE, set by the workflow).
     Its manifest entry ({"path" of the checkpoint under dest's parent, "source"})."""
-    path = Path(model).expanduser()
     try:
-        if path.exists():
-            source = path if path.is_dir() else path.parents[len(CHECKPOINT.parts) - 1]
+        local = local_checkpoint(model)
+        if local is not None:  # COMET reads <model folder>/hparams.yaml beside checkpoints/: the folder is copied
+            source = local.parents[len(CHECKPOINT.parts) - 1]
             pretrained.copy_model(source, dest)
-            checkpoint = dest / CHECKPOINT
+            checkpoint = dest / local.relative_to(source)
         else:
             source = "huggingface hub"
             with atomic_directory(dest, "fetch-pretrained") as tmp:
