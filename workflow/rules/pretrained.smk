@@ -24,7 +24,7 @@ rule pretrained_models:
     output:
         PRETRAINED_MANIFEST,
     params:
-        folder=PRETRAINED,
+        folder=lambda w, output: os.path.dirname(output[0]),
         encoders=" ".join(f"--encoder {shlex.quote(e)}" for e in sorted({c["encoder"] for c, _ in
                           study_vector_stores().values()}) if not is_random_encoder(e)),
         comet=config["evaluation"]["comet"]["model"],
