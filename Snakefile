@@ -18,6 +18,7 @@ if not workflow.config_settings.configfiles:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/local.smk"
 include: "workflow/rules/inputs.smk"
+include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/prepare.smk"

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conftest import REPO, SNAKEMAKE
-from mtcue.reporting.critical_path import (Job, benchmark_seconds, critical_path, job_name, list_schedule,
-                                           projection, remaining, study_dag, total_work)
+from mtcue.reporting.critical_path import benchmark_seconds, job_name, projection, study_dag
+from mtcue.schedule import Job, critical_path, list_schedule, remaining, total_work
 
 # A diamond a -> (b, c) -> d, a chain e -> f and an independent g; times in seconds.
 DIAMOND_CHAIN_SINGLE = [
@@ -83,7 +83,7 @@ def test_a_chain_is_a_path_and_its_times_add_up_to_the_critical_path():
         by_name = {j.name: j for j in jobs}
         assert not by_name[chain[0]].deps
         assert all(prev in by_name[nxt].deps for prev, nxt in zip(chain, chain[1:]))
-        assert sum(by_name[n].seconds for n in chain) == seconds
+        assert sum(by_name[n].time for n in chain) == seconds
 
 
 def test_a_cycle_or_an_unknown_dependency_is_an_error():

@@ -96,3 +96,39 @@ def test_a_two_model_study_by_hand(tmp_path):
 - Dearest single training, expected: base (en-de), 0.74 GPU-h per epoch, 29.5 GPU-h expected (40 epochs), 29.5 at most (40 epochs).
 - Dearest single training, at most: mtcue (en-de), 0.81 GPU-h per epoch, 11.6 GPU-h expected (14.38 epochs), 32.4 at most (40 epochs).
 """
+
+
+def test_the_calendar_of_a_chain_on_two_gpus_by_hand():
+    """BASE (10 h) alone on 2 GPUs, then its three fine-tunings (4 h each) on 2: MTCUE and NOVOTNEY-CUE
+    (first by name) at 10-14 h, TAGGING at 14-18 h. 18 h, above the critical path (14 h) and the GPU-hours
+    over the GPUs (22 / 2 = 11 h); on 1 GPU 22 h, on 4 the critical path."""
+    hours = {"base": 10.0, "mtcue": 4.0, "novotney_cue": 4.0, "tagging": 4.0}
+    cal = gpu_hours.calendar(hours, {"mtcue": "base", "novotney_cue": "base", "tagging": "base"}, (1, 2, 4))
+    assert cal == {"gpu_h": 22.0, "critical_path_h": 14.0, "chain": ["base", "mtcue"],
+                   "wall_h": {1: 22.0, 2: 18.0, 4: 14.0}}
+
+
+def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
+    cal = gpu_hours.study_calendar(paper, (8, 64))
+    hours = gpu_hours.study_gpu_hours(paper)["total"]
+    for column in ("gpu_h", "gpu_h_max"):
+        c = cal[column]
+        assert c["gpu_h"] == pytest.approx(hours[column])
+        for g in (8, 64):  # no schedule beats the critical path or the GPU-hours spread over every GPU
+            assert c["wall_h"][g] >= max(c["critical_path_h"], c["gpu_h"] / g) - 1e-9
+    # expected, the dearest single training is longer than any chain; at most, a chain of parents is
+    every = gpu_hours.study_gpu_hours(paper)
+    assert cal["gpu_h"]["chain"] == ["caching_sentence_c3 (en-de)"]
+    assert cal["gpu_h"]["critical_path_h"] == pytest.approx(every["longest"]["gpu_h"])
+    chain = [("en-pl", "base_pm"), ("en-pl", "tagging"), ("en-pl", "tagging_fewshot_1")]
+    assert cal["gpu_h_max"]["chain"] == [f"{m} ({d})" for d, m in chain]
+    assert cal["gpu_h_max"]["critical_path_h"] == pytest.approx(sum(every["per_training"][k]["gpu_h_max"] for k in chain))
+
+
+def test_the_docs_calendar_is_the_generated_one(paper, capsys):
+    from mtcue.cli import main
+
+    assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--gpus", "8", "16", "32", "64"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + gpu_hours.calendar_markdown(paper, (8, 16, 32, 64))
+    assert gpu_hours.calendar_markdown(paper, (8, 16, 32, 64)) in (REPO / "docs" / "paper-scale.md").read_text()

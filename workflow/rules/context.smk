@@ -16,6 +16,7 @@ for _store, (_context, _directions) in study_vector_stores().items():
             f"embed_{_store}"
         input:
             sorted({c for d in _directions for c in split_corpora(SimpleNamespace(direction=d))}),
+            ancient(PRETRAINED_MANIFEST),  # its encoder (pretrained.smk); a re-fetch rebuilds no store
         output:
             [directory(f"results/embed/{d}/{_store}") for d in _directions],
         params:

@@ -81,8 +81,10 @@ use rule score as score_test_context with:
 # Whether the COMET model can be had is decided once, not by every COMET job (offline, each job
 # used to spend ~12 s finding out); a missing model stops here when it is required. It runs
 # where Snakemake runs (a cluster's login node usually has the network access a download needs).
-# To look again (e.g. once online): snakemake --forcerun comet_model
+# To look again (e.g. once online): snakemake --forcerun pretrained_models comet_model
 rule comet_model:
+    input:
+        ancient(PRETRAINED_MANIFEST),  # the model, fetched (pretrained.smk)
     output:
         "results/comet/model.json",
     params:

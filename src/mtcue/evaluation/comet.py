@@ -14,7 +14,9 @@ import logging
 import warnings
 from pathlib import Path
 
+from mtcue import pretrained
 from mtcue.evaluation.score import hyp_provenance, read_hyps_and_corpus
+from mtcue.io import atomic_directory
 from mtcue.progress import Progress
 
 CHECKPOINT = Path("checkpoints") / "model.ckpt"
@@ -50,19 +52,63 @@ def _unavailable(model: str, why: str) -> CometUnavailable:
 
 
 def resolve_model(model: str) -> Path:
-    """The checkpoint file of `model`: a local checkpoint (file or model directory), else downloaded
-    (or taken from the hub cache). Raises CometUnavailable."""
-    path = Path(model).expanduser()
+    """The checkpoint file of `model`: its copy in the study's pretrained folder where the workflow set one
+    (mtcue.pretrained), else a local checkpoint (file or model directory), else downloaded (or taken from
+    the hub cache). Raises CometUnavailable."""
+    try:
+        fetched = pretrained.resolve(model)
+    except pretrained.PretrainedMissing as err:
+        raise CometUnavailable(str(err)) from None
+    return local_checkpoint(model, fetched) or download(model)
+
+
+def local_checkpoint(model: str, path: Path | None = None) -> Path | None:
+    """The checkpoint file of `model` at `path` (default: `model` as a path; a file or model directory);
+    None where `model` is a hub name. Raises CometUnavailable for a local checkpoint that is not there."""
+    path = path or Path(model).expanduser()
     if path.is_dir():
         path = path / CHECKPOINT
     if path.is_file():
         return path
     if Path(model).is_absolute() or path.suffix == ".ckpt":
         raise _unavailable(model, f"no checkpoint at {path}")
+    return None
+
+
+def download(model: str, folder: Path | None = None) -> Path:
+    """The checkpoint file of hub model `model`, downloaded into `folder` (default: the hub cache) or taken
+    from there. Raises CometUnavailable. A hub id (`org/name`) goes to the hub client as unbabel-comet's
+    download does first, without importing unbabel-comet (10-30 s on 2 cores) where the hub is out of
+    reach; a legacy short name (wmt20-comet-da) goes through unbabel-comet."""
     try:
-        return Path(import_comet().download_model(model))
+        if "/" in model:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(repo_id=model, cache_dir=folder)) / CHECKPOINT
+        return Path(import_comet().download_model(model, saving_directory=folder and str(folder)))
     except Exception as err:  # comet turns every hub failure into KeyError("not supported")
         raise _unavailable(model, "it is not in the local hub cache and the download failed") from err
+
+
+def fetch_model(model: str, dest: Path) -> dict:
+    """The COMET model into `dest` (rule pretrained_models): a local checkpoint's model folder copied, a hub
+    name downloaded there; then loaded once, so the files of its encoder that it loads from the hub (the
+    tokenizer, the configuration) are in the hub cache the jobs read (HF_HUB_CACHE, set by the workflow).
+    Its manifest entry ({"path" of the checkpoint under dest's parent, "source"})."""
+    try:
+        local = local_checkpoint(model)
+        if local is not None:  # COMET reads <model folder>/hparams.yaml beside checkpoints/: the folder is copied
+            source = local.parents[len(CHECKPOINT.parts) - 1]
+            pretrained.copy_model(source, dest)
+            checkpoint = dest / local.relative_to(source)
+        else:
+            source = "huggingface hub"
+            with atomic_directory(dest, "fetch-pretrained") as tmp:
+                checkpoint = dest / download(model, tmp).relative_to(tmp)
+        load_model(str(checkpoint))
+    except CometUnavailable as err:
+        raise pretrained.PretrainedMissing(err.reason) from None
+    return {"path": str(checkpoint.relative_to(dest.parent)), "source": str(source)}
 
 
 def availability(model: str) -> dict:

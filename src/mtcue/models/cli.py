@@ -95,9 +95,12 @@ def cmd_count_params(a):
 
 
 def cmd_gpu_hours(a):
-    from mtcue.plan.gpu_hours import gpu_hours_markdown
+    from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown
 
-    print(gpu_hours_markdown(cfgmod.load(a.config)), end="")
+    cfg = cfgmod.load(a.config)
+    print(gpu_hours_markdown(cfg), end="")
+    if a.gpus:
+        print("\n" + calendar_markdown(cfg, tuple(a.gpus)), end="")
 
 
 def cmd_bench_train_cost(a):
@@ -228,6 +231,8 @@ def register(step) -> None:
     s = step("gpu-hours", cmd_gpu_hours, "what a config's trainings cost on one A100-class GPU, per experiment "
              "(the paper's Table 3 GPU hours per epoch and the config's epochs; docs/paper-scale.md)")
     s.add_argument("--config", required=True)
+    s.add_argument("--gpus", type=positive_int, nargs="+",
+                   help="also the calendar: the study's projected training wall time on each of these GPU counts")
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",

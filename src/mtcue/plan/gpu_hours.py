@@ -10,13 +10,18 @@ ends a run `patience` epochs after its best, so a run is expected to take Table 
 else MTCUE's for a fine-tuning) plus patience, at most `max_epoch`; a model trained from scratch, for which
 the paper gives no epochs, is counted at `max_epoch` (an upper bound). Translation, embedding and COMET are
 not counted.
+
+The calendar (`study_calendar`, `mtcue gpu-hours --gpus`) schedules those trainings on N GPUs, one GPU per
+training, a training after its parent (init_from): the study's training wall time per GPU count, not counting
+queue waits, evaluation or data preparation.
 """
 from __future__ import annotations
 
 import csv
 
 from mtcue.paper import PAPER_FIGURES
-from mtcue.plan.models import model_spec, trained_models
+from mtcue.plan.models import model_entry, model_spec, trained_models
+from mtcue.schedule import Job, critical_path, list_schedule
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
@@ -25,6 +30,7 @@ EXPERIMENTS = {"quality": "Tables 3-4 (quality)", "formality": "Table 5 (IWSLT22
                "ablation": "Table 6 (ablation)", "fewshot": "Figure 4 (EAMT22 few-shot)",
                "voita2018": "Voita et al. (2018)", "shortening": "sequence shortening",
                "side_information": "side information (Hoang et al.)", "style": "style control (Jeong et al.)"}
+CALENDAR_GPUS = (8, 16, 32, 64)
 # Context sentences encoded beside the source, per token of the source (the shortening family, CONCAT and
 # VOITA-CONTEXT run the (shared) source encoder over each).
 TOKEN_CONTEXT = {"concat", "voita_context", "caching_tokens", "caching_sentence", "pool_mean", "pool_max",
@@ -128,4 +134,41 @@ def gpu_hours_markdown(cfg: dict) -> str:
         lines.append(f"- Dearest single training, {what}: {one['model']} ({one['direction']}), "
                      f"{one['gpu_h_per_epoch']:.2f} GPU-h per epoch, {one['gpu_h']:.1f} GPU-h expected "
                      f"({one['epochs']:g} epochs), {one['gpu_h_max']:.1f} at most ({one['max_epoch']} epochs).")
+    return "\n".join(lines) + "\n"
+
+
+def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, ...]) -> dict:
+    """Trainings ({name: GPU-h}, each after its parent: {name: parent}) on each GPU count, one GPU each:
+    {"gpu_h", "critical_path_h", "chain" (names, in run order), "wall_h": {gpus: projected hours}}."""
+    jobs = [Job(name, h, (parents[name],) if name in parents else ()) for name, h in hours.items()]
+    path, chain = critical_path(jobs)
+    return {"gpu_h": sum(hours.values()), "critical_path_h": path, "chain": chain,
+            "wall_h": {g: list_schedule(jobs, g) for g in gpus}}
+
+
+def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> dict:
+    """The calendar of every training of the study, at its expected hours ("gpu_h") and at most ("gpu_h_max")."""
+    cost = study_gpu_hours(cfg)["per_training"]
+    name = lambda direction, model: f"{model} ({direction})"
+    parents = {name(d, m): name(d, model_entry(cfg, m)["init_from"]) for d, m in cost
+               if model_entry(cfg, m).get("init_from")}
+    return {column: calendar({name(d, m): c[column] for (d, m), c in cost.items()}, parents, gpus)
+            for column in ("gpu_h", "gpu_h_max")}
+
+
+def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> str:
+    """study_calendar as the Markdown table docs/paper-scale.md shows."""
+    cal = study_calendar(cfg, gpus)
+    when = lambda h: f"{h / 24:,.1f} days ({h:,.0f} h)"
+    busy = lambda c, g: f"{c['gpu_h'] / (g * c['wall_h'][g]):.0%}"
+    expected, most = cal["gpu_h"], cal["gpu_h_max"]
+    lines = ["| GPUs | wall time, expected | GPUs busy | wall time, at most (max_epoch) | GPUs busy |",
+             "| ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {g} | {when(expected['wall_h'][g])} | {busy(expected, g)} | {when(most['wall_h'][g])} "
+              f"| {busy(most, g)} |" for g in gpus]
+    lines.append("")
+    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per training.")
+    for c, what in ((expected, "expected"), (most, "at most")):
+        lines.append(f"- Critical path, {what}: {when(c['critical_path_h'])}, {' -> '.join(c['chain'])}: "
+                     "no number of GPUs finishes sooner.")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,40 @@
+# The pretrained models the study names (its sentence encoders and COMET) are fetched once, where Snakemake
+# runs (a cluster's login node, which has the network its compute nodes often lack), into one folder of the
+# study; every job reads them only from there, with the Hugging Face hub switched off
+# (docs/paper-scale.md, "Offline compute nodes"; mtcue.pretrained).
+
+import os
+
+from mtcue.context.embed import is_random_encoder
+
+
+PRETRAINED = "results/pretrained"
+PRETRAINED_MANIFEST = f"{PRETRAINED}/manifest.json"
+
+# Every job inherits Snakemake's environment: a local job as its child, a SLURM job through the sbatch
+# --export=ALL of snakemake-executor-plugin-slurm's submission; so set here, these reach every job.
+os.environ.update({"MTCUE_PRETRAINED": os.path.abspath(PRETRAINED), "HF_HUB_CACHE": os.path.abspath(f"{PRETRAINED}/hub"),
+                   "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+
+
+# Its output is an input of every rule that loads a model (the embedding stores, comet_model), so a model
+# that is neither in the folder nor to be had stops the study here, before any of them is queued. To fetch
+# again (a model changed on the hub): snakemake --forcerun pretrained_models
+rule pretrained_models:
+    output:
+        PRETRAINED_MANIFEST,
+    params:
+        folder=lambda w, output: os.path.dirname(output[0]),
+        encoders=" ".join(f"--encoder {shlex.quote(e)}" for e in sorted({c["encoder"] for c, _ in
+                          study_vector_stores().values()}) if not is_random_encoder(e)),
+        comet=config["evaluation"]["comet"]["model"],
+        required="--comet-required" if config["evaluation"]["comet"]["required"] else "",
+    localrule: True
+    log:
+        "results/logs/pretrained_models.log",
+    benchmark:
+        "results/benchmarks/pretrained_models.tsv"
+    # The fetch itself goes online: not through the warm server, whose hub client was imported offline.
+    shell:
+        "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder} "
+        "{params.encoders} --comet-model {params.comet:q} {params.required} 2> {log}"
