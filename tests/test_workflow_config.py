@@ -1,14 +1,19 @@
 """The study is exactly the config the user gives (--configfile), never merged with the demo's."""
+import ast
+import itertools
 import json
+import os
 import re
+import string
+import subprocess
 
 import pytest
 import yaml
 
-from conftest import REPO, dry_run
+from conftest import REPO, SNAKEMAKE, dry_run
 from mtcue import config as cfg
 from mtcue.plan.models import all_models
-from mtcue.study import SHORTENING_TYPES
+from mtcue.study import SHORTENING_TYPES, store_name
 
 
 def train_specs(stdout: str) -> dict[str, dict]:
@@ -182,3 +187,74 @@ def test_a_config_file_with_a_key_written_twice_fails_the_dry_run(tmp_path):
     run = dry_run("--configfile", str(path), workdir=tmp_path)
     assert run.returncode != 0
     assert f"{path}:4: key 'study' is written twice in one mapping (first on line 1)" in run.stdout + run.stderr
+
+
+# ---- config values in the shell (issue 43) ---------------------------------------------------------
+
+INJECTION = "x||touch INJECTED;#"
+# Substitutions that need no quoting: a number Snakemake itself gives (the job's threads, a resource).
+UNQUOTED = re.compile(r"threads$|resources\.\w+$")
+
+
+def shell_commands(path):
+    """(line, command) of every `shell:` string of a rule file: the implicitly joined literals below it."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        match = re.match(r"(\s*)shell:\s*$", line)
+        if match:
+            indent = len(match.group(1))
+            block = itertools.takewhile(lambda t: not t.strip() or len(t) - len(t.lstrip()) > indent, lines[i + 1:])
+            yield i + 1, ast.literal_eval("(" + "\n".join(block) + ")")
+
+
+def test_every_value_in_a_shell_command_is_quoted():
+    """A file name, wildcard or config value reaches the shell only through Snakemake's :q (shlex.quote)."""
+    unquoted, commands = [], 0
+    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        for line, command in shell_commands(path):
+            commands += 1
+            unquoted += [f"{path.name}:{line} {{{field}}}" for _, field, spec, _ in string.Formatter().parse(command)
+                         if field is not None and not UNQUOTED.match(field) and not (spec or "").endswith("q")]
+    assert commands > 60 and unquoted == []
+
+
+def test_the_check_sees_an_unquoted_value(tmp_path):
+    (tmp_path / "r.smk").write_text('rule r:\n    shell:\n        "mtcue x {params.encoder} "\n        "2> {log:q}"\n')
+    assert list(shell_commands(tmp_path / "r.smk")) == [(2, "mtcue x {params.encoder} 2> {log:q}")]
+
+
+def injection_config(work, encoder=INJECTION) -> tuple:
+    """A study whose context encoder is `encoder`, and its vector store's folder (what the embed rule writes)."""
+    config = {"study": "inj", "directions": ["en-de"], "corpus": {"docs": {"train": 2, "valid": 1, "test": 1}},
+              "context": {"encoder": encoder},
+              "models": {"base": {"type": "base"}, "mtcue": {"type": "mtcue", "init_from": "base"}}}
+    (work / "inj.yaml").write_text(yaml.safe_dump(config))
+    return work / "inj.yaml", f"results/embed/en-de/{store_name({'encoder': encoder, 'pooling': 'mean'})}"
+
+
+def test_a_config_value_reaches_the_shell_quoted(tmp_path):
+    path, store = injection_config(tmp_path)
+    run = dry_run(store, "--configfile", str(path), workdir=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"--encoder '{INJECTION}' " in run.stdout
+    assert "--encoder x||touch" not in run.stdout
+
+
+@pytest.mark.parametrize("encoder", [INJECTION, "my encoders/MiniLM"])
+def test_the_embed_rule_runs_no_code_of_a_config_value(tmp_path, encoder):
+    """The rule runs for real (its corpora written by hand, so nothing else runs): the step fails on an encoder
+    that does not exist, and the payload never runs; a path with a space stays one argument."""
+    path, store = injection_config(tmp_path, encoder)
+    for split in ("train", "valid", "test"):
+        corpus = tmp_path / "results" / "clean" / "en-de" / f"{split}.jsonl"
+        corpus.parent.mkdir(parents=True, exist_ok=True)
+        corpus.write_text("")
+    run = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                          "--configfile", str(path), "--cores", "1", store], cwd=REPO, capture_output=True,
+                         text=True, env={**os.environ, "MTCUE_WARM": "0", "HF_HUB_OFFLINE": "1"})
+    assert run.returncode != 0 and "rule embed_" in run.stdout + run.stderr
+    assert not (tmp_path / "INJECTED").exists() and not (REPO / "INJECTED").exists()
+    logs = tmp_path / "results" / "logs"
+    log = f"embed/{store.rsplit('/', 1)[1]}.log"
+    assert [str(p.relative_to(logs)) for p in logs.rglob("*") if p.is_file()] == [log]  # no stray log file
+    assert encoder in (logs / log).read_text()  # the whole value, one argument, in the step's refusal

@@ -27,6 +27,7 @@ from mtcue.plan.shortening import shortening_cells, shortening_models
 from mtcue.study import (CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES,
                          SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, is_contextual,
                          pair_of, selected_columns, store_columns)
+from mtcue.yaml_loader import ConfigLoader
 
 
 def _is_integer(_checker, value) -> bool:
@@ -116,6 +117,9 @@ def _check_switches(name: str, model: dict) -> None:
         raise ConfigError(f"models.{name}: a style model fine-tunes a parent: give init_from or parent_checkpoint "
                           "(one of them)")
     arch = model["arch"]
+    if arch["embed_dim"] % arch["heads"]:  # fairseq's attention splits the width into equal heads
+        raise ConfigError(f"models.{name}.arch: embed_dim {arch['embed_dim']} must be a multiple of heads "
+                          f"({arch['heads']})")
     for key, owner in (("side_dim", "si_output_layer"), ("mtl_weight", "si_mtl")):
         if (key in arch) != (model["type"] == owner):
             raise ConfigError(f"models.{name}.arch.{key}: " + (f"a '{owner}' model needs it" if key not in arch else
@@ -341,27 +345,9 @@ def _check_generation(settings: dict, source: str) -> None:
                           "make the sum at least 1")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.safe_load's loader, but a key written twice in one mapping is an error: safe_load keeps the
-    last value silently, so an overlooked earlier line would change the study unnoticed."""
-
-    def construct_mapping(self, node, deep=False):
-        seen: list[tuple[Any, int]] = []  # (key, line); a list, as a key may be unhashable (refused below)
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` may be overridden key by key
-                continue
-            key, line = self.construct_object(key_node, deep=deep), key_node.start_mark.line + 1
-            first = next((n for k, n in seen if k == key), None)
-            if first is not None:
-                raise ConfigError(f"{self.name}:{line}: key {key!r} is written twice in one mapping (first on "
-                                  f"line {first}); keep one")
-            seen.append((key, line))
-        return super().construct_mapping(node, deep)
-
-
 def read_yaml(path: str | Path) -> Any:
-    """A YAML file's content, refusing a key written twice (the message names file, line and key)."""
-    loader = _UniqueKeyLoader(read_text(path))
+    """A YAML file's content, as ConfigLoader reads it (a refusal names the file, and the line and key)."""
+    loader = ConfigLoader(read_text(path))
     loader.name = str(path)
     try:
         return loader.get_single_data()

@@ -6,6 +6,9 @@ nothing of the project, so any module may read it.
 """
 from __future__ import annotations
 
+import hashlib
+import re
+
 MAX_GENRES = 3
 # Hoang et al.'s side-information labels (context/side_labels.py): the columns of their tag store.
 GENRE_COLUMNS = [f"si_genre{i}" for i in range(1, MAX_GENRES + 1)]
@@ -61,8 +64,15 @@ def pairs(cfg: dict) -> list[str]:
 
 def store_name(context: dict) -> str:
     """Folder name of a vector store under results/embed/{direction}/, from a spec's `context`:
-    one store per encoder and pooling, shared by every model that reads the same vectors."""
-    return f"{context['encoder'].strip('/').replace('/', '--')}.{context['pooling']}"
+    one store per encoder and pooling, shared by every model that reads the same vectors. It is also a rule's
+    name and a path in the DAG: an encoder path with other characters than letters, digits, '.', '_', '-'
+    (a space, a brace Snakemake would read as a wildcard, `..`) keeps only those, and a hash of the encoder
+    that keeps two such encoders apart."""
+    name = context["encoder"].strip("/").replace("/", "--")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        digest = hashlib.sha256(context["encoder"].encode()).hexdigest()[:12]
+        name = f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name).strip('._-') or 'encoder'}-{digest}"
+    return f"{name}.{context['pooling']}"
 
 
 def column_groups(cfg: dict) -> dict[str, list[str]]:

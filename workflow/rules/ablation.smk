@@ -20,15 +20,15 @@ rule table6_ablation:
         rows=json.dumps(config["experiments"]["ablation"]["rows"]),
         seeds=json.dumps(ablation.ablation_seeds(config)),
         split=config["experiments"]["ablation"]["split"],
-        zeroshot=" ".join(zeroshot_options(kind, task) for kind, task in ablation.ablation_zeroshot(config).items()),
+        zeroshot=[a for kind, task in ablation.ablation_zeroshot(config).items() for a in zeroshot_options(kind, task)],
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table6_ablation.log",
     benchmark:
         "results/benchmarks/tables/table6_ablation.tsv"
     shell:
-        "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split} "
-        "--records {input.score} "
-        "--comet-records {input.comet} --formality-records {input.formality} --eamt22-records {input.eamt22} "
-        "{params.zeroshot} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
-        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split:q} "
+        "--records {input.score:q} "
+        "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
+        "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"

@@ -2,7 +2,6 @@
 # (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
 import json
 import os
-import shlex
 import sys
 from types import SimpleNamespace
 
@@ -90,7 +89,7 @@ def split_corpora(w):
 
 
 def corpus_options(w, input):
-    return " ".join(f"--corpus {s}={p}" for s, p in zip(SPLITS, input))
+    return [a for s, p in zip(SPLITS, input) for a in ("--corpus", f"{s}={p}")]
 
 
 
@@ -115,7 +114,7 @@ def iwslt22_source(direction, folder="iwslt22"):
 def formality_refs(w, folder):
     """The annotated references of an IWSLT22-layout folder, by their official names."""
     names = iwslt22_files(pair_of(w.direction))[3:]
-    return " ".join(f"{register}={folder}/{name}" for register, name in zip(("formal", "informal"), names))
+    return [f"{register}={folder}/{name}" for register, name in zip(("formal", "informal"), names)]
 
 
 # ---- each experiment's targets (src/mtcue/plan/{experiment}.py) -----------------------------------

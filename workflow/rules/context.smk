@@ -23,9 +23,9 @@ for _store, (_context, _directions) in study_vector_stores().items():
             encoder=_context["encoder"],
             pooling=_context["pooling"],
             columns=",".join(store_columns(config)),
-            stores=" ".join(f"--store {d}=results/embed/{d}/{_store}" for d in _directions),
-            corpora=" ".join(f"--corpus {p}:{s}=results/clean/{p}/{s}.jsonl"
-                             for p in sorted({pair_of(d) for d in _directions}) for s in SPLITS),
+            stores=[a for d in _directions for a in ("--store", f"{d}=results/embed/{d}/{_store}")],
+            corpora=[a for p in sorted({pair_of(d) for d in _directions}) for s in SPLITS
+                     for a in ("--corpus", f"{p}:{s}=results/clean/{p}/{s}.jsonl")],
             batch_size=config["context"]["batch_size"],
         threads: 1
         resources:
@@ -37,8 +37,8 @@ for _store, (_context, _directions) in study_vector_stores().items():
         benchmark:
             f"results/benchmarks/embed/{_store}.tsv"
         shell:
-            "OMP_NUM_THREADS={threads} mtcue embed {params.stores} {params.corpora} --columns {params.columns} "
-            "--encoder {params.encoder} --pooling {params.pooling} --batch-size {params.batch_size} 2> {log}"
+            "OMP_NUM_THREADS={threads} mtcue embed {params.stores:q} {params.corpora:q} --columns {params.columns:q} "
+            "--encoder {params.encoder:q} --pooling {params.pooling:q} --batch-size {params.batch_size:q} 2> {log:q}"
 
 
 rule tags:
@@ -55,8 +55,8 @@ rule tags:
     benchmark:
         "results/benchmarks/tags/{direction}.tsv",
     shell:
-        "mtcue tags --direction {wildcards.direction} {params.corpora} --columns {params.columns} "
-        "--min-docs {params.min_docs} --out {output} 2> {log}"
+        "mtcue tags --direction {wildcards.direction:q} {params.corpora:q} --columns {params.columns:q} "
+        "--min-docs {params.min_docs:q} --out {output:q} 2> {log:q}"
 
 
 rule token_store:
@@ -74,5 +74,5 @@ rule token_store:
     benchmark:
         "results/benchmarks/token_store/{direction}.tsv",
     shell:
-        "mtcue token-store --direction {wildcards.direction} {params.corpora} --spm {input.spm} "
-        "--data-bin {input.data} --previous {params.previous} --next --out {output} 2> {log}"
+        "mtcue token-store --direction {wildcards.direction:q} {params.corpora:q} --spm {input.spm:q} "
+        "--data-bin {input.data:q} --previous {params.previous:q} --next --out {output:q} 2> {log:q}"

@@ -27,9 +27,9 @@ rule context_usage:
     benchmark:
         "results/benchmarks/context_usage/{direction}.{model}.{split}.tsv"
     shell:
-        "mtcue context-usage --model-dir {params.model_dir} --corpus {input.corpus} --model {wildcards.model} "
-        "--split {wildcards.split} --batch-size {params.batch_size} --threads {threads} "
-        "--config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+        "mtcue context-usage --model-dir {params.model_dir:q} --corpus {input.corpus:q} --model {wildcards.model:q} "
+        "--split {wildcards.split:q} --batch-size {params.batch_size:q} --threads {threads} "
+        "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
 
 
 rule table_context_usage:
@@ -48,5 +48,6 @@ rule table_context_usage:
     benchmark:
         "results/benchmarks/tables/context_usage.tsv"
     shell:
-        "mtcue table-context-usage --records {input.records} --run-ids {input.runs} --csv {output.csv} "
-        "--md {output.md} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"
+        "mtcue table-context-usage --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -22,8 +22,8 @@ rule contrastive_synthetic:
     benchmark:
         "results/benchmarks/contrastive_synthetic/{pair}.tsv"
     shell:
-        "mtcue contrastive-suite --name synthetic --pair {wildcards.pair} --docs {params.docs} "
-        "--per-phenomenon {params.per_phenomenon} --seed {params.seed} --out {output} 2> {log}"
+        "mtcue contrastive-suite --name synthetic --pair {wildcards.pair:q} --docs {params.docs:q} "
+        "--per-phenomenon {params.per_phenomenon:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
 
 
 rule contrastive_from_evalset:
@@ -38,7 +38,7 @@ rule contrastive_from_evalset:
     benchmark:
         "results/benchmarks/contrastive_from_evalset/{pair}.{evalset}.tsv"
     shell:
-        "mtcue contrastive-suite --name {wildcards.evalset} --input {input} --out {output} 2> {log}"
+        "mtcue contrastive-suite --name {wildcards.evalset:q} --input {input:q} --out {output:q} 2> {log:q}"
 
 
 if OPENSUBTITLES:
@@ -56,7 +56,7 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eval_voita2019/{vset}.tsv"
         shell:
-            "mtcue contrastive-suite --name voita2019_{wildcards.vset} --input {input:q} --out {output} 2> {log}"
+            "mtcue contrastive-suite --name voita2019_{wildcards.vset:q} --input {input:q} --out {output:q} 2> {log:q}"
 
 
 rule score_contrastive:
@@ -80,9 +80,9 @@ rule score_contrastive:
     benchmark:
         "results/benchmarks/score_contrastive/{direction}.{model}.{suite}.tsv"
     shell:
-        "mtcue score-contrastive --model-dir {params.model_dir} --suite {input.suite} --model {wildcards.model} "
-        "--suite-name {wildcards.suite} --batch-size {params.batch_size} --threads {threads} "
-        "--config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+        "mtcue score-contrastive --model-dir {params.model_dir:q} --suite {input.suite:q} --model {wildcards.model:q} "
+        "--suite-name {wildcards.suite:q} --batch-size {params.batch_size:q} --threads {threads} "
+        "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
 
 
 rule table_contrastive:
@@ -101,5 +101,6 @@ rule table_contrastive:
     benchmark:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
-        "mtcue table-contrastive --records {input.records} --run-ids {input.runs} --csv {output.csv} --md {output.md} "
-        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"
+        "mtcue table-contrastive --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "2> {log:q}"

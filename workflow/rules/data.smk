@@ -23,9 +23,9 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/extract_opensubtitles/{pair}.tsv"
         shell:
-            "mtcue extract-opensubtitles --mirror {params.opus:q} --pair {wildcards.pair} --out {output.corpus} "
-            "--films {output.films} --stats {output.stats} --min-overlap {params.rules[min_overlap]} "
-            "--max-gap {params.rules[max_gap_s]} --workers {threads} 2> {log}"
+            "mtcue extract-opensubtitles --mirror {params.opus:q} --pair {wildcards.pair:q} --out {output.corpus:q} "
+            "--films {output.films:q} --stats {output.stats:q} --min-overlap {params.rules[min_overlap]:q} "
+            "--max-gap {params.rules[max_gap_s]:q} --workers {threads} 2> {log:q}"
 
     # One job for every film of every pair (shared answers, one throttle). The key is read from the
     # environment variable OMDB_API_KEY by the step itself: it is never part of a command line.
@@ -44,9 +44,9 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/omdb.tsv"
         shell:
-            "mtcue omdb --ids {input} --cache {params.cache} --out {output.metadata} --summary {output.summary} "
-            "--api-url {params.omdb[api_url]:q} --min-interval {params.omdb[min_interval_s]} "
-            "--timeout {params.omdb[timeout_s]} 2> {log}"
+            "mtcue omdb --ids {input:q} --cache {params.cache:q} --out {output.metadata:q} "
+            "--summary {output.summary:q} --api-url {params.omdb[api_url]:q} "
+            "--min-interval {params.omdb[min_interval_s]:q} --timeout {params.omdb[timeout_s]:q} 2> {log:q}"
 
     rule split_corpus:
         input:
@@ -64,9 +64,9 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/split_corpus/{pair}.tsv"
         shell:
-            "mtcue split-corpus --corpus {input.corpus} --metadata {input.metadata} --heldout {input.heldout:q} "
-            "--out-dir results/corpus/{wildcards.pair} --valid-pairs {params.splits[valid_pairs]} "
-            "--test-pairs {params.splits[test_pairs]} --seed {params.seed} --report {output.report} 2> {log}"
+            "mtcue split-corpus --corpus {input.corpus:q} --metadata {input.metadata:q} --heldout {input.heldout:q} "
+            "--out-dir results/corpus/{wildcards.pair:q} --valid-pairs {params.splits[valid_pairs]:q} "
+            "--test-pairs {params.splits[test_pairs]:q} --seed {params.seed:q} --report {output.report:q} 2> {log:q}"
 
 else:
 
@@ -81,8 +81,8 @@ else:
         benchmark:
             "results/benchmarks/generate_corpus/{pair}.{split}.tsv"
         shell:
-            "mtcue generate --pair {wildcards.pair} --split {wildcards.split} --docs {params.docs} "
-            "--seed {params.seed} --out {output} 2> {log}"
+            "mtcue generate --pair {wildcards.pair:q} --split {wildcards.split:q} --docs {params.docs:q} "
+            "--seed {params.seed:q} --out {output:q} 2> {log:q}"
 
     # Table 5's test set: the cleaned test split in IWSLT22's official layout (contrastive references,
     # [F]-annotated), where the paper's configuration converts the official files.
@@ -100,8 +100,8 @@ else:
         benchmark:
             "results/benchmarks/eval_iwslt22/{pair}.tsv"
         shell:
-            "mtcue iwslt22-synth --corpus {input} --pair {wildcards.pair} --split {params.split} --docs {params.docs} "
-            "--seed {params.seed} --out {output} 2> {log}"
+            "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
+            "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
 
     # Table 5's validation set, where each model's best prompt is chosen: the valid split, same layout.
     use rule eval_iwslt22 as eval_iwslt22_valid with:
@@ -136,7 +136,7 @@ if EAMT22_PAIRS:
         benchmark:
             "results/benchmarks/annotate_eamt22/{pair}.{split}.tsv"
         shell:
-            "mtcue annotate-eamt22 --input {input} --output {output.corpus} --stats {output.stats} 2> {log}"
+            "mtcue annotate-eamt22 --input {input:q} --output {output.corpus:q} --stats {output.stats:q} 2> {log:q}"
 
 
 rule clean:
@@ -152,8 +152,8 @@ rule clean:
     benchmark:
         "results/benchmarks/clean/{pair}.{split}.tsv",
     shell:
-        "mtcue clean --input {input} --output {output.corpus} --stats {output.stats} "
-        "--max-chars {params.max_chars} 2> {log}"
+        "mtcue clean --input {input:q} --output {output.corpus:q} --stats {output.stats:q} "
+        "--max-chars {params.max_chars:q} 2> {log:q}"
 
 
 # Table 1's figures for one pair, from the training data the models read.
@@ -167,14 +167,14 @@ rule corpus_stats:
         source=config["corpus"]["source"],
         config_hash=config_hash(config["corpus"]),
         study=STUDY,
-        omdb=lambda w, input: f"--omdb-summary {input.omdb}" if OPENSUBTITLES else "",
+        omdb=lambda w, input: ["--omdb-summary", input.omdb] if OPENSUBTITLES else [],
     log:
         "results/logs/corpus_stats/{pair}.log",
     benchmark:
         "results/benchmarks/corpus_stats/{pair}.tsv"
     shell:
-        "mtcue corpus-stats --corpus {input.corpus} --pair {wildcards.pair} --source {params.source} "
-        "{params.omdb} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+        "mtcue corpus-stats --corpus {input.corpus:q} --pair {wildcards.pair:q} --source {params.source:q} "
+        "{params.omdb:q} --config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
 
 
 if OPENSUBTITLES:
@@ -189,7 +189,7 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eval_iwslt22/{pair}.tsv"
         shell:
-            "mtcue evalset --name iwslt22 --pair {wildcards.pair} --inputs {input:q} --out {output} 2> {log}"
+            "mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
 
     # Table 5's validation set (best prompt; Table 6's zero-shot column): IWSLT22's training data, both
     # domains, in the test set's layout; pairs without one (en-ru) choose on the test set (plan/formality.py).
@@ -205,8 +205,8 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
         shell:
-            "mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair} --inputs {input:q} --out {output} "
-            "2> {log}"
+            "mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
+            "2> {log:q}"
 
     rule eval_eamt22:
         input:
@@ -218,8 +218,8 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eval_eamt22/{split}.tsv"
         shell:
-            "mtcue evalset --name eamt22 --pair en-pl --split {wildcards.split} --inputs {input:q} --out {output} "
-            "2> {log}"
+            "mtcue evalset --name eamt22 --pair en-pl --split {wildcards.split:q} --inputs {input:q} --out {output:q} "
+            "2> {log:q}"
 
     rule eval_contrapro:
         input:
@@ -234,7 +234,7 @@ if OPENSUBTITLES:
             "results/benchmarks/eval_contrapro.tsv"
         shell:
             "mtcue evalset --name contrapro --pair en-de --inputs {input.json:q} {input.documents:q} "
-            "--metadata {input.metadata} --out {output} 2> {log}"
+            "--metadata {input.metadata:q} --out {output:q} 2> {log:q}"
 
     rule eval_lopes:
         input:
@@ -246,4 +246,4 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eval_lopes.tsv"
         shell:
-            "mtcue evalset --name lopes --pair en-fr --inputs {input:q} --out {output} 2> {log}"
+            "mtcue evalset --name lopes --pair en-fr --inputs {input:q} --out {output:q} 2> {log:q}"

@@ -24,5 +24,5 @@ if DOWNLOADS:
         benchmark:
             "results/benchmarks/download/{path}.tsv"
         shell:
-            "mtcue download --source {params.source:q} --out {output:q} --retries {params.policy[retries]} "
-            "--backoff {params.policy[backoff_s]} --timeout {params.policy[timeout_s]} 2> {log:q}"
+            "mtcue download --source {params.source:q} --out {output:q} --retries {params.policy[retries]:q} "
+            "--backoff {params.policy[backoff_s]:q} --timeout {params.policy[timeout_s]:q} 2> {log:q}"

@@ -22,9 +22,9 @@ rule translate:
     benchmark:
         "results/benchmarks/translate/{direction}.{model}.{split}.tsv"
     shell:
-        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-        "{params.store} --checkpoint {input.model} --split {wildcards.split} --corpus {input.corpus} "
-        "--generation {params.generation:q} --threads {threads} --out {output} 2> {log}"
+        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction:q} --data-bin {input.data:q} "
+        "{params.store:q} --checkpoint {input.model:q} --split {wildcards.split:q} --corpus {input.corpus:q} "
+        "--generation {params.generation:q} --threads {threads} --out {output:q} 2> {log:q}"
 
 
 rule score:
@@ -41,9 +41,9 @@ rule score:
     benchmark:
         "results/benchmarks/score/{direction}.{model}.{split}.tsv",
     shell:
-        "mtcue score --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
-        "--config-hash {params.config_hash} --out {output} 2> {log}"
+        "mtcue score --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
+        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
+        "--config-hash {params.config_hash:q} --out {output:q} 2> {log:q}"
 
 
 # A model translated (and scored) with other context than its own at test time only (TEST_CONTEXT, inputs.smk):
@@ -89,14 +89,14 @@ rule comet_model:
         "results/comet/model.json",
     params:
         comet=config["evaluation"]["comet"],
-        required="--required" if config["evaluation"]["comet"]["required"] else "",
+        required=["--required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
         "results/logs/comet_model.log",
     benchmark:
         "results/benchmarks/comet_model.tsv"
     shell:
-        "mtcue comet-model --comet-model {params.comet[model]:q} {params.required} --out {output} 2> {log}"
+        "mtcue comet-model --comet-model {params.comet[model]:q} {params.required:q} --out {output:q} 2> {log:q}"
 
 
 rule comet:
@@ -110,7 +110,7 @@ rule comet:
         config_hash=cfg_hash,
         study=STUDY,
         comet=config["evaluation"]["comet"],
-        required="--required" if config["evaluation"]["comet"]["required"] else "",
+        required=["--required"] if config["evaluation"]["comet"]["required"] else [],
     threads: 1
     resources:
         gpu=1,
@@ -119,8 +119,8 @@ rule comet:
     benchmark:
         "results/benchmarks/comet/{direction}.{model}.{split}.tsv"
     shell:
-        "mtcue comet --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--model {wildcards.model} --split {wildcards.split} --study {params.study} "
-        "--config-hash {params.config_hash} --comet-model {params.comet[model]:q} "
-        "--batch-size {params.comet[batch_size]} {params.required} --availability {input.availability} "
-        "--out {output} 2> {log}"
+        "mtcue comet --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
+        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
+        "--config-hash {params.config_hash:q} --comet-model {params.comet[model]:q} "
+        "--batch-size {params.comet[batch_size]:q} {params.required:q} --availability {input.availability:q} "
+        "--out {output:q} 2> {log:q}"

@@ -24,8 +24,8 @@ rule fewshot_store:
     benchmark:
         "results/benchmarks/fewshot_store/{direction}.{model}.tsv"
     shell:
-        "mtcue mask-store --store {input.store} --corpus train={input.train} --corpus valid={input.valid} "
-        "--per-combination {params.per_combination} --seed {params.seed} --out {output} 2> {log}"
+        "mtcue mask-store --store {input.store:q} --corpus train={input.train:q} --corpus valid={input.valid:q} "
+        "--per-combination {params.per_combination:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
 
 
 if OPENSUBTITLES:
@@ -48,9 +48,9 @@ if OPENSUBTITLES:
         benchmark:
             "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
         shell:
-            "mtcue translate-corpus --model-dir results/models/{wildcards.direction}/{wildcards.model} "
-            "--corpus {input.test} {params.columns} --generation {params.generation:q} --threads {threads} "
-            "--out {output} 2> {log}"
+            "mtcue translate-corpus --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
+            "--corpus {input.test:q} {params.columns:q} --generation {params.generation:q} --threads {threads} "
+            "--out {output:q} 2> {log:q}"
 
 else:
 
@@ -84,15 +84,16 @@ rule eamt22_score:
         config_hash=cfg_hash,
         study=STUDY,
         detector=config["experiments"]["fewshot"]["detector"],
-        fewshot=lambda w, input: f"--fewshot-store {input.fewshot}" if "fewshot" in input.keys() else "",
+        fewshot=lambda w, input: ["--fewshot-store", input.fewshot] if "fewshot" in input.keys() else [],
     log:
         "results/logs/eamt22_score/{direction}.{model}.{split}.log",
     benchmark:
         "results/benchmarks/eamt22_score/{direction}.{model}.{split}.tsv"
     shell:
-        "mtcue score-eamt22 --hyps {input.hyps} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--model {wildcards.model} --split {wildcards.split} --study {params.study} --config-hash {params.config_hash} "
-        "--detector {params.detector} --spec {params.spec:q} {params.fewshot} --out {output} 2> {log}"
+        "mtcue score-eamt22 --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
+        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
+        "--config-hash {params.config_hash:q} --detector {params.detector:q} --spec {params.spec:q} "
+        "{params.fewshot:q} --out {output:q} 2> {log:q}"
 
 
 rule figure4:
@@ -111,5 +112,6 @@ rule figure4:
     benchmark:
         "results/benchmarks/figure4.tsv"
     shell:
-        "mtcue figure4 --records {input.records} --points {params.points:q} --run-ids {input.runs} --csv {output.csv} "
-        "--png {output.png} --bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} 2> {log}"
+        "mtcue figure4 --records {input.records:q} --points {params.points:q} --run-ids {input.runs:q} "
+        "--csv {output.csv:q} --png {output.png:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

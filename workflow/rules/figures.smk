@@ -13,7 +13,7 @@ rule training_curves:
     benchmark:
         "results/benchmarks/figures/training_curves.tsv"
     shell:
-        "mtcue figure --kind training_curves --records {input} --out {output} 2> {log}"
+        "mtcue figure --kind training_curves --records {input:q} --out {output:q} 2> {log:q}"
 
 
 rule phenomena_accuracy:
@@ -27,7 +27,7 @@ rule phenomena_accuracy:
     benchmark:
         "results/benchmarks/figures/phenomena_accuracy.tsv"
     shell:
-        "mtcue figure --kind phenomena_accuracy --records {input} --out {output} 2> {log}"
+        "mtcue figure --kind phenomena_accuracy --records {input:q} --out {output:q} 2> {log:q}"
 
 
 rule bleu_gain:
@@ -41,7 +41,7 @@ rule bleu_gain:
     benchmark:
         "results/benchmarks/figures/bleu_gain.tsv"
     shell:
-        "mtcue figure --kind bleu_gain --records {input} --out {output} 2> {log}"
+        "mtcue figure --kind bleu_gain --records {input:q} --out {output:q} 2> {log:q}"
 
 
 # The sequence-shortening seed's Figure 4 (and a training step): measured on models built at the config's
@@ -58,4 +58,4 @@ rule memory_growth:
     benchmark:
         "results/benchmarks/figures/memory_growth.tsv"
     shell:
-        "mtcue memory-growth --plan {params.plan:q} --csv {output.csv} --svg {output.svg} 2> {log}"
+        "mtcue memory-growth --plan {params.plan:q} --csv {output.csv:q} --svg {output.svg:q} 2> {log:q}"

@@ -24,9 +24,9 @@ rule formality_translate:
     benchmark:
         "results/benchmarks/formality_translate/{direction}.{model}.tsv"
     shell:
-        "mtcue translate-prompts --model-dir results/models/{wildcards.direction}/{wildcards.model} "
-        "--source {params.source} --prompts {params.prompts:q} --generation {params.generation:q} "
-        "--threads {threads} --out {output} 2> {log}"
+        "mtcue translate-prompts --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
+        "--source {params.source:q} --prompts {params.prompts:q} --generation {params.generation:q} "
+        "--threads {threads} --out {output:q} 2> {log:q}"
 
 
 use rule formality_translate as formality_translate_valid with:
@@ -55,7 +55,7 @@ rule formality_score:
     output:
         "results/records/formality/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: " ".join(f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]),
+        hyps=lambda w, input: [f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]],
         refs=lambda w, input: formality_refs(w, input.refs),
         valid=formality_valid_args,  # where the best prompt is chosen (a model with prompts)
         split=lambda w, output: "valid" if output[0].endswith(".valid.json") else "test",
@@ -67,9 +67,10 @@ rule formality_score:
     benchmark:
         "results/benchmarks/formality_score/{direction}.{model}.tsv"
     shell:
-        "mtcue score-formality --hyps {params.hyps} --prompts {params.prompts:q} --references {params.refs} "
-        "{params.valid} --train-corpus {input.train} --split {params.split} --direction {wildcards.direction} "
-        "--model {wildcards.model} --study {params.study} --config-hash {params.config_hash} --out {output} 2> {log}"
+        "mtcue score-formality --hyps {params.hyps:q} --prompts {params.prompts:q} --references {params.refs:q} "
+        "{params.valid:q} --train-corpus {input.train:q} --split {params.split:q} --direction {wildcards.direction:q} "
+        "--model {wildcards.model:q} --study {params.study:q} --config-hash {params.config_hash:q} --out {output:q} "
+        "2> {log:q}"
 
 
 # Table 6's zero-shot column: the validation translations scored on their own (best prompt on the
@@ -99,13 +100,13 @@ rule table5_formality:
         md="results/tables/table5_formality.md",
         html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
     params:
-        models=" ".join(dict.fromkeys(FORMALITY["models"] + STYLE["models"])),
+        models=list(dict.fromkeys(FORMALITY["models"] + STYLE["models"])),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table5_formality.log",
     benchmark:
         "results/benchmarks/tables/table5_formality.tsv"
     shell:
-        "mtcue table-formality --records {input.records} --models {params.models} --run-ids {input.runs} "
-        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
-        "--csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-formality --records {input.records:q} --models {params.models:q} --run-ids {input.runs:q} "
+        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "--csv {output.csv:q} --md {output.md:q} 2> {log:q}"

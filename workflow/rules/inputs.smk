@@ -17,7 +17,7 @@ def test_context_spec(w):
 
 
 def store_option(w, input):
-    return f"--context-dir {input.store}" if "store" in input.keys() else ""
+    return ["--context-dir", input.store] if "store" in input.keys() else []
 
 
 # ---- training (train.smk) ------------------------------------------------------------------------
@@ -74,7 +74,7 @@ def eamt22_set(split):
 
 def eamt22_columns_option(w):
     columns = json.loads(eamt22_spec(w)).get("context", {}).get("columns")
-    return f"--columns {','.join(columns)}" if columns else ""
+    return ["--columns", ",".join(columns)] if columns else []
 
 
 def eamt22_inputs(w):
@@ -104,17 +104,17 @@ def formality_valid_hyps(w):
 def formality_valid_args(w, input):
     """score-formality's validation options, or nothing."""
     if not input.valid_hyps:
-        return ""
-    hyps = " ".join(f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model))
-    return f"--valid-hyps {hyps} --valid-references {formality_refs(w, input.valid_refs)}"
+        return []
+    hyps = [f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model)]
+    return ["--valid-hyps", *hyps, "--valid-references", *formality_refs(w, input.valid_refs)]
 
 
 # ---- Table 6 (ablation.smk) ----------------------------------------------------------------------
 
 def zeroshot_options(kind, task):
-    """table-ablation's option of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's)."""
-    reason = f" --unavailable {kind}={shlex.quote(task['unavailable'])}" if task["unavailable"] else ""
-    return f"--zeroshot-direction {kind}={task['direction']}{reason}"
+    """table-ablation's options of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's), as arguments."""
+    reason = ["--unavailable", f"{kind}={task['unavailable']}"] if task["unavailable"] else []
+    return ["--zeroshot-direction", f"{kind}={task['direction']}", *reason]
 
 
 # ---- Voita et al. 2018 (voita2018.smk) -----------------------------------------------------------

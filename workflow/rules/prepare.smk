@@ -14,9 +14,9 @@ rule spm_train:
     benchmark:
         "results/benchmarks/spm_train/{direction}.tsv"
     shell:
-        "mtcue spm-train --corpus {input} --direction {wildcards.direction} --model-file {output.model} "
-        "--vocab-size {params.spm[vocab_size]} --model-type {params.spm[model_type]} "
-        "--character-coverage {params.spm[character_coverage]} 2> {log}"
+        "mtcue spm-train --corpus {input:q} --direction {wildcards.direction:q} --model-file {output.model:q} "
+        "--vocab-size {params.spm[vocab_size]:q} --model-type {params.spm[model_type]:q} "
+        "--character-coverage {params.spm[character_coverage]:q} 2> {log:q}"
 
 
 rule spm_encode:
@@ -31,8 +31,9 @@ rule spm_encode:
     benchmark:
         "results/benchmarks/spm_encode/{src}-{tgt}.{split}.tsv",
     shell:
-        "mtcue spm-encode --model-file {input.model} --corpus {input.corpus} "
-        "--direction {wildcards.src}-{wildcards.tgt} --out-prefix results/prepared/{wildcards.src}-{wildcards.tgt}/{wildcards.split} 2> {log}"
+        "mtcue spm-encode --model-file {input.model:q} --corpus {input.corpus:q} "
+        "--direction {wildcards.src:q}-{wildcards.tgt:q} "
+        "--out-prefix results/prepared/{wildcards.src:q}-{wildcards.tgt:q}/{wildcards.split:q} 2> {log:q}"
 
 
 rule binarise:
@@ -46,5 +47,5 @@ rule binarise:
     benchmark:
         "results/benchmarks/binarise/{direction}.tsv",
     shell:
-        "mtcue binarise --prepared results/prepared/{wildcards.direction} --direction {wildcards.direction} "
-        "--dest {output} 2> {log}"
+        "mtcue binarise --prepared results/prepared/{wildcards.direction:q} --direction {wildcards.direction:q} "
+        "--dest {output:q} 2> {log:q}"

@@ -20,8 +20,8 @@ rule table3_models:
     benchmark:
         "results/benchmarks/tables/table3_models.tsv",
     shell:
-        "mtcue table --kind models --records {input.train} --run-ids {input.runs} --csv {output.csv} "
-        "--md {output.md} 2> {log}"
+        "mtcue table --kind models --records {input.train:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} 2> {log:q}"
 
 
 rule table4_quality:
@@ -42,9 +42,9 @@ rule table4_quality:
     benchmark:
         "results/benchmarks/tables/table4_quality.tsv",
     shell:
-        "mtcue table --records {input.score} --comet-records {input.comet} --train-records {input.train} "
-        "--bootstrap-samples {params.bootstrap[samples]} --alpha {params.bootstrap[alpha]} "
-        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
+        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
 
 
 rule phenomena:
@@ -61,8 +61,8 @@ rule phenomena:
     benchmark:
         "results/benchmarks/tables/phenomena.tsv",
     shell:
-        "mtcue table --kind phenomena --records {input.score} --run-ids {input.runs} --csv {output.csv} "
-        "--md {output.md} 2> {log}"
+        "mtcue table --kind phenomena --records {input.score:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} 2> {log:q}"
 
 
 rule mlflow_sync:
@@ -75,14 +75,14 @@ rule mlflow_sync:
         uri=config["mlflow"]["tracking_uri"],
         study=STUDY,
         experiments=json.dumps({f"{d}/{m}": experiments for (d, m), experiments in TRAINED.items()}),
-        copy_models="--copy-models" if config["mlflow"]["copy_models"] else "",
+        copy_models=["--copy-models"] if config["mlflow"]["copy_models"] else [],
     log:
         f"results/logs/mlflow_sync/{STUDY}.log",
     benchmark:
         f"results/benchmarks/mlflow_sync/{STUDY}.tsv",
     shell:
-        "mtcue track --study {params.study} --uri {params.uri} --records {input} "
-        "--experiments {params.experiments:q} --artifacts {params.copy_models} --run-ids {output} 2> {log}"
+        "mtcue track --study {params.study:q} --uri {params.uri:q} --records {input:q} "
+        "--experiments {params.experiments:q} --artifacts {params.copy_models:q} --run-ids {output:q} 2> {log:q}"
 
 
 # Every table and figure of the study as an artifact of its study run (one place to browse them in the
@@ -100,7 +100,7 @@ rule mlflow_study:
     benchmark:
         f"results/benchmarks/mlflow_study/{STUDY}.tsv",
     shell:
-        "mtcue track-study --run-ids {input.runs} --files {input.files} --html {output} 2> {log}"
+        "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --html {output:q} 2> {log:q}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding
@@ -117,8 +117,8 @@ rule bench_store:
     benchmark:
         "results/benchmarks/bench_store/{direction}.tsv",
     shell:
-        "mtcue bench-store --store {input.store} --corpus {input.corpus} --direction {wildcards.direction} "
-        "--batch-size 560 --batches 10 --train-record {input.record} > {output} 2> {log}"
+        "mtcue bench-store --store {input.store:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
+        "--batch-size 560 --batches 10 --train-record {input.record:q} > {output:q} 2> {log:q}"
 
 
 rule table1_data:
@@ -134,7 +134,7 @@ rule table1_data:
     benchmark:
         "results/benchmarks/table1_data.tsv"
     shell:
-        "mtcue table --kind data --records {input} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
 
 
 # Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo
@@ -150,11 +150,11 @@ rule critical_path:
         "results/benchmarks/critical_path.json",
     params:
         snakefile=workflow.main_snakefile,
-        configfiles=" ".join(shlex.quote(f) for f in CONFIG_FILES),
+        configfiles=CONFIG_FILES,
     log:
         "results/logs/critical_path.log",
     benchmark:
         "results/benchmarks/critical_path/critical_path.tsv"
     shell:
-        "mtcue critical-path --snakefile {params.snakefile:q} --configfile {params.configfiles} --study . "
-        "--out {output} 2> {log}"
+        "mtcue critical-path --snakefile {params.snakefile:q} --configfile {params.configfiles:q} --study . "
+        "--out {output:q} 2> {log:q}"

@@ -22,8 +22,9 @@ rule groupings:
     benchmark:
         "results/benchmarks/groupings/{direction}.{model}.tsv"
     shell:
-        "OMP_NUM_THREADS={threads} mtcue groupings --model-dir {params.model_dir} --model {wildcards.model} "
-        "--suite {input.suite} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+        "OMP_NUM_THREADS={threads} mtcue groupings --model-dir {params.model_dir:q} --model {wildcards.model:q} "
+        "--suite {input.suite:q} --config-hash {params.config_hash:q} --study {params.study:q} "
+        "--out {output:q} 2> {log:q}"
 
 
 rule figure_groupings:
@@ -40,8 +41,8 @@ rule figure_groupings:
     benchmark:
         "results/benchmarks/figures/shortening_groupings.tsv"
     shell:
-        "mtcue figure-groupings --records {input.records} --run-ids {input.runs} --csv {output.csv} "
-        "--svg {output.svg} 2> {log}"
+        "mtcue figure-groupings --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--svg {output.svg:q} 2> {log:q}"
 
 
 rule table_shortening:
@@ -61,5 +62,6 @@ rule table_shortening:
     benchmark:
         "results/benchmarks/tables/shortening.tsv"
     shell:
-        "mtcue table-shortening --cells {params.cells:q} --records {input.score} "
-        "--contrastive-records {input.contrastive} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
+        "--contrastive-records {input.contrastive:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} 2> {log:q}"

@@ -23,8 +23,8 @@ rule side_labels:
     benchmark:
         "results/benchmarks/side_labels/{direction}.tsv",
     shell:
-        "mtcue tags --direction {wildcards.direction} {params.corpora} --columns {params.columns} "
-        "--min-docs {params.min_docs} --out {output} 2> {log}"
+        "mtcue tags --direction {wildcards.direction:q} {params.corpora:q} --columns {params.columns:q} "
+        "--min-docs {params.min_docs:q} --out {output:q} 2> {log:q}"
 
 
 rule table_side_information:
@@ -51,8 +51,9 @@ rule table_side_information:
     benchmark:
         "results/benchmarks/tables/side_information.tsv"
     shell:
-        "mtcue table-side-information --rows {params.rows:q} --records {input.score} "
-        "--no-context-records {input.no_context} --predicted-records {input.predicted} "
-        "--contrastive-records {input.contrastive} --valid-records {input.valid} "
-        "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]} "
-        "--alpha {params.bootstrap[alpha]} --run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-side-information --rows {params.rows:q} --records {input.score:q} "
+        "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "
+        "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
+        "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--alpha {params.bootstrap[alpha]:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--md {output.md:q} 2> {log:q}"

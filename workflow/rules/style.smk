@@ -13,15 +13,16 @@ rule style_store:
         directory("results/style/{direction}"),
     params:
         corpora=lambda w, input: corpus_options(w, input),
-        levels=(f"--mapping {shlex.quote(json.dumps(config['experiments']['style']['mapping']))}"
+        levels=(["--mapping", json.dumps(config["experiments"]["style"]["mapping"])]
                 if config["experiments"]["style"]["levels_from"] == "labels"
-                else f"--levels-from address --seed {config['seed']}"),
+                else ["--levels-from", "address", "--seed", config["seed"]]),
     log:
         "results/logs/style_store/{direction}.log",
     benchmark:
         "results/benchmarks/style_store/{direction}.tsv"
     shell:
-        "mtcue style-levels --direction {wildcards.direction} {params.corpora} {params.levels} --out {output} 2> {log}"
+        "mtcue style-levels --direction {wildcards.direction:q} {params.corpora:q} {params.levels:q} "
+        "--out {output:q} 2> {log:q}"
 
 
 # How the formality-score levels agree with IWSLT22's formal and informal references (levels_from: address).
@@ -36,7 +37,7 @@ rule style_agreement:
     benchmark:
         "results/benchmarks/style_agreement/{direction}.tsv"
     shell:
-        "mtcue style-agreement --references {input} --direction {wildcards.direction} --out {output} 2> {log}"
+        "mtcue style-agreement --references {input:q} --direction {wildcards.direction:q} --out {output:q} 2> {log:q}"
 
 
 rule style_translate:
@@ -57,9 +58,9 @@ rule style_translate:
     benchmark:
         "results/benchmarks/style_translate/{direction}.{model}.tsv"
     shell:
-        "mtcue translate-levels --model-dir results/models/{wildcards.direction}/{wildcards.model} "
-        "--source {params.source} --levels {params.levels} --generation {params.generation:q} "
-        "--threads {threads} --out {output} 2> {log}"
+        "mtcue translate-levels --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
+        "--source {params.source:q} --levels {params.levels:q} --generation {params.generation:q} "
+        "--threads {threads} --out {output:q} 2> {log:q}"
 
 
 rule style_score:
@@ -69,10 +70,10 @@ rule style_score:
     output:
         "results/records/style/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: " ".join(f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]),
+        hyps=lambda w, input: [f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]],
         refs=lambda w, input: formality_refs(w, input.refs),
         # The plain formal and informal references: meaning preservation (chrF), Jeong et al.'s Table 1.
-        meaning_refs=lambda w, input: " ".join(f"{input.refs}/{n}" for n in iwslt22_files(pair_of(w.direction))[1:3]),
+        meaning_refs=lambda w, input: [f"{input.refs}/{n}" for n in iwslt22_files(pair_of(w.direction))[1:3]],
         config_hash=cfg_hash,
         study=STUDY,
     log:
@@ -80,10 +81,10 @@ rule style_score:
     benchmark:
         "results/benchmarks/style_score/{direction}.{model}.tsv"
     shell:
-        "mtcue score-formality --style-levels --hyps {params.hyps} --references {params.refs} "
-        "--meaning-references {params.meaning_refs} "
-        "--direction {wildcards.direction} --model {wildcards.model} --study {params.study} "
-        "--config-hash {params.config_hash} --out {output} 2> {log}"
+        "mtcue score-formality --style-levels --hyps {params.hyps:q} --references {params.refs:q} "
+        "--meaning-references {params.meaning_refs:q} "
+        "--direction {wildcards.direction:q} --model {wildcards.model:q} --study {params.study:q} "
+        "--config-hash {params.config_hash:q} --out {output:q} 2> {log:q}"
 
 
 rule style_levels:
@@ -98,4 +99,4 @@ rule style_levels:
     benchmark:
         "results/benchmarks/figures/style_levels.tsv"
     shell:
-        "mtcue figure-style-levels --records {input} --csv {output.csv} --svg {output.svg} 2> {log}"
+        "mtcue figure-style-levels --records {input:q} --csv {output.csv:q} --svg {output.svg:q} 2> {log:q}"

@@ -14,8 +14,8 @@ rule train:
     params:
         spec=spec,
         checkpoints="results/checkpoints/{direction}/{model}",
-        init=lambda w, input: f"--init-checkpoint {input.init}" if "init" in input.keys() else "",
-        store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",
+        init=lambda w, input: ["--init-checkpoint", input.init] if "init" in input.keys() else [],
+        store=store_option,
         study=STUDY,
     threads: 1
     resources:
@@ -25,6 +25,6 @@ rule train:
     benchmark:
         "results/benchmarks/train/{direction}.{model}.tsv"
     shell:
-        "mtcue train --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
-        "{params.store} {params.init} --checkpoint-dir {params.checkpoints} --out {output.model} "
-        "--record {output.record} --study {params.study} --threads {threads} --gpus {resources.gpu} 2> {log}"
+        "mtcue train --spec {params.spec:q} --direction {wildcards.direction:q} --data-bin {input.data:q} "
+        "{params.store:q} {params.init:q} --checkpoint-dir {params.checkpoints:q} --out {output.model:q} "
+        "--record {output.record:q} --study {params.study:q} --threads {threads} --gpus {resources.gpu} 2> {log:q}"

@@ -20,8 +20,9 @@ rule attention_agreement:
     benchmark:
         "results/benchmarks/attention/{direction}.{model}.tsv"
     shell:
-        "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir} --model {wildcards.model} "
-        "--suite {input.suite} --config-hash {params.config_hash} --study {params.study} --out {output} 2> {log}"
+        "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir:q} "
+        "--model {wildcards.model:q} --suite {input.suite:q} --config-hash {params.config_hash:q} "
+        "--study {params.study:q} --out {output:q} 2> {log:q}"
 
 
 rule table_voita2018:
@@ -37,14 +38,13 @@ rule table_voita2018:
         html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables"),
     params:
         rows=json.dumps(voita2018.voita2018_rows(config)),
-        # Snakemake's :q gives nothing for an empty string, so the option goes only with a reason.
-        unavailable=lambda w: f"--attention-unavailable {shlex.quote(attention_unavailable())}"
-        if attention_unavailable() else "",
+        # the option and its reason as two arguments, or none
+        unavailable=lambda w: ["--attention-unavailable", attention_unavailable()] if attention_unavailable() else [],
     log:
         "results/logs/table_voita2018.log",
     benchmark:
         "results/benchmarks/tables/voita2018.tsv"
     shell:
-        "mtcue table-voita2018 --rows {params.rows:q} --records {input.score} --random-records {input.random} "
-        "--attention-records {input.attention} {params.unavailable} "
-        "--run-ids {input.runs} --csv {output.csv} --md {output.md} 2> {log}"
+        "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
+        "--attention-records {input.attention:q} {params.unavailable:q} "
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"

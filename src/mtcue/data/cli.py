@@ -46,12 +46,17 @@ def cmd_annotate_eamt22(a):
 
 
 def _workers(value: str) -> int:
-    from mtcue.data.opensubtitles import check_workers
+    """A whole number >= 1 of worker processes, capped at the CPUs this process may use: more only cost memory
+    and start-up time (`--workers 1000` started 1,008 processes)."""
+    from mtcue.data.opensubtitles import check_workers, usable_cpus
 
     try:
-        return check_workers(int(value))
+        workers = check_workers(int(value))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r}: a whole number >= 1 of worker processes") from None
+    if workers > usable_cpus():
+        log.warning("--workers %d: capped at %d, the CPUs this process may use", workers, usable_cpus())
+    return min(workers, usable_cpus())
 
 
 def cmd_extract_opensubtitles(a):
@@ -310,4 +315,5 @@ def register(step) -> None:
     s.add_argument("--prepared", required=True, help="folder with {train,valid,test}.{src,tgt}")
     s.add_argument("--direction", required=True)
     s.add_argument("--dest", required=True)
-    s.add_argument("--workers", type=int, default=1)
+    s.add_argument("--workers", type=_workers, default=1,
+                   help="fairseq-preprocess's processes (at most the CPUs this process may use, more are capped)")

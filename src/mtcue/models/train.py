@@ -6,6 +6,8 @@ folder trained from a different spec is moved aside, never silently resumed.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -15,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,6 +29,23 @@ from mtcue.records import config_hash
 
 log = logging.getLogger(__name__)
 SPEC_FILE = "spec.json"
+
+
+@contextlib.contextmanager
+def hold_checkpoint_dir(ckpt_dir: Path) -> Iterator[None]:
+    """An exclusive lock on `ckpt_dir` while a training uses it: a second training in the folder would resume the
+    first one's epochs. The lock is a file beside the folder (a folder of another spec is moved aside) held with
+    flock, which the kernel releases when this process ends however it ends (SIGTERM, a wall-time kill), so a
+    rerun resumes."""
+    lock = ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"{ckpt_dir}: another training is using this checkpoint folder (it holds {lock}); "
+                               "wait for it to end, or give this one another --checkpoint-dir") from None
+        yield
 
 
 def prepare_checkpoint_dir(ckpt_dir: Path, spec: dict) -> None:
@@ -151,47 +171,48 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
     absent); copy its best checkpoint to `model_out`; return the record."""
     import torch
 
-    use_cuda = torch.cuda.is_available()
-    if gpus > 1 and torch.cuda.device_count() < gpus:
-        raise RuntimeError(f"asked to train on {gpus} GPUs but CUDA sees {torch.cuda.device_count()}")
-    prepare_checkpoint_dir(ckpt_dir, spec)
-    recover_checkpoint_dir(ckpt_dir)
-    args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
-            *fa.optimisation_args(spec, use_cuda, gpus), *fa.distributed_args(gpus, free_port()),
-            *fa.checkpoint_args(ckpt_dir, save_interval_updates),
-            "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
-    if spec.get("init_from"):
-        if init_checkpoint is None:
-            raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
-        check_checkpoint(init_checkpoint, f"--init-checkpoint (the trained '{spec['init_from']}' model)")
-        if spec["type"] == "base":  # fairseq's own transformer: its weights, a fresh optimiser and schedule
-            args += ["--finetune-from-model", str(init_checkpoint)]
+    with hold_checkpoint_dir(ckpt_dir):
+        use_cuda = torch.cuda.is_available()
+        if gpus > 1 and torch.cuda.device_count() < gpus:
+            raise RuntimeError(f"asked to train on {gpus} GPUs but CUDA sees {torch.cuda.device_count()}")
+        prepare_checkpoint_dir(ckpt_dir, spec)
+        recover_checkpoint_dir(ckpt_dir)
+        args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
+                *fa.optimisation_args(spec, use_cuda, gpus), *fa.distributed_args(gpus, free_port()),
+                *fa.checkpoint_args(ckpt_dir, save_interval_updates),
+                "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
+        if spec.get("init_from"):
+            if init_checkpoint is None:
+                raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
+            check_checkpoint(init_checkpoint, f"--init-checkpoint (the trained '{spec['init_from']}' model)")
+            if spec["type"] == "base":  # fairseq's own transformer: its weights, a fresh optimiser and schedule
+                args += ["--finetune-from-model", str(init_checkpoint)]
+            else:
+                args += ["--pretrained-base", str(init_checkpoint),
+                         "--pretrained-report", str(ckpt_dir / "init_report.json")]
+        log.info("fairseq-train %s", " ".join(args))
+        start = time.monotonic()
+        cfg = fairseq_run.training_config(args)
+        if fairseq_run.train_command(cfg):
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+            run_logged([sys.executable, "-m", "fairseq_cli.train", *args], env, ckpt_dir / "train.log")
         else:
-            args += ["--pretrained-base", str(init_checkpoint),
-                     "--pretrained-report", str(ckpt_dir / "init_report.json")]
-    log.info("fairseq-train %s", " ".join(args))
-    start = time.monotonic()
-    cfg = fairseq_run.training_config(args)
-    if fairseq_run.train_command(cfg):
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-        run_logged([sys.executable, "-m", "fairseq_cli.train", *args], env, ckpt_dir / "train.log")
-    else:
-        fairseq_run.train(cfg, ckpt_dir / "train.log", threads)
-    best = ckpt_dir / "checkpoint_best.pt"
-    check_checkpoint(best, "the best checkpoint fairseq-train saved")
-    fd, tmp = atomic_path(model_out)
-    os.close(fd)
-    shutil.copyfile(best, tmp)
-    os.replace(tmp, model_out)
-    history = parse_fairseq_log((ckpt_dir / "train.log").read_text(encoding="utf-8").splitlines())
-    epochs = history["epochs"]
-    valid = [e for e in epochs if "valid_loss" in e]
-    best_epoch = min(valid, key=lambda e: e["valid_loss"]) if valid else None
-    return {
-        "model": spec["model"], "direction": direction, "spec": spec, "params": count_checkpoint_params(best),
-        "epochs": epochs, "started": history["started"], "finished": history["finished"], "model_path": str(model_out),
-        "best_epoch": best_epoch and best_epoch["epoch"],
-        "best_valid_loss": best_epoch and best_epoch["valid_loss"], "config_hash": config_hash(spec),
-        "device": "cuda" if use_cuda else "cpu", "gpus": gpus if use_cuda else 0, "threads": threads,
-        "wall_s_this_run": round(time.monotonic() - start, 1),
-    }
+            fairseq_run.train(cfg, ckpt_dir / "train.log", threads)
+        best = ckpt_dir / "checkpoint_best.pt"
+        check_checkpoint(best, "the best checkpoint fairseq-train saved")
+        fd, tmp = atomic_path(model_out)
+        os.close(fd)
+        shutil.copyfile(best, tmp)
+        os.replace(tmp, model_out)
+        history = parse_fairseq_log((ckpt_dir / "train.log").read_text(encoding="utf-8").splitlines())
+        epochs = history["epochs"]
+        valid = [e for e in epochs if "valid_loss" in e]
+        best_epoch = min(valid, key=lambda e: e["valid_loss"]) if valid else None
+        return {
+            "model": spec["model"], "direction": direction, "spec": spec, "params": count_checkpoint_params(best),
+            "epochs": epochs, "started": history["started"], "finished": history["finished"],
+            "model_path": str(model_out), "best_epoch": best_epoch and best_epoch["epoch"],
+            "best_valid_loss": best_epoch and best_epoch["valid_loss"], "config_hash": config_hash(spec),
+            "device": "cuda" if use_cuda else "cpu", "gpus": gpus if use_cuda else 0, "threads": threads,
+            "wall_s_this_run": round(time.monotonic() - start, 1),
+        }

@@ -1,0 +1,77 @@
+"""Guards on the machine's resources (issue 43): `mtcue binarise --workers` capped at the usable CPUs (1000 used
+to start 1,008 processes), and one training at a time in a checkpoint folder (a second one resumed the first
+one's epoch 9)."""
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtcue.cli import main
+from mtcue.data import opensubtitles, prepare
+from mtcue.models.train import hold_checkpoint_dir, train
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from mtcue.models.train import hold_checkpoint_dir
+with hold_checkpoint_dir(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("asked, used", [(1000, 2), (2, 2), (1, 1)])
+def test_binarise_workers_are_capped_at_the_usable_cpus(monkeypatch, tmp_path, caplog, asked, used):
+    monkeypatch.setattr(opensubtitles, "usable_cpus", lambda: 2)
+    calls = []
+    monkeypatch.setattr(prepare, "binarise", lambda *args: calls.append(args))
+    assert main(["binarise", "--prepared", str(tmp_path), "--direction", "en-de", "--dest", str(tmp_path / "bin"),
+                 "--workers", str(asked)]) == 0
+    assert calls == [(str(tmp_path), "en-de", str(tmp_path / "bin"), used)]
+    assert ("--workers 1000: capped at 2" in caplog.text) == (asked == 1000)
+
+
+def test_binarise_refuses_a_worker_count_below_one(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["binarise", "--prepared", str(tmp_path), "--direction", "en-de", "--dest", str(tmp_path), "--workers",
+              "0"])
+    assert "'0': a whole number >= 1 of worker processes" in capsys.readouterr().err
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process training in tmp_path/ckpt (holding its lock), until it is terminated."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "ckpt")], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "held\n"
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_second_training_in_a_held_checkpoint_folder_fails_at_once(tmp_path, holder):
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(RuntimeError, match=rf"^{ckpt}: another training is using this checkpoint folder \(it holds "
+                                           rf"{ckpt}\.lock\); wait for it to end, or give this one another "
+                                           r"--checkpoint-dir$"):
+        train({"model": "base"}, "en-de", tmp_path / "bin", ckpt, tmp_path / "out.pt")
+    assert not ckpt.exists()  # refused before the folder was prepared
+
+
+def test_the_lock_is_released_when_the_training_is_terminated(tmp_path, holder):
+    holder.send_signal(signal.SIGTERM)  # a wall-time limit: the rerun must resume
+    assert holder.wait(timeout=30) == -signal.SIGTERM
+    with hold_checkpoint_dir(tmp_path / "ckpt"):
+        pass
+
+
+def test_the_lock_is_released_when_a_training_ends(tmp_path):
+    for _ in range(2):
+        with hold_checkpoint_dir(tmp_path / "runs" / "ckpt"):
+            assert (tmp_path / "runs" / "ckpt.lock").exists()
+    with pytest.raises(ValueError), hold_checkpoint_dir(tmp_path / "ckpt"):
+        raise ValueError("a failed training")
+    with hold_checkpoint_dir(tmp_path / "ckpt"):
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.lock", "runs"]
+    assert not Path(tmp_path / "ckpt").exists()
