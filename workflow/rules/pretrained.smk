@@ -25,10 +25,10 @@ rule pretrained_models:
         PRETRAINED_MANIFEST,
     params:
         folder=lambda w, output: os.path.dirname(output[0]),
-        encoders=" ".join(f"--encoder {shlex.quote(e)}" for e in sorted({c["encoder"] for c, _ in
-                          study_vector_stores().values()}) if not is_random_encoder(e)),
+        encoders=[a for e in sorted({c["encoder"] for c, _ in study_vector_stores().values()})
+                  if not is_random_encoder(e) for a in ("--encoder", e)],
         comet=config["evaluation"]["comet"]["model"],
-        required="--comet-required" if config["evaluation"]["comet"]["required"] else "",
+        required=["--comet-required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
         "results/logs/pretrained_models.log",
@@ -36,5 +36,5 @@ rule pretrained_models:
         "results/benchmarks/pretrained_models.tsv"
     # The fetch itself goes online: not through the warm server, whose hub client was imported offline.
     shell:
-        "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder} "
-        "{params.encoders} --comet-model {params.comet:q} {params.required} 2> {log}"
+        "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder:q} "
+        "{params.encoders:q} --comet-model {params.comet:q} {params.required:q} 2> {log:q}"
