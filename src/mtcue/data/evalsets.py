@@ -261,7 +261,8 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
               metadata: dict[str, dict] | None = None, max_mismatch: float = 0.01) -> dict:
     """ContraPro as corpus-format lines. Its "document id" names a document of OpenSubtitles2018
     de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
-    json2text_and_context.pl reads them from the Moses files and their .ids."""
+    json2text_and_context.pl reads them from the Moses files and their .ids; the up to MAX_PREVIOUS lines
+    before it are its context, empty ones included, as that script gives them."""
     examples = _entries(json_path, "ContraPro examples", ("document id",))
     for i, ex in enumerate(examples):
         seg, errors = ex.get("segment id"), ex.get("errors")
@@ -297,12 +298,10 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
         en, de = found[(doc, seg)]
         expected = ex.get("source", ex.get("src segment"))
         mismatches += expected is not None and " ".join(expected.split()) != " ".join(en.split())
-        context = []
-        for j in range(1, MAX_PREVIOUS + 1):  # most recent first, up to the document's start or an empty line
-            line = found.get((doc, seg - j))
-            if line is None or not all(line):
-                break
-            context.append(line)
+        # The lines before it in the document, most recent first, each side's empty lines kept: ContraPro's
+        # conversion_scripts/json2text_and_context.pl prints them as they are, and the antecedent may lie beyond
+        # one. An empty line is no sentence to the models, as the script's empty lines before a document's start.
+        context = [found[(doc, seg - j)] for j in range(1, min(seg, MAX_PREVIOUS + 1))]
         film = f"tt{int(doc.split('_')[1]):07d}"
         sample = _sample(f"contrapro.{i:06d}", doc, {"en": en, "de": de},
                          {"en": [c[0] for c in context], "de": [c[1] for c in context]},
