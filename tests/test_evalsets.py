@@ -176,9 +176,10 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     files = {
         "src": ["It was so unfair.", "It was so unfair.", "Where is it?", "Where is it?"],
         "trg": ["C'était si injuste.", "C'était si injustes.", "Où est-elle ?", "Où est-il ?"],
-        # five context lines per current line, oldest first; the second example starts a document
-        "csrc": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "The car."] * 2,
-        "ctrg": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "La voiture."] * 2,
+        # five context lines per current line, oldest first; the second example is its document's fourth line,
+        # an empty one between it and its antecedent
+        "csrc": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "The car.", "", "Hm."] * 2,
+        "ctrg": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "La voiture.", "", "Hm."] * 2,
     }
     paths = []
     for name, lines in files.items():
@@ -192,7 +193,7 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     assert first["text"] == {"en": "It was so unfair.", "fr": "C'était si injuste."}
     assert first["contrastive"] == ["C'était si injustes."]
     assert first["previous"] == {"en": ["E.", "D.", "C.", "B.", "A."], "fr": ["E.", "D.", "C.", "B.", "A."]}
-    assert second["previous"] == {"en": ["The car."], "fr": ["La voiture."]}
+    assert second["previous"] == {"en": ["Hm.", "", "The car."], "fr": ["Hm.", "", "La voiture."]}
 
 
 def test_contrapro_reads_its_documents_from_the_moses_files(tmp_path):

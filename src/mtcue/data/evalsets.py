@@ -187,13 +187,12 @@ def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
 
 
 def _previous(lines: list[str]) -> list[str]:
-    """Context lines given oldest first -> most recent first, up to the first empty one."""
-    previous = []
-    for line in reversed(lines):
-        if not line.strip():
-            break
-        previous.append(line.strip())
-    return previous[:MAX_PREVIOUS]
+    """Context lines given oldest first -> most recent first, empty ones kept (the antecedent may lie beyond
+    one, as in contrapro) but those older than every non-empty one: the padding before a document's start."""
+    previous = [line.strip() for line in reversed(lines)][:MAX_PREVIOUS]
+    while previous and not previous[-1]:
+        previous.pop()
+    return previous
 
 
 # Lopes et al.'s set: 14,000 examples, 3,500 for each French pronoun of the reference (their paper, section 4).
