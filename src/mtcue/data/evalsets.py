@@ -148,10 +148,9 @@ def official_target(row: dict, where: str) -> tuple[str, str]:
     return tested[0], attributes[tested[0]]
 
 
-def _entries(path: str | Path, what: str, fields: tuple[str, ...]) -> list[dict]:
-    """An official set's JSON list of objects, each with `fields` as strings: else a ValueError naming the file,
-    the entry and the field."""
-    entries = read_json(path)
+def checked_entries(entries: object, path: str | Path, what: str, fields: tuple[str, ...]) -> list[dict]:
+    """`entries`, an official set's JSON read from `path`, when it is a list of objects, each with `fields` as
+    strings: else a ValueError naming the file, the entry and the field."""
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a JSON list of {what} (objects with {', '.join(fields)}); is it the "
                          "right file?")
@@ -173,7 +172,7 @@ def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
     `polish` (reference), `context_csv` (the attribute values, given to the model as the paper's
     attribute sentences) and `marking` (the attribute the row tests); EAMT22's own context wordings
     (`context_text`, `context_text_excluding_formality`, `formality_text`) are not read."""
-    rows = _entries(json_path, "EAMT22 rows", EAMT22_FIELDS)
+    rows = checked_entries(read_json(json_path), json_path, "EAMT22 rows", EAMT22_FIELDS)
     samples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
@@ -262,7 +261,7 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
     de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
     json2text_and_context.pl reads them from the Moses files and their .ids; the up to MAX_PREVIOUS lines
     before it are its context, empty ones included, as that script gives them."""
-    examples = _entries(json_path, "ContraPro examples", ("document id",))
+    examples = checked_entries(read_json(json_path), json_path, "ContraPro examples", ("document id",))
     for i, ex in enumerate(examples):
         seg, errors = ex.get("segment id"), ex.get("errors")
         if isinstance(seg, bool) or not isinstance(seg, (int, str)) or not str(seg).isdigit():
