@@ -4,7 +4,10 @@ import re
 
 import pytest
 
+from mtcue.context.embed import context_strings
+from mtcue.context.token_store import neighbour_texts, slot_names
 from mtcue.corpus import read_corpus
+from mtcue.data.contrastive_suites import from_evalset
 from mtcue.data.evalsets import (
     _eamt22_attributes,
     attribute_sentences,
@@ -17,6 +20,7 @@ from mtcue.data.evalsets import (
 )
 from mtcue.io import OWNED_MARKER
 from mtcue.rehearsal import moses_zip
+from mtcue.suites import read_suite
 
 IWSLT = {  # the first lines of the official EN-DE test files
     "en": ["Do you play Splat on Wii or Wii Sports on Nintendo?",
@@ -172,9 +176,10 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     files = {
         "src": ["It was so unfair.", "It was so unfair.", "Where is it?", "Where is it?"],
         "trg": ["C'était si injuste.", "C'était si injustes.", "Où est-elle ?", "Où est-il ?"],
-        # five context lines per current line, oldest first; the second example starts a document
-        "csrc": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "The car."] * 2,
-        "ctrg": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "", "", "La voiture."] * 2,
+        # five context lines per current line, oldest first; the second example is its document's fourth line,
+        # an empty one between it and its antecedent
+        "csrc": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "The car.", "", "Hm."] * 2,
+        "ctrg": ["A.", "B.", "C.", "D.", "E."] * 2 + ["", "", "La voiture.", "", "Hm."] * 2,
     }
     paths = []
     for name, lines in files.items():
@@ -188,7 +193,7 @@ def test_lopes_contexts_become_most_recent_first(tmp_path):
     assert first["text"] == {"en": "It was so unfair.", "fr": "C'était si injuste."}
     assert first["contrastive"] == ["C'était si injustes."]
     assert first["previous"] == {"en": ["E.", "D.", "C.", "B.", "A."], "fr": ["E.", "D.", "C.", "B.", "A."]}
-    assert second["previous"] == {"en": ["The car."], "fr": ["La voiture."]}
+    assert second["previous"] == {"en": ["Hm.", "", "The car."], "fr": ["Hm.", "", "La voiture."]}
 
 
 def test_contrapro_reads_its_documents_from_the_moses_files(tmp_path):
@@ -212,7 +217,31 @@ def test_contrapro_reads_its_documents_from_the_moses_files(tmp_path):
     assert first["contrastive"] == ["Satz er.", "Satz es."] and first["meta"] == meta
     assert first["phenomenon"] == {"src_pronoun": "it", "ref_pronoun": "sie", "ante_distance": 2}
     assert first["imdb_id"] == "tt0160127" and first["doc_id"] == "1999_160127_3198548"
-    assert second["previous"] == {"en": [], "de": []}  # the line before is empty: no context
+    assert second["previous"] == {"en": ["", "Where is it?"], "de": ["", "Wo ist sie?"]}  # an empty line is kept
+
+
+def test_contrapro_context_is_what_its_official_script_gives(tmp_path):
+    # Empty lines (both sides, then the English side only: a 0-1 alignment) lie between the antecedent and the
+    # sentence. ContraPro's conversion_scripts/json2text_and_context.pl with --context 5 prints, for segment 4,
+    # lines 4-5..4-1 oldest first: an empty line for each of -1 and 0 (before the document), then lines 1-3 as
+    # they are. The scorer must read the same sentences, most recent first, an empty line being no sentence.
+    document = [("Ich habe einen Hund gekauft.", "I bought a dog."), ("", ""), ("Was?", ""),
+                ("Wo ist er?", "Where is it?")]
+    zip_path = moses_zip(tmp_path / "de-en.txt.zip", [("2003_42_7", document)])
+    (tmp_path / "contrapro.json").write_text(json.dumps([
+        {"document id": "2003_42_7.de", "segment id": 4, "source": "Where is it?", "src pronoun": "it",
+         "ref pronoun": "er", "ante distance": 3, "errors": [{"contrastive": "Wo ist sie?"}]}]))
+    official = {"en": ["", "", "I bought a dog.", "", ""], "de": ["", "", "Ich habe einen Hund gekauft.", "", "Was?"]}
+    contrapro(tmp_path / "contrapro.json", zip_path, tmp_path / "contrapro.jsonl")
+    [sample] = read_corpus(tmp_path / "contrapro.jsonl", ("en", "de"))
+    assert sample["previous"] == {"en": ["", "", "I bought a dog."], "de": ["Was?", "", "Ich habe einen Hund gekauft."]}
+    from_evalset("contrapro", tmp_path / "contrapro.jsonl", tmp_path / "suite.jsonl")
+    [example] = read_suite(tmp_path / "suite.jsonl")
+    expected = [line or None for line in reversed(official["en"])]
+    # sentence vectors and tags (doc1..doc5), then the token store's slots (an empty line: no tokens, no line)
+    assert context_strings(example, "en", [f"doc{j}" for j in range(6)]) == ["Where is it?", *expected]
+    [row] = neighbour_texts([example], "en", slot_names(5, False))
+    assert [line or None for line in row] == expected
 
 
 def test_contrapro_with_documents_that_do_not_match_is_an_error(tmp_path):

@@ -519,6 +519,7 @@ def test_figure3_shows_the_line_the_first_distance_one_example_refers_back_into(
     from mtcue.evaluation.groupings import measure
 
     examples = [suite_example(1, 2, ["Hi.", "The lamp broke."], "lamp"), suite_example(2, 1, [], "cup"),
+                suite_example(5, 1, ["", "My cup."], "cup"),  # an empty line just before (ContraPro keeps them)
                 suite_example(3, "1", ["My cup fell."], "cup"), suite_example(4, 1, ["The box."], "box")]
     weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])  # group 3 unused
     seen = []

@@ -1,5 +1,6 @@
 """Splits of extracted pairs: held-out films from the public lists' formats, metadata, seeded sampling."""
 import json
+import re
 
 import pytest
 
@@ -103,3 +104,20 @@ def test_a_line_that_names_no_film_is_named(tmp_path):
     bad.write_text("en/0/3612842/5882568.xml\nnot a path\n")
     with pytest.raises(ValueError, match=r"blocklist\.pl:2: 'not a path' names no film"):
         heldout_films(bad)
+
+
+@pytest.mark.parametrize("examples, message", [
+    ([{"document id": "1999_4_3198548.de"}, {"segment id": 3}],  # before: the file only, "('document id')"
+     r"contrapro\.json: entry 1: 'document id' must be a string, got None \(ContraPro examples have document id\)"),
+    ([{"document id": 4}], r"contrapro\.json: entry 0: 'document id' must be a string, got 4"),  # a TypeError before
+    ([["1999_4_3198548.de", 3]], r"contrapro\.json: entry 0: expected an object with document id"),
+    ([{"document id": "1999_4_3198548.de"}, {"document id": "4.de"}], r"contrapro\.json: entry 1: '4\.de' names no film"),
+])
+def test_a_contrapro_list_without_its_document_ids_is_named(tmp_path, caplog, examples, message):
+    from mtcue.cli import main
+
+    (tmp_path / "contrapro.json").write_text(json.dumps(examples))
+    assert main(["split-corpus", "--corpus", str(extracted(tmp_path)), "--heldout", str(tmp_path / "contrapro.json"),
+                 "--out-dir", str(tmp_path / "out"), "--report", str(tmp_path / "report.json")]) == 1
+    assert re.search(message, caplog.text) and "Traceback" not in caplog.text
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report.json").exists()

@@ -148,10 +148,9 @@ def official_target(row: dict, where: str) -> tuple[str, str]:
     return tested[0], attributes[tested[0]]
 
 
-def _entries(path: str | Path, what: str, fields: tuple[str, ...]) -> list[dict]:
-    """An official set's JSON list of objects, each with `fields` as strings: else a ValueError naming the file,
-    the entry and the field."""
-    entries = read_json(path)
+def checked_entries(entries: object, path: str | Path, what: str, fields: tuple[str, ...]) -> list[dict]:
+    """`entries`, an official set's JSON read from `path`, when it is a list of objects, each with `fields` as
+    strings: else a ValueError naming the file, the entry and the field."""
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a JSON list of {what} (objects with {', '.join(fields)}); is it the "
                          "right file?")
@@ -173,7 +172,7 @@ def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
     `polish` (reference), `context_csv` (the attribute values, given to the model as the paper's
     attribute sentences) and `marking` (the attribute the row tests); EAMT22's own context wordings
     (`context_text`, `context_text_excluding_formality`, `formality_text`) are not read."""
-    rows = _entries(json_path, "EAMT22 rows", EAMT22_FIELDS)
+    rows = checked_entries(read_json(json_path), json_path, "EAMT22 rows", EAMT22_FIELDS)
     samples = []
     for i, row in enumerate(rows):
         where = f"{json_path}: entry {i}"
@@ -187,13 +186,12 @@ def eamt22(json_path: str | Path, split: str, out: str | Path) -> int:
 
 
 def _previous(lines: list[str]) -> list[str]:
-    """Context lines given oldest first -> most recent first, up to the first empty one."""
-    previous = []
-    for line in reversed(lines):
-        if not line.strip():
-            break
-        previous.append(line.strip())
-    return previous[:MAX_PREVIOUS]
+    """Context lines given oldest first -> most recent first, empty ones kept (the antecedent may lie beyond
+    one, as in contrapro) but those older than every non-empty one: the padding before a document's start."""
+    previous = [line.strip() for line in reversed(lines)][:MAX_PREVIOUS]
+    while previous and not previous[-1]:
+        previous.pop()
+    return previous
 
 
 # Lopes et al.'s set: 14,000 examples, 3,500 for each French pronoun of the reference (their paper, section 4).
@@ -261,8 +259,9 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
               metadata: dict[str, dict] | None = None, max_mismatch: float = 0.01) -> dict:
     """ContraPro as corpus-format lines. Its "document id" names a document of OpenSubtitles2018
     de-en (year_imdb_file.de) and its "segment id" the line in it (from 1), as ContraPro's
-    json2text_and_context.pl reads them from the Moses files and their .ids."""
-    examples = _entries(json_path, "ContraPro examples", ("document id",))
+    json2text_and_context.pl reads them from the Moses files and their .ids; the up to MAX_PREVIOUS lines
+    before it are its context, empty ones included, as that script gives them."""
+    examples = checked_entries(read_json(json_path), json_path, "ContraPro examples", ("document id",))
     for i, ex in enumerate(examples):
         seg, errors = ex.get("segment id"), ex.get("errors")
         if isinstance(seg, bool) or not isinstance(seg, (int, str)) or not str(seg).isdigit():
@@ -297,12 +296,10 @@ def contrapro(json_path: str | Path, moses_zip: str | Path, out: str | Path,
         en, de = found[(doc, seg)]
         expected = ex.get("source", ex.get("src segment"))
         mismatches += expected is not None and " ".join(expected.split()) != " ".join(en.split())
-        context = []
-        for j in range(1, MAX_PREVIOUS + 1):  # most recent first, up to the document's start or an empty line
-            line = found.get((doc, seg - j))
-            if line is None or not all(line):
-                break
-            context.append(line)
+        # The lines before it in the document, most recent first, each side's empty lines kept: ContraPro's
+        # conversion_scripts/json2text_and_context.pl prints them as they are, and the antecedent may lie beyond
+        # one. An empty line is no sentence to the models, as the script's empty lines before a document's start.
+        context = [found[(doc, seg - j)] for j in range(1, min(seg, MAX_PREVIOUS + 1))]
         film = f"tt{int(doc.split('_')[1]):07d}"
         sample = _sample(f"contrapro.{i:06d}", doc, {"en": en, "de": de},
                          {"en": [c[0] for c in context], "de": [c[1] for c in context]},

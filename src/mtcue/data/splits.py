@@ -17,8 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 from mtcue.corpus import META_FIELDS
+from mtcue.data.evalsets import checked_entries
 from mtcue.data.omdb import load_metadata
-from mtcue.io import atomic_path, atomic_write_text, read_text
+from mtcue.io import atomic_path, atomic_write_text, parse_json, read_text
 
 SPLITS = ("train", "valid", "test")
 # de/2008/1014051/6733127.xml (block lists) and 1919_10113_4183310.fr (Lopes et al., ContraPro).
@@ -37,18 +38,15 @@ def heldout_films(path: str | Path) -> set[str]:
     path = Path(path)
     text = read_text(path)
     if text.lstrip().startswith("["):
-        try:
-            names = [example["document id"] for example in json.loads(text)]
-        except (json.JSONDecodeError, TypeError, KeyError) as err:
-            raise ValueError(f"{path}: not a ContraPro-style JSON list with \"document id\"s ({err})") from None
-        lines = list(enumerate(names, 1))
+        examples = checked_entries(parse_json(text, path), path, "ContraPro examples", ("document id",))
+        names = [(f"{path}: entry {i}", example["document id"]) for i, example in enumerate(examples)]
     else:
-        lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        names = [(f"{path}:{n}", line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     films = set()
-    for lineno, name in lines:
+    for where, name in names:
         match = OPUS_PATH.search(name) or DOC_NAME.match(name)
         if not match:
-            raise ValueError(f"{path}:{lineno}: {name!r} names no film (expected an OPUS path such as "
+            raise ValueError(f"{where}: {name!r} names no film (expected an OPUS path such as "
                              "de/2008/1014051/6733127.xml or a document name such as 1919_10113_4183310.fr)")
         films.add(_imdb(match.group(1)))
     return films

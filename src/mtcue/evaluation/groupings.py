@@ -14,9 +14,10 @@ import numpy as np
 
 
 def figure3_example(examples: Sequence[dict], src: str, where: str) -> dict:
-    """The first example whose antecedent is one line back (`group.distance` 1) and which has that line."""
+    """The first example whose antecedent is one line back (`group.distance` 1) and which has that line, not
+    empty (ContraPro keeps a document's empty lines)."""
     for example in examples:
-        if str(example.get("group", {}).get("distance")) == "1" and example["previous"][src]:
+        if str(example.get("group", {}).get("distance")) == "1" and any(example["previous"][src][:1]):
             return example
     raise ValueError(f"{where}: no example with its antecedent one line back (group.distance 1) and a previous "
                      "line: nothing for the shortening paper's Figure 3 to show")
