@@ -1,6 +1,5 @@
 """What a paper run costs (docs/paper-scale.md): GPU hours per experiment from the paper's Table 3."""
 import pytest
-import yaml
 
 from conftest import REPO
 from mtcue import config as cfgmod
@@ -54,14 +53,3 @@ def test_the_study_counts_every_training_once_and_each_experiments(paper):
 
 def test_the_docs_table_is_the_generated_one(paper):
     assert gpu_hours.gpu_hours_markdown(paper) in (REPO / "docs" / "paper-scale.md").read_text()
-
-
-def test_the_slurm_profile_gives_every_training_its_hours(paper):
-    """A training job ends at the profile's runtime and resumes when resubmitted (retries): the dearest
-    possible training must fit in runtime x (retries + 1), the dearest expected fine-tuning in one job."""
-    profile = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
-    hours_per_job = profile["set-resources"]["train"]["runtime"] / 60
-    hours = gpu_hours.study_gpu_hours(paper)
-    assert hours["longest_max"]["gpu_h_max"] <= hours_per_job * (profile["retries"] + 1)
-    fine_tunings = [c["gpu_h"] for c in hours["per_training"].values() if not c["from_scratch"]]
-    assert max(fine_tunings) <= hours_per_job

@@ -17,9 +17,12 @@ rule train:
         init=lambda w, input: f"--init-checkpoint {input.init}" if "init" in input.keys() else "",
         store=lambda w, input: f"--context-dir {input.store}" if "store" in input.keys() else "",
         study=STUDY,
-    threads: 1
+    threads: lambda w: training_request(w)["threads"]  # the main process and its data loaders (if granted)
     resources:
         gpu=1,  # more (the profile's set-resources, or --set-resources train:gpu=4): fairseq's data-parallel training
+        runtime=lambda w: training_request(w)["runtime"],
+        mem_mb=lambda w: training_request(w)["mem_mb"],
+        loader_workers=lambda w, threads: threads - 1,  # every CPU but the main process's
     log:
         "results/logs/train/{direction}.{model}.log",
     benchmark:
@@ -27,4 +30,5 @@ rule train:
     shell:
         "mtcue train --spec {params.spec:q} --direction {wildcards.direction} --data-bin {input.data} "
         "{params.store} {params.init} --checkpoint-dir {params.checkpoints} --out {output.model} "
-        "--record {output.record} --study {params.study} --threads {threads} --gpus {resources.gpu} 2> {log}"
+        "--record {output.record} --study {params.study} --threads {threads} --workers {resources.loader_workers} "
+        "--gpus {resources.gpu} 2> {log}"
