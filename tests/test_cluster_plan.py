@@ -76,8 +76,8 @@ def test_the_profile_sets_nothing_a_command_line_partition_would_replace():
     plan = cluster_plan("table4_quality", "--configfile", "config/tiny.yaml",
                         "--default-resources", "slurm_partition=gpu", "slurm_account=project")
     train = [j["resources"] for j in plan["jobs"] if j["rule"] == "train"]
-    assert train and all((r["slurm_partition"], r["slurm_account"], r["runtime"], r["gpu"]) == ("gpu", "project", "20", "1")
-                         for r in train)
+    assert train and {(r["slurm_partition"], r["slurm_account"], r["runtime"], r["gpu"]) for r in train} == \
+        {("gpu", "project", "20", "1")}
 
 
 def test_a_local_run_ignores_the_cluster_groups():
@@ -97,7 +97,8 @@ def test_a_paper_training_asks_its_hours_and_its_cpus(paper):
     mtcue = resources.training(paper, "mtcue", "en-de")
     assert mtcue == {"runtime": 1620, "mem_mb": 32000, "threads": 4}
     assert resources.training(paper, "base", "en-de")["runtime"] == 2880
-    assert resources.PAPER_MTCUE_WEIGHTS == gpu_hours.train_weights(gpu_hours.model_spec(paper, "mtcue", "en-de"), 32000)
+    paper_mtcue = gpu_hours.model_spec(paper, "mtcue", "en-de")
+    assert resources.PAPER_MTCUE_WEIGHTS == gpu_hours.train_weights(paper_mtcue, paper["spm"]["vocab_size"])
 
 
 def test_every_paper_training_fits_its_jobs_with_the_profiles_retries(paper):
