@@ -112,6 +112,13 @@ def test_every_paper_training_fits_its_jobs_with_the_profiles_retries(paper):
             assert cost["gpu_h"] * 60 <= asked["runtime"], (direction, model)
 
 
+def test_a_study_without_mtcue_asks_for_its_trainings_too():
+    """plan.gpu_hours scales every model from the config's MTCUE; without one, the paper's MTCUE per epoch,
+    weight for weight, for max_epoch epochs: a toy BASE asks the floor."""
+    cfg = cfgmod.validate({"study": "one", "directions": ["en-de"], "models": {"base": {"type": "base"}}})
+    assert resources.training(cfg, "base", "en-de") == {"runtime": 20, "mem_mb": 2000, "threads": 1}
+
+
 @pytest.mark.parametrize("config", ["tiny.yaml", "config.yaml"])
 def test_a_toy_study_asks_minutes_and_one_cpu(config):
     cfg = cfgmod.load(REPO / "config" / config)

@@ -17,7 +17,7 @@ from statistics import mean
 
 from mtcue.data.synth.documents import LINES_PER_DOCUMENT
 from mtcue.paper import PAPER_FIGURES
-from mtcue.plan.gpu_hours import train_weights, training_cost
+from mtcue.plan.gpu_hours import table3, train_weights, training_cost
 from mtcue.plan.models import model_spec
 
 # The paper's MTCUE (config/paper.yaml: d = 512, FFN 2048, 6 + 6 + 6 layers, 32,000 pieces): the weights one
@@ -72,14 +72,27 @@ def _request(paper: int, scale: float, floor: int, cap: int = MAX_MINUTES) -> in
     return max(min(floor, paper), min(cap, math.ceil(paper * scale)))
 
 
+def training_hours(cfg: dict, model: str, direction: str) -> tuple[float, float]:
+    """A training's GPU hours at the study's size: (expected, upper bound)."""
+    if "mtcue" in cfg["models"]:
+        cost, scale = training_cost(cfg, model, direction), size_scale(cfg)
+        return cost["gpu_h"] * scale, cost["gpu_h_max"] * scale
+    # No MTCUE to scale the others from (plan.gpu_hours): the paper's MTCUE per epoch, weight for weight, for
+    # max_epoch epochs (an upper bound, as gpu_hours counts a training from scratch).
+    spec = model_spec(cfg, model, direction)
+    hours = (table3()["mtcue"]["gpu_h_per_epoch"] * train_weights(spec, cfg["spm"]["vocab_size"]) / PAPER_MTCUE_WEIGHTS
+             * spec["training"]["max_epoch"] * data_scale(cfg))
+    return hours, hours
+
+
 def training(cfg: dict, model: str, direction: str) -> dict:
     """One training's request: {runtime, mem_mb, threads}. Its expected hours (with a margin) fit in one job,
     its upper bound (max_epoch) in ATTEMPTS jobs; threads: the main process and its data loaders."""
-    cost, scale = training_cost(cfg, model, direction), size_scale(cfg)
-    minutes = max(TRAIN_MARGIN * cost["gpu_h"], cost["gpu_h_max"] / ATTEMPTS) * 60
-    return {"runtime": _request(math.ceil(minutes), scale, TRAIN_FLOOR),
+    expected, most = training_hours(cfg, model, direction)
+    minutes = math.ceil(max(TRAIN_MARGIN * expected, most / ATTEMPTS) * 60)
+    return {"runtime": max(TRAIN_FLOOR, min(MAX_MINUTES, minutes)),
             "mem_mb": _request(TRAIN_MEM_MB, data_scale(cfg), FLOOR["mem_mb"], TRAIN_MEM_MB),
-            "threads": 1 + (LOADER_WORKERS if cost["gpu_h"] * scale >= 1 else 0)}
+            "threads": 1 + (LOADER_WORKERS if expected >= 1 else 0)}
 
 
 def step(cfg: dict, kind: str) -> dict:
