@@ -56,17 +56,6 @@ def test_the_docs_table_is_the_generated_one(paper):
     assert gpu_hours.gpu_hours_markdown(paper) in (REPO / "docs" / "paper-scale.md").read_text()
 
 
-def test_the_slurm_profile_gives_every_training_its_hours(paper):
-    """A training job ends at the profile's runtime and resumes when resubmitted (retries): the dearest
-    possible training must fit in runtime x (retries + 1), the dearest expected fine-tuning in one job."""
-    profile = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
-    hours_per_job = profile["set-resources"]["train"]["runtime"] / 60
-    hours = gpu_hours.study_gpu_hours(paper)
-    assert hours["longest_max"]["gpu_h_max"] <= hours_per_job * (profile["retries"] + 1)
-    fine_tunings = [c["gpu_h"] for c in hours["per_training"].values() if not c["from_scratch"]]
-    assert max(fine_tunings) <= hours_per_job
-
-
 def test_a_two_model_study_by_hand(tmp_path):
     """d = 10, FFN 20, one layer each, 1,000 pieces: a layer 4 d^2 + 2 d FFN = 800; BASE 800 + (800 + 4 d^2)
     + 10 x 1,000 = 12,000 weights, MTCUE + 800 (context encoder) + 400 (context attention) = 13,200. MTCUE

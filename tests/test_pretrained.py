@@ -3,6 +3,7 @@ are fetched once into results/pretrained, and a job, offline, reads them only fr
 import filecmp
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,8 +120,9 @@ def test_the_fetch_names_every_model_of_the_study_and_runs_before_the_steps_that
         "--comet-model Unbabel/wmt20-comet-da --comet-required")
     demo = dry_run("results/comet/model.json", "results/embed/en-de/all-MiniLM-L6-v2.mean", "--configfile", "config/config.yaml")
     assert demo.returncode == 0, demo.stderr
-    inputs = {block.split(":", 1)[0]: block.split("    input: ", 1)[1].split("\n")[0].split(", ")
-              for block in demo.stdout.split("\nrule ")[1:] if "    input: " in block}
+    # a job's block, inside a group job's listing too (indented): its rule name, then its input line
+    inputs = {block.split(":", 1)[0]: re.search(r"\binput: (.*)", block)[1].split(", ")
+              for block in re.split(r"\n\s*rule ", demo.stdout)[1:] if re.search(r"\binput: ", block)}
     assert "pretrained_models" not in inputs  # it reads nothing: it can run first
     assert "results/pretrained/manifest.json" in inputs["comet_model"]
     assert "results/pretrained/manifest.json" in inputs["embed_all-MiniLM-L6-v2.mean"]

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from mtcue import config as cfg
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.plan import resources as plan_resources
 from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
                         side_information, style, voita2018)
 from mtcue.plan.experiments import experiment_models

@@ -30,6 +30,7 @@ for _store, (_context, _directions) in study_vector_stores().items():
         threads: 1
         resources:
             gpu=0 if is_random_encoder(_context["encoder"]) else 1,  # random vectors: no model to run
+            **STEP["embed"],
         # Embed early, beside the BASE trainings, so the contextual trainings can then run side by side.
         priority: 10
         log:
@@ -50,6 +51,9 @@ rule tags:
         columns=",".join(store_columns(config)),
         corpora=corpus_options,
         min_docs=config["context"]["tags_min_docs"],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/tags/{direction}.log",
     benchmark:
@@ -69,6 +73,9 @@ rule token_store:
     params:
         corpora=lambda w, input: corpus_options(w, input[:len(SPLITS)]),
         previous=config["context"]["doc_slots"],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/token_store/{direction}.log",
     benchmark:

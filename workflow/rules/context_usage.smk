@@ -20,8 +20,10 @@ rule context_usage:
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["decode"],
     log:
         "results/logs/context_usage/{direction}.{model}.{split}.log",
     benchmark:

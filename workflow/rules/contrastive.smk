@@ -17,6 +17,7 @@ rule contrastive_synthetic:
         docs=CONTRASTIVE["synthetic_docs"],
         per_phenomenon=CONTRASTIVE["synthetic_per_phenomenon"],
         seed=config["corpus"]["seed"],
+    localrule: True  # a conversion of seconds
     log:
         "results/logs/contrastive_synthetic/{pair}.log",
     benchmark:
@@ -33,6 +34,7 @@ rule contrastive_from_evalset:
         "results/eval/contrastive/{pair}/{evalset}.jsonl",
     wildcard_constraints:
         evalset="contrapro|lopes",
+    localrule: True  # a conversion of seconds
     log:
         "results/logs/contrastive_from_evalset/{pair}.{evalset}.log",
     benchmark:
@@ -51,6 +53,7 @@ if OPENSUBTITLES:
             "results/eval/contrastive/en-ru/voita2019_{vset}.jsonl",
         wildcard_constraints:
             vset="deixis|lex_cohesion|ellipsis_infl|ellipsis_vp",
+        localrule: True  # a conversion of seconds
         log:
             "results/logs/eval_voita2019/{vset}.log",
         benchmark:
@@ -73,8 +76,10 @@ rule score_contrastive:
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["decode"],
     log:
         "results/logs/score_contrastive/{direction}.{model}.{suite}.log",
     benchmark:

@@ -18,6 +18,8 @@ if OPENSUBTITLES:
             opus=sources.opus_dir(config),
             rules=config["corpus"]["opensubtitles"],
         threads: config["corpus"]["opensubtitles"]["workers"]
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/extract_opensubtitles/{pair}.log",
         benchmark:
@@ -59,6 +61,9 @@ if OPENSUBTITLES:
         params:
             splits=config["corpus"]["splits"],
             seed=config["corpus"]["seed"],
+        group: PREPARE
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/split_corpus/{pair}.log",
         benchmark:
@@ -76,6 +81,9 @@ else:
         params:
             docs=lambda w: config["corpus"]["docs"][w.split],
             seed=config["corpus"]["seed"],
+        group: PREPARE
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/generate_corpus/{pair}.{split}.log",
         benchmark:
@@ -95,6 +103,9 @@ else:
             split="test",
             docs=config["corpus"]["docs"]["test"],
             seed=config["corpus"]["seed"],
+        group: PREPARE
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_iwslt22/{pair}.log",
         benchmark:
@@ -131,6 +142,9 @@ if EAMT22_PAIRS:
             stats="results/annotated/{pair}/{split}.stats.json",
         wildcard_constraints:
             pair="|".join(EAMT22_PAIRS),
+        group: PREPARE
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/annotate_eamt22/{pair}.{split}.log",
         benchmark:
@@ -147,6 +161,9 @@ rule clean:
         stats="results/clean/{pair}/{split}.stats.json",
     params:
         max_chars=config["clean"]["max_chars"],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/clean/{pair}.{split}.log",
     benchmark:
@@ -168,6 +185,9 @@ rule corpus_stats:
         config_hash=config_hash(config["corpus"]),
         study=STUDY,
         omdb=lambda w, input: ["--omdb-summary", input.omdb] if OPENSUBTITLES else [],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/corpus_stats/{pair}.log",
     benchmark:
@@ -184,6 +204,8 @@ if OPENSUBTITLES:
             lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22", w.pair).values()],
         output:
             directory("results/eval/iwslt22/{pair}"),
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_iwslt22/{pair}.log",
         benchmark:
@@ -200,6 +222,8 @@ if OPENSUBTITLES:
             directory("results/eval/iwslt22_valid/{pair}"),
         wildcard_constraints:
             pair="|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"]),
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_iwslt22_valid/{pair}.log",
         benchmark:
@@ -213,6 +237,8 @@ if OPENSUBTITLES:
             lambda w: sources.local(sources.evalset_sources(config, "eamt22", "en-pl")[w.split]),
         output:
             "results/eval/eamt22/en-pl/{split}.jsonl",
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_eamt22/{split}.log",
         benchmark:
@@ -228,6 +254,8 @@ if OPENSUBTITLES:
             metadata="results/metadata/omdb.jsonl",
         output:
             "results/eval/contrapro/en-de/test.jsonl",
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_contrapro.log",
         benchmark:
@@ -241,6 +269,8 @@ if OPENSUBTITLES:
             [sources.local(s) for s in sources.evalset_sources(config, "lopes", "en-fr").values()],
         output:
             "results/eval/lopes/en-fr/test.jsonl",
+        resources:
+            **STEP["prepare"],
         log:
             "results/logs/eval_lopes.log",
         benchmark:

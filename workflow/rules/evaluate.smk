@@ -15,8 +15,10 @@ rule translate:
         generation=json.dumps(config["generation"]),
         store=store_option,
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["decode"],
     log:
         "results/logs/translate/{direction}.{model}.{split}.log",
     benchmark:
@@ -36,6 +38,9 @@ rule score:
     params:
         config_hash=cfg_hash,
         study=STUDY,
+    group: EVAL
+    resources:
+        **STEP["score"],
     log:
         "results/logs/score/{direction}.{model}.{split}.log",
     benchmark:
@@ -112,8 +117,10 @@ rule comet:
         comet=config["evaluation"]["comet"],
         required=["--required"] if config["evaluation"]["comet"]["required"] else [],
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["comet"],
     log:
         "results/logs/comet/{direction}.{model}.{split}.log",
     benchmark:

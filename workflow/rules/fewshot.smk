@@ -19,6 +19,8 @@ rule fewshot_store:
     params:
         per_combination=lambda w: FEWSHOT_MODELS[w.model]["fewshot"]["samples"],
         seed=lambda w: model_spec(w)["seed"],  # a seeded run draws its own annotated lines
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/fewshot_store/{direction}.{model}.log",
     benchmark:
@@ -41,8 +43,10 @@ if OPENSUBTITLES:
             columns=lambda w: eamt22_columns_option(w),
             generation=json.dumps(config["generation"]),
         threads: 1
+        group: EVAL
         resources:
             gpu=1,
+            **STEP["decode"],
         log:
             "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
@@ -85,6 +89,9 @@ rule eamt22_score:
         study=STUDY,
         detector=config["experiments"]["fewshot"]["detector"],
         fewshot=lambda w, input: ["--fewshot-store", input.fewshot] if "fewshot" in input.keys() else [],
+    group: EVAL
+    resources:
+        **STEP["score"],
     log:
         "results/logs/eamt22_score/{direction}.{model}.{split}.log",
     benchmark:

@@ -53,6 +53,8 @@ rule memory_growth:
         svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures"),
     params:
         plan=json.dumps(MEMORY_GROWTH_PLAN, sort_keys=True),
+    resources:
+        **STEP["decode"],
     log:
         "results/logs/figures/memory_growth.log",
     benchmark:

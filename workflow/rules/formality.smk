@@ -17,8 +17,10 @@ rule formality_translate:
         prompts=lambda w: json.dumps(formality_prompts(w.model)),
         generation=json.dumps(config["generation"]),
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["decode"],
     log:
         "results/logs/formality_translate/{direction}.{model}.log",
     benchmark:
@@ -62,6 +64,9 @@ rule formality_score:
         prompts=json.dumps(formality.formality_prompts(config)),
         config_hash=cfg_hash,
         study=STUDY,
+    group: EVAL
+    resources:
+        **STEP["score"],
     log:
         "results/logs/formality_score/{direction}.{model}.log",
     benchmark:

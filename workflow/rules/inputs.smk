@@ -2,6 +2,26 @@
 # functions out of rule files); common.smk holds the validated config, the targets and the helpers every
 # stage uses.
 
+# ---- cluster requests (every rule that runs on a cluster node) ------------------------------------
+
+# What a job asks a cluster for (runtime, mem_mb; a training also its CPUs), from the study's own figures
+# (plan/resources.py): the SLURM profile names no rule. Local runs read only `threads` (the same as before).
+# A trained model's evaluation is one cluster job (group EVAL: its components joined by the profile's
+# group-components); a pair's preparation another (group PREPARE: one connected part of the DAG per pair).
+STEP = {kind: plan_resources.step(config, kind) for kind in plan_resources.PAPER_STEPS}
+EVAL = "eval_{direction}_{model}"
+PREPARE = "prepare"
+_TRAINING_REQUESTS = {}
+
+
+def training_request(w):
+    """One training's {runtime, mem_mb, threads} (computed once per training)."""
+    key = (w.direction, w.model)
+    if key not in _TRAINING_REQUESTS:
+        _TRAINING_REQUESTS[key] = plan_resources.training(config, w.model, w.direction)
+    return _TRAINING_REQUESTS[key]
+
+
 # ---- translation with test-time context (evaluate.smk, voita2018.smk, sideinfo.smk) --------------
 
 # Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):

@@ -9,6 +9,9 @@ rule spm_train:
         vocab="results/spm/{direction}.vocab",
     params:
         spm=config["spm"],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/spm_train/{direction}.log",
     benchmark:
@@ -26,6 +29,9 @@ rule spm_encode:
     output:
         "results/prepared/{src}-{tgt}/{split}.{src}",
         "results/prepared/{src}-{tgt}/{split}.{tgt}",
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/spm_encode/{src}-{tgt}.{split}.log",
     benchmark:
@@ -42,6 +48,9 @@ rule binarise:
                          split=SPLITS, lang=w.direction.split("-")),
     output:
         directory("results/bin/{direction}"),
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/binarise/{direction}.log",
     benchmark:

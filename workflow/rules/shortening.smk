@@ -17,6 +17,9 @@ rule groupings:
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
+    group: EVAL
+    resources:
+        **STEP["decode"],
     log:
         "results/logs/groupings/{direction}.{model}.log",
     benchmark:

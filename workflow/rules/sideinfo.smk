@@ -18,6 +18,9 @@ rule side_labels:
         columns=",".join(SIDE_COLUMNS),
         corpora=corpus_options,
         min_docs=config["context"]["tags_min_docs"],
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/side_labels/{direction}.log",
     benchmark:

@@ -16,6 +16,9 @@ rule style_store:
         levels=(["--mapping", json.dumps(config["experiments"]["style"]["mapping"])]
                 if config["experiments"]["style"]["levels_from"] == "labels"
                 else ["--levels-from", "address", "--seed", config["seed"]]),
+    group: PREPARE
+    resources:
+        **STEP["prepare"],
     log:
         "results/logs/style_store/{direction}.log",
     benchmark:
@@ -51,8 +54,10 @@ rule style_translate:
         levels=",".join(map(str, config["experiments"]["style"]["levels"])),
         generation=json.dumps(config["generation"]),
     threads: 1
+    group: EVAL
     resources:
         gpu=1,
+        **STEP["decode"],
     log:
         "results/logs/style_translate/{direction}.{model}.log",
     benchmark:
@@ -76,6 +81,9 @@ rule style_score:
         meaning_refs=lambda w, input: [f"{input.refs}/{n}" for n in iwslt22_files(pair_of(w.direction))[1:3]],
         config_hash=cfg_hash,
         study=STUDY,
+    group: EVAL
+    resources:
+        **STEP["score"],
     log:
         "results/logs/style_score/{direction}.{model}.log",
     benchmark:

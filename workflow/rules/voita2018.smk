@@ -15,6 +15,9 @@ rule attention_agreement:
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
+    group: EVAL
+    resources:
+        **STEP["decode"],
     log:
         "results/logs/attention/{direction}.{model}.log",
     benchmark:

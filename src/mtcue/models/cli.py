@@ -19,7 +19,7 @@ def cmd_train(a):
     record = train(spec_from_args(a), a.direction, Path(a.data_bin), Path(a.checkpoint_dir), Path(a.out),
                    Path(a.context_dir) if a.context_dir else None,
                    Path(a.init_checkpoint) if a.init_checkpoint else None, a.threads, gpus=a.gpus,
-                   save_interval_updates=a.save_interval_updates)
+                   save_interval_updates=a.save_interval_updates, workers=a.workers)
     write_record(a.record, {"kind": "train", **with_provenance(record, a.study)})
 
 
@@ -167,6 +167,8 @@ def register(step) -> None:
     s.add_argument("--study", required=True)
     s.add_argument("--gpus", type=int, default=1,
                    help="GPUs to train on (more than one: fairseq's data-parallel training on one node)")
+    s.add_argument("--workers", type=int, default=0,
+                   help="data-loader processes (fairseq's --num-workers), counted in --threads")
     s.add_argument("--save-interval-updates", type=int, default=1000,
                    help="also save checkpoint_last.pt every N updates within an epoch (a killed job loses less)")
 

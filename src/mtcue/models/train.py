@@ -166,21 +166,26 @@ def free_port() -> int:
 
 def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out: Path,
           context_dir: Path | None = None, init_checkpoint: Path | None = None,
-          threads: int = 1, log_interval: int = 50, gpus: int = 1, save_interval_updates: int = 1000) -> dict:
+          threads: int = 1, log_interval: int = 50, gpus: int = 1, save_interval_updates: int = 1000,
+          workers: int = 0) -> dict:
     """Train (or resume) one model on `gpus` GPUs (data-parallel if more than one; CPU if CUDA is
-    absent); copy its best checkpoint to `model_out`; return the record."""
+    absent) with `threads` CPUs: `workers` data-loader processes (fairseq's --num-workers) and the rest as
+    torch threads of the main process; copy its best checkpoint to `model_out`; return the record."""
     import torch
 
     with hold_checkpoint_dir(ckpt_dir):
         use_cuda = torch.cuda.is_available()
         if gpus > 1 and torch.cuda.device_count() < gpus:
             raise RuntimeError(f"asked to train on {gpus} GPUs but CUDA sees {torch.cuda.device_count()}")
+        if not 0 <= workers < threads:
+            raise ValueError(f"--workers {workers}: the data loaders need fewer CPUs than --threads {threads}, "
+                             "which also run the main process")
         prepare_checkpoint_dir(ckpt_dir, spec)
         recover_checkpoint_dir(ckpt_dir)
         args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
                 *fa.optimisation_args(spec, use_cuda, gpus), *fa.distributed_args(gpus, free_port()),
                 *fa.checkpoint_args(ckpt_dir, save_interval_updates),
-                "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", "0"]
+                "--log-format", "json", "--log-interval", str(log_interval), "--num-workers", str(workers)]
         if spec.get("init_from"):
             if init_checkpoint is None:
                 raise ValueError(f"model '{spec['model']}' initialises from '{spec['init_from']}': pass its checkpoint")
@@ -194,10 +199,10 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
         start = time.monotonic()
         cfg = fairseq_run.training_config(args)
         if fairseq_run.train_command(cfg):
-            env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads - workers), "MKL_NUM_THREADS": str(threads - workers)}
             run_logged([sys.executable, "-m", "fairseq_cli.train", *args], env, ckpt_dir / "train.log")
         else:
-            fairseq_run.train(cfg, ckpt_dir / "train.log", threads)
+            fairseq_run.train(cfg, ckpt_dir / "train.log", threads - workers)
         best = ckpt_dir / "checkpoint_best.pt"
         check_checkpoint(best, "the best checkpoint fairseq-train saved")
         fd, tmp = atomic_path(model_out)
