@@ -729,6 +729,24 @@ def test_a_store_that_is_no_database_is_named_not_a_traceback(tmp_path, content)
         in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_store_another_program_holds_locked_is_named_not_a_traceback(tmp_path, capfd):
+    import sqlite3
+
+    from mtcue.reporting.tracking import run_model_dir
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    sync(uri, "demo", [train("base", "en-de", "demo")])
+    holder = sqlite3.connect(tmp_path / "mlflow.db")
+    holder.execute("BEGIN EXCLUSIVE")  # MLflow gives up after sqlite's 20 s
+    try:
+        with pytest.raises(RuntimeError, match=f"the MLflow store {uri} cannot be used: .*database is locked; if "
+                                               "another program holds it, let it finish"):
+            run_model_dir("runs:/abc", uri)
+    finally:
+        holder.close()
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_a_model_name_with_a_quote_is_found_again_and_one_with_both_quotes_refused(uri):
     for name in ("it's", 'say "hi"'):
         first = sync(uri, "quotes", [train(name, "en-de", "quotes")])

@@ -555,7 +555,9 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
         client = MlflowClient(tracking_uri)
         try:
             run = client.get_run(run_id)
-        except MlflowException:
+        except MlflowException as err:
+            if err.error_code != "RESOURCE_DOES_NOT_EXIST":  # a store that cannot be read: store_errors
+                raise
             raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
                              "study's store, or run from the study's folder)") from None
         # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
