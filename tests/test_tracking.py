@@ -697,9 +697,14 @@ def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_f
     uri = f"sqlite:///{tmp_path}/copy/results/mlflow.db"
     run, = [r.info.run_id for r in runs_of(uri, "demo")]
     assert run_model_dir(f"runs:/{run}", uri) == tmp_path / "copy" / "results" / "models" / "en-de" / "base"
-    # a rerun of the sync in the copy finds its run as it is
+    # a rerun of the sync in the copy finds its run as it is, and logs nothing into the first study's folder
     assert track(tmp_path / "copy", records).returncode == 0
     assert [r.info.run_id for r in runs_of(uri, "demo")] == [run]
+    (tmp_path / "copy" / "results" / "hyps" / "en-de" / "base.test.txt").write_text("Another hyp.\n")
+    done = track(tmp_path / "copy", records)
+    assert done.returncode == 1 and f"the MLflow store sqlite:///results/mlflow.db was made elsewhere: MLflow " \
+        f"would log into {tmp_path / 'first' / 'results' / 'mlartifacts'}" in done.stderr
+    assert not (tmp_path / "first").exists()
     # an MLmodel edited to name a copy outside the model's own files, or to name no flavour of ours
     mlmodel, = (tmp_path / "copy" / "results" / "mlartifacts").glob("demo/models/*/artifacts/MLmodel")
     model = yaml.safe_load(mlmodel.read_text())

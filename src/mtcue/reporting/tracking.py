@@ -394,8 +394,21 @@ def run_artifacts(records: Mapping[Path, dict]) -> tuple[dict[str, dict[str, Pat
     return files, models
 
 
-def _log_files(client: MlflowClient, run_id: str, files: Mapping[str, Path]) -> None:
+def _artifacts_here(client: MlflowClient, run_id: str, tracking_uri: str) -> None:
+    """Refuse to log into a sqlite store moved or copied from where it was made: MLflow logs into the artifact root
+    (mlartifacts/) it was made with, the other study's."""
+    from mlflow.utils.file_utils import local_file_uri_to_path
+
+    db, uri = _sqlite_path(tracking_uri), client.get_run(run_id).info.artifact_uri
+    root = Path(local_file_uri_to_path(uri)) if uri.startswith("file:") else None
+    if db and root and "mlartifacts" in root.parts and not root.is_relative_to(db.parent.resolve() / "mlartifacts"):
+        raise ValueError(f"the MLflow store {tracking_uri} was made elsewhere: MLflow would log into {root}; sync into "
+                         "a fresh store (move the store and its mlartifacts/ away), rebuilt from the records")
+
+
+def _log_files(client: MlflowClient, run_id: str, files: Mapping[str, Path], tracking_uri: str) -> None:
     """Log {artifact path: file} into the run (a file already there is replaced)."""
+    _artifacts_here(client, run_id, tracking_uri)
     for name, path in files.items():
         folder = str(Path(name).parent)
         client.log_artifact(run_id, str(path), None if folder == "." else folder)
@@ -520,6 +533,7 @@ def _log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Pa
     into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
     at paper scale; tests/test_pipeline.py serves one)."""
     folder = Path(folder).resolve()
+    _artifacts_here(client, run_id, tracking_uri)
     logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id)
     with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
         artifacts, config = None, {"model_dir": _in_store(folder, tracking_uri)}
@@ -671,7 +685,7 @@ def sync_records(
                                         run_name=f"{direction}/{model}")
             # Artifacts before the tags that say they are there (a sync stopped midway logs them again).
             if ARTIFACTS_TAG in wanted.tags and run.data.tags.get(ARTIFACTS_TAG) != wanted.tags[ARTIFACTS_TAG]:
-                _log_files(client, run.info.run_id, files[key])
+                _log_files(client, run.info.run_id, files[key], tracking_uri)
             if MODEL_TAG in wanted.tags and run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
                 spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
                 _log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models, tracking_uri)
@@ -698,7 +712,7 @@ def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -
             client.create_run(experiment_id, tags=identity, run_name=study)
         digest = _digest(files)
         if run.data.tags.get(ARTIFACTS_TAG) != digest:
-            _log_files(client, run.info.run_id, files)
+            _log_files(client, run.info.run_id, files, tracking_uri)
             client.set_tag(run.info.run_id, ARTIFACTS_TAG, digest)
         if run.info.status != "FINISHED":
             client.set_terminated(run.info.run_id)
