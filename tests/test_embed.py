@@ -1,4 +1,5 @@
 import hashlib
+import io
 import json
 import logging
 
@@ -199,3 +200,77 @@ def test_cls_pooling_takes_the_first_token_state():
 def test_absent_encoder_says_so():
     with pytest.raises(RuntimeError, match="could not be loaded.*internet"):
         load_encoder("/nonexistent/encoder-path")
+
+
+# ---- loading an encoder runs no code a model names ------------------------------------------------------------
+
+def evil_encoder(folder, marker):
+    """A sentence-transformers folder whose modules.json names its own class: importing it writes `marker`."""
+    folder.mkdir()
+    (folder / "modeling_evil.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+                                             "class Evil:\n    pass\n")
+    (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "", "type": "modeling_evil.Evil"}]))
+    return folder
+
+
+def trained_model(results, encoder):
+    """A model folder as the train step leaves it (a checkpoint of the direction's dictionaries, its record,
+    SentencePiece model and binarised data), reading sentence vectors of `encoder`: enough for Translator.load
+    to reach the encoder."""
+    import torch
+
+    from mtcue.records import write_record
+
+    folder = results / "models" / "en-de" / "mtcue"
+    folder.mkdir(parents=True)
+    rows = torch.zeros(5, 2)  # fairseq's four symbols and the dictionary's one word
+    torch.save({"cfg": {"task": {"source_lang": "en", "target_lang": "de"},
+                        "model": {"max_source_positions": 64, "max_target_positions": 64}},
+                "model": {"encoder.embed_tokens.weight": rows, "decoder.embed_tokens.weight": rows}},
+               folder / "checkpoint_best.pt")
+    (results / "bin" / "en-de").mkdir(parents=True)
+    for lang in ("en", "de"):
+        (results / "bin" / "en-de" / f"dict.{lang}.txt").write_text("word 1\n")
+    (results / "spm").mkdir()
+    (results / "spm" / "en-de.model").write_bytes(b"spm")
+    spec = {"type": "mtcue", "seed": 1, "context": {"kind": "vectors", "columns": ["doc0", "cue1"],
+                                                    "encoder": str(encoder)}}
+    write_record(results / "records" / "train" / "en-de" / "mtcue.json", {
+        "kind": "train", "model": "mtcue", "direction": "en-de", "study": "demo", "spec": spec,
+        "params": {"total": 1, "trainable": 1}, "epochs": [], "best_epoch": 1, "best_valid_loss": 1.0,
+        "config_hash": "h", "git_commit": "c", "model_path": str(folder / "checkpoint_best.pt")})
+    return folder
+
+
+def test_an_encoder_naming_its_own_code_is_refused_in_every_load_and_the_bundled_one_loads(tmp_path, monkeypatch,
+                                                                                           caplog):
+    from mtcue import Translator
+    from mtcue.cli import main
+    from mtcue.reporting.tracking import sync_records
+
+    marker = tmp_path / "RAN"
+    evil = evil_encoder(tmp_path / "evil", marker)
+    refused = f"context encoder {evil}: its modules.json names the module class 'modeling_evil.Evil', not one of"
+    with pytest.raises(ValueError, match=refused):
+        load_encoder(str(evil))
+    folder = trained_model(tmp_path / "results", evil)
+    with pytest.raises(ValueError, match=refused):
+        Translator.load(folder)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"Hello.\n")))
+    assert main(["translate-text", "--model-dir", str(folder)]) == 1
+    assert refused in caplog.text
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    run_id = sync_records(uri, "demo", [json.loads((tmp_path / "results/records/train/en-de/mtcue.json").read_text())],
+                          models={"en-de/mtcue": folder})["en-de/mtcue"]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    with pytest.raises(ValueError, match=refused):
+        Translator.load(f"runs:/{run_id}")
+    assert not marker.exists()
+    # the control: sentence-transformers itself runs the folder's code
+    from sentence_transformers import SentenceTransformer
+
+    with pytest.raises(Exception):
+        SentenceTransformer(str(evil))
+    assert marker.read_text() == "ran"
+    # the bundled encoder is built of sentence-transformers' own modules (Transformer, Pooling, Normalize)
+    assert load_encoder("all-MiniLM-L6-v2")(["Hello."]).shape == (1, 384)

@@ -1,6 +1,7 @@
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -560,15 +561,15 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
         assert [o.model_id for o in run.outputs.model_outputs] == [model.model_id]
         local = Path(model.artifact_location.removeprefix("file://"))
         mlmodel = Model.load(local)
-        # the model refers to the study's folder (nothing copied), and reads what the model reads
-        folder = tmp_path / "results" / "models" / d / m
-        assert mlmodel.flavors["python_function"]["config"] == {"model_dir": str(folder)}
+        # the model refers to the study's folder (nothing copied), relative to the store's, and reads what the model
+        # reads
+        assert mlmodel.flavors["python_function"]["config"] == {"model_dir": f"models/{d}/{m}"}
         assert [c.name for c in mlmodel.signature.inputs.inputs] == ["source", "context", "previous"]
         assert [c.required for c in mlmodel.signature.inputs.inputs] == [True, False, False]
         example = json.loads((local / "input_example.json").read_text())
         assert example["columns"] == (["source"] if m == "base" else ["source", "context", "previous"])
         assert run_model_dir(f"runs:/{run.info.run_id}", uri) == tmp_path / "results" / "models" / d / m
-        assert run.data.tags["mtcue.logged_model"] == f"reference:{tmp_path / 'results' / 'models' / d / m}"
+        assert run.data.tags["mtcue.logged_model"] == f"reference:models/{d}/{m}"
     # A second sync logs nothing again; a changed hypothesis file is logged anew, the model stays.
     hyps_file = tmp_path / "results" / "hyps" / "en-de" / "mtcue.test.txt"
     assert track(tmp_path, records).returncode == 0
@@ -652,3 +653,169 @@ def test_the_studys_tables_and_figures_are_one_run_and_the_report_links_the_ui(t
     assert again.info.run_id == study_run.info.run_id
     got = client.download_artifacts(again.info.run_id, "tables/t.csv", str(tmp_path / "dl"))
     assert Path(got).read_text() == "a,b\n3,4\n"
+
+
+def test_a_record_naming_a_file_outside_the_study_uploads_nothing(tmp_path):
+    records = study_folder(tmp_path / "study")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the key\n")
+    secret.chmod(0o600)
+    score_record = tmp_path / "study" / "results" / "records" / "score" / "en-de" / "mtcue.test.json"
+    hyps = tmp_path / "study" / "results" / "hyps" / "en-de" / "mtcue.test.txt"
+    for named in (str(secret), str(hyps)):  # the file itself, then a link to it inside the study
+        write_record(score_record, {**json.loads(score_record.read_text()), "hyp_path": named})
+        if named == str(hyps):
+            hyps.unlink()
+            hyps.symlink_to(secret)
+        done = track(tmp_path / "study", records)
+        assert done.returncode == 1
+        assert f"results/records/score/en-de/mtcue.test.json: names {named}, which lies outside the study's folder " \
+            f"{tmp_path / 'study' / 'results'}" in done.stderr
+        assert not (tmp_path / "study" / "results" / "mlflow.db").exists()
+
+
+def test_runs_uri_finds_its_model_among_more_than_a_page_of_logged_models(tmp_path):
+    from mtcue.reporting.tracking import run_model_dir
+
+    records = study_folder(tmp_path, cells=(("en-de", "base"),))
+    assert track(tmp_path, records).returncode == 0
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    client = MlflowClient(uri)
+    run, = runs_of(uri, "demo")
+    # MLflow returns the newest first, 100 to a page: the run's model is on the second
+    for _ in range(100):
+        client.create_logged_model(run.info.experiment_id, name="model", source_run_id="another")
+    assert len(client.search_logged_models([run.info.experiment_id])) == 100
+    assert run_model_dir(f"runs:/{run.info.run_id}", uri) == tmp_path / "results" / "models" / "en-de" / "base"
+
+
+def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_folder(tmp_path):
+    import shutil
+
+    import yaml
+
+    from mtcue.reporting.tracking import run_model_dir
+
+    records = study_folder(tmp_path / "first", cells=(("en-de", "base"),))
+    assert track(tmp_path / "first", records).returncode == 0
+    shutil.copytree(tmp_path / "first" / "results", tmp_path / "copy" / "results")
+    shutil.rmtree(tmp_path / "first")
+    uri = f"sqlite:///{tmp_path}/copy/results/mlflow.db"
+    run, = [r.info.run_id for r in runs_of(uri, "demo")]
+    assert run_model_dir(f"runs:/{run}", uri) == tmp_path / "copy" / "results" / "models" / "en-de" / "base"
+    # a rerun of the sync in the copy finds its run as it is, and logs nothing into the first study's folder
+    assert track(tmp_path / "copy", records).returncode == 0
+    assert [r.info.run_id for r in runs_of(uri, "demo")] == [run]
+    (tmp_path / "copy" / "results" / "hyps" / "en-de" / "base.test.txt").write_text("Another hyp.\n")
+    done = track(tmp_path / "copy", records)
+    assert done.returncode == 1 and f"the MLflow store sqlite:///results/mlflow.db was made elsewhere: MLflow " \
+        f"would log into {tmp_path / 'first' / 'results' / 'mlartifacts'}" in done.stderr
+    assert not (tmp_path / "first").exists()
+    # an MLmodel edited to name a copy outside the model's own files, or to name no flavour of ours
+    mlmodel, = (tmp_path / "copy" / "results" / "mlartifacts").glob("demo/models/*/artifacts/MLmodel")
+    model = yaml.safe_load(mlmodel.read_text())
+    for artifacts, copied in (("artifacts/study", "../../../../../.."), ("../../../../..", "first")):
+        model["flavors"]["python_function"] |= {"config": {"copied": copied}, "artifacts": {"study": {"path": artifacts}}}
+        mlmodel.write_text(yaml.safe_dump(model))
+        with pytest.raises(ValueError, match=f"its copied model '{copied}' lies outside the model's own files"):
+            run_model_dir(f"runs:/{run}", uri)
+    del model["flavors"]["python_function"]
+    mlmodel.write_text(yaml.safe_dump(model))
+    with pytest.raises(ValueError, match=f"{mlmodel} has no python_function flavour"):
+        run_model_dir(f"runs:/{run}", uri)
+
+
+@pytest.mark.parametrize("content", [b"not a database\n" * 100, b"SQLite format 3\x00" + b"\xff" * 4000])
+def test_a_store_that_is_no_database_is_named_not_a_traceback(tmp_path, content):
+    from mtcue.reporting.tracking import run_model_dir
+
+    db = tmp_path / "results" / "mlflow.db"
+    db.parent.mkdir()
+    db.write_bytes(content)
+    uri = f"sqlite:///{db}"
+    with pytest.raises(RuntimeError, match=f"the MLflow store {uri} cannot be used: .*(not a database|malformed)"):
+        run_model_dir("runs:/abc", uri)
+    done = track(tmp_path, study_folder(tmp_path, cells=(("en-de", "base"),)))
+    assert done.returncode == 1 and "track failed: the MLflow store sqlite:///results/mlflow.db cannot be used" \
+        in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_store_another_program_holds_locked_is_named_not_a_traceback(tmp_path, capfd):
+    import sqlite3
+
+    from mtcue.reporting.tracking import run_model_dir
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    sync(uri, "demo", [train("base", "en-de", "demo")])
+    holder = sqlite3.connect(tmp_path / "mlflow.db")
+    holder.execute("BEGIN EXCLUSIVE")  # MLflow gives up after sqlite's 20 s
+    try:
+        with pytest.raises(RuntimeError, match=f"the MLflow store {uri} cannot be used: .*database is locked; if "
+                                               "another program holds it, let it finish"):
+            run_model_dir("runs:/abc", uri)
+    finally:
+        holder.close()
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_model_name_with_a_quote_is_found_again_and_one_with_both_quotes_refused(uri):
+    for name in ("it's", 'say "hi"'):
+        first = sync(uri, "quotes", [train(name, "en-de", "quotes")])
+        assert sync(uri, "quotes", [train(name, "en-de", "quotes")]) == first
+    assert len(runs_of(uri, "quotes")) == 2
+    name = """both ' and \""""
+    with pytest.raises(ValueError, match=re.escape(f"""{name!r}: a name with both ' and " cannot be searched for""")):
+        sync(uri, "quotes", [train(name, "en-de", "quotes")])
+
+
+class _Translator:
+    """What the served model uses of mtcue.Translator; it reads at most 9 pieces, one per word."""
+
+    class model:
+        max_source_tokens = 10
+
+    def pieces(self, text):
+        return text.split()
+
+    def translate(self, sources, context, previous, beam):
+        if any(len(lines) > 1 for lines in previous or []):
+            raise ValueError("2 previous lines given, but the model reads at most 1")
+        return [f"{s} | {c} | {p}" for s, c, p in zip(sources, context or [[]] * len(sources),
+                                                       previous or [[]] * len(sources))]
+
+
+def test_the_served_model_returns_what_a_request_did_wrong_as_its_message():
+    from mlflow.exceptions import MlflowException
+
+    from mtcue.reporting.tracking import TranslatorModel
+
+    served = TranslatorModel()
+    served.translator = _Translator()
+    table = pd.DataFrame({"source": ["Hi.", "Yes."], "context": [["Formal"], None]})
+    assert served.predict(None, table) == ["Hi. | ['Formal'] | []", "Yes. | [] | []"]
+    for rows, message in (
+            ({"source": ["Hi.", "Yes."], "context": [["Formal"], [None]]}, "row 1: 'context' is [None]; give a list"),
+            ({"source": ["Hi."], "previous": ["Hello."]}, "row 0: 'previous' is 'Hello.'; give a list of strings"),
+            ({"source": ["Hi.", "a " * 10]}, "row 1: the source is 10 pieces long, more than the model reads (9)"),
+            ({"source": ["Hi."], "previous": [["a", "b"]]}, "2 previous lines given, but the model reads at most 1")):
+        with pytest.raises(MlflowException) as refused:
+            served.predict(None, pd.DataFrame(rows))
+        assert refused.value.message.startswith(message) and refused.value.get_http_status_code() == 400
+        assert "Traceback" not in refused.value.serialize_as_json()
+
+
+def test_the_served_model_finds_its_study_in_the_store_it_was_loaded_from(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from mtcue.models.translator import Translator
+    from mtcue.reporting.tracking import TranslatorModel
+
+    monkeypatch.setattr(Translator, "load", lambda folder, device, columns: folder)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/copy/results/mlflow.db")
+    served = TranslatorModel()
+    served.load_context(SimpleNamespace(model_config={"model_dir": "models/en-de/base"}, artifacts={}))
+    assert served.translator == tmp_path / "copy" / "results" / "models" / "en-de" / "base"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    with pytest.raises(ValueError, match="its model folder models/en-de/base lies in the study's folder of a sqlite "
+                                         "store, not in http://127.0.0.1:5000"):
+        served.load_context(SimpleNamespace(model_config={"model_dir": "models/en-de/base"}, artifacts={}))

@@ -8,6 +8,7 @@ each string gets a fixed random N-d vector (the "no MINILM-V2" ablation of Table
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -28,6 +29,10 @@ from mtcue.study import langs_of
 log = logging.getLogger(__name__)
 Encoder = Callable[[Sequence[str]], np.ndarray]
 RANDOM_ENCODER = re.compile(r"random-([1-9][0-9]*)")
+# The module types an encoder may be built of: sentence-transformers' own, which load transformers models
+# without remote code. A model's modules.json may name any class, and sentence-transformers imports it (a
+# local folder's own modeling_*.py even without trust_remote_code): loading a model would run its code.
+SAFE_MODULES = ("Transformer", "Pooling", "Normalize", "Dense", "Dropout", "LayerNorm", "WeightedLayerPooling")
 
 
 def is_random_encoder(name: str) -> bool:
@@ -92,6 +97,30 @@ def resolve_encoder_path(name: str) -> str:
     return str(path) if path else name
 
 
+@functools.cache
+def _guarded_model() -> type:
+    """SentenceTransformer building only SAFE_MODULES; another class named by a model is refused unimported."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules
+    from sentence_transformers.util import import_from_string
+
+    safe = {getattr(modules, name) for name in SAFE_MODULES}
+
+    class GuardedSentenceTransformer(SentenceTransformer):
+        def _load_module_class_from_ref(self, class_ref: str, model_name_or_path: str, *args, **kwargs) -> type:
+            try:  # sentence_transformers.* imports only the installed package's modules
+                found = import_from_string(class_ref) if class_ref.startswith("sentence_transformers.") else None
+            except ImportError:
+                found = None
+            if found not in safe:
+                raise ValueError(f"context encoder {model_name_or_path}: its modules.json names the module class "
+                                 f"{class_ref!r}, not one of sentence-transformers' own ({', '.join(SAFE_MODULES)}); "
+                                 "code a model names is never run: use a standard sentence-transformers model")
+            return found
+
+    return GuardedSentenceTransformer
+
+
 def load_encoder(name: str, pooling: str = "mean", device: str | None = None, fp16: bool = False) -> Encoder:
     """`pooling` "mean": the model as sentence-transformers loads it (sentence encoders keep their own
     pooling, plain transformers get mean pooling); "cls": the first token's final state. `fp16`: half
@@ -100,17 +129,16 @@ def load_encoder(name: str, pooling: str = "mean", device: str | None = None, fp
     match = RANDOM_ENCODER.fullmatch(name)
     if match:
         return random_encoder(int(match.group(1)))
-    from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 
     path = resolve_encoder_path(name)
     try:
         if pooling == "cls":
-            transformer = Transformer(path)
+            transformer = Transformer(path)  # transformers models, without trust_remote_code (its default)
             cls = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
-            model = SentenceTransformer(modules=[transformer, cls], device=device)
+            model = _guarded_model()(modules=[transformer, cls], device=device)
         else:
-            model = SentenceTransformer(path, device=device)
+            model = _guarded_model()(path, device=device, trust_remote_code=False)
     except OSError as err:
         raise RuntimeError(
             f"context encoder '{name}' could not be loaded ({err}). It is not bundled: it downloads "

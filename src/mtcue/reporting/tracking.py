@@ -21,8 +21,9 @@ are deleted and logged afresh from the records).
 Artifacts: a model's run holds its records and hypotheses (`records/{kind}/...`, `hyps/...`) and
 its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a table of
 `source` and optional `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
-serves it. The model refers to the study's model folder (a checkpoint is ~1 GB at paper scale) or,
-with `copy_models`, carries a copy of the files `Translator.load` reads. The study's tables and
+serves it. The model refers to the study's model folder (a checkpoint is ~1 GB at paper scale; a sqlite
+store's study by a path relative to the store's folder, and its artifacts are read from there, so a copied or
+moved study loads its own models) or, with `copy_models`, carries a copy of the files `Translator.load` reads. The study's tables and
 figures are artifacts of one run of its own, named after the study (`sync_study_files`). Each
 is logged once: a tag holds a digest of the files logged (mtcue.artifacts) or the model's folder
 (mtcue.logged_model), and a later sync logs only what changed; a run whose model is another
@@ -51,6 +52,7 @@ from filelock import FileLock, Timeout
 from mlflow.entities import LoggedModelOutput, LoggedModelStatus, Metric, Param, Run, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.models import Model, ModelSignature
+from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 from mlflow.tracking import MlflowClient
 from mlflow.types.schema import Array, ColSpec, ParamSchema, ParamSpec, Schema
 
@@ -119,6 +121,27 @@ def store_lock(tracking_uri: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]
         yield
     finally:
         lock.release()
+
+
+@contextmanager
+def store_errors(tracking_uri: str) -> Iterator[None]:
+    """A store that cannot be used (not a database, damaged, locked) as a message naming it, not SQLAlchemy's
+    traceback (nor the one MLflow logs for a locked store)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    db_log = logging.getLogger("mlflow.store.db.utils")
+    level, db_log.level = db_log.level, logging.CRITICAL
+    try:
+        yield
+    except (SQLAlchemyError, MlflowException) as err:
+        cause = err if isinstance(err, SQLAlchemyError) else err.__cause__ or err.__context__
+        if not isinstance(cause, SQLAlchemyError):
+            raise
+        raise RuntimeError(f"the MLflow store {tracking_uri} cannot be used: {str(cause).splitlines()[0]}; if another "
+                           "program holds it, let it finish; else restore it, or move it away and rerun the study's "
+                           "mlflow_sync, which rebuilds it from the records") from None
+    finally:
+        db_log.level = level
 
 
 def ensure_store(tracking_uri: str) -> None:
@@ -254,10 +277,29 @@ def _is_stale(run: Run, history: dict[str, list[Metric]], wanted: _Wanted) -> bo
     return False
 
 
+def _every(search, *args, **kwargs) -> list:
+    """Every result of an MLflow search (search_runs, search_logged_models): a call returns one page."""
+    found, token = [], None
+    while True:
+        page = search(*args, page_token=token, **kwargs)
+        found += page
+        if not (token := page.token):
+            return found
+
+
+def _literal(value: str) -> str:
+    """`value` quoted for an MLflow filter string, which has no escape for a quote inside its quotes."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    raise ValueError(f"{value!r}: a name with both ' and \" cannot be searched for in MLflow; rename it")
+
+
 def _find_run(client: MlflowClient, experiment_id: str, identity: dict[str, str]) -> Run | None:
     """The run of `identity`; several (left by writers the lock could not see) are all deleted."""
-    clause = " and ".join(f"tags.`{k}` = '{v}'" for k, v in identity.items())
-    runs = client.search_runs([experiment_id], filter_string=clause, max_results=100)
+    clause = " and ".join(f"tags.`{k}` = {_literal(v)}" for k, v in identity.items())
+    runs = _every(client.search_runs, [experiment_id], filter_string=clause)
     if len(runs) > 1:
         log.warning("several MLflow runs match %s: deleting %s and logging the records afresh",
                     identity, [r.info.run_id for r in runs])
@@ -316,9 +358,19 @@ def _digest(files: Mapping[str, Path]) -> str:
 
 
 def _named(file: Path, record: Path) -> Path:
+    """A file the record names, uploaded only from the study holding the record (the results/ folder above its
+    records/), resolved: a link out of the study is refused too."""
     if not file.is_file():
         raise FileNotFoundError(f"{record}: names {file}, which is missing (run from the study's folder, or rerun "
                                 "the step that writes it)")
+    folders = Path(record).absolute().parent.parts
+    if "records" not in folders:
+        raise ValueError(f"{record}: not in a study's records/ folder (results/records/{{kind}}/...); its files are "
+                         "uploaded only from the study that holds it")
+    study = Path(*folders[:len(folders) - 1 - folders[::-1].index("records")]).resolve()
+    if not file.resolve().is_relative_to(study):
+        raise ValueError(f"{record}: names {file}, which lies outside the study's folder {study}; only the study's "
+                         "own files are uploaded: rerun the step that wrote the record")
     return file
 
 
@@ -342,8 +394,21 @@ def run_artifacts(records: Mapping[Path, dict]) -> tuple[dict[str, dict[str, Pat
     return files, models
 
 
-def _log_files(client: MlflowClient, run_id: str, files: Mapping[str, Path]) -> None:
+def _artifacts_here(client: MlflowClient, run_id: str, tracking_uri: str) -> None:
+    """Refuse to log into a sqlite store moved or copied from where it was made: MLflow logs into the artifact root
+    (mlartifacts/) it was made with, the other study's."""
+    from mlflow.utils.file_utils import local_file_uri_to_path
+
+    db, uri = _sqlite_path(tracking_uri), client.get_run(run_id).info.artifact_uri
+    root = Path(local_file_uri_to_path(uri)) if uri.startswith("file:") else None
+    if db and root and "mlartifacts" in root.parts and not root.is_relative_to(db.parent.resolve() / "mlartifacts"):
+        raise ValueError(f"the MLflow store {tracking_uri} was made elsewhere: MLflow would log into {root}; sync into "
+                         "a fresh store (move the store and its mlartifacts/ away), rebuilt from the records")
+
+
+def _log_files(client: MlflowClient, run_id: str, files: Mapping[str, Path], tracking_uri: str) -> None:
     """Log {artifact path: file} into the run (a file already there is replaced)."""
+    _artifacts_here(client, run_id, tracking_uri)
     for name, path in files.items():
         folder = str(Path(name).parent)
         client.log_artifact(run_id, str(path), None if folder == "." else folder)
@@ -360,20 +425,33 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
         from mtcue.models.translator import Translator
 
         config = context.model_config or {}
-        copy = context.artifacts.get(STUDY_COPY)
-        folder = Path(copy) / config["copied"] if copy else Path(config["model_dir"])
+        folder = _model_folder(config, context.artifacts.get(STUDY_COPY), "the MLflow model", mlflow.get_tracking_uri())
         self.translator = Translator.load(folder, device=config.get("device"), columns=config.get("columns"))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> list[str]:
-        def lines(column: str) -> list[list[str]] | None:
-            if column not in model_input:
-                return None
-            # a missing cell (an optional column left out in some rows) is read as no strings
-            return [[str(x) for x in v] if isinstance(v, Iterable) and not isinstance(v, str) else []
-                    for v in model_input[column]]
+        # What the request did wrong goes back as its message (HTTP 400), not as MLflow's "unexpected error"
+        # with a stack trace; a source longer than the model reads is refused, not cut with a server-side warning.
+        try:
+            sources, limit = list(model_input["source"]), self.translator.model.max_source_tokens - 1
+            for row, source in enumerate(sources):
+                if isinstance(source, str) and len(pieces := self.translator.pieces(source)) > limit:
+                    raise ValueError(f"row {row}: the source is {len(pieces)} pieces long, more than the model reads "
+                                     f"({limit}); split it into sentences")
+            return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),
+                                             beam=int((params or {}).get("beam", 5)))
+        except (ValueError, TypeError) as err:
+            raise MlflowException(str(err), INVALID_PARAMETER_VALUE) from None
 
-        return self.translator.translate(list(model_input["source"]), lines("context"), lines("previous"),
-                                         beam=int((params or {}).get("beam", 5)))
+
+def _cells(table: pd.DataFrame, column: str) -> list[list[str]] | None:
+    """A served table's column of string lists; a missing cell (the column left out in some rows) holds none."""
+    if column not in table:
+        return None
+    cells = [[] if cell is None or isinstance(cell, float) and math.isnan(cell) else cell for cell in table[column]]
+    for row, cell in enumerate(cells):
+        if isinstance(cell, str) or not isinstance(cell, Iterable) or not all(isinstance(s, str) for s in cell):
+            raise ValueError(f"row {row}: '{column}' is {cell!r}; give a list of strings")
+    return [list(cell) for cell in cells]
 
 
 def input_example(spec: dict) -> dict:
@@ -414,19 +492,51 @@ def _copy_of_study(folder: Path, into: Path) -> str:
     return model.checkpoint.parent.relative_to(results).as_posix()
 
 
-def model_tag(folder: Path, copy: bool) -> str:
+def _in_store(folder: Path, tracking_uri: str) -> str:
+    """`folder` as a logged model names it: relative to a sqlite store's folder when inside it (a study's
+    results/ copied or moved keeps its models), else absolute."""
+    folder, db = Path(folder).resolve(), _sqlite_path(tracking_uri)
+    inside = db is not None and folder.is_relative_to(db.parent.resolve())
+    return folder.relative_to(db.parent.resolve()).as_posix() if inside else str(folder)
+
+
+def model_tag(folder: Path, copy: bool, tracking_uri: str) -> str:
     """The value of mtcue.logged_model: which folder the run's model is, and whether it was copied."""
-    return f"{'copy' if copy else 'reference'}:{Path(folder).resolve()}"
+    return f"{'copy' if copy else 'reference'}:{_in_store(folder, tracking_uri)}"
 
 
-def _log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool) -> None:
+def _model_folder(config: Mapping, copy: str | Path | None, where: str, tracking_uri: str,
+                  within: Path | None = None) -> Path:
+    """The model folder a logged model's `config` names: its place in the copy it carries (`copy`), never outside
+    `within` (default the copy); or the study's folder, a relative one in the folder of the store it was loaded from."""
+    if "copied" in config and copy is not None:
+        folder = (Path(copy) / str(config["copied"])).resolve()
+        if not folder.is_relative_to(Path(within or copy).resolve()):
+            raise ValueError(f"{where}: its copied model {config['copied']!r} lies outside the model's own files; "
+                             "relog the model (`mtcue track --artifacts`)")
+        return folder
+    if "model_dir" not in config:
+        raise ValueError(f"{where}: its MLmodel names no model folder (model_dir or copied); relog the model "
+                         "(`mtcue track --artifacts`)")
+    folder, db = Path(config["model_dir"]), _sqlite_path(tracking_uri)
+    if folder.is_absolute():
+        return folder
+    if db is None:
+        raise ValueError(f"{where}: its model folder {folder} lies in the study's folder of a sqlite store, not in "
+                         f"{tracking_uri}; set MLFLOW_TRACKING_URI to the study's store (sqlite:///results/mlflow.db)")
+    return db.parent.resolve() / folder
+
+
+def _log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool,
+               tracking_uri: str) -> None:
     """Log the model in `folder` as the run's MLflow model (MODEL_NAME), as mlflow.pyfunc.log_model does but
     into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
     at paper scale; tests/test_pipeline.py serves one)."""
     folder = Path(folder).resolve()
+    _artifacts_here(client, run_id, tracking_uri)
     logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id)
     with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
-        artifacts, config = None, {"model_dir": str(folder)}
+        artifacts, config = None, {"model_dir": _in_store(folder, tracking_uri)}
         if copy:
             artifacts = {STUDY_COPY: str(Path(tmp) / STUDY_COPY)}
             config = {"copied": _copy_of_study(folder, Path(artifacts[STUDY_COPY]))}
@@ -455,27 +565,39 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
     if db is not None and not db.is_file():  # MLflow would create an empty store there
         raise ValueError(f"{uri}: no MLflow store at {db.resolve()} ({tracking_uri}); run from the study's folder or "
                          "set MLFLOW_TRACKING_URI to its store")
-    client = MlflowClient(tracking_uri)
-    try:
-        run = client.get_run(run_id)
-    except MlflowException:
-        raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
-                         "study's store, or run from the study's folder)") from None
-    # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
-    logged = [m for m in client.search_logged_models([run.info.experiment_id], filter_string=f"name = '{MODEL_NAME}'")
-              if m.source_run_id == run_id]
+    with store_errors(tracking_uri):
+        client = MlflowClient(tracking_uri)
+        try:
+            run = client.get_run(run_id)
+        except MlflowException as err:
+            if err.error_code != "RESOURCE_DOES_NOT_EXIST":  # a store that cannot be read: store_errors
+                raise
+            raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
+                             "study's store, or run from the study's folder)") from None
+        # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
+        experiment = client.get_experiment(run.info.experiment_id)
+        logged = [m for m in _every(client.search_logged_models, [experiment.experiment_id],
+                                    filter_string=f"name = '{MODEL_NAME}'") if m.source_run_id == run_id]
     if not logged:
         raise ValueError(f"{uri}: the run holds no model; the study's mlflow_sync (`mtcue track --artifacts`) logs "
                          "each trained model's")
     location = logged[-1].artifact_location
-    # A local store's model is read where it lies (a download would copy it, with a progress bar).
-    local = Path(local_file_uri_to_path(location)) if location.startswith("file:") else \
-        Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
-    flavor = Model.load(local).flavors["python_function"]
-    config = flavor.get("config") or {}  # mlflow.models.model.MODEL_CONFIG
-    if "copied" in config:
-        return local / flavor["artifacts"][STUDY_COPY]["path"] / config["copied"]
-    return Path(config["model_dir"])
+    root = experiment.artifact_location
+    if location.startswith("file:") and root.startswith("file:"):
+        # A local store's model is read where it lies (a download would copy it, with a progress bar): in the
+        # store's folder, where the sync put the experiment's artifacts (mlartifacts/{study}), even after a move.
+        local, root = Path(local_file_uri_to_path(location)), Path(local_file_uri_to_path(root))
+        if db is not None and root.parts[-2:] == ("mlartifacts", experiment.name) and local.is_relative_to(root):
+            local = db.parent.resolve() / "mlartifacts" / experiment.name / local.relative_to(root)
+    else:
+        local = Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
+    flavor = Model.load(local).flavors.get("python_function")
+    if flavor is None:
+        raise ValueError(f"{uri}: {local / 'MLmodel'} has no python_function flavour: not a model `mtcue track` "
+                         "logged; relog it (`mtcue track --artifacts`)")
+    copy = flavor.get("artifacts", {}).get(STUDY_COPY, {}).get("path")
+    return _model_folder(flavor.get("config") or {}, None if copy is None else local / copy, f"{uri} ({local})",
+                         tracking_uri, local)
 
 
 def _depth(key: tuple[str, str], desired: Mapping[tuple[str, str], _Wanted]) -> int:
@@ -535,7 +657,7 @@ def sync_records(
         groups.setdefault(slot[:2], []).append(r)
     # All cells are checked before anything is logged; a parent is logged before the models trained from it.
     desired = {key: _desired(cell, (experiments or {}).get("/".join(key), ())) for key, cell in groups.items()}
-    with store_lock(tracking_uri):
+    with store_lock(tracking_uri), store_errors(tracking_uri):
         ensure_store(tracking_uri)
         client = MlflowClient(tracking_uri)
         experiment_id = _experiment_id(client, study, tracking_uri)
@@ -547,7 +669,7 @@ def sync_records(
             if key in (files or {}):
                 wanted.tags[ARTIFACTS_TAG] = _digest(files[key])
             if key in (models or {}):
-                wanted.tags[MODEL_TAG] = model_tag(models[key], copy_models)
+                wanted.tags[MODEL_TAG] = model_tag(models[key], copy_models, tracking_uri)
             parent = f"{direction}/{wanted.tags.get(f'{TAG}init_from')}"
             if parent in run_ids:  # the run page's description links to the parent's run
                 wanted.tags[f"{TAG}parent_run_id"] = run_ids[parent]
@@ -563,10 +685,10 @@ def sync_records(
                                         run_name=f"{direction}/{model}")
             # Artifacts before the tags that say they are there (a sync stopped midway logs them again).
             if ARTIFACTS_TAG in wanted.tags and run.data.tags.get(ARTIFACTS_TAG) != wanted.tags[ARTIFACTS_TAG]:
-                _log_files(client, run.info.run_id, files[key])
+                _log_files(client, run.info.run_id, files[key], tracking_uri)
             if MODEL_TAG in wanted.tags and run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
                 spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
-                _log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models)
+                _log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models, tracking_uri)
             _log_missing(client, run, history, wanted)
             if run.info.status != "FINISHED" or (wanted.end_ms and run.info.end_time != wanted.end_ms):
                 client.set_terminated(run.info.run_id, end_time=wanted.end_ms)
@@ -581,7 +703,7 @@ def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -
     """Log the study's tables and figures ({artifact path: file}, e.g. tables/table4_quality.csv) into its
     study run: one run named after the study, tagged mtcue.kind=study, found by its tags, that holds no
     model. Only a changed set of files is logged again (mtcue.artifacts). Returns (experiment id, run id)."""
-    with store_lock(tracking_uri):
+    with store_lock(tracking_uri), store_errors(tracking_uri):
         ensure_store(tracking_uri)
         client = MlflowClient(tracking_uri)
         experiment_id = _experiment_id(client, study, tracking_uri)
@@ -590,7 +712,7 @@ def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -
             client.create_run(experiment_id, tags=identity, run_name=study)
         digest = _digest(files)
         if run.data.tags.get(ARTIFACTS_TAG) != digest:
-            _log_files(client, run.info.run_id, files)
+            _log_files(client, run.info.run_id, files, tracking_uri)
             client.set_tag(run.info.run_id, ARTIFACTS_TAG, digest)
         if run.info.status != "FINISHED":
             client.set_terminated(run.info.run_id)
