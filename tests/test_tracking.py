@@ -19,6 +19,7 @@ from mtcue.cli import main
 from mtcue.evaluation.eamt22 import ATTRIBUTES
 from mtcue.records import write_record
 from mtcue.reporting.kit import display_name
+from mtcue.reporting import tracking
 from mtcue.reporting.tracking import resolve_uri, sync_records
 from mtcue.study import fewshot_name
 
@@ -819,3 +820,13 @@ def test_the_served_model_finds_its_study_in_the_store_it_was_loaded_from(tmp_pa
     with pytest.raises(ValueError, match="its model folder models/en-de/base lies in the study's folder of a sqlite "
                                          "store, not in http://127.0.0.1:5000"):
         served.load_context(SimpleNamespace(model_config={"model_dir": "models/en-de/base"}, artifacts={}))
+
+
+def test_the_ui_address_is_the_servers_or_the_one_given_and_every_link_opens_the_ml_view(monkeypatch):
+    monkeypatch.delenv("MTCUE_MLFLOW_UI", raising=False)
+    assert tracking.ui_base("sqlite:///results/mlflow.db") == "http://127.0.0.1:5000"
+    assert tracking.ui_base("https://mlflow.example.org/") == "https://mlflow.example.org"
+    monkeypatch.setenv("MTCUE_MLFLOW_UI", "https://lab.example.org/mlflow/")
+    page = tracking.links_html("sqlite:///results/mlflow.db", "demo", "3", "s1", {"en-de/mtcue": "r1"})
+    assert 'href="https://lab.example.org/mlflow/#/experiments/3/runs/r1?workflowType=machine_learning"' in page
+    assert "127.0.0.1" not in page

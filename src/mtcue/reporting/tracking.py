@@ -720,8 +720,10 @@ def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -
 
 
 def ui_base(tracking_uri: str) -> str:
-    """Where the MLflow UI of a store is: a server's own address, else `mlflow ui`'s default."""
-    return tracking_uri.rstrip("/") if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    """Where the MLflow UI of a store is: $MTCUE_MLFLOW_UI (a UI served elsewhere, e.g. behind a proxy), else a
+    server's own address, else `mlflow ui`'s default."""
+    server = tracking_uri if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    return (os.environ.get("MTCUE_MLFLOW_UI") or server).rstrip("/")
 
 
 def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str, runs: Mapping[str, str]) -> str:
@@ -738,7 +740,8 @@ def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str
     start = "" if tracking_uri.startswith(("http://", "https://")) else (
         f"<p>Start the UI from the study's folder: <code>mlflow ui --backend-store-uri {escape(tracking_uri)}</code>"
         "</p>\n")
-    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}', key)}</li>\n" for key, run_id in sorted(runs.items()))
+    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}?workflowType=machine_learning', key)}</li>\n"
+                   for key, run_id in sorted(runs.items()))
     return (f"<h2>MLflow: study {escape(study)}</h2>\n{start}"
             f"<p>{link(f'{experiment}?workflowType=machine_learning', 'All runs of the study')}; "
             f"{link(f'{experiment}/runs/{study_run}/artifacts', 'its tables and figures')}.</p>\n"
