@@ -195,6 +195,7 @@ def test_voita2019_rejects_candidates_with_other_context(tmp_path):
     (json.dumps([{**VOITA[1], "ctx_dist": "far"}]), r"deixis_test.json: entry 0: 'ctx_dist' must be"),
     (json.dumps([{**VOITA[1], "ctx_dist": 2.7}]), r"deixis_test.json: entry 0: 'ctx_dist' must be .*got 2.7"),
     (json.dumps([{**VOITA[1], "ctx_dist": True}]), r"deixis_test.json: entry 0: 'ctx_dist' must be .*got True"),
+    (json.dumps([{**VOITA[1], "ctx_dist": "²"}]), r"deixis_test.json: entry 0: 'ctx_dist' must be .*got '²'"),
     (json.dumps([{**VOITA[1], "ctx_dist": -1}]), r"deixis_test.json: entry 0: 'ctx_dist' must be .*got -1"),
     (json.dumps(["A . _eos B ."]), r"deixis_test.json: entry 0: expected an object"),
 ])

@@ -17,6 +17,7 @@ text and speaker names and so would empty sources or cut the context a model rea
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def _write_suite(examples: list[dict], path: str | Path, out: str | Path) -> int
 def _sentences(value: object, where: str) -> int:
     """A count of sentences (Voita et al.'s `ctx_dist`): a whole number, as a JSON number or string; never
     a fraction cut down or a boolean read as 1."""
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value):  # str.isdigit() admits "²", int() not
         return int(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer() and value >= 0:
         return int(value)
