@@ -341,25 +341,45 @@ def test_formality_score_counts_formal_minus_informal_address_forms(lang, text, 
 
 
 def test_address_levels_need_no_labels_and_flatten_the_training_split_only(write_corpus, tmp_path):
-    """An unlabelled corpus: refused as labels, levelled by address forms; training keeps the rarest present
-    level's count of every level (here 1: one line per level), the valid split keeps every line."""
+    """An unlabelled corpus: refused as labels, levelled by address forms; training keeps at most `bin_cap` lines
+    of each score bin (here 1; the scores -3, -1, 0 and 2 fall in bins of their own), the valid split every line;
+    at the seed's cap of 10K a toy corpus keeps every line."""
     from conftest import make_sample
 
     from mtcue.context.style_levels import NOT_SAMPLED, build_style_store
 
     texts = ["Hast du deinen Pass?", "Ist das deine Tasche?", "Ist das dein Buch?", "Das ist gut.", "Es regnet.",
-             "Haben Sie Ihren Pass?"]   # levels 1, 2, 2, 3, 3, 5
+             "Haben Sie Ihren Pass?"]   # scores -3, -1, -1, 0, 0, 2: levels 1, 2, 2, 3, 3, 5
     train = write_corpus([make_sample(i, de=t) for i, t in enumerate(texts)], name="train.jsonl")
     valid = write_corpus([make_sample(i, de=t) for i, t in enumerate(texts)], name="valid.jsonl")
     with pytest.raises(ValueError, match="no line has a formality label"):
         build_style_store({"train": train}, "en-de", MAPPING, tmp_path / "labels")
-    manifest = build_style_store({"train": train, "valid": valid}, "en-de", None, tmp_path / "style", seed=3)
+    manifest = build_style_store({"train": train, "valid": valid}, "en-de", None, tmp_path / "style", seed=3,
+                                 bin_cap=1)
     levels = np.load(tmp_path / "style" / "train.npy")
     assert levels[0] == 1 and levels[5] == 5 and sorted(levels[1:3]) == [NOT_SAMPLED, 2]
     assert sorted(levels[3:5]) == [NOT_SAMPLED, 3]
     assert manifest["lines_per_level"]["train"] == {"0": 2, "1": 1, "2": 1, "3": 1, "5": 1}
     assert np.load(tmp_path / "style" / "valid.npy").tolist() == [1, 2, 2, 3, 3, 5]
     assert manifest["levels_from"] == "address" and not (tmp_path / "labels").exists()
+    build_style_store({"train": train}, "en-de", None, tmp_path / "capped", seed=3)
+    assert np.load(tmp_path / "capped" / "train.npy").tolist() == [1, 2, 2, 3, 3, 5]
+
+
+def test_flattening_caps_each_of_100_score_bins_as_the_seed_does():
+    """Scores over [0, 1]: 100 bins 0.01 wide, the last closed (1.0 joins 0.99..). With a cap of 2 the bins
+    holding 3 lines (0.00.., 0.99..1.0) keep 2 of them each, the others every line: not every level cut to
+    the rarest one's count, nor bins any wider (0.011 is alone in its bin, not with 0.00..)."""
+    from mtcue.context.style_levels import flatten
+
+    scores = np.array([0.0, 0.004, 0.006, 0.011, 0.305, 0.5, 0.505, 0.995, 1.0, 0.999])
+    keep = flatten(scores, seed=5, cap=2)
+    assert keep[[3, 4, 5, 6]].all() and keep[[0, 1, 2]].sum() == 2 and keep[[7, 8, 9]].sum() == 2
+    assert keep.sum() == 8
+    assert (flatten(scores, seed=5, cap=2) == keep).all()
+    assert flatten(scores, seed=5, cap=3).all()
+    assert flatten(np.array([2, 2, 2]), seed=5, cap=1).sum() == 1   # one score: one bin
+    assert flatten(np.array([], dtype=np.int64), seed=5).tolist() == []
 
 
 def test_training_never_batches_a_line_the_flattening_left_out():

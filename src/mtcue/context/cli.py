@@ -132,7 +132,8 @@ def register(step) -> None:
     s.add_argument("--corpus", action="append", required=True, metavar="SPLIT=PATH")
     s.add_argument("--levels-from", choices=["labels", "address"], default="labels",
                    help="labels: the corpus's register labels (--mapping); address: each target's formality score "
-                        "(German, Russian address forms) in 5 bins, the training split flattened per bin")
+                        "(German, Russian address forms) in 5 levels, the training split flattened as the style-control "
+                        "paper's (100 score bins, at most 10K lines each)")
     s.add_argument("--mapping", help='labels: JSON {"informal": 1, "formal": 5, "unlabelled": 3}')
     s.add_argument("--seed", type=int, default=1, help="address: the flattening's sampling seed")
     s.add_argument("--out", required=True)

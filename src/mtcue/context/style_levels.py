@@ -9,9 +9,10 @@ The seed scores every target sentence with an XLM-R formality regressor (-3..3),
   never trained. A corpus without labels is refused.
 - `address`: a formality score per target sentence (German, Russian: `formality_score`, the address
   forms of the project's generators, formal minus informal), binned into 5 levels and, in the training
-  split only, flattened: every level keeps the same number of lines, sampled with the study's seed; a
-  line not sampled gets level 0, which training leaves out (style_task). Used where the corpus has no
-  labels (the paper's OpenSubtitles). docs/deviations.md says how it departs from the seed's regressor.
+  split only, flattened as the seed does: the score range cut into 100 equal bins, each bin over 10K
+  lines sampled down to 10K with the study's seed; a line not sampled gets level 0, which training leaves
+  out (style_task). Used where the corpus has no labels (the paper's OpenSubtitles). docs/deviations.md
+  says how it departs from the seed's regressor.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from mtcue.study import langs_of, pair_of
 
 MAPPING_KEYS = ("informal", "formal", "unlabelled")
 NOT_SAMPLED = 0  # a training line the flattening left out (address levels): training skips it
+SCORE_BINS, BIN_CAP = 100, 10_000  # the seed's flattening (its section 5.1): 100 score bins, at most 10K lines each
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
@@ -71,23 +73,28 @@ def score_level(score: int) -> int:
     return int(np.clip(score, -2, 2)) + 3
 
 
-def flatten(levels: np.ndarray, seed: int) -> np.ndarray:
-    """The levels with every present level cut to the rarest present level's count by sampling (seeded);
-    the lines left out get NOT_SAMPLED."""
-    rng, out = np.random.default_rng(seed), np.full_like(levels, NOT_SAMPLED)
-    present = [level for level in range(1, 6) if (levels == level).any()]
-    per_level = min(int((levels == level).sum()) for level in present)
-    for level in present:
-        keep = rng.choice(np.flatnonzero(levels == level), per_level, replace=False)
-        out[keep] = level
-    return out
+def flatten(scores: np.ndarray, seed: int, bins: int = SCORE_BINS, cap: int = BIN_CAP) -> np.ndarray:
+    """Which lines training keeps (bool per line): the scores' range [min, max] cut into `bins` equal bins
+    (each closed on the left, the last on both sides, as numpy.histogram's), every bin holding more than `cap`
+    lines sampled down to `cap` (seeded), the other bins kept whole."""
+    keep = np.ones(len(scores), dtype=bool)
+    if not len(scores):
+        return keep
+    edges = np.linspace(scores.min(), scores.max(), bins + 1)
+    which = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, bins - 1)
+    rng = np.random.default_rng(seed)
+    for b, n in zip(*np.unique(which, return_counts=True)):
+        if n > cap:
+            members = np.flatnonzero(which == b)
+            keep[members] = False
+            keep[rng.choice(members, cap, replace=False)] = True
+    return keep
 
 
-def address_levels(corpus: str | Path, direction: str) -> np.ndarray:
-    """The level of every line of `corpus`: its target's formality score, binned (score_level)."""
+def address_scores(corpus: str | Path, direction: str) -> np.ndarray:
+    """The formality score of every line of `corpus`'s target (formality_score)."""
     tgt = langs_of(direction)[1]
-    return np.asarray([score_level(formality_score(sample["text"][tgt], tgt)) for sample in read_corpus(corpus)],
-                      dtype=np.int8)
+    return np.asarray([formality_score(sample["text"][tgt], tgt) for sample in read_corpus(corpus)], dtype=np.int64)
 
 
 def line_levels(corpus: str | Path, direction: str, mapping: dict[str, int]) -> np.ndarray:
@@ -109,15 +116,18 @@ def line_levels(corpus: str | Path, direction: str, mapping: dict[str, int]) -> 
 
 
 def build_style_store(corpora: dict[str, str | Path], direction: str, mapping: dict[str, int] | None,
-                      out_dir: str | Path, seed: int = 1) -> dict:
+                      out_dir: str | Path, seed: int = 1, bin_cap: int = BIN_CAP) -> dict:
     """`out_dir`/{split}.npy for each split of `corpora` and manifest.json (mapping, lines per level; level 0:
-    not sampled). `mapping` None: address levels (`address_levels`), the training split flattened (`seed`)."""
+    not sampled). `mapping` None: address levels (`address_scores` binned by `score_level`), the training split
+    flattened by its scores (`flatten`, at most `bin_cap` lines per score bin, sampled with `seed`)."""
     with atomic_directory(out_dir, "style-levels") as out:
         counts = {}
         for split, corpus in corpora.items():
             if mapping is None:
-                levels = address_levels(corpus, direction)
-                levels = flatten(levels, seed) if split == "train" else levels
+                scores = address_scores(corpus, direction)
+                levels = np.asarray([score_level(score) for score in scores], dtype=np.int8)
+                if split == "train":
+                    levels[~flatten(scores, seed, cap=bin_cap)] = NOT_SAMPLED
             else:
                 levels = line_levels(corpus, direction, mapping)
             np.save(out / f"{split}.npy", levels)

@@ -97,6 +97,11 @@ def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str 
          f"{100 * (1 - bootstrap.alpha):.0f}% bootstrap interval ({bootstrap.n} resamples of the sentences); "
          "\"reads its context\": the interval excludes 0 (below it: to its loss, the context moving the model away "
          "from the reference). A model without context gives exactly 0.",
+         "Unlike Fernandes et al.'s, our models are not trained without context: theirs draw each training "
+         "sample's context size from 0..k (contextual-mt's --sample-context-size), so their pass without context "
+         "is an input they were trained on; ours see an empty context only at a document's first line (where it "
+         "has no metadata, for the models that read metadata), so part of a CXMI here can be the cost of an unfamiliar input rather than what the context "
+         "tells (its measured size: docs/deviations.md, \"CXMI's pass without context\").",
          "Without context, a model reads: " + "; ".join(without) + ".",
          f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
          *([run_ids.footnote()] if run_ids else [])])
