@@ -343,7 +343,7 @@ def test_formality_score_counts_formal_minus_informal_address_forms(lang, text, 
 def test_address_levels_need_no_labels_and_flatten_the_training_split_only(write_corpus, tmp_path):
     """An unlabelled corpus: refused as labels, levelled by address forms; training keeps at most `bin_cap` lines
     of each score bin (here 1; the scores -3, -1, 0 and 2 fall in bins of their own), the valid split every line;
-    at the seed's cap of 10K a toy corpus keeps every line."""
+    at Jeong et al.'s cap of 10K a toy corpus keeps every line."""
     from conftest import make_sample
 
     from mtcue.context.style_levels import NOT_SAMPLED, build_style_store
@@ -366,7 +366,7 @@ def test_address_levels_need_no_labels_and_flatten_the_training_split_only(write
     assert np.load(tmp_path / "capped" / "train.npy").tolist() == [1, 2, 2, 3, 3, 5]
 
 
-def test_flattening_caps_each_of_100_score_bins_as_the_seed_does():
+def test_flattening_caps_each_of_100_score_bins_as_jeong_et_al_do():
     """Scores over [0, 1]: 100 bins 0.01 wide, the last closed (1.0 joins 0.99..). With a cap of 2 the bins
     holding 3 lines (0.00.., 0.99..1.0) keep 2 of them each, the others every line: not every level cut to
     the rarest one's count, nor bins any wider (0.011 is alone in its bin, not with 0.00..)."""

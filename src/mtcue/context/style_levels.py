@@ -9,10 +9,10 @@ The seed scores every target sentence with an XLM-R formality regressor (-3..3),
   never trained. A corpus without labels is refused.
 - `address`: a formality score per target sentence (German, Russian: `formality_score`, the address
   forms of the project's generators, formal minus informal), binned into 5 levels and, in the training
-  split only, flattened as the seed does: the score range cut into 100 equal bins, each bin over 10K
+  split only, flattened as Jeong et al. do: the score range cut into 100 equal bins, each bin over 10K
   lines sampled down to 10K with the study's seed; a line not sampled gets level 0, which training leaves
   out (style_task). Used where the corpus has no labels (the paper's OpenSubtitles). docs/deviations.md
-  says how it departs from the seed's regressor.
+  says how it departs from Jeong et al.'s regressor.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from mtcue.study import langs_of, pair_of
 
 MAPPING_KEYS = ("informal", "formal", "unlabelled")
 NOT_SAMPLED = 0  # a training line the flattening left out (address levels): training skips it
-SCORE_BINS, BIN_CAP = 100, 10_000  # the seed's flattening (its section 5.1): 100 score bins, at most 10K lines each
+SCORE_BINS, BIN_CAP = 100, 10_000  # Jeong et al.'s flattening (their section 5.1): 100 score bins, at most 10K lines each
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
