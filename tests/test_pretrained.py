@@ -167,3 +167,22 @@ def test_a_local_comet_checkpoint_is_copied_and_scored_from_the_copy(tmp_path, c
                  "--availability", str(known), "--out", str(out)]) == 0
     record = read_record(out, "comet")
     assert record["unavailable"] is None and len(record["segment_scores"]) == 3
+
+
+def test_the_study_sets_its_jobs_offline_and_leaves_the_process_that_reads_it_as_it_was(tmp_path, monkeypatch):
+    """Snakemake run in-process (critical_path's DAG; a notebook): every job's shell starts offline, reading
+    this study's folder, but the process itself keeps its environment, so a model it loads afterwards is not
+    looked for in that study's folder (before: MTCUE_PRETRAINED stayed set, and Translator.load failed)."""
+    from snakemake.shell import shell
+
+    from mtcue.reporting.critical_path import study_dag
+
+    names = ("MTCUE_PRETRAINED", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE")
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    assert study_dag(REPO / "Snakefile", [REPO / "config" / "tiny.yaml"])
+    assert {n: os.environ.get(n) for n in names} == dict.fromkeys(names)
+    prefix = shell._get_process_prefix()
+    assert prefix.startswith("set -euo pipefail; ")
+    assert "export HF_HUB_OFFLINE=1;" in prefix and "export TRANSFORMERS_OFFLINE=1;" in prefix
+    assert re.search(r"export MTCUE_PRETRAINED=\S+/results/pretrained;", prefix)
