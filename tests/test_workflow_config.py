@@ -233,19 +233,31 @@ def test_a_config_value_reaches_the_shell_quoted(tmp_path):
 
 @pytest.mark.parametrize("encoder", [INJECTION, "my encoders/MiniLM"])
 def test_the_embed_rule_runs_no_code_of_a_config_value(tmp_path, encoder):
-    """The rule runs for real (its corpora written by hand, so nothing else runs): the step fails on an encoder
-    that does not exist, and the payload never runs; a path with a space stays one argument."""
+    """The rules run for real (the corpora written by hand, so nothing else runs): the fetch of the pretrained
+    models, then the embedding step, each fails on an encoder that does not exist, and the payload never runs;
+    a path with a space stays one argument."""
     path, store = injection_config(tmp_path, encoder)
     for split in ("train", "valid", "test"):
         corpus = tmp_path / "results" / "clean" / "en-de" / f"{split}.jsonl"
         corpus.parent.mkdir(parents=True, exist_ok=True)
         corpus.write_text("")
-    run = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-                          "--configfile", str(path), "--cores", "1", store], cwd=REPO, capture_output=True,
-                         text=True, env={**os.environ, "MTCUE_WARM": "0", "HF_HUB_OFFLINE": "1"})
-    assert run.returncode != 0 and "rule embed_" in run.stdout + run.stderr
-    assert not (tmp_path / "INJECTED").exists() and not (REPO / "INJECTED").exists()
     logs = tmp_path / "results" / "logs"
+
+    def run(target: str) -> subprocess.CompletedProcess:
+        return subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                               "--configfile", str(path), "--cores", "1", target], cwd=REPO, capture_output=True,
+                              text=True, env={**os.environ, "MTCUE_WARM": "0", "HF_HUB_OFFLINE": "1"})
+
+    fetch = run("results/pretrained/manifest.json")
+    assert fetch.returncode != 0 and "rule pretrained_models" in fetch.stdout + fetch.stderr
+    assert encoder in (logs / "pretrained_models.log").read_text()
+    (logs / "pretrained_models.log").unlink()
+    # A folder without the encoder: the embedding step itself gets the value, and refuses it
+    (tmp_path / "results" / "pretrained").mkdir()
+    (tmp_path / "results" / "pretrained" / "manifest.json").write_text("{}")
+    embed = run(store)
+    assert embed.returncode != 0 and "rule embed_" in embed.stdout + embed.stderr
+    assert not (tmp_path / "INJECTED").exists() and not (REPO / "INJECTED").exists()
     log = f"embed/{store.rsplit('/', 1)[1]}.log"
     assert [str(p.relative_to(logs)) for p in logs.rglob("*") if p.is_file()] == [log]  # no stray log file
     assert encoder in (logs / log).read_text()  # the whole value, one argument, in the step's refusal
