@@ -14,6 +14,9 @@ MAX_GENRES = 3
 GENRE_COLUMNS = [f"si_genre{i}" for i in range(1, MAX_GENRES + 1)]
 SIDE_COLUMNS = [*GENRE_COLUMNS, "si_pg_rating", "si_country", "si_decade"]
 ENGLISH = "en"
+# The synthetic corpus's dialogue lengths, lines per document (drawn by data.synth.documents): a study's size
+# in sentences, which the plan sizes its cluster jobs by (plan/resources.py), follows from it.
+LINES_PER_DOCUMENT = (5, 15)
 # Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
 # A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
 # "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).

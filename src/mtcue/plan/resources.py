@@ -15,10 +15,10 @@ import csv
 import math
 from statistics import mean
 
-from mtcue.data.synth.documents import LINES_PER_DOCUMENT
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.gpu_hours import table3, train_weights, training_cost
 from mtcue.plan.models import model_spec
+from mtcue.study import LINES_PER_DOCUMENT
 
 # The paper's MTCUE (config/paper.yaml: d = 512, FFN 2048, 6 + 6 + 6 layers, 32,000 pieces): the weights one
 # training token passes through, the size Table 3's hours are for (tests/test_cluster_plan.py checks it).

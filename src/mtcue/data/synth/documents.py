@@ -42,8 +42,8 @@ from mtcue.data.synth.situation import (
     Situation,
     lean,
 )
+from mtcue.study import LINES_PER_DOCUMENT
 
-LINES_PER_DOCUMENT = (5, 15)
 GROUP_SHARE = 0.15          # documents whose first character addresses a group
 STYLE_AGREES = 0.88         # P(a line's English style matches the register)
 VOCATIVE_AGREES = 0.9       # P(a vocative's style matches the register)
