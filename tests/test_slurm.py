@@ -23,14 +23,14 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 # No accounting daemon on the test cluster: job states come from squeue (sacct would fail), and
 # the first status check comes after 2 s instead of the plugin's 40.
 TEST_CLUSTER = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
-LOCAL_RULES = {"comet_model", "mlflow_sync", "table4_quality"}
-# config/tiny.yaml's Table 4: 28 jobs, 6 sbatch submissions: the pair's preparation, the embedding store, each
+LOCAL_RULES = {"pretrained_models", "comet_model", "mlflow_sync", "table4_quality"}
+# config/tiny.yaml's Table 4: 29 jobs, 6 sbatch submissions: the pair's preparation, the embedding store, each
 # training, and each trained model's evaluation (translation, context usage, contrastive scores, then COMET
 # beside the score: the MLflow sync mirrors every record), as {submission: (GPU, time limit, CPUs)} from
 # src/mtcue/plan/resources.py: every request at its floor; the preparation's five steps in a row (generate,
 # clean, spm_train, spm_encode, binarise: 5 x 15 min) with its three splits side by side, the evaluation's four
 # GPU steps one after another (4 x 15 min) with the score beside COMET.
-TABLE4_JOBS = 28
+TABLE4_JOBS = 29  # and the fetch of its pretrained models, a local rule
 GROUPS = ("prepare", "eval_en-de_base", "eval_en-de_mtcue")
 SUBMISSIONS = {"prepare": (False, "01:15:00", "3"), "embed_all-MiniLM-L6-v2.mean": (True, "00:15:00", "1"),
                "train": (True, "00:20:00", "1"), "eval_en-de_base": (True, "01:00:00", "2"),

@@ -643,7 +643,7 @@ def test_the_studys_tables_and_figures_are_one_run_and_the_report_links_the_ui(t
         == {"tables/t.csv", "figures/f.svg"}
     experiment = study_run.info.experiment_id
     html = (tmp_path / "results" / "mlflow" / "demo.html").read_text()
-    assert f'href="http://127.0.0.1:5000/#/experiments/{experiment}/runs/{runs["en-de/base"]}">en-de/base</a>' in html
+    assert f'href="http://127.0.0.1:5000/#/experiments/{experiment}/runs/{runs["en-de/base"]}?workflowType=machine_learning">en-de/base</a>' in html
     assert f"/#/experiments/{experiment}/runs/{study_run.info.run_id}/artifacts" in html
     assert "mlflow ui --backend-store-uri sqlite:///results/mlflow.db" in html
     # Again: the same run, nothing relogged; a changed table is.
