@@ -12,7 +12,7 @@ RECORDS ?= results/records
 # Snakemake options in SNAKEMAKE_ARGS, e.g. the test cluster's "--slurm-status-command squeue").
 REHEARSAL ?= results-rehearsal
 
-.PHONY: setup demo test readme report rehearsal
+.PHONY: setup demo test check readme report rehearsal
 
 setup: $(STAMP)
 
@@ -29,6 +29,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -ra
+
+# The fast layer, while working: every test but those that run Snakemake, train or start servers (marked
+# slow by tests/conftest.py from what they call), in about 3 minutes on 2 cores.
+check: $(STAMP)
+	$(VENV)/bin/python -m pytest -ra -m "not slow"
 
 # The README's results, rendered from the records of a finished `make demo` (never copied by hand).
 readme: $(STAMP)

@@ -37,3 +37,34 @@ def write_corpus(tmp_path):
         path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in samples))
         return path
     return write
+
+
+# `make check` runs the tests not marked slow, in a few minutes; `make test` (CI) runs every one. A test is
+# slow when it runs Snakemake, trains a model or starts servers and subprocesses of the package: found here
+# from the names it (or a fixture or helper of its, at any depth) uses, so a new one needs no marker.
+SLOW_NAMES = frozenset({"dry_run", "SNAKEMAKE", "local_slurm"})
+
+
+def _uses_slow_name(fn, seen: set) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    codes, names = [code], set()
+    while codes:  # the function and every function, lambda or comprehension inside it
+        c = codes.pop()
+        names.update(c.co_names)
+        codes.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    if names & SLOW_NAMES:
+        return True
+    scope = getattr(fn, "__globals__", {})
+    return any(_uses_slow_name(scope[n], seen) for n in names
+               if callable(scope.get(n)) and getattr(scope[n], "__module__", "").startswith(("test_", "conftest")))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = [d[-1].func for d in item._fixtureinfo.name2fixturedefs.values()]
+        seen: set = set()
+        if any(_uses_slow_name(fn, seen) for fn in [getattr(item, "obj", None), *fixtures]):
+            item.add_marker(pytest.mark.slow)
