@@ -40,9 +40,10 @@ def write_corpus(tmp_path):
 
 
 # `make check` runs the tests not marked slow, in a few minutes; `make test` (CI) runs every one. A test is
-# slow when it runs Snakemake, trains a model or starts servers and subprocesses of the package: found here
-# from the names it (or a fixture or helper of its, at any depth) uses, so a new one needs no marker.
-SLOW_NAMES = frozenset({"dry_run", "SNAKEMAKE", "local_slurm"})
+# slow when it runs Snakemake or the test SLURM, starts processes (each `mtcue` step imports torch and
+# fairseq: seconds) or builds every model of a config: found here from the names it (or a fixture or helper
+# of its, at any depth) uses, so a new one needs no marker.
+SLOW_NAMES = frozenset({"dry_run", "SNAKEMAKE", "local_slurm", "subprocess", "count_config"})
 
 
 def _uses_slow_name(fn, seen: set) -> bool:

@@ -484,6 +484,7 @@ def test_workers_are_capped_at_the_cpus_this_process_may_use(film_mirror, tmp_pa
     assert "at most the CPUs this process may use" in " ".join(help_.split())
 
 
+@pytest.mark.slow  # about 17 s on 2 cores
 def test_a_worker_holds_one_film_at_a_time(tmp_path, monkeypatch):
     """What a worker does per film: it reads that film's two documents and nothing else, and what
     it keeps after a film does not grow with the films it has done."""

@@ -741,6 +741,7 @@ def test_a_store_that_is_no_database_is_named_not_a_traceback(tmp_path, content)
         in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # waits out sqlite's busy timeout (about 20 s)
 def test_a_store_another_program_holds_locked_is_named_not_a_traceback(tmp_path, capfd):
     import sqlite3
 

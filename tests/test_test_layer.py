@@ -1,0 +1,26 @@
+"""The fast layer (`make check`): conftest marks a test slow from the names it uses, at any depth."""
+import conftest
+
+
+def _runs_the_study():
+    return conftest.dry_run("-n")
+
+
+def _calls_a_helper_that_runs_the_study():
+    return [_runs_the_study() for _ in range(1)]  # inside a comprehension: a code object of its own
+
+
+def _names_snakemake():
+    return conftest.SNAKEMAKE
+
+
+def _counts_words():
+    return len("a b".split())
+
+
+def test_a_test_running_snakemake_itself_or_through_a_helper_is_slow_and_one_that_does_not_is_not():
+    helpers = globals()  # looked up by string, so that this test itself is not marked through them
+    assert conftest._uses_slow_name(helpers["_runs_the_study"], set())
+    assert conftest._uses_slow_name(helpers["_calls_a_helper_that_runs_the_study"], set())
+    assert conftest._uses_slow_name(helpers["_names_snakemake"], set())
+    assert not conftest._uses_slow_name(helpers["_counts_words"], set())
