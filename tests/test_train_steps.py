@@ -184,3 +184,29 @@ def test_the_training_log_keeps_every_line_when_the_job_is_killed(tmp_path):
 
 def _text(path):
     return path.read_text() if path.exists() else ""
+
+
+def _binarised(folder, direction, split, lengths):
+    """A binarised split whose line i has lengths[i] = (source, target) pieces."""
+    import torch
+    from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
+
+    for side, lang in enumerate(direction.split("-")):
+        prefix = folder / f"{split}.{direction}.{lang}"
+        builder = MMapIndexedDatasetBuilder(f"{prefix}.bin")
+        for pair in lengths:
+            builder.add_item(torch.full((pair[side],), 4, dtype=torch.int32))
+        builder.finalize(f"{prefix}.idx")
+
+
+def test_a_line_longer_than_a_batch_is_refused_before_training(tmp_path):
+    from mtcue.models.train import check_lines_fit
+
+    _binarised(tmp_path, "en-de", "train", [(5, 6), (30, 70), (64, 64)])
+    _binarised(tmp_path, "en-de", "valid", [(3, 3)])
+    check_lines_fit(tmp_path, "en-de", 70)  # fairseq batches a line of exactly max_tokens
+    with pytest.raises(ValueError, match=r"train line 2 is 70 pieces long, more than training.max_tokens=64"):
+        check_lines_fit(tmp_path, "en-de", 64)
+    _binarised(tmp_path, "en-de", "valid", [(3, 3), (3, 99)])
+    with pytest.raises(ValueError, match=r"valid line 2 is 99 pieces"):
+        check_lines_fit(tmp_path, "en-de", 70)

@@ -158,6 +158,27 @@ def count_checkpoint_params(checkpoint: Path) -> dict:
     return {"total": total, "trainable": total}
 
 
+def check_lines_fit(data_bin: Path, direction: str, max_tokens: int) -> None:
+    """Refuse, before any training, a training or validation line longer than a batch: fairseq would stop
+    with a bare assertion ("Sentences lengths should not exceed max_tokens") after loading everything.
+    A line's length is fairseq's: the longer of its two sides in pieces, end-of-sentence included."""
+    import numpy as np
+    from fairseq.data import data_utils
+
+    for split in ("train", "valid"):
+        sides = [data_utils.load_indexed_dataset(str(data_bin / f"{split}.{direction}.{lang}"), None)
+                 for lang in direction.split("-")]
+        if None in sides:
+            raise FileNotFoundError(f"{data_bin}: no binarised {split} split of {direction} (run the binarise step)")
+        sizes = np.maximum(sides[0].sizes, sides[1].sizes)
+        longest = int(sizes.argmax()) if len(sizes) else 0
+        size = int(sizes[longest]) if len(sizes) else 0
+        if size > max_tokens:
+            raise ValueError(f"{data_bin}: {split} line {longest + 1} is {size} pieces long, more than "
+                             f"training.max_tokens={max_tokens} (one batch): raise training.max_tokens, or lower "
+                             "clean.max_chars so that cleaning drops such lines")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
@@ -180,6 +201,7 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
         if not 0 <= workers < threads:
             raise ValueError(f"--workers {workers}: the data loaders need fewer CPUs than --threads {threads}, "
                              "which also run the main process")
+        check_lines_fit(data_bin, direction, spec["training"]["max_tokens"])
         prepare_checkpoint_dir(ckpt_dir, spec)
         recover_checkpoint_dir(ckpt_dir)
         args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
