@@ -398,10 +398,12 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     assert by_tags > by_words - 0.1
 
 
-# Least context accuracy for (speaker, addressee) gender. About 0.88 and 0.84 for Polish
-# (0.68 and 0.64 before the clues were strengthened), 0.83 and 0.77 for French (fewer
-# addressee labels to learn from), 0.86 and 0.80 for Russian.
-GENDER_FROM_CONTEXT = {"pl": (0.78, 0.78), "fr": (0.78, 0.72), "ru": (0.78, 0.75)}
+# Gender is decided by the EAMT22 attribute sentences (`cues`, which the few-shot settings read), far less
+# by the previous lines and metadata the main models read (docs/study.md, "What the demo's phenomena
+# measure"). Keyword accuracy (speaker, addressee) on 1000 training documents, measured: from the cues and
+# the rest 0.99 / 0.99 (pl), 0.99 / 0.87 (fr), 1.00 / 0.95 (ru); from previous lines and metadata alone
+# 0.63 / 0.58 (pl), 0.62 / 0.57 (fr), 0.66 / 0.61 (ru); from the source sentence 0.51-0.55.
+GENDER_FROM_CUES = {"pl": (0.95, 0.95), "fr": (0.95, 0.82), "ru": (0.95, 0.9)}
 
 
 @pytest.mark.parametrize("pair", GENDER_PAIRS)
@@ -409,10 +411,12 @@ def test_gender_is_in_the_context_not_in_the_source(pair):
     code = target_code(pair)
     train = synth.generate(pair, "train", 1000, 1)
     test = synth.generate(pair, "test", 400, 1)
-    for phenomenon, least in zip(("speaker_gender", "addressee_gender"),
-                                 GENDER_FROM_CONTEXT[code]):
+    main_context = lambda r: {w for w in context_words(r) if not w.startswith("cue:")}  # noqa: E731
+    for phenomenon, least in zip(("speaker_gender", "addressee_gender"), GENDER_FROM_CUES[code]):
         assert keyword_accuracy(train, test, code, phenomenon, context_words) > least
-        assert keyword_accuracy(train, test, code, phenomenon, source_words) < 0.56
+        source = keyword_accuracy(train, test, code, phenomenon, source_words)
+        assert source < 0.56
+        assert source < keyword_accuracy(train, test, code, phenomenon, main_context) < 0.7
 
 
 def _self_lines() -> dict[str, str]:
@@ -459,17 +463,18 @@ def gender_clues(r: dict, phenomenon: str) -> set[str]:
 
 @pytest.mark.parametrize("pair", GENDER_PAIRS)
 def test_most_gender_labels_have_a_clue_in_the_context(pair):
-    """Most lines that show a gender get a direct clue to it (a title, a gendered vocative,
-    a `self` line, a cue), and the clues never contradict the gold value."""
+    """Every line that shows a gender has a direct clue to it in its cues, and 29-38% of them one in their
+    previous lines (a title, a gendered vocative, a `self` line: measured 0.29-0.38 for speakers, 0.29-0.31
+    for addressees); the clues never contradict the gold value."""
     code = target_code(pair)
     train = synth.generate(pair, "train", 1000, 1)
     for phenomenon in ("speaker_gender", "addressee_gender"):
         labelled = [r for r in train if phenomenon in r["labels"].get(code, {})]
         clues = [gender_clues(r, phenomenon) for r in labelled]
+        in_lines = [gender_clues({**r, "cues": []}, phenomenon) for r in labelled]
         golds = [r["labels"][code][phenomenon]["gold"] for r in labelled]
-        # Polish about 0.79 and 0.74 (0.40 and 0.29 before the clues were strengthened);
-        # French 0.76 and 0.71, Russian 0.76 and 0.73
-        assert sum(bool(c) for c in clues) / len(labelled) >= 0.7, phenomenon
+        assert all(clues), phenomenon
+        assert 0.25 <= sum(bool(c) for c in in_lines) / len(labelled) <= 0.45, phenomenon
         assert sum(bool(c) and c != {g} for c, g in zip(clues, golds)) / len(labelled) < 0.01
         if phenomenon == "speaker_gender":  # a `self` line shows its gender, so is unlabelled
             assert not any(line_clues(r["text"]["en"])[1] for r in labelled)
