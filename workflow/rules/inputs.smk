@@ -162,6 +162,6 @@ def voita2018_attention_records(w):
 
 def shortening_contrastive(w):
     """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
-    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    data ContraPro in en-de, Lopes et al. in en-fr), Mąka et al.'s test sets."""
     return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
                   for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))
