@@ -180,10 +180,10 @@ def test_table_rows_from_a_hand_set_record(tmp_path):
     ours = csv[csv["source"] == "this study"].set_index("group")
     assert ours.loc["all", "accuracy"] == 0.6 and ours.loc["all", "n"] == 5 and ours.loc["all", "ties"] == 1
     assert ours.loc["distance=>3", "accuracy"] == 0.5
-    seed = csv[(csv["source"] != "this study") & (csv["model"] == "Sentence-level")]
-    assert seed["accuracy"].tolist() == [0.4367, 0.7592] and seed["suite"].tolist() == ["contrapro", "lopes"]
+    paper = csv[(csv["source"] != "this study") & (csv["model"] == "Sentence-level")]
+    assert paper["accuracy"].tolist() == [0.4367, 0.7592] and paper["suite"].tolist() == ["contrapro", "lopes"]
     # the shortening paper's authors score with fairseq's SequenceScorer (mean over tokens); ours are sums
-    assert set(seed["measure"]) == {"per-token mean log-probability"}
+    assert set(paper["measure"]) == {"per-token mean log-probability"}
     assert set(ours["measure"]) == {"summed log-probability"}
     md = (tmp_path / "c.md").read_text()
     assert "| BASE | 60.0 (1 ties) |" in md and "43.67" in md and (tmp_path / "c.html").is_file()

@@ -514,7 +514,7 @@ def test_paper_config_parameter_counts():
         "voita_context": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
         "voita_context_next": 60_964_864 + 3_152_384 + 1_050_624 + 524_800,
         "concat": 60_964_864 + 2 * 512,
-        # Sequence shortening (test_shortening_models.py pins these against the seed's Table 5): six decoder
+        # Sequence shortening (test_shortening_models.py pins these against Mąka et al.'s Table 5): six decoder
         # context attentions with layer norms (6 x 1,051,648) and the 1,025-row segment table; Caching
         # Sentence's gate 6 x 513; the shortening's attention back (1,051,648) and positions (pooling 1,025
         # rows; grouping / selecting K + 1), linear pooling's 1,024 -> 512 map, the categorising FFN

@@ -26,7 +26,7 @@ CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtc
                 "style_dim": None}
 # Style-control models (Jeong et al.): no context store; a style level per line (the style store).
 STYLE_TYPES = ("style_token", "style_dim")
-# The sequence-shortening family (seed sequence_shortening_context_mt.txt): each reads the token store's
+# The sequence-shortening family (Mąka et al., 2024): each reads the token store's
 # previous `context_sentences` lines (prev1..prevC) through its own plugin file.
 SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
                     "selecting", "multi_encoder")

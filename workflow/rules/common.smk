@@ -122,7 +122,7 @@ def formality_refs(w, folder):
 
 QUALITY = quality.targets(config)  # Tables 3 and 4 (report.smk), figures (figures.smk)
 QUALITY_MODELS = experiment_models(config)["quality"]
-MEMORY_GROWTH_PLAN = memory_growth.memory_growth_plan(config)  # the shortening seed's Figure 4 (figures.smk)
+MEMORY_GROWTH_PLAN = memory_growth.memory_growth_plan(config)  # Figure 4 of Mąka et al. 2024 (figures.smk)
 FIGURES = [*QUALITY["figures"], *memory_growth.targets(config)]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
@@ -140,7 +140,7 @@ TABLE5 = (expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "htm
           if FORMALITY["records"] or STYLE["records"] else [])
 ABLATION = ablation.targets(config)  # Table 6 (ablation.smk)
 VOITA2018 = voita2018.targets(config)  # Voita et al. 2018's Tables 1 and 7 (voita2018.smk)
-SHORTENING = shortening.targets(config)  # the shortening seed's Tables 2-3 (shortening.smk)
+SHORTENING = shortening.targets(config)  # Tables 2-3 of Mąka et al. 2024 (shortening.smk)
 SIDE_INFORMATION = side_information.targets(config)  # Hoang et al.'s Table 3 (sideinfo.smk)
 # Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, report.smk).
 TRAINED = trained_models(config)

@@ -44,7 +44,7 @@ rule bleu_gain:
         "mtcue figure --kind bleu_gain --records {input:q} --out {output:q} 2> {log:q}"
 
 
-# The sequence-shortening seed's Figure 4 (and a training step): measured on models built at the config's
+# Mąka et al. (2024), Figure 4 (and a training step): measured on models built at the config's
 # sizes with random weights, so it waits for no training; the plan (every measured model's spec, the batch,
 # the beam) is a parameter, so a change to any of them measures again.
 rule memory_growth:

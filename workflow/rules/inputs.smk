@@ -147,7 +147,7 @@ def attention_unavailable():
     """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
     (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
     if OPENSUBTITLES:
-        return "needs pronoun antecedents (the seed: CoreNLP on OpenSubtitles); only the synthetic suite has them"
+        return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
     made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
     # results/records/attention/{direction}/{model}.json: the direction is the record's folder
     there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p)))) for p in VOITA2018["attention"])
@@ -162,6 +162,6 @@ def voita2018_attention_records(w):
 
 def shortening_contrastive(w):
     """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
-    data ContraPro in en-de, Lopes et al. in en-fr), the seed's test set."""
+    data ContraPro in en-de, Lopes et al. in en-fr), Mąka et al.'s test sets."""
     return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
                   for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))

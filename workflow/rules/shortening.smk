@@ -1,4 +1,4 @@
-# Sequence shortening (seed sequence_shortening_context_mt.txt, Tables 2-3): the shortening family's
+# Sequence shortening (Mąka et al. 2024, Tables 2-3): the shortening family's
 # runs per context size ({model}_c{C}, plan.shortening.shortening_models) train, translate and are scored
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here the table of both and the paper's Figure 3 (how Latent Grouping

@@ -1,9 +1,9 @@
 # Hoang et al. (2018): side information as discrete labels (genres, PG rating, country, decade), fed to
-# NMT in the seed's ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
+# NMT in Hoang et al.'s ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
 # score rules); the output-layer model also translated without labels, the target-prefix model with the
 # labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
 # an en->xx direction (contrastive.smk).
-# One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, the seed's beside.
+# One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, Hoang et al.'s beside.
 # SIDE_INFORMATION (its targets, plan/side_information.py) is in common.smk (the MLflow sync mirrors the score records).
 
 

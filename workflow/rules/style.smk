@@ -1,4 +1,4 @@
-# Jeong et al.'s style control (the Korean-English seed): style_token and style_dim fine-tuned from their
+# Jeong et al.'s style control (Korean-English): style_token and style_dim fine-tuned from their
 # parent (BASE) through the ordinary train rule on the style store (a level per line from the corpus's
 # register labels, or at paper scale each target's formality score, binned and flattened), then each
 # translates Table 5's test set at every level of experiments.style.levels, scored by the official rule

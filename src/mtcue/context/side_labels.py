@@ -3,7 +3,7 @@ sample from the metadata the study already has, each label one column of a tag s
 --columns` with these column names), so the vocabulary is built from the training split exactly as
 TAGGING's (context/tags.py).
 
-The labels: each genre of the comma-separated genre list (up to MAX_GENRES; the seed's TED keywords are
+The labels: each genre of the comma-separated genre list (up to MAX_GENRES; Hoang et al.'s TED keywords are
 such a bag too), the PG rating, the country, and the release year's decade (a year alone is too sparse
 to be a topic; the decade is the coarsest bucket that still says something about the film's era).
 """

@@ -1,7 +1,7 @@
 """The style store of the style-control models (Jeong et al.; docs/formats.md, section 2): one level
 1..5 per line of each split.
 
-The seed scores every target sentence with an XLM-R formality regressor (-3..3), bins the score into
+Jeong et al. score every target sentence with an XLM-R formality regressor (-3..3), bins the score into
 5 levels and flattens the levels' distribution by sampling per bin. Two sources of levels here
 (`experiments.style.levels_from`):
 - `labels`: the register label the corpus carries (the synthetic corpus's formality labels), mapped by

@@ -225,7 +225,7 @@ def read_csv(path: str | Path) -> list[dict]:
 
 def figure(rows: Iterable[dict]) -> Figure:
     """Peak memory above the weights (MiB) against the number of context sentences, a panel per phase
-    (decoding, as the sequence-shortening seed's Figure 4, then a training step), a line per model;
+    (decoding, as Mąka et al.'s Figure 4, then a training step), a line per model;
     rows as `write_csv` writes them."""
     curves: dict[str, dict[str, list[tuple[int, float]]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:

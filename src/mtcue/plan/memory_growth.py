@@ -1,4 +1,4 @@
-"""The sequence-shortening seed's Figure 4 (figures.smk): what `mtcue memory-growth` measures.
+"""Mąka et al. (2024), Figure 4 (figures.smk): what `mtcue memory-growth` measures.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def side_information_models(cfg: dict) -> list[tuple[str, str]]:
 
 
 def side_information_table_rows(cfg: dict) -> list[dict]:
-    """Hoang et al.'s Table 3 rows in order: {"label" (the seed's name where the model is one of its
+    """Hoang et al.'s Table 3 rows in order: {"label" (Hoang et al.'s name where the model is one of its
     systems), "model", "type" (the model's; "control" for a BASE trained on like the variants, which
     separates the labels' effect from that of the extra epochs), "variant": "", "no_context" (decoded
     without labels) or "predicted_labels" (the target-prefix model predicting its labels)}."""
@@ -29,7 +29,7 @@ def side_information_table_rows(cfg: dict) -> list[dict]:
     rows = []
     for model in side_information_rows(cfg):
         kind = cfg["models"][model]["type"]
-        if kind == "base" and model != exp["baseline"]:   # BASE trained on like the variants: not a seed's system
+        if kind == "base" and model != exp["baseline"]:   # BASE trained on like the variants: not Hoang et al.'s
             rows.append({"label": "base, fine-tuned as the variants (no labels)", "model": model, "type": "control",
                          "variant": ""})
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def voita2018_rows(cfg: dict) -> list[dict]:
-    """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (the seed's row name where
+    """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (Voita et al.'s row name where
     the model is one of its systems), "model", "variant": "" or "random" (random context at test time)}."""
     exp = cfg["experiments"]["voita2018"]
     sentence = {"prev1": "previous sentence", "next1": "next sentence"}

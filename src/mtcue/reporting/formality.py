@@ -203,7 +203,7 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
             "(supervised): Jeong et al.'s style-control models (style_token: a level token after the beginning of "
             "sentence; style_dim: a continuous style value on the encoder output), fine-tuned from BASE on the "
             "corpus's register labels mapped to levels 1..5; not zero-shot. formal: their output at level 5, "
-            "informal: at level 1 (the seed's extremes; style_dim's values +2 and -2); no prompt, nothing chosen, "
+            "informal: at level 1 (Jeong et al.'s extremes; style_dim's values +2 and -2); no prompt, nothing chosen, "
             "the same numbers in both kinds' rows. Every level: results/figures/style_levels.")
     write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {study_names(records)}", footnotes,
                 blocks=blocks, run_ids=run_ids)

@@ -251,7 +251,7 @@ def memory_section(run: Run) -> list[str]:
         first, last = peaks[(phase, low)].loc[models], peaks[(phase, high)].loc[models]
         display[f"{phase} c={low} / c={high} (MiB)"] = [f"{a:.1f} / {b:.1f}" for a, b in zip(first, last)]
         display[f"{phase} MiB per sentence"] = [f"{(b - a) / (high - low):+.2f}" for a, b in zip(first, last)]
-    return ["Memory growth (the sequence-shortening seed's Figure 4, `results/figures/memory_growth.svg`): peak memory "
+    return ["Memory growth (Mąka et al. 2024, Figure 4; `results/figures/memory_growth.svg`): peak memory "
             "above the weights of beam-search decoding and of one training step (forward and backward), against the "
             "number of context sentences, models at the study's sizes on one fixed batch:", "",
             *markdown_table(display)]

@@ -1,6 +1,6 @@
 """Voita et al. (2018), Table 1 (BLEU of the baseline, concatenation and the context-aware model with
 the previous, the next or a random context sentence) and Table 7 (agreement of the context attention
-with the antecedent of a pronoun, against first / last / random noun), ours beside the seed's."""
+with the antecedent of a pronoun, against first / last / random noun), ours beside Voita et al.'s."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,7 +51,7 @@ def attention_frame(records: Sequence[dict], table6: bool = False) -> pd.DataFra
 
 
 def _agreement_block(title: str, agreement: pd.DataFrame, paper: pd.DataFrame, caption: str) -> Block:
-    """An attention-agreement table (rows: direction and pronoun), the seed's beside it."""
+    """An attention-agreement table (rows: direction and pronoun), Voita et al.'s beside it."""
     shown = agreement.map(lambda v: f"{v:.1f}")
     shown["n"] = agreement["n"].map(lambda v: f"{v:.0f}")
     shown.index = [f"{d} {p}" for d, p in agreement.index]

@@ -1,1 +1,1 @@
-"""The sequence-shortening models (seed sequence_shortening_context_mt.txt) and their shorteners."""
+"""The sequence-shortening models (Mąka et al., 2024) and their shorteners."""

@@ -1,4 +1,4 @@
-"""Model `multi_encoder` (the seed's Multi-encoder baseline): an unshared context encoder (BASE's
+"""Model `multi_encoder` (Mąka et al.'s Multi-encoder baseline): an unshared context encoder (BASE's
 shape, sharing only the token embeddings) encodes each of the c previous sentences separately; the
 decoder's one cross-attention reads their states concatenated with the current sentence's (nearest
 context sentence next to the source). Gradient everywhere. Every BASE tensor loads; the new ones

@@ -1,4 +1,4 @@
-"""Sequence shortening of one sentence's encoder states (Maka et al., 2024, "Sequence Shortening for
+"""Sequence shortening of one sentence's encoder states (Mąka et al., 2024, "Sequence Shortening for
 Context-aware Machine Translation", sections 3.2 and 4), for the caching models of issue 27.
 
 A shortener turns H [T, B, C] into a shorter G̃ [K', B, C]: pooling over windows of K neighbouring

@@ -1,6 +1,5 @@
 """What the sequence-shortening models share (Mąka et al., 2024, "Sequence Shortening for Context-Aware
-Machine Translation", the shortening paper: sequence_shortening_context_mt.txt, section 4; its authors'
-code Pawel-M/shortening-context-mt):
+Machine Translation", section 4; its authors' code Pawel-M/shortening-context-mt):
 
 - one encoder (BASE's) encodes the current sentence and each of the c previous sentences of the
   token store separately (`--context-slot prev1,...,prevc`; context [B, c, L], nearest first);

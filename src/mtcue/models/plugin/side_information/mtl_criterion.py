@@ -1,6 +1,6 @@
 """Criterion `label_smoothed_cross_entropy_mtl`: fairseq's label-smoothed cross-entropy plus lambda times
 the auxiliary loss a model returns in its output's extra dict (`auxiliary_loss`): si_mtl's multi-label
-classification loss (the seed's L = L_NMT + lambda L_MLC), si_trg_prefix's label-prefix loss (weight 1).
+classification loss (Hoang et al.'s L = L_NMT + lambda L_MLC), si_trg_prefix's label-prefix loss (weight 1).
 The auxiliary loss is logged per sentence.
 
 No `from __future__ import annotations` here: fairseq builds the command line from the config dataclass's

@@ -3,9 +3,9 @@ side information, softmax(W_o f_t + b_e + b_o) with b_e = W_e e and e = sum_m e_
 sample's label embeddings (H_s = --side-dim wide; W_e is |V_T| x H_s).
 
 W_e starts at zero, so the fine-tuning starts from BASE's exact output and the bias grows only as far as
-the labels help (the seed, training from scratch, does not say; a random W_e would add noise to every
+the labels help (Hoang et al., training from scratch, do not say; a random W_e would add noise to every
 logit of the fine-tuned BASE). A sample without labels gets e = 0, hence no bias: decoding "without side
-information" (the seed's claim that MTL without labels beats it) is this model given no labels
+information" (Hoang et al.'s claim that MTL without labels beats it) is this model given no labels
 (--random-context drop). New tensors: encoder.context_labels, encoder.context_bias; every BASE tensor loads.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ class OutputLayerModel(SideInfoModel):
     def add_args(cls, parser):
         super().add_args(parser)
         parser.add_argument("--side-dim", type=int, metavar="H_S",
-                            help="width of the label embeddings (the seed's H_s)")
+                            help="width of the label embeddings (Hoang et al.'s H_s)")
 
     @classmethod
     def build_model(cls, args, task):

@@ -6,11 +6,11 @@ are the same for every sample.
 
 The labels are not target words: each is a learned embedding (`decoder.context_labels`, the table also
 its output layer, tied as fairseq ties the target embeddings), and their loss, the cross-entropy of
-each slot, is the auxiliary loss (criterion `label_smoothed_cross_entropy_mtl`, weight 1: the seed's
+each slot, is the auxiliary loss (criterion `label_smoothed_cross_entropy_mtl`, weight 1: Hoang et al.'s
 labels are ordinary target tokens of the one loss). Decoding:
 - si-trg-prefix-h: the sample's labels are given and forced as the prefix;
 - si-trg-prefix-p: no labels given (`--random-context predict`: every id -1); the model predicts them
-  greedily, slot by slot, then translates after them (the seed: a beam over labels and words alike).
+  greedily, slot by slot, then translates after them (Hoang et al.: a beam over labels and words alike).
 Either way the generator emits only the translation: the prefix is never part of the output, so it is
 removed before scoring by construction.
 

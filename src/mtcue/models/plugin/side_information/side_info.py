@@ -21,7 +21,7 @@ def label_embedding(n_tags: int, dim: int) -> nn.Embedding:
 
 
 def summed_labels(table: nn.Embedding, labels: Tensor, missing: Tensor) -> Tensor:
-    """The seed's e = sum_m e_{w_m}: [B, S] ids, [B, S] mask -> [B, dim]; a sample without labels gets 0."""
+    """Hoang et al.'s e = sum_m e_{w_m}: [B, S] ids, [B, S] mask -> [B, dim]; a sample without labels gets 0."""
     return (table(labels) * (~missing).unsqueeze(-1).type_as(table.weight)).sum(dim=1)
 
 
@@ -34,7 +34,7 @@ class SideInfoModel(ContextualModel):
 
 
 def side_info_architecture(args):
-    """The demo's and the paper's shapes come from the config (the seed: 2 encoder and decoder layers,
+    """The demo's and the paper's shapes come from the config (Hoang et al.: 2 encoder and decoder layers,
     d 512, dropout 0.1); fairseq's transformer base otherwise."""
     args.side_dim = getattr(args, "side_dim", 64)
     args.mtl_weight = getattr(args, "mtl_weight", 0.1)

@@ -1,6 +1,6 @@
-"""What the two style-control models share (Jeong et al.'s Korean-English seed; task `style_translation`):
+"""What the two style-control models share (Jeong et al., Korean-English; task `style_translation`):
 fine-tuning from a parent fairseq transformer (`--pretrained-base`: BASE, or a pretrained checkpoint of
-the same shape at paper scale), the seed's freezing options and the init of the new weights."""
+the same shape at paper scale), Jeong et al.'s freezing options and the init of the new weights."""
 from __future__ import annotations
 
 import torch
@@ -13,8 +13,8 @@ INIT = ("zero", "normal")
 
 
 def init_new(tensor: torch.Tensor, how: str) -> None:
-    """The seed's init of a new weight: zero, or N(0, 0.25) truncated to [-0.5, 0.5] (read as standard
-    deviation 0.25; the seed's notation does not say whether 0.25 is the variance)."""
+    """Jeong et al.'s init of a new weight: zero, or N(0, 0.25) truncated to [-0.5, 0.5] (read as standard
+    deviation 0.25; their notation does not say whether 0.25 is the variance)."""
     with torch.no_grad():
         if how == "zero":
             tensor.zero_()

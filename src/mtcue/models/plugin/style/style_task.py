@@ -1,5 +1,5 @@
 """Task `style_translation`: translation whose batches carry a style level per sentence (the style-control
-models of Jeong et al.'s Korean-English seed; docs/formats.md, the style store).
+models of Jeong et al., Korean-English; docs/formats.md, the style store).
 
 Levels are 1..5 (least to most formal). `--style-mode token` (`style_token`): the shared dictionary gains
 five symbols <style1>..<style5>; each target starts with its level's symbol (so the decoder reads
@@ -41,7 +41,7 @@ def add_style_symbols(dictionary) -> int:
 
 
 def style_value(level) -> float:
-    """The continuous value a level stands for (the seed's score scale, its extremes at +-2)."""
+    """The continuous value a level stands for (Jeong et al.'s score scale, its extremes at +-2)."""
     return float(level) - NEUTRAL
 
 

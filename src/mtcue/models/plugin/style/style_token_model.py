@@ -2,8 +2,8 @@
 fine-tuning"): BASE's transformer whose shared dictionary gains five level symbols <style1>..<style5>
 (task `style_translation --style-mode token`); each target starts with its level's symbol right after the
 beginning of sentence, and generation forces it. The parent's tensors load unchanged; its embedding matrix
-gains the five new rows, initialised as fairseq initialises embeddings (N(0, d^-1/2)); the seed does not
-say how it initialised them. The seed puts the symbol after NLLB's target-language token, which our
+gains the five new rows, initialised as fairseq initialises embeddings (N(0, d^-1/2)); Jeong et al. do
+not say how they initialised them. They put the symbol after NLLB's target-language token, which our
 bilingual models do not have."""
 from __future__ import annotations
 

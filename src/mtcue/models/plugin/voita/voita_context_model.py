@@ -2,7 +2,7 @@
 Translation Learns Anaphora Resolution"): a Transformer whose source encoder's last layer also
 attends to a context encoder's output, the two attention results merged by a gate.
 
-From the original paper (the seed's text lost its equations and the layer count):
+From the paper's equations and its layer count:
 - the context encoder shares its first N-1 layers (and the embeddings) with the source encoder and
   has its own last layer;
 - the source encoder's last layer: c_s = self-attention, c_c = attention to the context encoder's
