@@ -201,7 +201,6 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
         if not 0 <= workers < threads:
             raise ValueError(f"--workers {workers}: the data loaders need fewer CPUs than --threads {threads}, "
                              "which also run the main process")
-        check_lines_fit(data_bin, direction, spec["training"]["max_tokens"])
         prepare_checkpoint_dir(ckpt_dir, spec)
         recover_checkpoint_dir(ckpt_dir)
         args = [*fa.task_args(spec, direction, data_bin, context_dir), *fa.arch_args(spec),
@@ -217,6 +216,7 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
             else:
                 args += ["--pretrained-base", str(init_checkpoint),
                          "--pretrained-report", str(ckpt_dir / "init_report.json")]
+        check_lines_fit(data_bin, direction, spec["training"]["max_tokens"])
         log.info("fairseq-train %s", " ".join(args))
         start = time.monotonic()
         cfg = fairseq_run.training_config(args)
