@@ -109,7 +109,7 @@ rule bench_store:
     input:
         store=lambda w: model_store(w.direction, MTCUE),
         corpus=lambda w: clean_corpus(w, "train"),
-        record=f"results/records/train/{{direction}}/{MTCUE}.json",
+        record=lambda w: layout.train_record(w.direction, MTCUE),
     output:
         "results/benchmarks/store/{direction}.json",
     log:
