@@ -10,8 +10,8 @@ from conftest import REPO
 
 SRC = REPO / "src" / "mtcue"
 STAGES = ("data", "context", "models", "evaluation", "reporting")
-SHARED = ("study.py", "config.py", "corpus.py", "io.py", "records.py", "options.py", "paper.py", "plots.py", "polish.py",
-          "suites.py", "schedule.py", "pretrained.py",
+SHARED = ("study.py", "config.py", "layout.py", "corpus.py", "io.py", "records.py", "options.py", "paper.py", "plots.py",
+          "polish.py", "suites.py", "schedule.py", "pretrained.py",
           *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")))
 
 
@@ -68,6 +68,13 @@ def test_every_model_type_is_registered_from_its_family_folder():
             module = MODEL_REGISTRY[arch].__module__
             assert module.split(".")[:3] == ["mtcue", "models", "plugin"] and module.split(".")[3] in families, \
                 (model_type, module)
+
+
+def test_the_rules_give_input_functions_no_fake_wildcards():
+    """A rule's path is the results layout's (mtcue.layout) of a direction and model, not an input function
+    called with a made-up wildcards object."""
+    rules = [*(REPO / "workflow" / "rules").glob("*.smk"), REPO / "Snakefile"]
+    assert [r.name for r in rules if "SimpleNamespace" in r.read_text(encoding="utf-8")] == []
 
 
 def test_common_smk_reads_the_plan():

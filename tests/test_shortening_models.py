@@ -495,7 +495,7 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
 def test_figure3_weights_are_those_the_model_shortens_with(model_type, sums_over):
     """The drawn c [pieces + </s>, K] is the one the model's shortener uses: c^T H is its G̃ (before the attention
     back to H); grouping's rows and selecting's columns each sum to 1."""
-    from mtcue.evaluation.groupings import categorisation
+    from mtcue.models.translator import categorisation
 
     model = tiny(model_type, 1, shortening_groups=3)
     tokens = torch.tensor([[5, 6, 7, 8, model.encoder.dictionary.eos()]])

@@ -1,6 +1,5 @@
 """What the stages' command lines share (each stage's `cli.py`, which `mtcue.cli` gathers): option types,
-model specs from options, the provenance every record carries and the output files a step declares.
-Below every stage, it imports none."""
+the provenance every record carries and the output files a step declares. Below every stage, it imports none."""
 from __future__ import annotations
 
 import argparse
@@ -8,20 +7,8 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from mtcue import config as cfgmod
-from mtcue.plan.models import model_spec
-
 # The checkout the code runs from (editable install): records name its commit.
 CODE_DIR = Path(__file__).resolve().parents[2]
-
-
-def spec_from_args(args: argparse.Namespace) -> dict:
-    """A model spec from --spec (JSON, as Snakemake passes it) or --config + --model (by hand)."""
-    if args.spec:
-        return json.loads(args.spec)
-    if not (args.config and args.model):
-        raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
-    return model_spec(cfgmod.load(args.config), args.model, args.direction)
 
 
 def with_provenance(record: dict, study: str) -> dict:

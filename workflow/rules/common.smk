@@ -3,9 +3,9 @@
 import json
 import os
 import sys
-from types import SimpleNamespace
 
 from mtcue import config as cfg
+from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
 from mtcue.plan import resources as plan_resources
@@ -61,32 +61,38 @@ def cfg_hash(w):
 
 
 def clean_corpus(w, split):
-    return f"results/clean/{pair_of(w.direction)}/{split}.jsonl"
+    return layout.clean_corpus(pair_of(w.direction), split)
 
 
-def context_store(w):
+def model_store(direction, model):
     """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
     variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT), the
-    side-information labels (the si_* models, sideinfo.smk) or the style store (style_token, style_dim); none
+    side-information labels (the si_* models, sideinfo.smk) or the style store (style_token, style_dim); None
     for BASE."""
-    entry = model_entry(config, w.model)
+    entry = model_entry(config, model)
     if "fewshot" in entry:
-        return {"store": f"results/fewshot/{w.direction}/{w.model}"}
+        return layout.store_dir("fewshot", direction, model)
     if entry["type"] in STYLE_TYPES:  # not context: a style level per line (style.smk)
-        return {"store": f"results/style/{w.direction}"}
+        return layout.store_dir("style", direction)
     kind = context_kind(entry)
     if kind == "vectors":
-        return {"store": f"results/embed/{w.direction}/{store_name(model_spec(w)['context'])}"}
-    if kind == "tokens":
-        return {"store": f"results/tokens/{w.direction}"}
-    if kind == "labels":
-        return {"store": f"results/labels/{w.direction}"}
-    return {"store": f"results/tags/{w.direction}"} if kind == "tags" else {}
+        return layout.store_dir(kind, direction, store_name(plan_spec(config, model, direction)["context"]))
+    return layout.store_dir(kind, direction) if kind else None
+
+
+def context_store(w, model=None):
+    """The store of `model` (default: the rule's) as a named input, `store`; none for BASE."""
+    store = model_store(w.direction, model or w.model)
+    return {"store": store} if store else {}
+
+
+def pair_corpora(pair):
+    """The cleaned train, valid and test corpora of a pair (a context store reads all three)."""
+    return [layout.clean_corpus(pair, split) for split in SPLITS]
 
 
 def split_corpora(w):
-    """The cleaned train, valid and test corpora of a direction's pair (a context store reads all three)."""
-    return expand("results/clean/{pair}/{split}.jsonl", pair=pair_of(w.direction), split=SPLITS)
+    return pair_corpora(pair_of(w.direction))
 
 
 def corpus_options(w, input):
@@ -95,14 +101,9 @@ def corpus_options(w, input):
 
 
 def trained_model(w):
-    """What `mtcue translate-prompts` reads of a trained model (translate_text.TrainedModel)."""
-    files = {"checkpoint": f"results/models/{w.direction}/{w.model}/checkpoint_best.pt",
-             "record": f"results/records/train/{w.direction}/{w.model}.json",
-             "spm": f"results/spm/{w.direction}.model", "data": f"results/bin/{w.direction}"}
-    kind = context_kind(model_entry(config, w.model))
-    # A tag store of TAGGING's (also for a few-shot variant: the full store) or of the side-information labels.
-    store = {"tags": f"results/tags/{w.direction}", "labels": f"results/labels/{w.direction}"}.get(kind)
-    return {**files, **({"tags": store} if store else {})}
+    """What a step that loads a trained model reads of it (translator.TrainedModel); a few-shot variant
+    reads the full tag store."""
+    return layout.model_files(w.direction, w.model, context_kind(model_entry(config, w.model)))
 
 
 def iwslt22_source(direction, folder="iwslt22"):

@@ -15,17 +15,17 @@ for _store, (_context, _directions) in study_vector_stores().items():
         name:
             f"embed_{_store}"
         input:
-            sorted({c for d in _directions for c in split_corpora(SimpleNamespace(direction=d))}),
+            sorted({c for d in _directions for c in pair_corpora(pair_of(d))}),
             ancient(PRETRAINED_MANIFEST),  # its encoder (pretrained.smk); a re-fetch rebuilds no store
         output:
-            [directory(f"results/embed/{d}/{_store}") for d in _directions],
+            [directory(layout.store_dir("vectors", d, _store)) for d in _directions],
         params:
             encoder=_context["encoder"],
             pooling=_context["pooling"],
             columns=",".join(store_columns(config)),
-            stores=[a for d in _directions for a in ("--store", f"{d}=results/embed/{d}/{_store}")],
+            stores=[a for d in _directions for a in ("--store", f"{d}={layout.store_dir('vectors', d, _store)}")],
             corpora=[a for p in sorted({pair_of(d) for d in _directions}) for s in SPLITS
-                     for a in ("--corpus", f"{p}:{s}=results/clean/{p}/{s}.jsonl")],
+                     for a in ("--corpus", f"{p}:{s}={layout.clean_corpus(p, s)}")],
             batch_size=config["context"]["batch_size"],
         threads: 1
         resources:
@@ -66,7 +66,7 @@ rule tags:
 rule token_store:
     input:
         split_corpora,
-        spm=lambda w: f"results/spm/{w.direction}.model",
+        spm=lambda w: layout.spm_model(w.direction),
         data="results/bin/{direction}",
     output:
         directory("results/tokens/{direction}"),

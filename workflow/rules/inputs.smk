@@ -46,7 +46,7 @@ def init_checkpoint(w):
     entry = model_entry(config, w.model)
     parent = entry.get("init_from")
     if parent:
-        return {"init": f"results/models/{w.direction}/{parent}/checkpoint_best.pt"}
+        return {"init": layout.checkpoint(w.direction, parent)}
     outside = parent_checkpoint(entry, w.direction)  # a style model's pretrained parent
     return {"init": outside} if outside else {}
 
@@ -75,7 +75,7 @@ def eamt22_store(w):
     """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
     every line's attribute sentences)."""
     parent = FEWSHOT_MODELS.get(w.model, {}).get("fewshot", {}).get("parent", w.model)
-    return context_store(SimpleNamespace(direction=w.direction, model=parent))
+    return context_store(w, parent)
 
 
 def eamt22_spec(w):
@@ -102,7 +102,7 @@ def eamt22_inputs(w):
     variant's store."""
     own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
     hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
-    return {"hyps": hyps, **({"fewshot": context_store(w)["store"]} if w.model in FEWSHOT_MODELS else {})}
+    return {"hyps": hyps, **({"fewshot": model_store(w.direction, w.model)} if w.model in FEWSHOT_MODELS else {})}
 
 
 # ---- IWSLT22 formality (formality.smk) -----------------------------------------------------------

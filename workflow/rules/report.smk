@@ -107,9 +107,9 @@ rule mlflow_study:
 # (paper appendix A). `snakemake --cores 2 results/benchmarks/store/en-de.json`
 rule bench_store:
     input:
-        store=lambda w: context_store(SimpleNamespace(direction=w.direction, model=MTCUE))["store"],
+        store=lambda w: model_store(w.direction, MTCUE),
         corpus=lambda w: clean_corpus(w, "train"),
-        record=f"results/records/train/{{direction}}/{MTCUE}.json",
+        record=lambda w: layout.train_record(w.direction, MTCUE),
     output:
         "results/benchmarks/store/{direction}.json",
     log:

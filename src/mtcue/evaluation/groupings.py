@@ -2,10 +2,10 @@
 K groups and which tokens Latent Selecting's K groups select. The sentence is one a contrastive example's
 pronoun refers back into: the previous line of the suite's first example whose antecedent is one line back
 (the paper: "the sentence from the ContraPro dataset"), the sentence a caching model stores and shortens. Its
-categorisation c [pieces + </s>, K] is the shortener's (plugin/shortening/shorteners.py), c_ik the weight of
-piece i in group k: for Grouping each piece's row sums to 1 over the groups, for Selecting each group's column
-sums to 1 over the pieces. A group is used when some piece has weight in it (the paper: "only four groups out
-of nine are utilized")."""
+categorisation c [pieces + </s>, K] is the shortener's (plugin/shortening/shorteners.py, read by
+`Translator.groupings`), c_ik the weight of piece i in group k: for Grouping each piece's row sums to 1 over
+the groups, for Selecting each group's column sums to 1 over the pieces. A group is used when some piece has
+weight in it (the paper: "only four groups out of nine are utilized")."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -21,20 +21,6 @@ def figure3_example(examples: Sequence[dict], src: str, where: str) -> dict:
             return example
     raise ValueError(f"{where}: no example with its antecedent one line back (group.distance 1) and a previous "
                      "line: nothing for the shortening paper's Figure 3 to show")
-
-
-def categorisation(model, tokens) -> np.ndarray:
-    """c [length, K] of one sentence's dictionary ids `tokens` [1, length] (</s> last), from a shortening model
-    whose shortener categorises (Latent Grouping or Selecting): its encoder's states, then the shortener's c."""
-    import torch
-
-    shortener = getattr(model.encoder, "context_shorten", None)
-    if not hasattr(shortener, "categorise"):
-        raise ValueError(f"a '{type(model).__name__}' has no Latent Grouping or Selecting to show (grouping, "
-                         "selecting only)")
-    with torch.no_grad():
-        states, padding = model.encoder.encode(tokens)
-        return shortener.categorise(states, padding)[:, 0].float().cpu().numpy()
 
 
 def measure(examples: Sequence[dict], src: str, pieces: Callable[[str], list[str]],

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mtcue.config import generation_settings
 from mtcue.corpus import read_corpus
+from mtcue.layout import store_dir
 from mtcue.study import store_name
 
 
@@ -19,8 +20,8 @@ def benchmark_translation(model_dir: str | Path, corpus: str | Path, split: str,
     with the model in `model_dir`, on this machine's CPU or GPU, one after the other in one process: the
     API's first call embeds the context strings (fairseq-generate reads the study's store), its second
     finds them cached."""
-    from mtcue import Translator
     from mtcue.models.translate import translate
+    from mtcue.models.translator import Translator
 
     samples = list(read_corpus(corpus))
     generation = generation_settings({})
@@ -35,9 +36,9 @@ def benchmark_translation(model_dir: str | Path, corpus: str | Path, split: str,
     api_cached_s = time.perf_counter() - start
 
     model = translator.model
-    results = Path(model_dir).resolve().parents[2]
     context = model.spec.get("context")
-    store = None if context is None else model.tag_store or results / "embed" / model.direction / store_name(context)
+    store = None if context is None else model.tag_store or store_dir("vectors", model.direction, store_name(context),
+                                                                      model.results)
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         translate(model.spec, model.direction, model.data_bin, model.checkpoint, split, len(samples),

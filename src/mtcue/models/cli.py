@@ -8,8 +8,18 @@ from pathlib import Path
 
 from mtcue import config as cfgmod
 from mtcue.io import atomic_write_text
-from mtcue.options import json_option, options, positive_int, spec_from_args, with_provenance
+from mtcue.options import json_option, options, positive_int, with_provenance
 from mtcue.plan.memory_growth import memory_growth_plan
+from mtcue.plan.models import model_spec
+
+
+def spec_from_args(args: argparse.Namespace) -> dict:
+    """A model spec from --spec (JSON, as Snakemake passes it) or --config + --model (by hand)."""
+    if args.spec:
+        return json.loads(args.spec)
+    if not (args.config and args.model):
+        raise cfgmod.ConfigError("give --spec JSON, or --config FILE with --model NAME")
+    return model_spec(cfgmod.load(args.config), args.model, args.direction)
 
 
 def cmd_train(a):

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mtcue import layout
 from mtcue.config import generation_settings
 from mtcue.corpus import META_FIELDS
 from mtcue.models import fairseq_args as fa
@@ -81,8 +82,10 @@ def _quiet() -> Iterator[None]:
 
 @dataclass(frozen=True)
 class TrainedModel:
+    results: Path  # the study's results folder around the model (mtcue.layout)
     direction: str
     checkpoint: Path
+    record: Path  # its training record
     spec: dict
     spm_model: Path
     data_bin: Path
@@ -94,12 +97,11 @@ class TrainedModel:
         """The files of a model trained by the study, from its folder; a clear error for what is missing
         or does not belong together."""
         folder = Path(model_dir).resolve()
-        checkpoint = folder / "checkpoint_best.pt"
-        if not checkpoint.is_file():
+        results, direction, model = layout.model_at(folder)
+        if not layout.checkpoint(direction, model, results).is_file():
             raise FileNotFoundError(f"{folder}: no checkpoint_best.pt: not a trained model's folder "
                                     "(results/models/{direction}/{model}/, written by the train step)")
-        direction, model, results = folder.parent.name, folder.name, folder.parents[2]
-        record = results / "records" / "train" / direction / f"{model}.json"
+        record = layout.train_record(direction, model, results)
         if not record.is_file():
             raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
                                     "the model's context); rerun the train step")
@@ -107,20 +109,15 @@ class TrainedModel:
         if not isinstance(spec, dict) or "type" not in spec:
             raise RecordError(f"{record}: the training record names no model spec ('spec' with its 'type'); "
                               "rerun the train step")
-        needed = {"SentencePiece model": results / "spm" / f"{direction}.model",
-                  "binarised data": results / "bin" / direction}
-        # TAGGING's tag store, or the side-information labels' (a tag store of their own columns).
-        folder = {"tags": "tags", "labels": "labels"}.get(spec.get("context", {}).get("kind"))
-        tag_store = results / folder / direction if folder else None
-        if tag_store is not None:
-            needed["tag store"] = tag_store
-        for what, path in needed.items():
-            if not path.exists():
-                raise FileNotFoundError(f"{path}: the {what} of {direction} is missing; the model folder must sit "
-                                        "in the study that trained it")
-        max_positions = check_belongs(checkpoint, direction, needed["binarised data"], spec["type"])
-        return cls(direction, checkpoint, spec, needed["SentencePiece model"], needed["binarised data"], tag_store,
-                   max_positions)
+        files = layout.model_files(direction, model, spec.get("context", {}).get("kind"), results)
+        for key, what in (("spm", "SentencePiece model"), ("data", "binarised data"), ("tags", "tag store")):
+            if key in files and not files[key].exists():
+                raise FileNotFoundError(f"{files[key]}: the {what} of {direction} is missing; the model folder must "
+                                        "sit in the study that trained it")
+        max_positions = check_belongs(files["checkpoint"], direction, files["data"], spec["type"])
+        return cls(results=results, direction=direction, checkpoint=files["checkpoint"], record=record, spec=spec,
+                   spm_model=files["spm"], data_bin=files["data"], tag_store=files.get("tags"),
+                   max_source_tokens=max_positions)
 
     def reading(self, columns: list[str]) -> TrainedModel:
         """The model given other context columns than it trained on (the EAMT22 test: the attribute
@@ -371,10 +368,8 @@ class Translator:
 
     def groupings(self, source: list[str]) -> np.ndarray:
         """Latent Grouping's or Selecting's categorisation of one sentence's pieces (then </s>) into its K groups:
-        [source length + 1, K] (evaluation.groupings, the shortening paper's Figure 3)."""
+        [source length + 1, K] (`categorisation`; evaluation.groupings, the shortening paper's Figure 3)."""
         import torch
-
-        from mtcue.evaluation.groupings import categorisation
 
         model = self._models[0]
         d, device = self._task.source_dictionary, next(model.parameters()).device
@@ -512,6 +507,20 @@ def check_sources(sources: list[str]) -> None:
     if blank:
         raise ValueError(f"input line {blank[0]} is empty ({len(blank)} empty lines in all): give one sentence per "
                          "line, none empty")
+
+
+def categorisation(model, tokens) -> np.ndarray:
+    """c [length, K] of one sentence's dictionary ids `tokens` [1, length] (</s> last), from a shortening model
+    whose shortener categorises (Latent Grouping or Selecting): its encoder's states, then the shortener's c."""
+    import torch
+
+    shortener = getattr(model.encoder, "context_shorten", None)
+    if not hasattr(shortener, "categorise"):
+        raise ValueError(f"a '{type(model).__name__}' has no Latent Grouping or Selecting to show (grouping, "
+                         "selecting only)")
+    with torch.no_grad():
+        states, padding = model.encoder.encode(tokens)
+        return shortener.categorise(states, padding)[:, 0].float().cpu().numpy()
 
 
 def _load_fairseq(model: TrainedModel, device: str, store) -> _Loaded:

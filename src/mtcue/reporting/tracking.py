@@ -476,9 +476,8 @@ def _copy_of_study(folder: Path, into: Path) -> str:
     from mtcue.models.translator import TrainedModel
 
     model = TrainedModel.find(folder)
-    results = model.checkpoint.parents[3]
-    name = model.checkpoint.parent.name
-    files = [model.checkpoint, results / "records" / "train" / model.direction / f"{name}.json", model.spm_model,
+    results = model.results
+    files = [model.checkpoint, model.record, model.spm_model,
              *(model.data_bin / f"dict.{lang}.txt" for lang in langs_of(model.direction))]
     if model.tag_store is not None:
         files += [model.tag_store / "manifest.json", model.tag_store / VOCAB_FILE]

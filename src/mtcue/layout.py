@@ -1,0 +1,69 @@
+"""The study's results layout: where each step writes what a later one reads, under a results folder
+(`results/` of the study's working directory by default; the study around a trained model's folder, as
+`model_at` finds it). The rules' input functions, the Translator (`TrainedModel.find`) and the MLflow copy
+of a model read their paths from here (docs/formats.md). Imports nothing of the project."""
+from __future__ import annotations
+
+from pathlib import Path
+
+RESULTS = Path("results")
+
+# The folder of each kind of store (docs/formats.md, section 2): a vector store per sentence encoder under
+# embed/, the token store, TAGGING's tag store, the side-information labels, the style levels, and a few-shot
+# variant's masked copy of its parent's store.
+STORE_FOLDERS = {"vectors": "embed", "tokens": "tokens", "tags": "tags", "labels": "labels", "style": "style",
+                 "fewshot": "fewshot"}
+# The stores a trained model reads again when it translates, beside its checkpoint: a tag store's vocabulary
+# (TAGGING's tags; the side-information labels are a tag store of their own columns).
+TAG_STORE_KINDS = ("tags", "labels")
+
+
+def clean_corpus(pair: str, split: str, root: Path = RESULTS) -> Path:
+    return root / "clean" / pair / f"{split}.jsonl"
+
+
+def spm_model(direction: str, root: Path = RESULTS) -> Path:
+    return root / "spm" / f"{direction}.model"
+
+
+def bin_dir(direction: str, root: Path = RESULTS) -> Path:
+    """The direction's binarised data (its dictionaries too)."""
+    return root / "bin" / direction
+
+
+def model_dir(direction: str, model: str, root: Path = RESULTS) -> Path:
+    return root / "models" / direction / model
+
+
+def checkpoint(direction: str, model: str, root: Path = RESULTS) -> Path:
+    return model_dir(direction, model, root) / "checkpoint_best.pt"
+
+
+def train_record(direction: str, model: str, root: Path = RESULTS) -> Path:
+    return root / "records" / "train" / direction / f"{model}.json"
+
+
+def model_at(folder: str | Path) -> tuple[Path, str, str]:
+    """(results folder, direction, model) of a model folder laid out as `model_dir` lays it out."""
+    folder = Path(folder)
+    if len(folder.parents) < 3:
+        raise ValueError(f"{folder}: not a trained model's folder (results/models/{{direction}}/{{model}}/)")
+    return folder.parents[2], folder.parent.name, folder.name
+
+
+def store_dir(kind: str, direction: str, name: str | None = None, root: Path = RESULTS) -> Path:
+    """The store of a kind (`STORE_FOLDERS`) in a direction; `name`: a vector store's (study.store_name) or a
+    few-shot variant's model name."""
+    if kind not in STORE_FOLDERS:
+        raise ValueError(f"unknown store kind {kind!r}: one of {', '.join(STORE_FOLDERS)}")
+    folder = root / STORE_FOLDERS[kind] / direction
+    return folder / name if name else folder
+
+
+def model_files(direction: str, model: str, kind: str | None, root: Path = RESULTS) -> dict[str, Path]:
+    """What translating with a trained model reads (`kind`: the kind of store it reads): its checkpoint and
+    training record, the direction's SentencePiece model and binarised data, and a tag store (`tags`) of a
+    model that reads one."""
+    files = {"checkpoint": checkpoint(direction, model, root), "record": train_record(direction, model, root),
+             "spm": spm_model(direction, root), "data": bin_dir(direction, root)}
+    return {**files, **({"tags": store_dir(kind, direction, root=root)} if kind in TAG_STORE_KINDS else {})}

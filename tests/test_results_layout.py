@@ -1,0 +1,45 @@
+"""The results layout (mtcue.layout): the paths the rules, the Translator and the MLflow copy of a model
+all read, written out by hand."""
+from pathlib import Path
+
+import pytest
+
+from mtcue import layout
+
+
+def test_a_models_files_and_its_directions_data():
+    assert layout.model_dir("en-de", "mtcue") == Path("results/models/en-de/mtcue")
+    assert layout.checkpoint("en-de", "mtcue") == Path("results/models/en-de/mtcue/checkpoint_best.pt")
+    assert layout.train_record("en-de", "mtcue") == Path("results/records/train/en-de/mtcue.json")
+    assert layout.spm_model("de-en") == Path("results/spm/de-en.model")
+    assert layout.bin_dir("de-en") == Path("results/bin/de-en")
+    assert layout.clean_corpus("en-pl", "valid") == Path("results/clean/en-pl/valid.jsonl")
+    assert layout.checkpoint("en-de", "base", Path("/s/results")) == Path("/s/results/models/en-de/base/checkpoint_best.pt")
+
+
+def test_each_kind_of_store():
+    assert layout.store_dir("vectors", "en-de", "minilm.mean") == Path("results/embed/en-de/minilm.mean")
+    assert layout.store_dir("tokens", "en-de") == Path("results/tokens/en-de")
+    assert layout.store_dir("tags", "en-de") == Path("results/tags/en-de")
+    assert layout.store_dir("labels", "en-de") == Path("results/labels/en-de")
+    assert layout.store_dir("style", "en-ja") == Path("results/style/en-ja")
+    assert layout.store_dir("fewshot", "en-pl", "tagging_fewshot_a") == Path("results/fewshot/en-pl/tagging_fewshot_a")
+    with pytest.raises(ValueError, match="unknown store kind 'embed': one of vectors, tokens, tags"):
+        layout.store_dir("embed", "en-de")
+
+
+def test_a_trained_model_reads_a_tag_store_only_of_tags_or_labels():
+    files = {"checkpoint": Path("results/models/en-de/tagging/checkpoint_best.pt"),
+             "record": Path("results/records/train/en-de/tagging.json"),
+             "spm": Path("results/spm/en-de.model"), "data": Path("results/bin/en-de")}
+    assert layout.model_files("en-de", "tagging", "tags") == {**files, "tags": Path("results/tags/en-de")}
+    assert layout.model_files("en-de", "tagging", "labels")["tags"] == Path("results/labels/en-de")
+    for kind in (None, "vectors", "tokens"):
+        assert "tags" not in layout.model_files("en-de", "tagging", kind)
+
+
+def test_a_model_folder_names_its_study_direction_and_model():
+    assert layout.model_at("/s/results/models/en-de/mtcue") == (Path("/s/results"), "en-de", "mtcue")
+    assert layout.model_at(layout.model_dir("de-en", "base")) == (Path("results"), "de-en", "base")
+    with pytest.raises(ValueError, match=r"mtcue: not a trained model's folder \(results/models/\{direction\}/\{model\}/\)"):
+        layout.model_at("/mtcue")
