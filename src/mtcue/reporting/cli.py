@@ -164,7 +164,8 @@ def cmd_track(a):
 
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
-    from mtcue.reporting.tracking import resolve_uri, run_artifacts, sync_records, ui_base
+    from mtcue.models.runs import resolve_uri
+    from mtcue.reporting.tracking import run_artifacts, sync_records, ui_base
 
     uri = resolve_uri(a.uri)
     records = {Path(p): read_record(p) for p in a.records}
