@@ -26,11 +26,11 @@ def _run_ids(a):
 
 def cmd_table(a):
     from mtcue.records import load_records
-    from mtcue.reporting import kit, quality
+    from mtcue.reporting import kit, phenomena, quality, table3
 
     run_ids = _run_ids(a)
     if a.kind == "models":
-        quality.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
+        table3.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
     if a.kind == "data":
         from mtcue.reporting.table1 import write_data_table
@@ -43,7 +43,7 @@ def cmd_table(a):
                                    load_records(a.train_records, "train"),
                                    bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
     else:
-        quality.write_phenomena_table(quality.phenomena_table(records), records, a.csv, a.md, run_ids)
+        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, a.csv, a.md, run_ids)
 
 
 def cmd_figure(a):
