@@ -19,7 +19,7 @@ from mtcue.data.evalsets import (
     lopes,
 )
 from mtcue.io import OWNED_MARKER
-from mtcue.rehearsal import moses_zip
+from mtcue.rehearsal.mirror import moses_zip
 from mtcue.suites import read_suite
 
 IWSLT = {  # the first lines of the official EN-DE test files

@@ -14,20 +14,10 @@ from mtcue.data.contrastive_suites import voita2019
 from mtcue.data.evalsets import contrapro, eamt22, iwslt22, lopes
 from mtcue.data.omdb import Client, OmdbError, Settings
 from mtcue.data.splits import heldout_films
-from mtcue.rehearsal import (
-    OMDB_KEY,
-    build_sources,
-    failures,
-    job_stats,
-    load_plan,
-    merge,
-    override,
-    rehearse,
-    report_outputs,
-    run_failures,
-    serve_omdb,
-    slice_study,
-)
+from mtcue.rehearsal.configs import load_plan, merge, override, slice_study
+from mtcue.rehearsal.mirror import build_sources
+from mtcue.rehearsal.run import failures, job_stats, rehearse, report_outputs, run_failures
+from mtcue.rehearsal.stand_ins import OMDB_KEY, serve_omdb
 from mtcue.suites import read_suite
 
 PAPER = REPO / "config" / "paper.yaml"

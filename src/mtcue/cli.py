@@ -1,7 +1,7 @@
 """`mtcue <step> ...`: every pipeline step, runnable by hand exactly as Snakemake runs it.
 
-Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting), with the
-option helpers of `mtcue.options`;
+Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting), and so does
+the rehearsal above them (`mtcue.rehearsal.cli`), with the option helpers of `mtcue.options`;
 `snakemake -n -p <target>` prints the command line of each step.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mtcue.study import ConfigError
 
 log = logging.getLogger("mtcue")
 STAGES = ("data", "context", "models", "evaluation", "reporting")
+STEP_PACKAGES = (*STAGES, "rehearsal")  # each with a cli.py that registers its steps
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,8 +34,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.set_defaults(fn=fn, outputs=outputs)
         return sp
 
-    for stage in STAGES:
-        importlib.import_module(f"mtcue.{stage}.cli").register(step)
+    for package in STEP_PACKAGES:
+        importlib.import_module(f"mtcue.{package}.cli").register(step)
     return p
 
 

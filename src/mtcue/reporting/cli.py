@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 
 from mtcue.options import options, positive_int, significance_level
 
@@ -213,20 +212,6 @@ def cmd_critical_path(a):
              a.out, r["jobs"], r["total_work_s"], r["critical_path_s"], len(r["chain"]), r["projected_wall_s"])
 
 
-def cmd_rehearsal(a):
-    from mtcue.rehearsal import rehearse
-
-    summary = rehearse(a.repo, a.out, a.study, a.plan, a.targets, a.cores, a.profile, a.dry_run, a.slice,
-                       shlex.split(a.snakemake or ""))
-    made = list(summary["tables_and_figures"].values())
-    log.info("rehearsal: %d jobs planned, %d executed, %d failed; %d of %d tables and figures; %.0f s -> %s/summary.md",
-             summary["planned"], summary["executed"], len(summary.get("failed", [])), made.count("made"), len(made),
-             summary["wall_s"], a.out)
-    if summary["exit"] != 0:
-        raise RuntimeError(f"the rehearsal stopped (Snakemake exit {summary['exit']}): {a.out}/summary.md lists "
-                           "what failed")
-
-
 def register(step) -> None:
     s = step("table", cmd_table, "assemble a table from records", _table_files)
     s.add_argument("--kind", choices=["quality", "phenomena", "models", "data"], default="quality",
@@ -416,17 +401,3 @@ def register(step) -> None:
     s.add_argument("--study", default=".", help="the study's folder: its results/benchmarks/ holds the job times")
     s.add_argument("--cores", nargs="+", type=positive_int, default=[2, 4, 8, 16], help="core counts to project")
     s.add_argument("--out", default="results/benchmarks/critical_path.json")
-
-    s = step("rehearsal", cmd_rehearsal, "run the paper's study on miniature copies of its sources (docs/paper-scale.md)")
-    s.add_argument("targets", nargs="*", help="outputs to make (paths under results/); default: the whole study")
-    s.add_argument("--study", default="config/paper.yaml", help="the study's config, read as it is")
-    s.add_argument("--plan", default="config/rehearsal.yaml", help="what the rehearsal changes (sizes, stand-ins)")
-    s.add_argument("--out", default="results-rehearsal", help="folder of the sources, the run and its summary")
-    s.add_argument("--repo", default=".", help="the repository whose Snakefile runs")
-    s.add_argument("--cores", default="all")
-    s.add_argument("--profile", help="a Snakemake profile, e.g. slurm (then --cores is the profile's)")
-    s.add_argument("--slice", help="a slice of the study: YAML of directions kept and experiment keys replaced "
-                   "(CI's: tests/data/rehearsal_slice.yaml)")
-    s.add_argument("--snakemake", help="more options of the run, one string (e.g. "
-                   "--snakemake=\"--slurm-status-command squeue\" on the test cluster of tests/local_slurm.py)")
-    s.add_argument("--dry-run", action="store_true", help="build the sources and plan the jobs; run none")
