@@ -287,7 +287,7 @@ def test_a_second_rehearsal_into_a_running_ones_folder_fails_at_once_and_touches
     (out / ".mtcue-output.json").write_text('{"step": "rehearsal", "files": []}\n')  # an earlier rehearsal's
     (out / "rehearsal.log").write_text("Finished job 1.\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    holder = ("import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
+    holder = ("import sys, time, pathlib\nfrom mtcue.outputs import exclusive\n"
               "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)")
     first = subprocess.Popen([sys.executable, "-c", holder, str(out)], stdout=subprocess.PIPE, text=True)
     try:

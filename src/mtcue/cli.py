@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 from mtcue import warm
-from mtcue.io import step_outputs
 from mtcue.options import Outputs
+from mtcue.outputs import step_outputs
 from mtcue.study import ConfigError
 
 log = logging.getLogger("mtcue")
@@ -28,8 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def step(name: str, fn, help_: str, outputs: Outputs = lambda args: ()):
-        """A step; `outputs`: the files it writes by name, guarded by io.step_outputs (a folder it
-        writes whole is guarded by io.atomic_directory instead)."""
+        """A step; `outputs`: the files it writes by name, guarded by outputs.step_outputs (a folder it
+        writes whole is guarded by outputs.atomic_directory instead)."""
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(fn=fn, outputs=outputs)
         return sp

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from mtcue.data import sources
 from mtcue.data.opus_synth import film_documents, generate_mirror
-from mtcue.io import atomic_directory, atomic_write_text, write_lines
+from mtcue.io import atomic_write_text, write_lines
+from mtcue.outputs import atomic_directory
 from mtcue.rehearsal.stand_ins import omdb_answers
 from mtcue.study import pair_of
 
