@@ -1,12 +1,14 @@
 """MLflow edge: mirror result records into an MLflow tracking store.
 
 With reporting/run_contents.py (what a run holds), reporting/logged_model.py (a trained model as an MLflow
-model) and models/runs.py (runs:/ back to a model's folder), the only modules that import mlflow. One run per
-(study, direction, model), found by tags, so a rerun updates that run. A run mirrors its records: points
-already logged are not logged again (MLflow appends a second history entry for a repeated (key, step), which
-the UI draws as a duplicate point); when the run disagrees with the records (other config hash, a changed
-value, a param with another value, a param, metric or mtcue.* tag the records no longer give, another start
-time), it is deleted and logged afresh, since MLflow can neither overwrite a metric point nor change or
+model, and mlflow_model.py, which loads it) and models/runs.py (runs:/ back to a model's folder), the only
+modules that import mlflow.
+
+One run per (study, direction, model), found by tags, so a rerun updates that run. A run mirrors its records:
+points already logged are not logged again (MLflow appends a second history entry for a repeated (key, step),
+which the UI draws as a duplicate point); when the run disagrees with the records (other config hash, a
+changed value, a param with another value, a param, metric or mtcue.* tag the records no longer give, another
+start time), it is deleted and logged afresh, since MLflow can neither overwrite a metric point nor change or
 remove a param.
 
 Concurrent syncs (two Snakemake invocations, a sync by hand while a study runs) take turns on
