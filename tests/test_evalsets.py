@@ -18,8 +18,8 @@ from mtcue.data.evalsets import (
     iwslt22_valid_files,
     lopes,
 )
-from mtcue.io import OWNED_MARKER
-from mtcue.rehearsal import moses_zip
+from mtcue.outputs import OWNED_MARKER
+from mtcue.rehearsal.mirror import moses_zip
 from mtcue.suites import read_suite
 
 IWSLT = {  # the first lines of the official EN-DE test files

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mtcue import io
+from mtcue import io, outputs
 from mtcue.io import atomic_write_text
 
 
@@ -32,7 +32,8 @@ def test_written_files_and_folders_get_the_umask_mode(tmp_path, umask):
 import os, stat, sys
 os.umask({umask})
 from pathlib import Path
-from mtcue.io import atomic_directory, atomic_write_text, write_jsonl, write_lines
+from mtcue.io import atomic_write_text, write_jsonl, write_lines
+from mtcue.outputs import atomic_directory
 out = Path(sys.argv[1])
 atomic_write_text(out / "text.txt", "x")
 write_lines(out / "lines.txt", ["a"])
@@ -50,7 +51,7 @@ print(" ".join(f"{{p.name}}={{stat.S_IMODE(p.stat().st_mode):o}}" for p in sorte
 # ---- atomic_directory: a step replaces only what it wrote ----------------------------------------
 
 def write_folder(path, files=("a.txt",), step="generate"):
-    with io.atomic_directory(path, step) as tmp:
+    with outputs.atomic_directory(path, step) as tmp:
         for name in files:
             (tmp / name).write_text(name)
 
@@ -58,7 +59,7 @@ def write_folder(path, files=("a.txt",), step="generate"):
 def test_a_folder_the_step_wrote_is_replaced_with_the_new_files(tmp_path):
     write_folder(tmp_path / "out", ["a.txt", "b.txt"])
     write_folder(tmp_path / "out", ["c.txt"])
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [io.OWNED_MARKER, "c.txt"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [outputs.OWNED_MARKER, "c.txt"]
     assert sorted(os.listdir(tmp_path)) == ["out"]  # no staging folder, no lock file left
 
 
@@ -68,7 +69,7 @@ def test_a_folder_with_a_users_files_is_left_alone(tmp_path, holder):
     out.mkdir()
     kept = out / ("notes.txt" if holder == "notes" else "checkpoint_best.pt")
     kept.write_text("mine")
-    with pytest.raises(io.OutputFolderError, match=f"out: holds files that no mtcue step wrote \\({kept.name}\\)"):
+    with pytest.raises(outputs.OutputFolderError, match=f"out: holds files that no mtcue step wrote \\({kept.name}\\)"):
         write_folder(out)
     assert kept.read_text() == "mine" and sorted(os.listdir(out)) == [kept.name]
 
@@ -77,7 +78,7 @@ def test_a_file_added_to_a_steps_folder_keeps_it_from_being_replaced(tmp_path):
     out = tmp_path / "out"
     write_folder(out)
     (out / "notes.txt").write_text("mine")
-    with pytest.raises(io.OutputFolderError, match=r"did not write \(notes.txt\)"):
+    with pytest.raises(outputs.OutputFolderError, match=r"did not write \(notes.txt\)"):
         write_folder(out)
     assert (out / "notes.txt").read_text() == "mine" and (out / "a.txt").exists()
 
@@ -88,7 +89,7 @@ def test_the_working_directory_and_its_parents_are_never_an_output(tmp_path, mon
     (here / "keep.txt").write_text("mine")
     monkeypatch.chdir(here)
     for out in (".", "..", str(tmp_path)):
-        with pytest.raises(io.OutputFolderError, match="working directory or one of its parents"):
+        with pytest.raises(outputs.OutputFolderError, match="working directory or one of its parents"):
             write_folder(out)
     assert (here / "keep.txt").read_text() == "mine"
 
@@ -101,18 +102,18 @@ def test_an_empty_folder_is_filled(tmp_path):
 
 def test_a_second_writer_of_the_same_folder_fails_and_the_first_finishes(tmp_path):
     out = tmp_path / "out"
-    with io.atomic_directory(out, "generate") as first:
+    with outputs.atomic_directory(out, "generate") as first:
         (first / "first.txt").write_text("1")
-        with pytest.raises(io.OutputFolderError, match="another process is writing this folder"):
+        with pytest.raises(outputs.OutputFolderError, match="another process is writing this folder"):
             write_folder(out, ["second.txt"])
-    assert sorted(p.name for p in out.iterdir()) == [io.OWNED_MARKER, "first.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [outputs.OWNED_MARKER, "first.txt"]
 
 
 def test_staging_folders_of_a_killed_run_are_swept_by_the_next(tmp_path):
     out = tmp_path / "out"
     script = f"""
 import os, signal
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 with atomic_directory({str(out)!r}, "generate") as tmp:
     (tmp / "half.txt").write_text("x")
     os.kill(os.getpid(), signal.SIGKILL)
@@ -134,25 +135,25 @@ def test_a_users_lock_file_beside_the_output_is_kept(tmp_path):
 def test_a_step_never_replaces_another_steps_folder(tmp_path):
     out = tmp_path / "fs"
     write_folder(out, ["formality-control.test.en-de.en"], step="iwslt22-synth")
-    with pytest.raises(io.OutputFolderError, match=r"fs: is the output of step 'iwslt22-synth', not of "
+    with pytest.raises(outputs.OutputFolderError, match=r"fs: is the output of step 'iwslt22-synth', not of "
                                                    r"'translate-prompts'; nothing was changed"):
         write_folder(out, ["none.txt"], step="translate-prompts")
-    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "formality-control.test.en-de.en"]
-    assert json.loads((out / io.OWNED_MARKER).read_text()) == {"step": "iwslt22-synth",
+    assert sorted(os.listdir(out)) == [outputs.OWNED_MARKER, "formality-control.test.en-de.en"]
+    assert json.loads((out / outputs.OWNED_MARKER).read_text()) == {"step": "iwslt22-synth",
                                                                 "files": ["formality-control.test.en-de.en"]}
     write_folder(out, ["again.txt"], step="iwslt22-synth")  # its own step replaces it
-    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "again.txt"]
+    assert sorted(os.listdir(out)) == [outputs.OWNED_MARKER, "again.txt"]
 
 
 def test_a_marker_written_before_steps_were_recorded_still_lets_the_folder_be_replaced(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "a.txt").write_text("old")
-    (out / io.OWNED_MARKER).write_text(json.dumps({"files": ["a.txt"]}) + "\n")
+    (out / outputs.OWNED_MARKER).write_text(json.dumps({"files": ["a.txt"]}) + "\n")
     write_folder(out, ["b.txt"], step="tags")
-    assert sorted(os.listdir(out)) == [io.OWNED_MARKER, "b.txt"]
-    (out / io.OWNED_MARKER).write_text('["a.txt"]\n')  # not an object: unreadable, left alone
-    with pytest.raises(io.OutputFolderError, match="unreadable"):
+    assert sorted(os.listdir(out)) == [outputs.OWNED_MARKER, "b.txt"]
+    (out / outputs.OWNED_MARKER).write_text('["a.txt"]\n')  # not an object: unreadable, left alone
+    with pytest.raises(outputs.OutputFolderError, match="unreadable"):
         write_folder(out, ["c.txt"], step="tags")
     assert (out / "b.txt").exists()
 
@@ -160,7 +161,7 @@ def test_a_marker_written_before_steps_were_recorded_still_lets_the_folder_be_re
 # ---- step_outputs: a file a step writes by name ---------------------------------------------------
 
 def write_file(path, text, step="table"):
-    with io.step_outputs(step, path):
+    with outputs.step_outputs(step, path):
         atomic_write_text(path, text)
 
 
@@ -169,9 +170,9 @@ def test_a_step_replaces_its_own_file_and_records_what_it_wrote(tmp_path):
     write_file(out, "a,b\n")
     write_file(out, "a,c\n")
     assert out.read_text() == "a,c\n"
-    record = json.loads(io.output_record(out).read_text())
+    record = json.loads(outputs.output_record(out).read_text())
     assert record == {"step": "table", "sha256": hashlib.sha256(b"a,c\n").hexdigest()}
-    assert io.output_record(out).name == ".t.csv.mtcue-output"
+    assert outputs.output_record(out).name == ".t.csv.mtcue-output"
 
 
 @pytest.mark.parametrize("case", ["users", "edited", "other_step", "folder", "svg_lookalike"])
@@ -193,8 +194,8 @@ def test_a_file_the_step_did_not_write_is_refused_before_any_work(tmp_path, case
     message = {"users": "exists and no mtcue step wrote it", "svg_lookalike": "exists and no mtcue step wrote it",
                "edited": "was changed since step 'figure' wrote it", "folder": "is a folder",
                "other_step": "is the output of step 'table', not of 'figure'"}[case]
-    with pytest.raises(io.OutputFileError, match=f"notes.txt: {message}"):
-        with io.step_outputs("figure", tmp_path / "new.svg", out):
+    with pytest.raises(outputs.OutputFileError, match=f"notes.txt: {message}"):
+        with outputs.step_outputs("figure", tmp_path / "new.svg", out):
             ran.append(True)
     assert not ran and (sorted(os.listdir(tmp_path)), out.is_file() and out.read_text()) == before
 
@@ -202,10 +203,10 @@ def test_a_file_the_step_did_not_write_is_refused_before_any_work(tmp_path, case
 def test_an_output_written_before_a_failure_is_still_recorded_as_the_steps(tmp_path):
     csv, md = tmp_path / "t.csv", tmp_path / "t.md"
     with pytest.raises(RuntimeError):
-        with io.step_outputs("table", csv, md):
+        with outputs.step_outputs("table", csv, md):
             atomic_write_text(csv, "a\n")
             raise RuntimeError("the markdown failed")
-    assert not md.exists() and not io.output_record(md).exists()
+    assert not md.exists() and not outputs.output_record(md).exists()
     write_file(csv, "b\n")  # the rerun may replace its own CSV
     assert csv.read_text() == "b\n"
 
@@ -253,10 +254,10 @@ def test_a_full_disk_names_the_folder_and_keeps_the_old_one(tmp_path):
     left on device", naming nothing."""
     import errno
 
-    with io.atomic_directory(tmp_path / "store", "embed") as tmp:
+    with outputs.atomic_directory(tmp_path / "store", "embed") as tmp:
         (tmp / "vectors.npy").write_text("old")
     with pytest.raises(OSError, match="No space left on device") as caught:
-        with io.atomic_directory(tmp_path / "store", "embed") as tmp:
+        with outputs.atomic_directory(tmp_path / "store", "embed") as tmp:
             (tmp / "vectors.npy").write_text("half")
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as numpy's or open()'s write raises it
     assert caught.value.filename == str(tmp_path / "store") and caught.value.errno == errno.ENOSPC
@@ -269,7 +270,8 @@ def test_sigterm_removes_a_steps_scratch_and_staging_folders(tmp_path):
     script = f"""
 import signal, time
 from mtcue import cli
-from mtcue.io import atomic_directory, scratch_directory
+from mtcue.io import scratch_directory
+from mtcue.outputs import atomic_directory
 signal.signal(signal.SIGTERM, cli._exit)
 with scratch_directory("mtcue-translate-") as scratch, atomic_directory({str(tmp_path / "out")!r}, "generate") as tmp:
     (scratch / "big.bin").write_bytes(bytes(1000))

@@ -11,7 +11,7 @@ import pytest
 
 from local_http import QuietHandler, serve
 from mtcue.data.omdb import Client, OmdbError, RequestLimitReached, Settings, fetch_all, metadata
-from mtcue.rehearsal import OmdbStandIn
+from mtcue.rehearsal.stand_ins import OmdbStandIn
 
 KEY = "k3y-S3CRET-9f2"
 FILMS = {  # answers in OMDb's format (abridged)

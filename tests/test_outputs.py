@@ -1,5 +1,5 @@
 """Every file a step writes by name (`--out`, `--csv`, `--md` and the HTML beside it, `--svg`, `--stats`, ...)
-goes through one guard (io.step_outputs): a step replaces only its own earlier output; anything else is
+goes through one guard (outputs.step_outputs): a step replaces only its own earlier output; anything else is
 refused before any work, with nothing changed (docs/safety.md)."""
 import argparse
 import json
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import make_sample
-from mtcue import cli, io
+from mtcue import cli, outputs
 
 # Options that name a file a step may write, besides the required ones (all of them are given here).
 OPTIONAL_OUTPUTS = {"stats", "films", "summary", "run_ids", "out"}
@@ -87,7 +87,7 @@ def test_a_step_refuses_a_users_file_at_any_of_its_outputs_before_any_work(name,
 def test_every_other_step_writes_folders_or_standard_output(tmp_path):
     folder_or_stdout = {"embed", "tags", "token-store", "style-levels", "mask-store", "bench-store", "iwslt22-synth",
                         "binarise", "translate-text", "translate-prompts", "translate-levels", "bench-translate",
-                        "count-params", "gpu-hours", "readme-results", "rehearsal", "fetch-pretrained"}  # folders: io.atomic_directory's guard
+                        "count-params", "gpu-hours", "readme-results", "rehearsal", "fetch-pretrained"}  # folders: outputs.atomic_directory's guard
     parsers = _subparsers()
     assert set(parsers) == set(WRITES) | folder_or_stdout
     for name in folder_or_stdout:
@@ -114,7 +114,7 @@ def test_a_step_replaces_its_own_outputs_and_no_other_steps(tmp_path, write_corp
     assert cli.main(stats) == 0
     first = json.loads(record.read_text())
     assert cli.main(stats) == 0  # a rerun replaces its own record
-    assert json.loads(io.output_record(record).read_text())["step"] == "corpus-stats"
+    assert json.loads(outputs.output_record(record).read_text())["step"] == "corpus-stats"
     assert first["samples"] == 1 and json.loads(record.read_text())["samples"] == 1
     # another step may not replace it: the figure would overwrite the record
     caplog.clear()
@@ -136,7 +136,7 @@ def test_translate_prompts_never_replaces_the_folder_iwslt22_synth_wrote(tmp_pat
     fs = tmp_path / "fs"
     assert cli.main(["iwslt22-synth", "--corpus", str(tmp_path / "test.jsonl"), *run, "--out", str(fs)]) == 0
     before = {p.name: p.read_bytes() for p in fs.iterdir()}
-    assert len(before) == 6 and json.loads(before[io.OWNED_MARKER])["step"] == "iwslt22-synth"
+    assert len(before) == 6 and json.loads(before[outputs.OWNED_MARKER])["step"] == "iwslt22-synth"
     source = tmp_path / "src.txt"
     source.write_text("Are you ready?\n")
     caplog.clear()

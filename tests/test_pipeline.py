@@ -698,7 +698,7 @@ def test_a_copied_model_loads_from_the_store_alone(study, tmp_path, monkeypatch)
     vocabulary too), and translates as the study's folder does."""
     from mtcue import Translator
     from mtcue.cli import main
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     monkeypatch.chdir(study)
     uri = f"sqlite:///{tmp_path}/copied.db"

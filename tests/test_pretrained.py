@@ -144,7 +144,7 @@ def test_a_local_comet_checkpoint_is_copied_and_scored_from_the_copy(tmp_path, c
     fetched, its source removed, then decided (comet_model) and scored offline from the study's folder."""
     from mtcue.cli import main
     from mtcue.records import read_record
-    from mtcue.rehearsal import comet_stand_in
+    from mtcue.rehearsal.stand_ins import comet_stand_in
 
     source = comet_stand_in(tmp_path / "comet-source", local_source("all-MiniLM-L6-v2"))
     folder = tmp_path / "pretrained"

@@ -14,20 +14,10 @@ from mtcue.data.contrastive_suites import voita2019
 from mtcue.data.evalsets import contrapro, eamt22, iwslt22, lopes
 from mtcue.data.omdb import Client, OmdbError, Settings
 from mtcue.data.splits import heldout_films
-from mtcue.rehearsal import (
-    OMDB_KEY,
-    build_sources,
-    failures,
-    job_stats,
-    load_plan,
-    merge,
-    override,
-    rehearse,
-    report_outputs,
-    run_failures,
-    serve_omdb,
-    slice_study,
-)
+from mtcue.rehearsal.configs import load_plan, merge, override, slice_study
+from mtcue.rehearsal.mirror import build_sources
+from mtcue.rehearsal.run import failures, job_stats, rehearse, report_outputs, run_failures
+from mtcue.rehearsal.stand_ins import OMDB_KEY, serve_omdb
 from mtcue.suites import read_suite
 
 PAPER = REPO / "config" / "paper.yaml"
@@ -297,7 +287,7 @@ def test_a_second_rehearsal_into_a_running_ones_folder_fails_at_once_and_touches
     (out / ".mtcue-output.json").write_text('{"step": "rehearsal", "files": []}\n')  # an earlier rehearsal's
     (out / "rehearsal.log").write_text("Finished job 1.\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    holder = ("import sys, time, pathlib\nfrom mtcue.io import exclusive\n"
+    holder = ("import sys, time, pathlib\nfrom mtcue.outputs import exclusive\n"
               "with exclusive(pathlib.Path(sys.argv[1])):\n    print('running', flush=True)\n    time.sleep(60)")
     first = subprocess.Popen([sys.executable, "-c", holder, str(out)], stdout=subprocess.PIPE, text=True)
     try:

@@ -147,7 +147,7 @@ def test_a_partition_on_the_command_line_keeps_every_other_request(study):
 def test_the_rehearsal_of_the_paper_study_runs_through_slurm(cluster, checkout, tmp_path, monkeypatch):
     """`make rehearsal PROFILE=slurm TARGET=results/tables/table1_data.md`: the paper's data path on the
     rehearsal's miniature sources, its cluster jobs through SLURM (downloads and OMDb are local rules)."""
-    from mtcue.rehearsal import rehearse
+    from mtcue.rehearsal.run import rehearse
 
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     monkeypatch.setenv("PYTHONPATH", str(checkout / "src"))

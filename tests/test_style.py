@@ -580,7 +580,7 @@ def test_workflow_trains_translates_and_draws_the_style_models():
 
 
 def test_mlflow_logs_the_supervised_records_level_accuracies():
-    from mtcue.reporting.tracking import _evaluation
+    from mtcue.reporting.run_contents import _evaluation
 
     record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
     record.update(split="test", average=0.75, formal_mean=0.75, informal_mean=0.75)

@@ -11,13 +11,12 @@ from mtcue.records import write_record
 from mtcue.reporting.kit import display_name, write_table
 from mtcue.reporting.quality import (
     context_footnotes,
-    models_table,
     quality_footnotes,
     quality_marks,
     quality_table,
-    write_models_table,
     write_quality_table,
 )
+from mtcue.reporting.table3 import models_table, write_models_table
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 COMET_MODEL = "Unbabel/wmt20-comet-da"
@@ -385,7 +384,7 @@ def test_cli_tables(tmp_path):
 
 
 def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
-    from mtcue.reporting.quality import phenomena_table, write_phenomena_table
+    from mtcue.reporting.phenomena import phenomena_table, write_phenomena_table
 
     def counts(c, i):
         return {"correct": c, "incorrect": i, "ignored": 1, "accuracy": c / (c + i) if c + i else None}

@@ -17,10 +17,11 @@ from mlflow.tracking import MlflowClient
 
 from mtcue.cli import main
 from mtcue.evaluation.eamt22 import ATTRIBUTES
+from mtcue.models.runs import resolve_uri
 from mtcue.records import write_record
 from mtcue.reporting.kit import display_name
 from mtcue.reporting import tracking
-from mtcue.reporting.tracking import resolve_uri, sync_records
+from mtcue.reporting.tracking import sync_records
 from mtcue.study import fewshot_name
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
@@ -542,7 +543,7 @@ def logged_models(client, run):
 def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
     from mlflow.models import Model
 
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     records = study_folder(tmp_path)
     done = track(tmp_path, records)
@@ -590,7 +591,7 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
 
 
 def test_runs_uri_errors_name_the_run_and_the_store(tmp_path):
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     ids = sync(uri, "demo", [train("base", "en-de", "demo")])
@@ -676,7 +677,7 @@ def test_a_record_naming_a_file_outside_the_study_uploads_nothing(tmp_path):
 
 
 def test_runs_uri_finds_its_model_among_more_than_a_page_of_logged_models(tmp_path):
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     records = study_folder(tmp_path, cells=(("en-de", "base"),))
     assert track(tmp_path, records).returncode == 0
@@ -695,7 +696,7 @@ def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_f
 
     import yaml
 
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     records = study_folder(tmp_path / "first", cells=(("en-de", "base"),))
     assert track(tmp_path / "first", records).returncode == 0
@@ -728,7 +729,7 @@ def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_f
 
 @pytest.mark.parametrize("content", [b"not a database\n" * 100, b"SQLite format 3\x00" + b"\xff" * 4000])
 def test_a_store_that_is_no_database_is_named_not_a_traceback(tmp_path, content):
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     db = tmp_path / "results" / "mlflow.db"
     db.parent.mkdir()
@@ -745,7 +746,7 @@ def test_a_store_that_is_no_database_is_named_not_a_traceback(tmp_path, content)
 def test_a_store_another_program_holds_locked_is_named_not_a_traceback(tmp_path, capfd):
     import sqlite3
 
-    from mtcue.reporting.tracking import run_model_dir
+    from mtcue.models.runs import run_model_dir
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     sync(uri, "demo", [train("base", "en-de", "demo")])
@@ -789,7 +790,7 @@ class _Translator:
 def test_the_served_model_returns_what_a_request_did_wrong_as_its_message():
     from mlflow.exceptions import MlflowException
 
-    from mtcue.reporting.tracking import TranslatorModel
+    from mtcue.reporting.logged_model import TranslatorModel
 
     served = TranslatorModel()
     served.translator = _Translator()
@@ -810,7 +811,7 @@ def test_the_served_model_finds_its_study_in_the_store_it_was_loaded_from(tmp_pa
     from types import SimpleNamespace
 
     from mtcue.models.translator import Translator
-    from mtcue.reporting.tracking import TranslatorModel
+    from mtcue.reporting.logged_model import TranslatorModel
 
     monkeypatch.setattr(Translator, "load", lambda folder, device, columns: folder)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/copy/results/mlflow.db")

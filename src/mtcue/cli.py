@@ -1,7 +1,7 @@
 """`mtcue <step> ...`: every pipeline step, runnable by hand exactly as Snakemake runs it.
 
-Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting), with the
-option helpers of `mtcue.options`;
+Each stage declares its own steps in its `cli.py` (data, context, models, evaluation, reporting), and so does
+the rehearsal above them (`mtcue.rehearsal.cli`), with the option helpers of `mtcue.options`;
 `snakemake -n -p <target>` prints the command line of each step.
 """
 from __future__ import annotations
@@ -14,12 +14,13 @@ import subprocess
 import sys
 
 from mtcue import warm
-from mtcue.io import step_outputs
 from mtcue.options import Outputs
+from mtcue.outputs import step_outputs
 from mtcue.study import ConfigError
 
 log = logging.getLogger("mtcue")
 STAGES = ("data", "context", "models", "evaluation", "reporting")
+STEP_PACKAGES = (*STAGES, "rehearsal")  # each with a cli.py that registers its steps
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,14 +28,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def step(name: str, fn, help_: str, outputs: Outputs = lambda args: ()):
-        """A step; `outputs`: the files it writes by name, guarded by io.step_outputs (a folder it
-        writes whole is guarded by io.atomic_directory instead)."""
+        """A step; `outputs`: the files it writes by name, guarded by outputs.step_outputs (a folder it
+        writes whole is guarded by outputs.atomic_directory instead)."""
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(fn=fn, outputs=outputs)
         return sp
 
-    for stage in STAGES:
-        importlib.import_module(f"mtcue.{stage}.cli").register(step)
+    for package in STEP_PACKAGES:
+        importlib.import_module(f"mtcue.{package}.cli").register(step)
     return p
 
 

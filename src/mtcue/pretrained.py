@@ -16,7 +16,8 @@ import re
 import shutil
 from pathlib import Path
 
-from mtcue.io import atomic_directory, atomic_write_text
+from mtcue.io import atomic_write_text
+from mtcue.outputs import atomic_directory
 
 FOLDER_ENV = "MTCUE_PRETRAINED"
 MANIFEST = "manifest.json"

@@ -144,7 +144,7 @@ def _check(record: dict, where: str) -> None:
 
 def write_record(path: str | Path, record: dict) -> Path:
     """Validate and atomically write a record, adding schema_version and UTC created time. (The steps'
-    `--out` is guarded by io.step_outputs: a step replaces only its own earlier record.)"""
+    `--out` is guarded by outputs.step_outputs: a step replaces only its own earlier record.)"""
     record = {"schema_version": SCHEMA_VERSION,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **record}
     _check(record, str(path))

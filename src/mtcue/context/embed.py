@@ -22,7 +22,7 @@ import numpy as np
 from mtcue import pretrained
 from mtcue.context.side_labels import is_side_column, side_label
 from mtcue.corpus import read_corpus
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 from mtcue.progress import Progress
 from mtcue.study import langs_of
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from mtcue.context.store import ContextStore
 from mtcue.corpus import read_corpus
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 
 log = logging.getLogger(__name__)
 ALL = "all"

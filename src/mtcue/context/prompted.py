@@ -20,7 +20,8 @@ import numpy as np
 
 from mtcue.context.store import ContextStore
 from mtcue.context.tags import UNKNOWN_TAG, VOCAB_FILE
-from mtcue.io import atomic_directory, check_file_name
+from mtcue.io import check_file_name
+from mtcue.outputs import atomic_directory
 
 log = logging.getLogger(__name__)
 SPLIT = "test"

@@ -25,7 +25,7 @@ import numpy as np
 
 from mtcue.corpus import read_corpus
 from mtcue.data.synth import german, russian
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 from mtcue.study import langs_of, pair_of
 
 MAPPING_KEYS = ("informal", "formal", "unlabelled")

@@ -19,7 +19,7 @@ import numpy as np
 
 from mtcue.context.embed import context_strings
 from mtcue.corpus import read_corpus
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)

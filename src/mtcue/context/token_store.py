@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcue.corpus import read_corpus
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 from mtcue.study import langs_of
 
 from .store import ContextStoreError

@@ -28,7 +28,8 @@ from mtcue.corpus import (
     META_FIELDS,
     SPEAKER_CUES,
 )
-from mtcue.io import atomic_directory, read_json, read_text, write_jsonl
+from mtcue.io import read_json, read_text, write_jsonl
+from mtcue.outputs import atomic_directory
 
 IWSLT22_SUFFIXES = ("en", "formal.{t}", "informal.{t}", "formal.annotated.{t}", "informal.annotated.{t}")
 FORMALITY_TAG = re.compile(r"\[/?F\]")

@@ -12,7 +12,8 @@ from pathlib import Path
 import sentencepiece as spm
 
 from mtcue.corpus import read_corpus
-from mtcue.io import atomic_directory, write_lines
+from mtcue.io import write_lines
+from mtcue.outputs import atomic_directory
 from mtcue.study import langs_of
 
 log = logging.getLogger(__name__)

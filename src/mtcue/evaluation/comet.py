@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mtcue import pretrained
 from mtcue.evaluation.score import hyp_provenance, read_hyps_and_corpus
-from mtcue.io import atomic_directory
+from mtcue.outputs import atomic_directory
 from mtcue.progress import Progress
 
 CHECKPOINT = Path("checkpoints") / "model.ckpt"

@@ -16,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from mtcue.config import generation_settings
-from mtcue.io import atomic_directory, check_file_name, write_lines
+from mtcue.io import check_file_name, write_lines
 from mtcue.models.fairseq_run import torch_threads
 from mtcue.models.translator import Translator, check_sources
+from mtcue.outputs import atomic_directory
 
 
 def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str] = (), previous: list[str] = (),

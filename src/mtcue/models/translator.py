@@ -209,7 +209,7 @@ class Translator:
         attribute sentences)."""
         with _quiet():
             if str(model_dir).startswith("runs:/"):
-                from mtcue.reporting.tracking import run_model_dir
+                from mtcue.models.runs import run_model_dir
 
                 model_dir = run_model_dir(str(model_dir))
             import torch

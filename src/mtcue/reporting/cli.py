@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 
 from mtcue.options import options, positive_int, significance_level
 
@@ -26,11 +25,11 @@ def _run_ids(a):
 
 def cmd_table(a):
     from mtcue.records import load_records
-    from mtcue.reporting import kit, quality
+    from mtcue.reporting import kit, phenomena, quality, table3
 
     run_ids = _run_ids(a)
     if a.kind == "models":
-        quality.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
+        table3.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
         return
     if a.kind == "data":
         from mtcue.reporting.table1 import write_data_table
@@ -43,7 +42,7 @@ def cmd_table(a):
                                    load_records(a.train_records, "train"),
                                    bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
     else:
-        quality.write_phenomena_table(quality.phenomena_table(records), records, a.csv, a.md, run_ids)
+        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, a.csv, a.md, run_ids)
 
 
 def cmd_figure(a):
@@ -164,7 +163,8 @@ def cmd_track(a):
 
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
-    from mtcue.reporting.tracking import resolve_uri, run_artifacts, sync_records, ui_base
+    from mtcue.models.runs import resolve_uri
+    from mtcue.reporting.tracking import run_artifacts, sync_records, ui_base
 
     uri = resolve_uri(a.uri)
     records = {Path(p): read_record(p) for p in a.records}
@@ -210,20 +210,6 @@ def cmd_critical_path(a):
     r = write_critical_path(a.snakefile, a.configfile or ["config/config.yaml"], a.study, a.out, tuple(a.cores))
     log.info("%s: %d jobs, total work %.0f s, critical path %.0f s (%d jobs); projected wall s per cores %s",
              a.out, r["jobs"], r["total_work_s"], r["critical_path_s"], len(r["chain"]), r["projected_wall_s"])
-
-
-def cmd_rehearsal(a):
-    from mtcue.rehearsal import rehearse
-
-    summary = rehearse(a.repo, a.out, a.study, a.plan, a.targets, a.cores, a.profile, a.dry_run, a.slice,
-                       shlex.split(a.snakemake or ""))
-    made = list(summary["tables_and_figures"].values())
-    log.info("rehearsal: %d jobs planned, %d executed, %d failed; %d of %d tables and figures; %.0f s -> %s/summary.md",
-             summary["planned"], summary["executed"], len(summary.get("failed", [])), made.count("made"), len(made),
-             summary["wall_s"], a.out)
-    if summary["exit"] != 0:
-        raise RuntimeError(f"the rehearsal stopped (Snakemake exit {summary['exit']}): {a.out}/summary.md lists "
-                           "what failed")
 
 
 def register(step) -> None:
@@ -415,17 +401,3 @@ def register(step) -> None:
     s.add_argument("--study", default=".", help="the study's folder: its results/benchmarks/ holds the job times")
     s.add_argument("--cores", nargs="+", type=positive_int, default=[2, 4, 8, 16], help="core counts to project")
     s.add_argument("--out", default="results/benchmarks/critical_path.json")
-
-    s = step("rehearsal", cmd_rehearsal, "run the paper's study on miniature copies of its sources (docs/paper-scale.md)")
-    s.add_argument("targets", nargs="*", help="outputs to make (paths under results/); default: the whole study")
-    s.add_argument("--study", default="config/paper.yaml", help="the study's config, read as it is")
-    s.add_argument("--plan", default="config/rehearsal.yaml", help="what the rehearsal changes (sizes, stand-ins)")
-    s.add_argument("--out", default="results-rehearsal", help="folder of the sources, the run and its summary")
-    s.add_argument("--repo", default=".", help="the repository whose Snakefile runs")
-    s.add_argument("--cores", default="all")
-    s.add_argument("--profile", help="a Snakemake profile, e.g. slurm (then --cores is the profile's)")
-    s.add_argument("--slice", help="a slice of the study: YAML of directions kept and experiment keys replaced "
-                   "(CI's: tests/data/rehearsal_slice.yaml)")
-    s.add_argument("--snakemake", help="more options of the run, one string (e.g. "
-                   "--snakemake=\"--slurm-status-command squeue\" on the test cluster of tests/local_slurm.py)")
-    s.add_argument("--dry-run", action="store_true", help="build the sources and plan the jobs; run none")

@@ -17,7 +17,8 @@ from matplotlib.lines import Line2D
 from mtcue.evaluation.score import ALL
 from mtcue.plots import PANEL, grid, model_colours, model_legend
 from mtcue.reporting.kit import MODEL_ORDER, PAPER, by_cell, direction_key, display_name, model_key
-from mtcue.reporting.quality import PAPER_QUALITY_CSV, PAPER_QUALITY_LABEL, phenomena_table, quality_table
+from mtcue.reporting.phenomena import phenomena_table
+from mtcue.reporting.quality import PAPER_QUALITY_CSV, PAPER_QUALITY_LABEL, quality_table
 
 def training_curves(train_records: Iterable[dict]) -> Figure:
     """Train (dashed) and valid (solid) loss per epoch, a panel per direction, a line per model;

@@ -17,7 +17,8 @@ from mtcue.corpus import read_corpus, split_punctuation
 from mtcue.data.clean import clean_line
 from mtcue.data.evalsets import iwslt22_files
 from mtcue.data.synth.generator import contrasts
-from mtcue.io import atomic_directory, write_lines
+from mtcue.io import write_lines
+from mtcue.outputs import atomic_directory
 
 
 def annotate(reference: str, markers: list[str]) -> str:

@@ -1,0 +1,142 @@
+"""A model logged in MLflow back to its folder: "runs:/<run id>" as `Translator.load` takes it, and the store
+access that resolution shares with the sync (reporting/tracking.py): the tracking URI, a sqlite store's file,
+a store's errors as a message, MLflow's paged searches.
+
+Below both the Translator (models/translator.py) and the MLflow edge of the reporting stage, which packages
+and logs the models this resolves (reporting/logged_model.py); it imports neither. A logged model names the
+study's model folder (`model_dir`, relative to a sqlite store's folder when inside it) or, copied, its place
+in the files it carries (`copied`, in its STUDY_COPY artifact).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from mlflow.exceptions import MlflowException
+from mlflow.models import Model
+from mlflow.tracking import MlflowClient
+
+from mtcue.config import schema
+
+MODEL_NAME = "model"  # runs:/<run id>/model
+STUDY_COPY = "study"  # the pyfunc artifact holding a copied model's files, laid out as a study's results/
+
+
+def resolve_uri(configured: str | None = None) -> str:
+    """MLFLOW_TRACKING_URI in the environment overrides the configured URI (default: the config schema's)."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or configured or \
+        schema()["properties"]["mlflow"]["properties"]["tracking_uri"]["default"]
+
+
+def sqlite_path(tracking_uri: str) -> Path | None:
+    """The database file of a sqlite store's URI; None for another store (a server) or an in-memory one."""
+    if not tracking_uri.startswith("sqlite:///"):
+        return None
+    db = tracking_uri.removeprefix("sqlite:///").split("?")[0]
+    return Path(db) if db and db != ":memory:" else None
+
+
+@contextmanager
+def store_errors(tracking_uri: str) -> Iterator[None]:
+    """A store that cannot be used (not a database, damaged, locked) as a message naming it, not SQLAlchemy's
+    traceback (nor the one MLflow logs for a locked store)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    db_log = logging.getLogger("mlflow.store.db.utils")
+    level, db_log.level = db_log.level, logging.CRITICAL
+    try:
+        yield
+    except (SQLAlchemyError, MlflowException) as err:
+        cause = err if isinstance(err, SQLAlchemyError) else err.__cause__ or err.__context__
+        if not isinstance(cause, SQLAlchemyError):
+            raise
+        raise RuntimeError(f"the MLflow store {tracking_uri} cannot be used: {str(cause).splitlines()[0]}; if another "
+                           "program holds it, let it finish; else restore it, or move it away and rerun the study's "
+                           "mlflow_sync, which rebuilds it from the records") from None
+    finally:
+        db_log.level = level
+
+
+def every(search, *args, **kwargs) -> list:
+    """Every result of an MLflow search (search_runs, search_logged_models): a call returns one page."""
+    found, token = [], None
+    while True:
+        page = search(*args, page_token=token, **kwargs)
+        found += page
+        if not (token := page.token):
+            return found
+
+
+def model_folder(config: Mapping, copy: str | Path | None, where: str, tracking_uri: str,
+                 within: Path | None = None) -> Path:
+    """The model folder a logged model's `config` names: its place in the copy it carries (`copy`), never outside
+    `within` (default the copy); or the study's folder, a relative one in the folder of the store it was loaded from."""
+    if "copied" in config and copy is not None:
+        folder = (Path(copy) / str(config["copied"])).resolve()
+        if not folder.is_relative_to(Path(within or copy).resolve()):
+            raise ValueError(f"{where}: its copied model {config['copied']!r} lies outside the model's own files; "
+                             "relog the model (`mtcue track --artifacts`)")
+        return folder
+    if "model_dir" not in config:
+        raise ValueError(f"{where}: its MLmodel names no model folder (model_dir or copied); relog the model "
+                         "(`mtcue track --artifacts`)")
+    folder, db = Path(config["model_dir"]), sqlite_path(tracking_uri)
+    if folder.is_absolute():
+        return folder
+    if db is None:
+        raise ValueError(f"{where}: its model folder {folder} lies in the study's folder of a sqlite store, not in "
+                         f"{tracking_uri}; set MLFLOW_TRACKING_URI to the study's store (sqlite:///results/mlflow.db)")
+    return db.parent.resolve() / folder
+
+
+def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
+    """The model folder of the MLflow run `uri` ("runs:/<run id>", or "runs:/<run id>/model"): its logged
+    model's reference into the study, or the copy it carries (downloaded when the store is remote).
+    `tracking_uri`: default MLFLOW_TRACKING_URI, else the configured default (sqlite:///results/mlflow.db,
+    relative to the study's folder)."""
+    from mlflow.artifacts import download_artifacts
+    from mlflow.utils.file_utils import local_file_uri_to_path
+
+    run_id = uri.removeprefix("runs:/").strip("/").split("/")[0]
+    tracking_uri = resolve_uri(tracking_uri)
+    db = sqlite_path(tracking_uri)
+    if db is not None and not db.is_file():  # MLflow would create an empty store there
+        raise ValueError(f"{uri}: no MLflow store at {db.resolve()} ({tracking_uri}); run from the study's folder or "
+                         "set MLFLOW_TRACKING_URI to its store")
+    with store_errors(tracking_uri):
+        client = MlflowClient(tracking_uri)
+        try:
+            run = client.get_run(run_id)
+        except MlflowException as err:
+            if err.error_code != "RESOURCE_DOES_NOT_EXIST":  # a store that cannot be read: store_errors
+                raise
+            raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
+                             "study's store, or run from the study's folder)") from None
+        # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
+        experiment = client.get_experiment(run.info.experiment_id)
+        logged = [m for m in every(client.search_logged_models, [experiment.experiment_id],
+                                    filter_string=f"name = '{MODEL_NAME}'") if m.source_run_id == run_id]
+    if not logged:
+        raise ValueError(f"{uri}: the run holds no model; the study's mlflow_sync (`mtcue track --artifacts`) logs "
+                         "each trained model's")
+    location = logged[-1].artifact_location
+    root = experiment.artifact_location
+    if location.startswith("file:") and root.startswith("file:"):
+        # A local store's model is read where it lies (a download would copy it, with a progress bar): in the
+        # store's folder, where the sync put the experiment's artifacts (mlartifacts/{study}), even after a move.
+        local, root = Path(local_file_uri_to_path(location)), Path(local_file_uri_to_path(root))
+        if db is not None and root.parts[-2:] == ("mlartifacts", experiment.name) and local.is_relative_to(root):
+            local = db.parent.resolve() / "mlartifacts" / experiment.name / local.relative_to(root)
+    else:
+        local = Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
+    flavor = Model.load(local).flavors.get("python_function")
+    if flavor is None:
+        raise ValueError(f"{uri}: {local / 'MLmodel'} has no python_function flavour: not a model `mtcue track` "
+                         "logged; relog it (`mtcue track --artifacts`)")
+    copy = flavor.get("artifacts", {}).get(STUDY_COPY, {}).get("path")
+    return model_folder(flavor.get("config") or {}, None if copy is None else local / copy, f"{uri} ({local})",
+                        tracking_uri, local)
