@@ -7,10 +7,10 @@
 rule table6_ablation:
     localrule: True
     input:
-        score=ABLATION["scores"],
-        comet=ABLATION["comets"],
-        formality=ablation.zeroshot_records(config, "formality"),
-        eamt22=ablation.zeroshot_records(config, "eamt22"),
+        score=ablation.inputs(config)["scores"],
+        comet=ablation.inputs(config)["comets"],
+        formality=ablation.inputs(config)["formality"],
+        eamt22=ablation.inputs(config)["eamt22"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table6_ablation.csv",

@@ -9,7 +9,7 @@
 rule table3_models:
     localrule: True
     input:
-        train=QUALITY["train"],
+        train=quality.inputs(config)["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table3_models.csv",
@@ -27,9 +27,9 @@ rule table3_models:
 rule table4_quality:
     localrule: True
     input:
-        score=QUALITY["scores"],
-        comet=QUALITY["comets"],
-        train=QUALITY["train"],
+        score=quality.inputs(config)["scores"],
+        comet=quality.inputs(config)["comets"],
+        train=quality.inputs(config)["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table4_quality.csv",
@@ -50,7 +50,7 @@ rule table4_quality:
 rule phenomena:
     localrule: True
     input:
-        score=QUALITY["scores"],
+        score=quality.inputs(config)["scores"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/phenomena.csv",
@@ -68,7 +68,7 @@ rule phenomena:
 rule mlflow_sync:
     localrule: True
     input:
-        MODEL_RECORDS,
+        model_records(config),
     output:
         MLFLOW_RUNS,
     params:
@@ -86,13 +86,12 @@ rule mlflow_sync:
 
 
 # Every table and figure of the study as an artifact of its study run (one place to browse them in the
-# MLflow UI), and the report's page of links to the UI. Its input is every table and figure of `all`
-# (defined after this file is read, hence the function).
+# MLflow UI), and the report's page of links to the UI: every experiment's tables and figures.
 rule mlflow_study:
     localrule: True
     input:
         runs=MLFLOW_RUNS,
-        files=lambda w: [f for f in rules.all.input if f.startswith(("results/tables/", "results/figures/"))],
+        files=report_files(config),
     output:
         report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow"),
     log:

@@ -31,8 +31,8 @@ rule attention_agreement:
 rule table_voita2018:
     localrule: True
     input:
-        score=VOITA2018["scores"],
-        random=VOITA2018["random"],
+        score=voita2018.inputs(config)["scores"],
+        random=voita2018.inputs(config)["random"],
         attention=voita2018_attention_records,
         runs=MLFLOW_RUNS,
     output:
