@@ -31,4 +31,4 @@ rule table6_ablation:
         "--records {input.score:q} "
         "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
         "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

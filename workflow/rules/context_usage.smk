@@ -49,5 +49,5 @@ rule table_context_usage:
         "results/benchmarks/tables/context_usage.tsv"
     shell:
         "mtcue table-context-usage --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -105,5 +105,6 @@ rule table_contrastive:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
         "mtcue table-contrastive --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--alpha {params.bootstrap[alpha]:q} "
         "2> {log:q}"

@@ -155,7 +155,8 @@ if fewshot.eamt22_pairs(config):
 
 rule clean:
     input:
-        lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/{w.split}.jsonl",
+        lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
+                  f"{w.split}.jsonl",
     output:
         corpus="results/clean/{pair}/{split}.jsonl",
         stats="results/clean/{pair}/{split}.stats.json",

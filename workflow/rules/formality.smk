@@ -117,4 +117,4 @@ rule table5_formality:
     shell:
         "mtcue table-formality --records {input.records:q} --models {params.models:q} --run-ids {input.runs:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -21,7 +21,7 @@ rule table3_models:
         "results/benchmarks/tables/table3_models.tsv",
     shell:
         "mtcue table --kind models --records {input.train:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule table4_quality:
@@ -44,7 +44,7 @@ rule table4_quality:
     shell:
         "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule phenomena:
@@ -62,7 +62,7 @@ rule phenomena:
         "results/benchmarks/tables/phenomena.tsv",
     shell:
         "mtcue table --kind phenomena --records {input.score:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule mlflow_sync:
@@ -133,7 +133,8 @@ rule table1_data:
     benchmark:
         "results/benchmarks/table1_data.tsv"
     shell:
-        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
+        "2> {log:q}"
 
 
 # Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo

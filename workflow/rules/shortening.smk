@@ -67,4 +67,4 @@ rule table_shortening:
     shell:
         "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
         "--contrastive-records {input.contrastive:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -57,4 +57,4 @@ rule table_side_information:
         "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
         "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

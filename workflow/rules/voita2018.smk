@@ -50,4 +50,4 @@ rule table_voita2018:
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
         "--attention-records {input.attention:q} {params.unavailable:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
