@@ -6,7 +6,7 @@
 #
 # Each stage is one file in workflow/rules/ and one package in src/mtcue/; its logic is a small
 # function called through the `mtcue <step>` command line. Each experiment is one rule file and one
-# plan module in src/mtcue/plan/, which common.smk reads. Formats between stages: docs/formats.md.
+# plan module in src/mtcue/plan/, registered in mtcue.plan.EXPERIMENTS, which common.smk reads. Formats between stages: docs/formats.md.
 
 # The study is exactly one config: the files given with --configfile (defaults from the schema
 # only), else the embedded default. Snakemake's `configfile:` directive would merge the default
@@ -42,21 +42,7 @@ include: "workflow/rules/style.smk"
 report: "workflow/report/workflow.rst"
 
 
+# Every experiment's tables and figures (each plan module's `targets`, common.smk's all_targets).
 rule all:
     input:
-        QUALITY["tables"],
-        FIGURES,
-        MLFLOW_RUNS,
-        MLFLOW_STUDY,
-        EVAL_SETS,
-        FEWSHOT["figure"],
-        TABLE5,
-        ABLATION["table"],
-        CONTRASTIVE_TABLE,
-        CONTEXT_USAGE_TABLE,
-        VOITA2018["table"],
-        SHORTENING["table"],
-        SHORTENING["figure"],
-        SIDE_INFORMATION["table"],
-        STYLE["figure"],
-        STYLE["agreement"],
+        all_targets(),

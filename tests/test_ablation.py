@@ -503,7 +503,7 @@ def test_table_command_writes_csv_and_markdown(tmp_path):
     assert main(["table-ablation", "--rows", json.dumps(ROWS), "--records", *map(str, paths),
                  "--formality-records", *map(str, formality), "--zeroshot-direction", "formality=en-de",
                  "--zeroshot-direction", "eamt22=en-pl", "--unavailable", f"eamt22={EAMT22_REASON}",
-                 "--csv", str(csv), "--md", str(md)]) == 0
+                 "--csv", str(csv), "--md", str(md), "--html", str(md.with_suffix(".html"))]) == 0
     header = csv.read_text().splitlines()[0].split(",")
     assert header[:6] == ["ablation", "model", "n_seeds", "en-de BLEU", "en-de BLEU sd", "en-de BLEU Δ"]
     text = md.read_text()
@@ -511,7 +511,8 @@ def test_table_command_writes_csv_and_markdown(tmp_path):
     assert "not in the paper: no QK-norm" in text
     assert "| no metadata | mtcue_no_metadata |" in text
     assert main(["table-ablation", "--rows", json.dumps(ROWS), "--records", *map(str, paths),
-                 "--csv", str(csv), "--md", str(md)]) == 1   # zero-shot columns without records or reasons
+                 "--csv", str(csv), "--md", str(md),
+                 "--html", str(md.with_suffix(".html"))]) == 1   # zero-shot columns without records or reasons
 
 
 def test_the_zeroshot_eamt22_column_reads_the_validation_split():

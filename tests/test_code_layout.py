@@ -56,9 +56,9 @@ def test_every_model_type_is_registered_from_its_family_folder():
     from fairseq.models import ARCH_MODEL_REGISTRY, MODEL_REGISTRY
 
     from mtcue.models.fairseq_args import FAIRSEQ_ARCH
-    from mtcue.study import CONTEXT_KIND
+    from mtcue.study import CONTEXT_KIND, MODEL_TYPES
 
-    families = {"mtcue", "voita", "shortening", "side_information", "style"}
+    families = {m.family for m in MODEL_TYPES.values() if m.family}
     plugin = SRC / "models" / "plugin"
     assert {p.name for p in plugin.iterdir() if (p / "__init__.py").exists()} == families
     for model_type in CONTEXT_KIND:

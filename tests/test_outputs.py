@@ -1,4 +1,4 @@
-"""Every file a step writes by name (`--out`, `--csv`, `--md` and the HTML beside it, `--svg`, `--stats`, ...)
+"""Every file a step writes by name (`--out`, `--csv`, `--md`, `--html`, `--svg`, `--stats`, ...)
 goes through one guard (outputs.step_outputs): a step replaces only its own earlier output; anything else is
 refused before any work, with nothing changed (docs/safety.md)."""
 import argparse
@@ -52,6 +52,8 @@ def _argv(name: str, parser: argparse.ArgumentParser, tmp_path) -> list[str]:
             value = list(action.choices)[-1]
         elif action.dest in ("direction", "pair"):
             value = "en-ru"
+        elif action.dest == "html" and "--md" in parser._option_string_actions:  # a table's, beside its Markdown
+            value = str(tmp_path / "md.html")
         elif action.type is not None and action.type not in (str,):
             value = "1"
         else:
@@ -100,10 +102,19 @@ def test_table_never_overwrites_a_file_and_the_html_it_derives(tmp_path, caplog)
     notes, thesis, html = tmp_path / "notes.csv", tmp_path / "thesis.md", tmp_path / "thesis.html"
     html.write_text("<p>my thesis</p>\n")
     record = tmp_path / "data.json"
-    argv = ["table", "--kind", "data", "--records", str(record), "--csv", str(notes), "--md", str(thesis)]
+    argv = ["table", "--kind", "data", "--records", str(record), "--csv", str(notes), "--md", str(thesis),
+            "--html", str(html)]
     assert cli.main(argv) == 1
     assert f"{html}: exists and no mtcue step wrote it" in caplog.text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thesis.html"] and html.read_text() == "<p>my thesis</p>\n"
+
+
+def test_a_table_names_its_html_beside_its_markdown(tmp_path, caplog):
+    argv = ["table", "--kind", "data", "--records", str(tmp_path / "data.json"), "--csv", str(tmp_path / "t.csv"),
+            "--md", str(tmp_path / "t.md"), "--html", str(tmp_path / "elsewhere.html")]
+    assert cli.main(argv) == 1
+    assert f"a table writes its HTML rendering beside its Markdown, {tmp_path / 't.html'}" in caplog.text
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_step_replaces_its_own_outputs_and_no_other_steps(tmp_path, write_corpus, caplog):
@@ -123,7 +134,7 @@ def test_a_step_replaces_its_own_outputs_and_no_other_steps(tmp_path, write_corp
     assert json.loads(record.read_text())["samples"] == 1
     # the table of it, twice: its own CSV, Markdown and HTML are replaced
     table = ["table", "--kind", "data", "--records", str(record), "--csv", str(tmp_path / "t.csv"),
-             "--md", str(tmp_path / "t.md")]
+             "--md", str(tmp_path / "t.md"), "--html", str(tmp_path / "t.html")]
     assert cli.main(table) == 0 and cli.main(table) == 0
     assert {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")} >= {"t.csv", "t.md", "t.html"}
 

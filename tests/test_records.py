@@ -183,7 +183,7 @@ def test_a_record_of_the_wrong_type_is_an_error_of_the_step_not_a_traceback(tmp_
 
     (tmp_path / "t.json").write_text(json.dumps(train_record(params=5)))
     assert main(["table", "--kind", "models", "--records", str(tmp_path / "t.json"), "--csv", str(tmp_path / "m.csv"),
-                 "--md", str(tmp_path / "m.md")]) == 1
+                 "--md", str(tmp_path / "m.md"), "--html", str(tmp_path / "m.html")]) == 1
     assert "t.json: train record key 'params' must be an object, got 5" in caplog.text
     assert not (tmp_path / "m.csv").exists()
 

@@ -554,10 +554,10 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
 
 
 def test_figure3_runs_are_grouping_and_selecting_at_the_smallest_context_size_on_the_directions_suite():
-    from mtcue.plan.shortening import groupings_runs, targets
+    from mtcue.plan.shortening import groupings_runs, inputs
 
     assert groupings_runs(demo_config()) == [("en-de", "grouping_c1", "synthetic"), ("en-de", "selecting_c1", "synthetic")]
     paper = cfgmod.load(REPO / "config" / "paper.yaml")
     assert groupings_runs(paper) == [("en-de", "grouping_c1", "contrapro"), ("en-de", "selecting_c1", "contrapro")]
-    assert targets(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
-                                                   "results/records/groupings/en-de/selecting_c1.json"]
+    assert inputs(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
+                                                  "results/records/groupings/en-de/selecting_c1.json"]

@@ -398,7 +398,7 @@ def test_paper_grid_points_are_scored_on_validation_and_named_in_the_table():
     from mtcue.plan import side_information
 
     paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
-    valid = side_information.targets(paper)["valid"]
+    valid = side_information.inputs(paper)["valid"]
     assert len(valid) == 8 * (4 + 4)
     assert "results/records/score/pl-en/si_output_layer_h256.valid.json" in valid
     assert "results/records/score/en-de/si_mtl_l0001.valid.json" in valid
@@ -408,7 +408,7 @@ def test_paper_grid_points_are_scored_on_validation_and_named_in_the_table():
     assert "mtl (lambda 0.001)" in labels and "mtl (lambda 1)" in labels
     assert len(labels) == len(set(labels))
     # the demo's one point per type: nothing to choose, no validation decoding
-    assert side_information.targets(cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"),
+    assert side_information.inputs(cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"),
                                                  source="config.yaml"))["valid"] == []
 
 

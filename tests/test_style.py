@@ -418,9 +418,9 @@ def test_paper_style_levels_come_from_address_scores_with_their_agreement():
 
     paper = cfgmod.load(REPO / "config" / "paper.yaml")
     assert paper["experiments"]["style"]["levels_from"] == "address"
-    assert targets(paper)["agreement"] == ["results/records/style_agreement/en-de.json",
-                                           "results/records/style_agreement/en-ru.json"]
-    assert targets(cfgmod.load(REPO / "config" / "config.yaml"))["agreement"] == []
+    assert targets(paper).others == ["results/records/style_agreement/en-de.json",
+                                        "results/records/style_agreement/en-ru.json"]
+    assert targets(cfgmod.load(REPO / "config" / "config.yaml")).others == []
 
 
 def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):

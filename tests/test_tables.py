@@ -370,16 +370,17 @@ def test_cli_tables(tmp_path):
     scores, comets, train = write_all(RECORDS, "score"), write_all(COMETS, "comet"), write_all(TRAIN, "train")
     out = tmp_path / "out"
     assert main(["table", "--records", *scores, "--comet-records", *comets, "--train-records", *train,
-                 "--csv", str(out / "q.csv"), "--md", str(out / "q.md")]) == 0
+                 "--csv", str(out / "q.csv"), "--md", str(out / "q.md"), "--html", str(out / "q.html")]) == 0
     assert "<u>79.94</u>" in (out / "q.md").read_text()
     assert "not a multilingual encoder" in (out / "q.md").read_text()
     assert main(["table", "--kind", "models", "--records", *train, "--csv", str(out / "m.csv"),
-                 "--md", str(out / "m.md")]) == 0
+                 "--md", str(out / "m.md"), "--html", str(out / "m.html")]) == 0
     assert "22.50 ± 10.61" in (out / "m.md").read_text()
     assert main(["table", "--kind", "phenomena", "--records", *scores, "--csv", str(out / "p.csv"),
-                 "--md", str(out / "p.md")]) == 0
+                 "--md", str(out / "p.md"), "--html", str(out / "p.html")]) == 0
     # Without COMET and train records the quality table still builds, COMET n/a.
-    assert main(["table", "--records", *scores, "--csv", str(out / "q2.csv"), "--md", str(out / "q2.md")]) == 0
+    assert main(["table", "--records", *scores, "--csv", str(out / "q2.csv"), "--md", str(out / "q2.md"),
+                 "--html", str(out / "q2.html")]) == 0
     assert "COMET n/a for all systems: no COMET record" in (out / "q2.md").read_text()
 
 

@@ -326,7 +326,7 @@ def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_dire
                  "--run-ids", runs]) == 0
     for name, argv in steps.items():
         assert main([*argv, "--run-ids", runs, "--csv", str(tmp_path / f"{name}.csv"),
-                     "--md", str(tmp_path / f"{name}.md")]) == 0
+                     "--md", str(tmp_path / f"{name}.md"), "--html", str(tmp_path / f"{name}.html")]) == 0
     assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points), "--run-ids", runs,
                  "--csv", str(tmp_path / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
     # The HTML tables link each cell to its run in the UI (a sqlite store's: `mlflow ui`'s address).

@@ -2,8 +2,9 @@
 
 Defaults live only in `schemas/config.schema.yaml`; this module fills them in and rejects
 unknown keys and wrong types with the offending key path in the message, then checks what the schema
-cannot say (a switch on a part the model lacks, an experiment naming an unknown model). The study's
-vocabulary is `mtcue.study`, its plan (which runs each experiment trains) `mtcue.plan`.
+cannot say (a switch on a part the model lacks, an experiment naming an unknown model) and runs each
+experiment's own checks (`mtcue.plan.EXPERIMENTS`). The study's vocabulary is `mtcue.study`, its plan (which
+runs each experiment trains) `mtcue.plan`.
 """
 from __future__ import annotations
 
@@ -18,15 +19,10 @@ import jsonschema
 import yaml
 
 from mtcue.io import TextFileError, read_text
-from mtcue.plan.ablation import ablation_seed_models
-from mtcue.plan.experiments import experiment_models
-from mtcue.plan.fewshot import fewshot_models
-from mtcue.plan.formality import formality_directions
-from mtcue.plan.models import all_models
-from mtcue.plan.shortening import shortening_cells, shortening_models
+from mtcue.plan import EXPERIMENTS
 from mtcue.study import (CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES,
-                         SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, is_contextual,
-                         pair_of, selected_columns, store_columns)
+                         SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, pair_of,
+                         selected_columns, store_columns)
 from mtcue.yaml_loader import ConfigLoader
 
 
@@ -166,72 +162,13 @@ def _check_semantics(cfg: dict) -> None:
                 raise ConfigError(f"models.{name}.init_from: initialisation cycle through '{parent}'")
             seen.add(parent)
             parent = cfg["models"].get(parent, {}).get("init_from")
-    for key, names in experiment_models(cfg).items():
-        unknown = [n for n in names if n not in cfg["models"]]
+    for name, experiment in EXPERIMENTS.items():  # before the experiments' checks, which read the entries
+        unknown = [n for n in experiment.names(cfg) if n not in cfg["models"]] if experiment.names else []
         if unknown:
-            where = "rows" if key == "ablation" else "models"
-            raise ConfigError(f"experiments.{key}.{where}: {unknown} are not models of this config "
+            raise ConfigError(f"experiments.{name}.{experiment.names_key}: {unknown} are not models of this config "
                               f"(known: {', '.join(sorted(cfg['models']))})")
-    _check_fewshot(cfg)
-    short = cfg["experiments"]["shortening"]
-    too_many = [c for c in short["context_sizes"] if c > cfg["context"]["doc_slots"]]
-    if short["models"] and too_many:
-        raise ConfigError(f"experiments.shortening.context_sizes: {too_many} exceed context.doc_slots "
-                          f"({cfg['context']['doc_slots']}), the previous lines the token store keeps")
-    runs = {name for _, _, name in shortening_cells(cfg)}
-    unknown = [n for n in short["only"] if n not in runs]
-    if unknown:
-        raise ConfigError(f"experiments.shortening.only: {unknown} are not runs of the experiment "
-                          f"(runs: {', '.join(sorted(runs))})")
-    style = cfg["experiments"]["style"]
-    wrong = [m for m in style["models"] if m in cfg["models"] and cfg["models"][m]["type"] not in STYLE_TYPES]
-    if wrong:
-        raise ConfigError(f"experiments.style.models: {wrong} are not style models ({', '.join(STYLE_TYPES)})")
-    if style["models"] and not {1, 5} <= set(style["levels"]):
-        raise ConfigError(f"experiments.style.levels: {style['levels']} must hold 1 and 5 (Table 5's rows)")
-    unknown = [n for n in style["only"] if n not in style["models"]]
-    if unknown:
-        raise ConfigError(f"experiments.style.only: {unknown} are not in experiments.style.models")
-    voita = cfg["experiments"]["voita2018"]
-    for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
-        unknown = [n for n in names if n not in voita["models"]]
-        if unknown:
-            raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
-    without = [n for n in voita["random_test"] if context_kind(cfg["models"][n]) is None]
-    if without:
-        raise ConfigError(f"experiments.voita2018.random_test: {without} read no context, so none can be random "
-                          "at test time; name models that read context")
-    for experiment in ("voita2018", "shortening", "style"):
-        exp = cfg["experiments"][experiment]
-        for name, directions in exp["only"].items():
-            # a direction outside the experiment's would leave the model out of it without a word
-            outside = [d for d in directions if d not in exp["directions"]]
-            if outside:
-                raise ConfigError(f"experiments.{experiment}.only.{name}: {outside} are not directions of the "
-                                  f"experiment (experiments.{experiment}.directions: {exp['directions']})")
-    side = cfg["experiments"]["side_information"]
-    wrong = [m for m in side["models"] if m in cfg["models"] and CONTEXT_KIND[cfg["models"][m]["type"]] != "labels"]
-    if wrong:
-        raise ConfigError(f"experiments.side_information.models: {wrong} are not side-information (si_*) models")
-    unknown = [n for n in side["no_labels"] if n not in side["models"]]
-    if unknown:
-        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in "
-                          "experiments.side_information.models")
-    if side["baseline"] and side["baseline"] in cfg["models"] and is_contextual(cfg["models"][side["baseline"]]):
-        raise ConfigError(f"experiments.side_information.baseline: '{side['baseline']}' reads context; the row "
-                          "'without side information' is a model without context (base)")
-    for key, directions in (("ablation", cfg["experiments"]["ablation"]["directions"]),
-                            ("formality", formality_directions(cfg)), ("voita2018", voita["directions"]),
-                            ("side_information", side["directions"]), ("shortening", short["directions"]),
-                            ("style", style["directions"])):
-        unknown = [d for d in directions if d not in cfg["directions"]]
-        if unknown:
-            raise ConfigError(f"experiments.{key}.directions: {unknown} are not in `directions`")
-    official = cfg["evaluation_sets"]["iwslt22"]["pairs"]
-    missing = [d for d in formality_directions(cfg) if pair_of(d) not in official]
-    if source == "opensubtitles" and missing:
-        raise ConfigError(f"experiments.formality.directions: {missing} have no official IWSLT22 test set "
-                          f"(evaluation_sets.iwslt22.pairs: {official}); add their pairs there or leave them out")
+    for experiment in EXPERIMENTS.values():
+        experiment.check(cfg)
     selections = {"context.columns": cfg["context"]["columns"],
                   "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
@@ -251,50 +188,6 @@ def _check_semantics(cfg: dict) -> None:
         unknown = set(per_direction) - set(cfg["directions"])
         if unknown:
             raise ConfigError(f"{key}: {sorted(unknown)} are not in `directions`")
-    _check_memory_growth(cfg)
-
-
-def _check_memory_growth(cfg: dict) -> None:
-    models = all_models(cfg)  # context-size runs of an experiment too
-    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
-        for name in [names] if isinstance(names, str) else names:
-            if name not in models:
-                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
-            if context_kind(models[name]) not in ("tokens", "vectors"):
-                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
-                                  "(a token or vector store)")
-
-
-def _check_fewshot(cfg: dict) -> None:
-    fewshot = cfg["experiments"]["fewshot"]
-    unknown = sorted(set(fewshot["directions"]) - set(cfg["directions"]))
-    if unknown:
-        raise ConfigError(f"experiments.fewshot.directions: {unknown} are not in `directions`")
-    for name in fewshot["models"]:
-        # the attribute sentences are store columns (cues): a token or label model would never see them
-        if context_kind(cfg["models"][name]) not in ("vectors", "tags"):
-            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context columns; the few-shot "
-                              "settings fine-tune models reading the context store's columns, where the "
-                              "attribute sentences are (vectors or tags: the paper's MTCUE and TAGGING)")
-    baseline = fewshot["baseline"]
-    if baseline is not None and (baseline not in cfg["models"] or is_contextual(cfg["models"][baseline])):
-        raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
-    if cfg["corpus"]["source"] == "opensubtitles" and fewshot["directions"]:
-        if fewshot["directions"] != ["en-pl"]:
-            raise ConfigError(f"experiments.fewshot.directions: {fewshot['directions']}; on OpenSubtitles the EAMT22 "
-                              "settings run in en-pl only (the annotation reads Polish, the test set is EN->PL)")
-        if fewshot["detector"] != "polish":
-            raise ConfigError(f"experiments.fewshot.detector: '{fewshot['detector']}' reads the synthetic corpus's "
-                              "gold labels; OpenSubtitles output is judged by 'polish'")
-    clash = sorted(set(fewshot_models(cfg)) & set(cfg["models"]))
-    if clash:
-        raise ConfigError(f"models: {clash} are the names of few-shot variants (experiments.fewshot); rename them")
-    clash = sorted(set(shortening_models(cfg)) & set(cfg["models"]))
-    if clash:
-        raise ConfigError(f"models: {clash} are the names of context-size runs (experiments.shortening); rename them")
-    clash = sorted(set(ablation_seed_models(cfg)) & set(cfg["models"]))
-    if clash:
-        raise ConfigError(f"models: {clash} are the names of seeded runs (experiments.ablation.seeds); rename them")
 
 
 def validate(raw: dict, source: str = "config", checks: Iterable[Callable[[dict], None]] = ()) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 MAX_GENRES = 3
 # Hoang et al.'s side-information labels (context/side_labels.py): the columns of their tag store.
@@ -17,26 +18,49 @@ ENGLISH = "en"
 # The synthetic corpus's dialogue lengths, lines per document (drawn by data.synth.documents): a study's size
 # in sentences, which the plan sizes its cluster jobs by (plan/resources.py), follows from it.
 LINES_PER_DOCUMENT = (5, 15)
-# Model type -> the kind of context store it reads (docs/formats.md section 2); None: no context.
-# A model with a context encoder ("vectors" types) may read tags instead (`context_kind`).
-# "labels": Hoang et al.'s side-information labels, a tag store of their own (context/side_labels.py).
-CONTEXT_KIND = {"base": None, "tagging": "tags", "novotney_cue": "vectors", "mtcue": "vectors",
-                "voita_context": "tokens", "concat": "tokens", "si_src_prefix": "labels", "si_src_suffix": "labels",
-                "si_output_layer": "labels", "si_mtl": "labels", "si_trg_prefix": "labels", "style_token": None,
-                "style_dim": None}
-# Style-control models (Jeong et al.): no context store; a style level per line (the style store).
-STYLE_TYPES = ("style_token", "style_dim")
-# The sequence-shortening family (Mąka et al., 2024): each reads the token store's
-# previous `context_sentences` lines (prev1..prevC) through its own plugin file.
-SHORTENING_TYPES = ("caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping",
-                    "selecting", "multi_encoder")
-CONTEXT_KIND |= dict.fromkeys(SHORTENING_TYPES, "tokens")
-# Types that read the previous `context_sentences` lines (prev1..prevC): the shortening family and, for C > 1,
-# the concatenation baseline (the shortening paper's single-encoder rows at C = 1-3).
-CONTEXT_SENTENCES_TYPES = (*SHORTENING_TYPES, "concat")
-# The shortening types with a shortener, whose K is `arch.shortening_groups` (a pooling window, a number of groups
-# or of selected tokens; models/plugin/shortening/shorteners.py).
-SHORTENER_TYPES = ("pool_mean", "pool_max", "pool_linear", "grouping", "selecting")
+
+
+@dataclass(frozen=True)
+class ModelType:
+    """What the study knows of a model type, its one row: `family`, its plugin folder (models/plugin/{family}/;
+    None: fairseq's own transformer); `context`, the kind of context store it reads (docs/formats.md section 2;
+    None: none; "labels": Hoang et al.'s side-information labels, a tag store of their own); `arch`, its fairseq
+    architecture (None: the type's name); `shortener`, whether it has K (`arch.shortening_groups`: a pooling
+    window, a number of groups or of selected tokens; models/plugin/shortening/shorteners.py);
+    `context_sentences`, whether it reads the previous `context_sentences` lines (prev1..prevC)."""
+    family: str | None
+    context: str | None
+    arch: str | None = None
+    shortener: bool = False
+    context_sentences: bool = False
+
+
+_SHORTENING = ModelType("shortening", "tokens", context_sentences=True)
+_SHORTENER = ModelType("shortening", "tokens", shortener=True, context_sentences=True)
+# Every model type, its family's rows together. A model with a context encoder ("vectors" types) may read tags
+# instead (`context_kind`). Style-control models (Jeong et al.) read no context store but a style level per
+# line (the style store). The sequence-shortening family (Mąka et al., 2024) reads the token store's previous
+# lines, each type through its own plugin file; the concatenation baseline reads several for C > 1 (the
+# shortening paper's single-encoder rows at C = 1-3).
+MODEL_TYPES: dict[str, ModelType] = {
+    "base": ModelType(None, None, arch="transformer"),
+    "tagging": ModelType("mtcue", "tags"), "novotney_cue": ModelType("mtcue", "vectors"),
+    "mtcue": ModelType("mtcue", "vectors"),
+    "voita_context": ModelType("voita", "tokens"), "concat": ModelType("voita", "tokens", context_sentences=True),
+    **dict.fromkeys(("si_src_prefix", "si_src_suffix", "si_output_layer", "si_mtl", "si_trg_prefix"),
+                    ModelType("side_information", "labels")),
+    **dict.fromkeys(("style_token", "style_dim"), ModelType("style", None)),
+    "caching_tokens": _SHORTENING, "caching_sentence": _SHORTENING, "pool_mean": _SHORTENER, "pool_max": _SHORTENER,
+    "pool_linear": _SHORTENER, "grouping": _SHORTENER, "selecting": _SHORTENER, "multi_encoder": _SHORTENING,
+}
+# Read off MODEL_TYPES: model type -> the kind of context store it reads, and the types of a family or trait.
+CONTEXT_KIND = {t: m.context for t, m in MODEL_TYPES.items()}
+STYLE_TYPES = tuple(t for t, m in MODEL_TYPES.items() if m.family == "style")
+SHORTENING_TYPES = tuple(t for t, m in MODEL_TYPES.items() if m.family == "shortening")
+CONTEXT_SENTENCES_TYPES = (*SHORTENING_TYPES, *(t for t, m in MODEL_TYPES.items()
+                                                if m.context_sentences and t not in SHORTENING_TYPES))
+SHORTENER_TYPES = tuple(t for t, m in MODEL_TYPES.items() if m.shortener)
+
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;
 # OpenSubtitles' are the paper's, which the default held-out lists cover (corpus.splits.heldout).

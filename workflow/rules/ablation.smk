@@ -7,10 +7,10 @@
 rule table6_ablation:
     localrule: True
     input:
-        score=ABLATION["scores"],
-        comet=ABLATION["comets"],
-        formality=ablation.zeroshot_records(config, "formality"),
-        eamt22=ablation.zeroshot_records(config, "eamt22"),
+        score=ablation.inputs(config)["scores"],
+        comet=ablation.inputs(config)["comets"],
+        formality=ablation.inputs(config)["formality"],
+        eamt22=ablation.inputs(config)["eamt22"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table6_ablation.csv",
@@ -31,4 +31,4 @@ rule table6_ablation:
         "--records {input.score:q} "
         "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
         "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

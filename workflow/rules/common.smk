@@ -11,8 +11,8 @@ from mtcue.data.evalsets import iwslt22_files
 from mtcue.plan import resources as plan_resources
 from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
                         side_information, style, voita2018)
-from mtcue.plan.experiments import experiment_models
-from mtcue.plan.models import all_models, model_entry, trained_models
+from mtcue.plan.experiments import model_records, report_files, study_targets
+from mtcue.plan.models import all_models, model_entry, trained_models, vector_stores
 from mtcue.plan.models import model_spec as plan_spec
 from mtcue.study import (SIDE_COLUMNS, STYLE_TYPES, context_kind, is_contextual, pair_of, parent_checkpoint, store_columns,
                          store_name)
@@ -119,40 +119,20 @@ def formality_refs(w, folder):
     return [f"{register}={folder}/{name}" for register, name in zip(("formal", "informal"), names)]
 
 
-# ---- each experiment's targets (src/mtcue/plan/{experiment}.py) -----------------------------------
+# ---- the study's targets (src/mtcue/plan/: each experiment's module registers it in EXPERIMENTS) ------
 
-QUALITY = quality.targets(config)  # Tables 3 and 4 (report.smk), figures (figures.smk)
-QUALITY_MODELS = experiment_models(config)["quality"]
-MEMORY_GROWTH_PLAN = memory_growth.memory_growth_plan(config)  # Figure 4 of Mąka et al. 2024 (figures.smk)
-FIGURES = [*QUALITY["figures"], *memory_growth.targets(config)]
 # Written by the MLflow sync: the run id of each (direction, model), which the tables name.
 MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
 # Written after the tables and figures are logged into the study's MLflow run: the report's links to the UI.
 MLFLOW_STUDY = f"results/mlflow/{STUDY}.html"
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
-FEWSHOT = fewshot.targets(config)  # Figure 4 (fewshot.smk)
-FEWSHOT_MODELS = fewshot.fewshot_models(config)
-# Pairs whose training lines are annotated with EAMT22's rules (the paper's data; data.smk).
-EAMT22_PAIRS = sorted({pair_of(d) for d in config["experiments"]["fewshot"]["directions"]}) if OPENSUBTITLES else []
-FORMALITY = formality.targets(config)  # Table 5 (formality.smk)
-STYLE = style.targets(config)  # Jeong et al.'s style control (style.smk): Table 5's supervised rows, the sweep
-TABLE5 = (expand("results/tables/table5_formality.{ext}", ext=["csv", "md", "html"])
-          if FORMALITY["records"] or STYLE["records"] else [])
-ABLATION = ablation.targets(config)  # Table 6 (ablation.smk)
-VOITA2018 = voita2018.targets(config)  # Voita et al. 2018's Tables 1 and 7 (voita2018.smk)
-SHORTENING = shortening.targets(config)  # Tables 2-3 of Mąka et al. 2024 (shortening.smk)
-SIDE_INFORMATION = side_information.targets(config)  # Hoang et al.'s Table 3 (sideinfo.smk)
-# Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, report.smk).
+FEWSHOT_MODELS = fewshot.fewshot_models(config)  # the few-shot variants, which rules look up per job
+# Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, context stores).
 TRAINED = trained_models(config)
-CONTRASTIVE = config["evaluation"]["contrastive"]  # contrastive.smk
-CONTRASTIVE_SUITES = contrastive.suites(config)
-CONTRASTIVE_RECORDS = contrastive.records(config)
-CONTEXT_USAGE_RECORDS = context_usage.records(config)  # context_usage.smk
-# Every record of a trained model, which the MLflow sync mirrors (report.smk).
-MODEL_RECORDS = sorted({
-    *(f"results/records/train/{d}/{m}.json" for d, m in TRAINED),
-    *QUALITY["scores"], *QUALITY["comets"], *ABLATION["scores"], *ABLATION["comets"], *ABLATION["zeroshot"],
-    *VOITA2018["scores"], *SHORTENING["scores"], *SIDE_INFORMATION["scores"],
-    *FORMALITY["records"], *FEWSHOT["records"], *CONTRASTIVE_RECORDS, *STYLE["records"], *CONTEXT_USAGE_RECORDS,
-})
+
+
+def all_targets():
+    """What `all` builds: every experiment's tables, figures and other files (plan.experiments.study_targets),
+    the MLflow sync's run ids, the study's MLflow page and the real evaluation sets."""
+    return [*study_targets(config), MLFLOW_RUNS, MLFLOW_STUDY, *EVAL_SETS]

@@ -9,7 +9,7 @@ from mtcue.context.embed import is_random_encoder
 # One embedding job per sentence encoder (and pooling) writes the store of every direction that
 # reads it: a string several directions share (metadata, cues, English documents) is embedded once.
 # The rule is generated per store, as its outputs (the directions reading it) depend on the config.
-for _store, (_context, _directions) in study_vector_stores().items():
+for _store, (_context, _directions) in vector_stores(config).items():
 
     rule:
         name:

@@ -3,9 +3,7 @@
 # twice, with its context and without (`mtcue context-usage`, through mtcue.Translator's forced
 # decoding); BASE, which reads none, is the row of exactly 0. One table says which systems read theirs.
 
-# CONTEXT_USAGE_RECORDS is in common.smk (the MLflow sync mirrors the records).
-CONTEXT_USAGE_TABLE = expand("results/tables/context_usage.{ext}", ext=["csv", "md", "html"]) \
-    if CONTEXT_USAGE_RECORDS else []
+# Which models: plan/context_usage.py.
 
 
 rule context_usage:
@@ -16,7 +14,7 @@ rule context_usage:
         "results/records/context_usage/{direction}/{model}.{split}.json",
     params:
         model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
-        batch_size=CONTRASTIVE["batch_size"],
+        batch_size=config["evaluation"]["contrastive"]["batch_size"],
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -37,7 +35,7 @@ rule context_usage:
 rule table_context_usage:
     localrule: True
     input:
-        records=CONTEXT_USAGE_RECORDS,
+        records=context_usage.records(config),
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/context_usage.csv",
@@ -51,5 +49,5 @@ rule table_context_usage:
         "results/benchmarks/tables/context_usage.tsv"
     shell:
         "mtcue table-context-usage --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -5,17 +5,15 @@
 # pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
 # Voita et al. 2019's consistency sets (EN-RU).
 
-# CONTRASTIVE, CONTRASTIVE_SUITES and CONTRASTIVE_RECORDS are in common.smk (plan/contrastive.py; the MLflow sync
-# mirrors the records).
-CONTRASTIVE_TABLE = expand("results/tables/contrastive.{ext}", ext=["csv", "md", "html"]) if CONTRASTIVE_RECORDS else []
+# Which models score which suites: plan/contrastive.py (plan.experiments.suites).
 
 
 rule contrastive_synthetic:
     output:
         "results/eval/contrastive/{pair}/synthetic.jsonl",
     params:
-        docs=CONTRASTIVE["synthetic_docs"],
-        per_phenomenon=CONTRASTIVE["synthetic_per_phenomenon"],
+        docs=config["evaluation"]["contrastive"]["synthetic_docs"],
+        per_phenomenon=config["evaluation"]["contrastive"]["synthetic_per_phenomenon"],
         seed=config["corpus"]["seed"],
     localrule: True  # a conversion of seconds
     log:
@@ -72,7 +70,7 @@ rule score_contrastive:
         suite=r"synthetic|contrapro|lopes|voita2019_[a-z_]+",
     params:
         model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
-        batch_size=CONTRASTIVE["batch_size"],
+        batch_size=config["evaluation"]["contrastive"]["batch_size"],
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -93,7 +91,7 @@ rule score_contrastive:
 rule table_contrastive:
     localrule: True
     input:
-        records=CONTRASTIVE_RECORDS,
+        records=contrastive.records(config),
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/contrastive.csv",
@@ -107,5 +105,6 @@ rule table_contrastive:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
         "mtcue table-contrastive --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+        "--alpha {params.bootstrap[alpha]:q} "
         "2> {log:q}"

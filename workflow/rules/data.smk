@@ -130,7 +130,7 @@ else:
             "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
 
 
-if EAMT22_PAIRS:
+if fewshot.eamt22_pairs(config):
 
     # EAMT22's attribute annotation (section 3.2): what each line's Polish shows, as EAMT22's context
     # sentences, for the few-shot settings.
@@ -141,7 +141,7 @@ if EAMT22_PAIRS:
             corpus="results/annotated/{pair}/{split}.jsonl",
             stats="results/annotated/{pair}/{split}.stats.json",
         wildcard_constraints:
-            pair="|".join(EAMT22_PAIRS),
+            pair="|".join(fewshot.eamt22_pairs(config)),
         group: PREPARE
         resources:
             **STEP["prepare"],
@@ -155,7 +155,8 @@ if EAMT22_PAIRS:
 
 rule clean:
     input:
-        lambda w: f"results/{'annotated' if w.pair in EAMT22_PAIRS else 'corpus'}/{w.pair}/{w.split}.jsonl",
+        lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
+                  f"{w.split}.jsonl",
     output:
         corpus="results/clean/{pair}/{split}.jsonl",
         stats="results/clean/{pair}/{split}.stats.json",

@@ -106,7 +106,7 @@ rule eamt22_score:
 rule figure4:
     localrule: True
     input:
-        records=FEWSHOT["records"],
+        records=fewshot.fewshot_records(config),
         runs=MLFLOW_RUNS,
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",

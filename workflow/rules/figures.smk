@@ -5,7 +5,7 @@
 rule training_curves:
     localrule: True
     input:
-        QUALITY["train"],
+        quality.inputs(config)["train"],
     output:
         report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures"),
     log:
@@ -19,7 +19,7 @@ rule training_curves:
 rule phenomena_accuracy:
     localrule: True
     input:
-        QUALITY["scores"],
+        quality.inputs(config)["scores"],
     output:
         report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures"),
     log:
@@ -33,7 +33,7 @@ rule phenomena_accuracy:
 rule bleu_gain:
     localrule: True
     input:
-        QUALITY["scores"],
+        quality.inputs(config)["scores"],
     output:
         report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures"),
     log:
@@ -52,7 +52,7 @@ rule memory_growth:
         csv="results/figures/memory_growth.csv",
         svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures"),
     params:
-        plan=json.dumps(MEMORY_GROWTH_PLAN, sort_keys=True),
+        plan=json.dumps(memory_growth.memory_growth_plan(config), sort_keys=True),
     resources:
         **STEP["decode"],
     log:

@@ -14,7 +14,7 @@ rule formality_translate:
         directory("results/hyps/formality/{direction}/{model}"),
     params:
         source=lambda w: iwslt22_source(w.direction),
-        prompts=lambda w: json.dumps(formality_prompts(w.model)),
+        prompts=lambda w: json.dumps(formality.prompts_of(config, w.model)),
         generation=json.dumps(config["generation"]),
     threads: 1
     group: EVAL
@@ -39,7 +39,7 @@ use rule formality_translate as formality_translate_valid with:
         directory("results/hyps/formality_valid/{direction}/{model}"),
     params:
         source=lambda w: iwslt22_source(w.direction, "iwslt22_valid"),
-        prompts=lambda w: json.dumps(formality_prompts(w.model)),
+        prompts=lambda w: json.dumps(formality.prompts_of(config, w.model)),
         generation=json.dumps(config["generation"]),
     log:
         "results/logs/formality_translate_valid/{direction}.{model}.log",
@@ -57,10 +57,10 @@ rule formality_score:
     output:
         "results/records/formality/{direction}/{model}.json",
     params:
-        hyps=lambda w, input: [f"{p}={input.hyps}/{p}.txt" for p in formality_prompts(w.model) or ["none"]],
+        hyps=lambda w, input: [f"{p}={input.hyps}/{p}.txt" for p in formality.prompts_of(config, w.model) or ["none"]],
         refs=lambda w, input: formality_refs(w, input.refs),
         valid=formality_valid_args,  # where the best prompt is chosen (a model with prompts)
-        split=lambda w, output: "valid" if output[0].endswith(".valid.json") else "test",
+        split="test",
         prompts=json.dumps(formality.formality_prompts(config)),
         config_hash=cfg_hash,
         study=STUDY,
@@ -89,6 +89,8 @@ use rule formality_score as formality_score_valid with:
         train=lambda w: clean_corpus(w, "train"),
     output:
         "results/records/formality/{direction}/{model}.valid.json",
+    params:
+        split="valid",  # the other parameters are formality_score's
     log:
         "results/logs/formality_score/{direction}.{model}.valid.log",
     benchmark:
@@ -98,14 +100,15 @@ use rule formality_score as formality_score_valid with:
 rule table5_formality:
     localrule: True
     input:
-        records=FORMALITY["records"] + STYLE["records"],  # the style models' rows are supervised (style.smk)
+        # the style models' rows are supervised (style.smk)
+        records=formality.formality_records(config) + style.style_records(config),
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
         html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
     params:
-        models=list(dict.fromkeys(FORMALITY["models"] + STYLE["models"])),
+        models=list(dict.fromkeys(formality.formality_models(config) + [m for _d, m in style.style_models(config)])),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         "results/logs/table5_formality.log",
@@ -114,4 +117,4 @@ rule table5_formality:
     shell:
         "mtcue table-formality --records {input.records:q} --models {params.models:q} --run-ids {input.runs:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -51,24 +51,6 @@ def init_checkpoint(w):
     return {"init": outside} if outside else {}
 
 
-# ---- context stores (context.smk) ----------------------------------------------------------------
-
-def vector_stores(direction):
-    """{store name: spec context} of the vector stores the models trained in `direction` read (an
-    ablation's store only where the ablation runs)."""
-    contexts = [plan_spec(config, m, direction).get("context") for d, m in TRAINED if d == direction]
-    return {store_name(c): c for c in contexts if c and "encoder" in c}
-
-
-def study_vector_stores():
-    """{store name: (spec context, the directions whose models read it)}."""
-    stores = {}
-    for direction in DIRECTIONS:
-        for name, context in vector_stores(direction).items():
-            stores.setdefault(name, (context, []))[1].append(direction)
-    return stores
-
-
 # ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
 
 def eamt22_store(w):
@@ -107,16 +89,9 @@ def eamt22_inputs(w):
 
 # ---- IWSLT22 formality (formality.smk) -----------------------------------------------------------
 
-def formality_prompts(model):
-    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
-    if not is_contextual(model_entry(config, model)):
-        return {}
-    return {p["id"]: p["text"] for p in formality.formality_prompts(config)}
-
-
 def formality_valid_hyps(w):
     """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
-    if formality.chosen_on_valid(config, w.direction) and w.model in FORMALITY["models"] and formality_prompts(w.model):
+    if formality.valid_prompts(config, w.direction, w.model):
         return f"results/hyps/formality_valid/{w.direction}/{w.model}"
     return []
 
@@ -125,7 +100,7 @@ def formality_valid_args(w, input):
     """score-formality's validation options, or nothing."""
     if not input.valid_hyps:
         return []
-    hyps = [f"{p}={input.valid_hyps}/{p}.txt" for p in formality_prompts(w.model)]
+    hyps = [f"{p}={input.valid_hyps}/{p}.txt" for p in formality.prompts_of(config, w.model)]
     return ["--valid-hyps", *hyps, "--valid-references", *formality_refs(w, input.valid_refs)]
 
 
@@ -150,18 +125,10 @@ def attention_unavailable():
         return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
     made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
     # results/records/attention/{direction}/{model}.json: the direction is the record's folder
-    there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p)))) for p in VOITA2018["attention"])
+    there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p))))
+                for p in voita2018.inputs(config)["attention"])
     return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
 
 
 def voita2018_attention_records(w):
-    return [] if attention_unavailable() else VOITA2018["attention"]
-
-
-# ---- sequence shortening (shortening.smk) --------------------------------------------------------
-
-def shortening_contrastive(w):
-    """The contrastive records of the runs: the direction's first suite (the synthetic one; on the paper's
-    data ContraPro in en-de, Lopes et al. in en-fr), Mąka et al.'s test sets."""
-    return sorted(f"results/records/contrastive/{d}/{m}.{CONTRASTIVE_SUITES[d][0]}.json"
-                  for d, m in shortening.shortening_runs(config) if CONTRASTIVE_SUITES.get(d))
+    return [] if attention_unavailable() else voita2018.inputs(config)["attention"]

@@ -29,7 +29,7 @@ rule pretrained_models:
         PRETRAINED_MANIFEST,
     params:
         folder=lambda w, output: os.path.dirname(output[0]),
-        encoders=[a for e in sorted({c["encoder"] for c, _ in study_vector_stores().values()})
+        encoders=[a for e in sorted({c["encoder"] for c, _ in vector_stores(config).values()})
                   if not is_random_encoder(e) for a in ("--encoder", e)],
         comet=config["evaluation"]["comet"]["model"],
         required=["--comet-required"] if config["evaluation"]["comet"]["required"] else [],

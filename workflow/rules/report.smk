@@ -9,7 +9,7 @@
 rule table3_models:
     localrule: True
     input:
-        train=QUALITY["train"],
+        train=quality.inputs(config)["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table3_models.csv",
@@ -21,15 +21,15 @@ rule table3_models:
         "results/benchmarks/tables/table3_models.tsv",
     shell:
         "mtcue table --kind models --records {input.train:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule table4_quality:
     localrule: True
     input:
-        score=QUALITY["scores"],
-        comet=QUALITY["comets"],
-        train=QUALITY["train"],
+        score=quality.inputs(config)["scores"],
+        comet=quality.inputs(config)["comets"],
+        train=quality.inputs(config)["train"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table4_quality.csv",
@@ -44,13 +44,13 @@ rule table4_quality:
     shell:
         "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule phenomena:
     localrule: True
     input:
-        score=QUALITY["scores"],
+        score=quality.inputs(config)["scores"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/phenomena.csv",
@@ -62,13 +62,13 @@ rule phenomena:
         "results/benchmarks/tables/phenomena.tsv",
     shell:
         "mtcue table --kind phenomena --records {input.score:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule mlflow_sync:
     localrule: True
     input:
-        MODEL_RECORDS,
+        model_records(config),
     output:
         MLFLOW_RUNS,
     params:
@@ -86,13 +86,12 @@ rule mlflow_sync:
 
 
 # Every table and figure of the study as an artifact of its study run (one place to browse them in the
-# MLflow UI), and the report's page of links to the UI. Its input is every table and figure of `all`
-# (defined after this file is read, hence the function).
+# MLflow UI), and the report's page of links to the UI: every experiment's tables and figures.
 rule mlflow_study:
     localrule: True
     input:
         runs=MLFLOW_RUNS,
-        files=lambda w: [f for f in rules.all.input if f.startswith(("results/tables/", "results/figures/"))],
+        files=report_files(config),
     output:
         report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow"),
     log:
@@ -134,7 +133,8 @@ rule table1_data:
     benchmark:
         "results/benchmarks/table1_data.tsv"
     shell:
-        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
+        "2> {log:q}"
 
 
 # Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo

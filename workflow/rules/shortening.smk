@@ -3,13 +3,13 @@
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here the table of both and the paper's Figure 3 (how Latent Grouping
 # and Selecting group the pieces of a sentence of the contrastive suite).
-GROUPINGS_SUITE = {(d, m): s for d, m, s in shortening.groupings_runs(config)}
 
 
 rule groupings:
     input:
         unpack(trained_model),
-        suite=lambda w: f"results/eval/contrastive/{w.direction}/{GROUPINGS_SUITE[(w.direction, w.model)]}.jsonl",
+        suite=lambda w: f"results/eval/contrastive/{w.direction}/"
+                        f"{shortening.groupings_suite(config, w.direction, w.model)}.jsonl",
     output:
         "results/records/groupings/{direction}/{model}.json",
     params:
@@ -33,7 +33,7 @@ rule groupings:
 rule figure_groupings:
     localrule: True
     input:
-        records=SHORTENING["groupings"],
+        records=shortening.inputs(config)["groupings"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/figures/shortening_groupings.csv",
@@ -51,8 +51,8 @@ rule figure_groupings:
 rule table_shortening:
     localrule: True
     input:
-        score=SHORTENING["scores"],
-        contrastive=shortening_contrastive,
+        score=shortening.inputs(config)["scores"],
+        contrastive=shortening.inputs(config)["contrastive"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/shortening.csv",
@@ -67,4 +67,4 @@ rule table_shortening:
     shell:
         "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
         "--contrastive-records {input.contrastive:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -4,7 +4,6 @@
 # labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
 # an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, Hoang et al.'s beside.
-# SIDE_INFORMATION (its targets, plan/side_information.py) is in common.smk (the MLflow sync mirrors the score records).
 
 
 # The labels' vocabulary comes from the training split, as TAGGING's (the same `mtcue tags`, on the
@@ -33,12 +32,11 @@ rule side_labels:
 rule table_side_information:
     localrule: True
     input:
-        score=SIDE_INFORMATION["scores"],
-        no_context=SIDE_INFORMATION["no_context"],
-        predicted=SIDE_INFORMATION["predicted"],
-        valid=SIDE_INFORMATION["valid"],  # what chooses each type's grid point (H_s, lambda)
-        contrastive=[f"results/records/contrastive/{d}/{m}.{s}.json"
-                     for d, m in side_information.side_information_models(config) for s in CONTRASTIVE_SUITES.get(d, [])],
+        score=side_information.inputs(config)["scores"],
+        no_context=side_information.inputs(config)["no_context"],
+        predicted=side_information.inputs(config)["predicted"],
+        valid=side_information.inputs(config)["valid"],  # what chooses each type's grid point (H_s, lambda)
+        contrastive=side_information.inputs(config)["contrastive"],
         runs=MLFLOW_RUNS,
     output:
         csv="results/tables/side_information.csv",
@@ -59,4 +57,4 @@ rule table_side_information:
         "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
         "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} --run-ids {input.runs:q} --csv {output.csv:q} "
-        "--md {output.md:q} 2> {log:q}"
+        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -98,7 +98,7 @@ rule style_score:
 rule style_levels:
     localrule: True
     input:
-        STYLE["records"],
+        style.style_records(config),
     output:
         csv="results/figures/style_levels.csv",
         svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures"),

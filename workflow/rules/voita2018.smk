@@ -31,8 +31,8 @@ rule attention_agreement:
 rule table_voita2018:
     localrule: True
     input:
-        score=VOITA2018["scores"],
-        random=VOITA2018["random"],
+        score=voita2018.inputs(config)["scores"],
+        random=voita2018.inputs(config)["random"],
         attention=voita2018_attention_records,
         runs=MLFLOW_RUNS,
     output:
@@ -50,4 +50,4 @@ rule table_voita2018:
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
         "--attention-records {input.attention:q} {params.unavailable:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} 2> {log:q}"
+        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

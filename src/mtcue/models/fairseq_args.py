@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.study import CONTEXT_KIND, SHORTENING_TYPES, is_contextual
+from mtcue.study import CONTEXT_KIND, MODEL_TYPES, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
-FAIRSEQ_ARCH = {"base": "transformer", "tagging": "tagging", "novotney_cue": "novotney_cue", "mtcue": "mtcue",
-                "voita_context": "voita_context", "concat": "concat", "si_src_prefix": "si_src_prefix",
-                "si_src_suffix": "si_src_suffix", "si_output_layer": "si_output_layer", "si_mtl": "si_mtl",
-                "si_trg_prefix": "si_trg_prefix", "style_token": "style_token", "style_dim": "style_dim",
-                **{t: t for t in SHORTENING_TYPES}}
+FAIRSEQ_ARCH = {t: m.arch or t for t, m in MODEL_TYPES.items()}  # model type -> its fairseq architecture
 STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 

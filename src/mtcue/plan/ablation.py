@@ -3,22 +3,28 @@ columns.
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import experiment_models, seed_runs, with_seeds
+from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
+from mtcue.plan.registry import Experiment, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
 ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
 
 
+def ablation_rows(cfg: dict) -> list[str]:
+    """The models of Table 6's rows (experiments.ablation.rows), each once."""
+    return list(dict.fromkeys(cfg["experiments"]["ablation"]["rows"].values()))
+
+
 def ablation_seed_models(cfg: dict) -> dict[str, dict]:
     """The repeated fine-tunings of Table 6's rows (experiments.ablation.seeds), derived here only."""
-    rows = {m: cfg["models"][m] for m in experiment_models(cfg)["ablation"]}
+    rows = {m: cfg["models"][m] for m in ablation_rows(cfg)}
     return {name: entry for name, entry in with_seeds(cfg, "ablation", rows).items() if name not in rows}
 
 
 def ablation_seeds(cfg: dict) -> dict[str, list[str]]:
     """{row model: its runs} of Table 6 (seed_runs)."""
-    return {m: seed_runs(cfg, "ablation", m, cfg["models"][m]) for m in experiment_models(cfg)["ablation"]}
+    return {m: seed_runs(cfg, "ablation", m, cfg["models"][m]) for m in ablation_rows(cfg)}
 
 
 def ablation_runs(cfg: dict) -> list[str]:
@@ -61,12 +67,30 @@ def zeroshot_records(cfg: dict, kind: str) -> list[str]:
     return [record.format(direction=task["direction"], model=m) for m in ablation_runs(cfg)]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The records Table 6 reads (`scores`, `comets`, `zeroshot`: both columns') and the table (`table`)."""
+def inputs(cfg: dict) -> dict[str, list[str]]:
+    """The records Table 6 reads: `scores`, `comets` (none when evaluation.comet.model is null), `formality` and
+    `eamt22` (its zero-shot columns)."""
     exp, runs = cfg["experiments"]["ablation"], ablation_runs(cfg)
     records = lambda kind: [f"results/records/{kind}/{d}/{m}.{exp['split']}.json" for d in exp["directions"]
                             for m in runs]
     return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
-            "zeroshot": [*zeroshot_records(cfg, "formality"), *zeroshot_records(cfg, "eamt22")],
-            "table": [f"results/tables/table6_ablation.{ext}" for ext in ("csv", "md", "html")]
-            if exp["directions"] and exp["rows"] else []}
+            "formality": zeroshot_records(cfg, "formality"), "eamt22": zeroshot_records(cfg, "eamt22")}
+
+
+def targets(cfg: dict) -> Targets:
+    """The records Table 6 reads and the table."""
+    exp = cfg["experiments"]["ablation"]
+    return Targets(records=[r for records in inputs(cfg).values() for r in records],
+                   tables=[f"results/tables/table6_ablation.{ext}" for ext in ("csv", "md", "html")]
+                   if exp["directions"] and exp["rows"] else [])
+
+
+def check(cfg: dict) -> None:
+    check_derived_names(cfg, ablation_seed_models(cfg), "seeded runs (experiments.ablation.seeds)")
+    check_directions(cfg, "ablation", cfg["experiments"]["ablation"]["directions"])
+
+
+register(Experiment(
+    "ablation", "Table 6 (ablation)", targets, names=ablation_rows, names_key="rows", derives=ablation_seed_models,
+    trains=lambda cfg: [(d, m) for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]],
+    check=check))

@@ -4,6 +4,7 @@ split's references with and without their context.
 from __future__ import annotations
 
 from mtcue.plan.models import model_entry, trained_models
+from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -16,3 +17,13 @@ def records(cfg: dict) -> list[str]:
     return [f"results/records/context_usage/{d}/{m}.{split}.json" for d, m in trained_models(cfg)
             if not {"seed_of", "fewshot"} & set(model_entry(cfg, m)) and m not in style
             and (m == "base" or context_kind(model_entry(cfg, m)) is not None)]
+
+
+def targets(cfg: dict) -> Targets:
+    """The records and their table."""
+    scored = records(cfg)
+    return Targets(records=scored,
+                   tables=[f"results/tables/context_usage.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+
+
+register(Experiment("context_usage", "context usage (CXMI)", targets))

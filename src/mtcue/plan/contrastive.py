@@ -1,16 +1,12 @@
-"""Contrastive evaluation (contrastive.smk): the suites of each en->xx direction (the synthetic one, or on the
-paper's data the configured real ones) and the models that score them.
+"""Contrastive evaluation (contrastive.smk): the models that score the suites of each en->xx direction (the
+synthetic one, or on the paper's data the configured real ones: plan.experiments.suites).
 """
 from __future__ import annotations
 
+from mtcue.plan.experiments import suites
 from mtcue.plan.models import model_entry, trained_models
+from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.plan.style import style_models
-
-
-def suites(cfg: dict) -> dict[str, list[str]]:
-    """{en->xx direction: its suites}."""
-    configured, paper = cfg["evaluation"]["contrastive"]["suites"], cfg["corpus"]["source"] == "opensubtitles"
-    return {d: configured.get(d, []) if paper else ["synthetic"] for d in cfg["directions"] if d.startswith("en-")}
 
 
 def records(cfg: dict) -> list[str]:
@@ -20,3 +16,13 @@ def records(cfg: dict) -> list[str]:
     by_direction, style = suites(cfg), {m for _d, m in style_models(cfg)}
     return [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in trained_models(cfg)
             if "seed_of" not in model_entry(cfg, m) and m not in style for s in by_direction.get(d, [])]
+
+
+def targets(cfg: dict) -> Targets:
+    """The records and their table."""
+    scored = records(cfg)
+    return Targets(records=scored,
+                   tables=[f"results/tables/contrastive.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+
+
+register(Experiment("contrastive", "contrastive suites", targets))

@@ -3,8 +3,10 @@ the points of the figure.
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import seed_runs, with_seeds
-from mtcue.study import CONTEXT_KIND, column_groups, columns_of, fewshot_name, selected_columns
+from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import (CONTEXT_KIND, ConfigError, column_groups, columns_of, context_kind, fewshot_name,
+                         is_contextual, pair_of, selected_columns)
 
 
 def fewshot_setting(cfg: dict, parent: str, setting: str) -> str:
@@ -20,6 +22,12 @@ def eamt22_columns(cfg: dict, entry: dict) -> list[str]:
     own = set(columns_of(cfg, entry))
     return [c for c in selected_columns(cfg, cfg["experiments"]["fewshot"]["context_columns"])
             if c in cues or c in own]
+
+
+def fewshot_parents(cfg: dict) -> list[str]:
+    """The configured models of Figure 4: the parents of the variants, and the baseline where there is one."""
+    fewshot = cfg["experiments"]["fewshot"]
+    return fewshot["models"] + ([fewshot["baseline"]] if fewshot["baseline"] else [])
 
 
 def fewshot_models(cfg: dict) -> dict[str, dict]:
@@ -67,9 +75,50 @@ def fewshot_points(cfg: dict) -> list[dict]:
              else [p["record"]]} for p in points]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The EAMT22 test records of Figure 4's points (`records`) and the figure (`figure`)."""
-    points = fewshot_points(cfg)
-    return {"records": sorted({f"results/records/eamt22/{p['direction']}/{m}.test.json" for p in points
-                               for m in p["records"]}),
-            "figure": [f"results/figures/figure4_eamt22_fewshot.{ext}" for ext in ("csv", "png")] if points else []}
+def eamt22_pairs(cfg: dict) -> list[str]:
+    """The pairs whose training lines are annotated with EAMT22's rules (the paper's data only; data.smk)."""
+    if cfg["corpus"]["source"] != "opensubtitles":
+        return []
+    return sorted({pair_of(d) for d in cfg["experiments"]["fewshot"]["directions"]})
+
+
+def fewshot_records(cfg: dict) -> list[str]:
+    """The EAMT22 test records of Figure 4's points."""
+    return sorted({f"results/records/eamt22/{p['direction']}/{m}.test.json" for p in fewshot_points(cfg)
+                   for m in p["records"]})
+
+
+def targets(cfg: dict) -> Targets:
+    """The records of Figure 4's points and the figure."""
+    records = fewshot_records(cfg)
+    return Targets(records=records, figures=[f"results/figures/figure4_eamt22_fewshot.{ext}" for ext in ("csv", "png")]
+                   if fewshot_points(cfg) else [])
+
+
+def check(cfg: dict) -> None:
+    fewshot = cfg["experiments"]["fewshot"]
+    check_directions(cfg, "fewshot", sorted(set(fewshot["directions"])))
+    for name in fewshot["models"]:
+        # the attribute sentences are store columns (cues): a token or label model would never see them
+        if context_kind(cfg["models"][name]) not in ("vectors", "tags"):
+            raise ConfigError(f"experiments.fewshot.models: '{name}' reads no context columns; the few-shot "
+                              "settings fine-tune models reading the context store's columns, where the "
+                              "attribute sentences are (vectors or tags: the paper's MTCUE and TAGGING)")
+    baseline = fewshot["baseline"]
+    if baseline is not None and is_contextual(cfg["models"][baseline]):
+        raise ConfigError(f"experiments.fewshot.baseline: '{baseline}' is not a non-contextual model of this config")
+    if cfg["corpus"]["source"] == "opensubtitles" and fewshot["directions"]:
+        if fewshot["directions"] != ["en-pl"]:
+            raise ConfigError(f"experiments.fewshot.directions: {fewshot['directions']}; on OpenSubtitles the EAMT22 "
+                              "settings run in en-pl only (the annotation reads Polish, the test set is EN->PL)")
+        if fewshot["detector"] != "polish":
+            raise ConfigError(f"experiments.fewshot.detector: '{fewshot['detector']}' reads the synthetic corpus's "
+                              "gold labels; OpenSubtitles output is judged by 'polish'")
+    check_derived_names(cfg, fewshot_models(cfg), "few-shot variants (experiments.fewshot)")
+
+
+register(Experiment(
+    "fewshot", "Figure 4 (EAMT22 few-shot)", targets,
+    names=fewshot_parents,
+    trains=lambda cfg: [(p["direction"], m) for p in fewshot_points(cfg) for m in p["records"]],
+    derives=fewshot_models, check=check))

@@ -2,9 +2,16 @@
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import experiment_models
-from mtcue.study import pair_of
+from mtcue.plan.experiments import check_directions
+from mtcue.plan.models import model_entry
+from mtcue.plan.quality import quality_models
+from mtcue.plan.registry import EXPERIMENTS, Experiment, Targets, register
+from mtcue.study import ConfigError, is_contextual, pair_of
 
+
+def formality_models(cfg: dict) -> list[str]:
+    """The models of the zero-shot test (by default the quality models)."""
+    return cfg["experiments"]["formality"]["models"] or quality_models(cfg)
 
 
 def formality_directions(cfg: dict) -> list[str]:
@@ -20,11 +27,28 @@ def formality_prompts(cfg: dict) -> list[dict]:
             for i, text in enumerate(cfg["experiments"]["formality"]["prompts"][attribute])]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The IWSLT22 formality records (`records`) of the experiment's models (`models`)."""
-    models = experiment_models(cfg)["formality"]
-    return {"models": models,
-            "records": [f"results/records/formality/{d}/{m}.json" for d in formality_directions(cfg) for m in models]}
+def prompts_of(cfg: dict, model: str) -> dict[str, str]:
+    """{prompt id: text} a model is prompted with; {} for a model without context (translated once)."""
+    if not is_contextual(model_entry(cfg, model)):
+        return {}
+    return {p["id"]: p["text"] for p in formality_prompts(cfg)}
+
+
+def formality_runs(cfg: dict) -> list[tuple[str, str]]:
+    """(direction, model) pairs the zero-shot test translates and scores."""
+    return [(d, m) for d in formality_directions(cfg) for m in formality_models(cfg)]
+
+
+def formality_records(cfg: dict) -> list[str]:
+    """The IWSLT22 formality records of the experiment's models."""
+    return [f"results/records/formality/{d}/{m}.json" for d, m in formality_runs(cfg)]
+
+
+def targets(cfg: dict) -> Targets:
+    """The records and Table 5, which also has the style models' supervised rows (style.smk)."""
+    records = formality_records(cfg)
+    return Targets(records=records, tables=[f"results/tables/table5_formality.{ext}" for ext in ("csv", "md", "html")]
+                   if records or EXPERIMENTS["style"].targets(cfg).records else [])
 
 
 def chosen_on_valid(cfg: dict, direction: str) -> bool:
@@ -35,3 +59,22 @@ def chosen_on_valid(cfg: dict, direction: str) -> bool:
     their own (`formality_score_valid`), and needs no test-set translations of its rows."""
     return (cfg["corpus"]["source"] != "opensubtitles"
             or pair_of(direction) in cfg["evaluation_sets"]["iwslt22"]["valid_pairs"])
+
+
+def valid_prompts(cfg: dict, direction: str, model: str) -> bool:
+    """Whether Table 5 translates the model's prompts on the validation set too (to choose the best): a model of
+    the experiment with prompts, in a direction that chooses on a validation set (chosen_on_valid)."""
+    return chosen_on_valid(cfg, direction) and model in formality_models(cfg) and bool(prompts_of(cfg, model))
+
+
+def check(cfg: dict) -> None:
+    check_directions(cfg, "formality", formality_directions(cfg))
+    official = cfg["evaluation_sets"]["iwslt22"]["pairs"]
+    missing = [d for d in formality_directions(cfg) if pair_of(d) not in official]
+    if cfg["corpus"]["source"] == "opensubtitles" and missing:
+        raise ConfigError(f"experiments.formality.directions: {missing} have no official IWSLT22 test set "
+                          f"(evaluation_sets.iwslt22.pairs: {official}); add their pairs there or leave them out")
+
+
+register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
+                    names=formality_models, check=check))

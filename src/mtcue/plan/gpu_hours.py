@@ -21,20 +21,13 @@ import csv
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.models import model_entry, model_spec, trained_models
+from mtcue.plan.registry import EXPERIMENTS
 from mtcue.schedule import Job, critical_path, list_schedule
+from mtcue.study import CONTEXT_KIND
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
-# The experiments whose trainings are counted, in table order: {plan name: what it is}.
-EXPERIMENTS = {"quality": "Tables 3-4 (quality)", "formality": "Table 5 (IWSLT22 formality)",
-               "ablation": "Table 6 (ablation)", "fewshot": "Figure 4 (EAMT22 few-shot)",
-               "voita2018": "Voita et al. (2018)", "shortening": "sequence shortening",
-               "side_information": "side information (Hoang et al.)", "style": "style control (Jeong et al.)"}
 CALENDAR_GPUS = (8, 16, 32, 64)
-# Context sentences encoded beside the source, per token of the source (the shortening family, CONCAT and
-# VOITA-CONTEXT run the (shared) source encoder over each).
-TOKEN_CONTEXT = {"concat", "voita_context", "caching_tokens", "caching_sentence", "pool_mean", "pool_max",
-                 "pool_linear", "grouping", "selecting", "multi_encoder"}
 
 
 def table3() -> dict[str, dict[str, float]]:
@@ -54,10 +47,10 @@ def train_weights(spec: dict, vocab_size: int) -> int:
     d = a["embed_dim"]
     layer = lambda ffn: 4 * d * d + 2 * d * ffn
     encoder = a["encoder_layers"] * layer(a["encoder_ffn_dim"])
-    if kind in TOKEN_CONTEXT:
+    if CONTEXT_KIND[kind] == "tokens":  # the (shared) source encoder runs once more over each context sentence
         encoder *= 1 + len(spec["context"]["slot"].split(","))
     total = encoder + a["decoder_layers"] * (layer(a["decoder_ffn_dim"]) + 4 * d * d) + d * vocab_size
-    if kind in ("mtcue", "novotney_cue"):
+    if CONTEXT_KIND[kind] == "vectors":  # a context encoder
         total += a["context_layers"] * layer(a["context_ffn_dim"])
     if kind == "mtcue":
         total += a["decoder_layers"] * 4 * d * d
@@ -97,13 +90,14 @@ def anchor_ratios(cfg: dict) -> dict[str, dict[str, float]]:
 
 
 def study_gpu_hours(cfg: dict) -> dict:
-    """Per experiment (EXPERIMENTS order) its trainings (a (direction, model) several experiments read is in
+    """Per experiment (the registry's order; those that train nothing have no row) its trainings (a (direction, model) several experiments read is in
     each), their expected and upper-bound GPU hours; `parents`, the trainings only others start from;
     `total`, every training once; `longest`, the single training dearest expected, `longest_max` at most."""
     anchors, trained = table3(), trained_models(cfg)
     cost = {key: training_cost(cfg, key[1], key[0], anchors) for key in trained}
     rows = []
-    for name, label in [*EXPERIMENTS.items(), ("parents", "starting points only (no experiment's row)")]:
+    labels = {name: experiment.label for name, experiment in EXPERIMENTS.items()}
+    for name, label in [*labels.items(), ("parents", "starting points only (no experiment's row)")]:
         keys = [k for k, experiments in trained.items() if (name in experiments if name != "parents" else not experiments)]
         if keys:
             rows.append({"experiment": name, "label": label, "trainings": len(keys),

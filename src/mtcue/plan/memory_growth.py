@@ -2,7 +2,9 @@
 """
 from __future__ import annotations
 
-from mtcue.plan.models import model_spec
+from mtcue.plan.models import all_models, model_spec
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import ConfigError, context_kind
 
 
 def memory_growth_plan(cfg: dict) -> dict:
@@ -23,6 +25,21 @@ def memory_growth_plan(cfg: dict) -> dict:
             "beam": cfg["generation"]["beam"], "vocab_size": cfg["spm"]["vocab_size"], "seed": cfg["seed"]}
 
 
-def targets(cfg: dict) -> list[str]:
+def targets(cfg: dict) -> Targets:
     """The figure's files, where experiments.memory_growth names models."""
-    return ["results/figures/memory_growth.csv", "results/figures/memory_growth.svg"] if memory_growth_plan(cfg) else []
+    return Targets(figures=["results/figures/memory_growth.csv", "results/figures/memory_growth.svg"]
+                   if memory_growth_plan(cfg) else [])
+
+
+def check(cfg: dict) -> None:
+    models = all_models(cfg)  # context-size runs of an experiment too
+    for label, names in cfg["experiments"]["memory_growth"]["models"].items():
+        for name in [names] if isinstance(names, str) else names:
+            if name not in models:
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' is not a model of this config")
+            if context_kind(models[name]) not in ("tokens", "vectors"):
+                raise ConfigError(f"experiments.memory_growth.models.{label}: '{name}' reads no document context "
+                                  "(a token or vector store)")
+
+
+register(Experiment("memory_growth", "memory growth (Mąka et al. (2024), Figure 4)", targets, check=check))

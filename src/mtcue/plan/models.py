@@ -3,17 +3,10 @@ their entries and specs, and which experiments each serves.
 """
 from __future__ import annotations
 
-from mtcue.plan.ablation import ablation_runs, ablation_seed_models
-from mtcue.plan.experiments import experiment_models
-from mtcue.plan.fewshot import fewshot_models, fewshot_points
-from mtcue.plan.formality import formality_directions
-from mtcue.plan.shortening import shortening_models, shortening_runs
-from mtcue.plan.side_information import side_information_models
-from mtcue.plan.style import style_models
-from mtcue.plan.voita2018 import voita2018_models
+from mtcue.plan.registry import EXPERIMENTS
 from mtcue.study import (SHORTENER_TYPES, SHORTENING_TYPES, SIDE_COLUMNS, STYLE_TYPES, ConfigError, columns_of,
                          context_kind, context_sentences, context_slots, parent_checkpoint, shortening_groups,
-                         token_slots)
+                         store_name, token_slots)
 
 
 def model_entry(cfg: dict, model: str) -> dict:
@@ -27,9 +20,10 @@ def model_entry(cfg: dict, model: str) -> dict:
 
 
 def all_models(cfg: dict) -> dict[str, dict]:
-    """Every model the study can train: the configured ones, the few-shot variants and the repeated
-    (seeded) runs of the ablation rows."""
-    return {**cfg["models"], **fewshot_models(cfg), **ablation_seed_models(cfg), **shortening_models(cfg)}
+    """Every model the study can train: the configured ones and the runs each experiment derives from them
+    (the ablation rows' seeded runs, the few-shot variants, the context-size runs)."""
+    return {**cfg["models"], **{name: entry for experiment in EXPERIMENTS.values()
+                                for name, entry in experiment.derives(cfg).items()}}
 
 
 def model_spec(cfg: dict, model: str, direction: str) -> dict:
@@ -83,17 +77,9 @@ def model_columns(cfg: dict, model: str) -> list[str]:
 
 
 def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
-    """Every (direction, model) the study trains, with the experiments whose results it gives (quality,
-    ablation, fewshot, formality, voita2018); a model trained only as another's starting point has none."""
-    models = experiment_models(cfg)
-    cells = [*((d, m, "quality") for m in models["quality"] for d in cfg["directions"]),
-             *((d, m, "ablation") for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]),
-             *((d, m, "formality") for m in models["formality"] for d in formality_directions(cfg)),
-             *((p["direction"], m, "fewshot") for p in fewshot_points(cfg) for m in p["records"]),
-             *((d, m, "voita2018") for d, m in voita2018_models(cfg)),
-             *((d, m, "side_information") for d, m in side_information_models(cfg)),
-             *((d, m, "shortening") for d, m in shortening_runs(cfg)),
-             *((d, m, "style") for d, m in style_models(cfg))]
+    """Every (direction, model) the study trains, with the experiments whose results it gives (each
+    experiment's `trains`); a model trained only as another's starting point has none."""
+    cells = [(d, m, name) for name, experiment in EXPERIMENTS.items() for d, m in experiment.trains(cfg)]
     out: dict[tuple[str, str], set[str]] = {}
     for direction, model, experiment in cells:
         out.setdefault((direction, model), set()).add(experiment)
@@ -102,3 +88,15 @@ def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
             out.setdefault((direction, parent), set())
             parent = model_entry(cfg, parent).get("init_from")
     return {key: sorted(experiments) for key, experiments in sorted(out.items())}
+
+
+def vector_stores(cfg: dict) -> dict[str, tuple[dict, list[str]]]:
+    """{store name: (spec context, the directions whose trained models read it)} of every vector store of the
+    study (an ablation's store only where the ablation runs)."""
+    stores: dict[str, tuple[dict, list[str]]] = {}
+    trained = trained_models(cfg)
+    for direction in cfg["directions"]:
+        contexts = [model_spec(cfg, m, direction).get("context") for d, m in trained if d == direction]
+        for context in {store_name(c): c for c in contexts if c and "encoder" in c}.values():
+            stores.setdefault(store_name(context), (context, []))[1].append(direction)
+    return stores

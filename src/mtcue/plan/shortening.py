@@ -3,7 +3,9 @@ and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
-from mtcue.study import SHORTENING_TYPES, shortening_name
+from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
 def shortening_cells(cfg: dict) -> list[tuple[str, int | None, str]]:
@@ -46,8 +48,6 @@ def groupings_runs(cfg: dict) -> list[tuple[str, str, str]]:
     """The shortening paper's Figure 3 (its en-de Latent Grouping and Selecting on a ContraPro sentence):
     (direction, run, suite) of each grouping and selecting run with the experiment's smallest context size, in
     its first direction that has a contrastive suite (the sentence comes from that suite)."""
-    from mtcue.plan.contrastive import suites  # plan.contrastive reads plan.models, which reads this module
-
     exp, by_direction = cfg["experiments"]["shortening"], suites(cfg)
     direction = next((d for d in exp["directions"] if by_direction.get(d)), None)
     if direction is None or not exp["context_sizes"]:
@@ -58,12 +58,46 @@ def groupings_runs(cfg: dict) -> list[tuple[str, str, str]]:
             and direction in exp["only"].get(name, [direction])]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The runs' score records (`scores`), the table (`table`), the groupings records (`groupings`) and
-    Figure 3 (`figure`)."""
-    runs, split, groupings = shortening_runs(cfg), cfg["evaluation"]["split"], groupings_runs(cfg)
+def groupings_suite(cfg: dict, direction: str, run: str) -> str:
+    """The suite whose sentence a groupings run of `groupings_runs` shows."""
+    return next(suite for d, m, suite in groupings_runs(cfg) if (d, m) == (direction, run))
+
+
+def inputs(cfg: dict) -> dict[str, list[str]]:
+    """The records of the table and Figure 3: the runs' `scores`, their `contrastive` records (the direction's
+    first suite: the synthetic one; on the paper's data ContraPro in en-de, Lopes et al. in en-fr) and the
+    `groupings` records."""
+    runs, split, by_direction = shortening_runs(cfg), cfg["evaluation"]["split"], suites(cfg)
     return {"scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-            "table": [f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else [],
-            "groupings": [f"results/records/groupings/{d}/{m}.json" for d, m, _suite in groupings],
-            "figure": ["results/figures/shortening_groupings.csv", "results/figures/shortening_groupings.svg"]
-            if groupings else []}
+            "contrastive": sorted(f"results/records/contrastive/{d}/{m}.{by_direction[d][0]}.json"
+                                  for d, m in runs if by_direction.get(d)),
+            "groupings": [f"results/records/groupings/{d}/{m}.json" for d, m, _suite in groupings_runs(cfg)]}
+
+
+def targets(cfg: dict) -> Targets:
+    """The runs' score records, the table and Figure 3."""
+    runs = shortening_runs(cfg)
+    return Targets(records=inputs(cfg)["scores"],
+                   tables=[f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else [],
+                   figures=["results/figures/shortening_groupings.csv", "results/figures/shortening_groupings.svg"]
+                   if groupings_runs(cfg) else [])
+
+
+def check(cfg: dict) -> None:
+    short = cfg["experiments"]["shortening"]
+    too_many = [c for c in short["context_sizes"] if c > cfg["context"]["doc_slots"]]
+    if short["models"] and too_many:
+        raise ConfigError(f"experiments.shortening.context_sizes: {too_many} exceed context.doc_slots "
+                          f"({cfg['context']['doc_slots']}), the previous lines the token store keeps")
+    runs = {name for _, _, name in shortening_cells(cfg)}
+    unknown = [n for n in short["only"] if n not in runs]
+    if unknown:
+        raise ConfigError(f"experiments.shortening.only: {unknown} are not runs of the experiment "
+                          f"(runs: {', '.join(sorted(runs))})")
+    check_only(cfg, "shortening")
+    check_directions(cfg, "shortening", short["directions"])
+    check_derived_names(cfg, shortening_models(cfg), "context-size runs (experiments.shortening)")
+
+
+register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
+                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check))

@@ -2,7 +2,9 @@
 """
 from __future__ import annotations
 
-
+from mtcue.plan.experiments import check_directions, suites
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 def side_information_rows(cfg: dict) -> list[str]:
     """The models of Hoang et al.'s Table 3 in row order: the baseline ("without side information"), then
@@ -70,10 +72,10 @@ def grid_models(cfg: dict) -> list[str]:
     return [m for models in grid_points(side_information_table_rows(cfg)).values() if len(models) > 1 for m in models]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
+def inputs(cfg: dict) -> dict[str, list[str]]:
     """Table 3's score records: `scores`, `no_context` (decoded without labels), `predicted` (the
     target-prefix model predicting its labels), `valid` (the validation split's, of every grid point: what
-    chooses a type's point); and the table (`table`)."""
+    chooses a type's point); and the models' `contrastive` records (every suite of their direction)."""
     exp, split, runs = cfg["experiments"]["side_information"], cfg["evaluation"]["split"], side_information_models(cfg)
     records = lambda kind, keep, split=split: sorted({f"results/records/{kind}/{d}/{m}.{split}.json"
                                                       for d, m in runs if keep(m)})
@@ -82,4 +84,31 @@ def targets(cfg: dict) -> dict[str, list[str]]:
             "valid": records("score", grid.__contains__, "valid"),
             "no_context": records("score_no_context", lambda m: m in exp["no_labels"]),
             "predicted": records("score_predicted_labels", lambda m: cfg["models"][m]["type"] == "si_trg_prefix"),
-            "table": [f"results/tables/side_information.{ext}" for ext in ("csv", "md", "html")] if runs else []}
+            "contrastive": [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in runs
+                            for s in suites(cfg).get(d, [])]}
+
+
+def targets(cfg: dict) -> Targets:
+    """The score records and the table."""
+    return Targets(records=inputs(cfg)["scores"],
+                   tables=[f"results/tables/side_information.{ext}" for ext in ("csv", "md", "html")]
+                   if side_information_models(cfg) else [])
+
+
+def check(cfg: dict) -> None:
+    side = cfg["experiments"]["side_information"]
+    wrong = [m for m in side["models"] if CONTEXT_KIND[cfg["models"][m]["type"]] != "labels"]
+    if wrong:
+        raise ConfigError(f"experiments.side_information.models: {wrong} are not side-information (si_*) models")
+    unknown = [n for n in side["no_labels"] if n not in side["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.side_information.no_labels: {unknown} are not in "
+                          "experiments.side_information.models")
+    if side["baseline"] and is_contextual(cfg["models"][side["baseline"]]):
+        raise ConfigError(f"experiments.side_information.baseline: '{side['baseline']}' reads context; the row "
+                          "'without side information' is a model without context (base)")
+    check_directions(cfg, "side_information", side["directions"])
+
+
+register(Experiment("side_information", "side information (Hoang et al.)", targets, trains=side_information_models,
+                    names=side_information_rows, check=check))

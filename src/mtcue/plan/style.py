@@ -2,6 +2,9 @@
 """
 from __future__ import annotations
 
+from mtcue.plan.experiments import check_directions, check_only
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import STYLE_TYPES, ConfigError
 
 
 def style_models(cfg: dict) -> list[tuple[str, str]]:
@@ -10,13 +13,35 @@ def style_models(cfg: dict) -> list[tuple[str, str]]:
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The style records (`records`), the level sweep's figure (`figure`), the models (`models`) and, where
-    the levels are formality scores, their agreement with IWSLT22's references per direction (`agreement`)."""
+def style_records(cfg: dict) -> list[str]:
+    """The style records: each model's translations at every level, scored (Table 5's supervised rows)."""
+    return [f"results/records/style/{d}/{m}.json" for d, m in style_models(cfg)]
+
+
+def targets(cfg: dict) -> Targets:
+    """The records, the level sweep's figure and, where the levels are formality scores, their agreement with
+    IWSLT22's references per direction."""
     exp, runs = cfg["experiments"]["style"], style_models(cfg)
     scored = exp["levels_from"] == "address"
-    return {"records": [f"results/records/style/{d}/{m}.json" for d, m in runs],
-            "agreement": [f"results/records/style_agreement/{d}.json" for d in exp["directions"]] if scored and runs
-            else [],
-            "figure": ["results/figures/style_levels.csv", "results/figures/style_levels.svg"] if runs else [],
-            "models": list(dict.fromkeys(m for _d, m in runs))}
+    return Targets(records=style_records(cfg),
+                   figures=["results/figures/style_levels.csv", "results/figures/style_levels.svg"] if runs else [],
+                   others=[f"results/records/style_agreement/{d}.json" for d in exp["directions"]]
+                   if scored and runs else [])
+
+
+def check(cfg: dict) -> None:
+    style = cfg["experiments"]["style"]
+    wrong = [m for m in style["models"] if cfg["models"][m]["type"] not in STYLE_TYPES]
+    if wrong:
+        raise ConfigError(f"experiments.style.models: {wrong} are not style models ({', '.join(STYLE_TYPES)})")
+    if style["models"] and not {1, 5} <= set(style["levels"]):
+        raise ConfigError(f"experiments.style.levels: {style['levels']} must hold 1 and 5 (Table 5's rows)")
+    unknown = [n for n in style["only"] if n not in style["models"]]
+    if unknown:
+        raise ConfigError(f"experiments.style.only: {unknown} are not in experiments.style.models")
+    check_only(cfg, "style")
+    check_directions(cfg, "style", style["directions"])
+
+
+register(Experiment("style", "style control (Jeong et al.)", targets, trains=style_models,
+                    names=lambda cfg: cfg["experiments"]["style"]["models"], check=check))

@@ -2,7 +2,9 @@
 """
 from __future__ import annotations
 
-
+from mtcue.plan.experiments import check_directions, check_only
+from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.study import ConfigError, context_kind
 
 def voita2018_rows(cfg: dict) -> list[dict]:
     """Voita et al. (2018) Table 1's rows in the experiment's order: {"label" (Voita et al.'s row name where
@@ -29,10 +31,9 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
 
-def targets(cfg: dict) -> dict[str, list[str]]:
-    """The records of Tables 1 and 7 and the table: `scores`, `random` (random context at test time),
-    `attention` (Table 7: the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's
-    pronouns being English), `table`."""
+def inputs(cfg: dict) -> dict[str, list[str]]:
+    """The records of Tables 1 and 7: `scores`, `random` (random context at test time), `attention` (Table 7:
+    the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's pronouns being English)."""
     exp, split, runs = cfg["experiments"]["voita2018"], cfg["evaluation"]["split"], voita2018_models(cfg)
     entry = cfg["models"]
     return {
@@ -42,5 +43,31 @@ def targets(cfg: dict) -> dict[str, list[str]]:
         "attention": sorted(f"results/records/attention/{d}/{m}.json" for d, m in runs
                             if d.startswith("en-") and entry[m]["type"] == "voita_context"
                             and entry[m].get("context_slot", "prev1") == "prev1"),
-        "table": [f"results/tables/voita2018.{ext}" for ext in ("csv", "md", "html")] if runs else [],
     }
+
+
+def targets(cfg: dict) -> Targets:
+    """The score records and the table."""
+    return Targets(records=inputs(cfg)["scores"],
+                   tables=[f"results/tables/voita2018.{ext}" for ext in ("csv", "md", "html")]
+                   if voita2018_models(cfg) else [])
+
+
+def check(cfg: dict) -> None:
+    voita = cfg["experiments"]["voita2018"]
+    for key, names in (("random_test", voita["random_test"]), ("only", list(voita["only"]))):
+        unknown = [n for n in names if n not in voita["models"]]
+        if unknown:
+            raise ConfigError(f"experiments.voita2018.{key}: {unknown} are not in experiments.voita2018.models")
+    without = [n for n in voita["random_test"] if context_kind(cfg["models"][n]) is None]
+    if without:
+        raise ConfigError(f"experiments.voita2018.random_test: {without} read no context, so none can be random "
+                          "at test time; name models that read context")
+    check_only(cfg, "voita2018")
+    check_directions(cfg, "voita2018", voita["directions"])
+
+
+register(Experiment(
+    "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check,
+    names=lambda cfg: list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
+                                         + cfg["experiments"]["voita2018"]["random_test"]))))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 from mtcue.options import options, positive_int, significance_level
 
@@ -10,11 +11,20 @@ log = logging.getLogger("mtcue")
 RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
 
 
+def _table_options(s) -> None:
+    s.add_argument("--csv", required=True)
+    s.add_argument("--md", required=True)
+    s.add_argument("--html", required=True, help="the HTML rendering (the report's), written beside the Markdown: "
+                                                 "the --md path with .html")
+
+
 def _table_files(a) -> list:
-    """A table's --csv, --md and the HTML rendering written beside the Markdown."""
+    """A table's --csv, --md and --html; refused before any work where --html is not beside the Markdown."""
     from mtcue.reporting.kit import html_path
 
-    return [a.csv, a.md, html_path(a.md)]
+    if Path(a.html) != html_path(a.md):
+        raise ValueError(f"--html {a.html}: a table writes its HTML rendering beside its Markdown, {html_path(a.md)}")
+    return [a.csv, a.md, a.html]
 
 
 def _run_ids(a):
@@ -227,8 +237,7 @@ def register(step) -> None:
     s.add_argument("--alpha", type=significance_level, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
 
     s = step("figure", cmd_figure, "draw a figure (SVG) from records", options("out"))
     s.add_argument("--kind", required=True, choices=["training_curves", "phenomena_accuracy", "bleu_gain"],
@@ -280,8 +289,7 @@ def register(step) -> None:
                    help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=significance_level, default=0.05)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records",
@@ -290,8 +298,7 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
     s.add_argument("--alpha", type=significance_level, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
@@ -302,8 +309,7 @@ def register(step) -> None:
     s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
     s.add_argument("--attention-records", nargs="*", default=[])
     s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
@@ -313,8 +319,7 @@ def register(step) -> None:
                    help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (one suite a direction)")
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
@@ -334,8 +339,7 @@ def register(step) -> None:
     s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=significance_level, default=0.05)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-contrastive", cmd_table_contrastive,
@@ -344,8 +348,7 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
                    help="resamples of the paired interval of each model's difference from BASE")
     s.add_argument("--alpha", type=significance_level, default=0.05)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-context-usage", cmd_table_context_usage,
@@ -354,8 +357,7 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True)
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
     s.add_argument("--alpha", type=significance_level, default=0.05)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--md", required=True)
+    _table_options(s)
     s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction",

@@ -1,0 +1,63 @@
+"""The experiment registry: each plan module registers one `Experiment` (at its bottom), and everything that
+goes over the study's experiments (the trained runs, the unknown-model check, the config checks, the GPU-hour
+rows, the MLflow mirror's records, `rule all`) reads `EXPERIMENTS`. Imports nothing of the plan, so every
+plan module may register and `plan.models` may read it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What an experiment makes, the same fields for every one: `records`, its trained models' records (the
+    MLflow sync mirrors them in each model's run); `tables` and `figures` (rule `all`, the study's MLflow
+    run); `others`, what else `all` asks for (records of no model's run)."""
+    records: list[str] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+
+def _none(cfg: dict) -> list:
+    return []
+
+
+def _no_runs(cfg: dict) -> dict:
+    return {}
+
+
+def _nothing(cfg: dict) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of the study.
+
+    `name`: its plan module, rule file and `experiments.{name}` section; `label`: what it is (the GPU-hour
+    table's row). `targets(cfg)`: its `Targets`. `trains(cfg)`: the (direction, run) pairs whose results it
+    gives (`plan.models.trained_models`). `names(cfg)`: the configured models it names (None: it names none), under the key
+    `experiments.{name}.{names_key}` (the unknown-model check). `derives(cfg)`: the runs it derives from
+    configured models, {name: model entry} (`plan.models.all_models`). `check(cfg)`: its config checks (each
+    raises ConfigError), run by `config.validate` after the unknown-model check."""
+    name: str
+    label: str
+    targets: Callable[[dict], Targets]
+    trains: Callable[[dict], list[tuple[str, str]]] = _none
+    names: Callable[[dict], list[str]] | None = None
+    names_key: str = "models"
+    derives: Callable[[dict], dict[str, dict]] = _no_runs
+    check: Callable[[dict], None] = _nothing
+
+
+# {name: experiment}, in registration order (plan/__init__.py imports the modules in the study's order).
+EXPERIMENTS: dict[str, Experiment] = {}
+
+
+def register(experiment: Experiment) -> Experiment:
+    if experiment.name in EXPERIMENTS:
+        raise ValueError(f"experiment '{experiment.name}' registered twice")
+    EXPERIMENTS[experiment.name] = experiment
+    return experiment
