@@ -77,13 +77,13 @@ def test_the_seed_varies_training_only(tmp_path):
     run = dry_run("--config", "seed=2", "--configfile", str(REPO / "config" / "config.yaml"), workdir=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     specs = [json.loads(m) for m in re.findall(r"mtcue train --spec '(\{.*?\})' ", run.stdout)]
-    # 5 models x 8 directions, 2 parents x 4 few-shot settings x 3 seeds in en-pl, 8 ablations x 3 seeds and
+    # 5 models x 8 directions, 2 parents x 4 few-shot settings x 3 seeds in en-pl, 6 ablations x 3 seeds and
     # MTCUE's seeds 2 and 3 in en-de (experiments.*.seeds: 3); run k of a fine-tuning trains with seed + k - 1;
     # Voita et al.'s CONCAT and VOITA-CONTEXT in en-ru, en-de, en-fr and the next-sentence model in en-ru,
     # Hoang et al.'s 5 side-information models and BASE trained on as they are in de-en and en-de; Jeong et al.'s style models: two in en-de
     # and en-ru, four more variants in en-de; the 8 sequence-shortening models with one context sentence in
     # en-de and en-fr and with two in en-de
-    assert len(specs) == 5 * 8 + 2 * 4 * 3 + 8 * 3 + 2 + 2 * 3 + 1 + 6 * 2 + (2 * 2 + 4) + 8 * 3 + 1  # the last: CONCAT at 2 sentences, en-de
+    assert len(specs) == 5 * 8 + 2 * 4 * 3 + 6 * 3 + 2 + 2 * 3 + 1 + 6 * 2 + (2 * 2 + 4) + 8 * 3 + 1  # the last: CONCAT at 2 sentences, en-de
     seeds = {(s["model"], s["seed"]) for s in specs}
     assert {seed for model, seed in seeds if not re.search(r"_seed\d$", model)} == {2}
     assert {("mtcue_seed3", 4), ("mtcue_fewshot_5_seed2", 3), ("mtcue_no_doc_seed2", 3)} <= seeds

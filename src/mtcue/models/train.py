@@ -216,10 +216,10 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
             else:
                 args += ["--pretrained-base", str(init_checkpoint),
                          "--pretrained-report", str(ckpt_dir / "init_report.json")]
-        check_lines_fit(data_bin, direction, spec["training"]["max_tokens"])
         log.info("fairseq-train %s", " ".join(args))
         start = time.monotonic()
         cfg = fairseq_run.training_config(args)
+        check_lines_fit(data_bin, direction, spec["training"]["max_tokens"])
         if fairseq_run.train_command(cfg):
             env = {**os.environ, "OMP_NUM_THREADS": str(threads - workers), "MKL_NUM_THREADS": str(threads - workers)}
             run_logged([sys.executable, "-m", "fairseq_cli.train", *args], env, ckpt_dir / "train.log")
