@@ -117,7 +117,7 @@ def test_write_is_atomic_and_readable(tmp_path):
 
 
 def test_splits_share_no_documents():
-    splits = {s: synth.generate("en-pl", s, 300, 1) for s in synth.SPLITS}
+    splits = {s: generated("en-pl", s, {"train": TRAIN_DOCS, "test": TEST_DOCS}.get(s, 300)) for s in synth.SPLITS}
     doc_ids = {s: {r["doc_id"] for r in samples} for s, samples in splits.items()}
     contents = {}
     for s, samples in splits.items():
@@ -662,7 +662,7 @@ def test_russian_is_written_in_cyrillic():
     """Names and titles are transliterated, so no Latin letter reaches the Russian side."""
     names = {n for names in FIRST_NAMES.values() for n in names} | set(SURNAMES)
     assert set(CYRILLIC) == names
-    for r in synth.generate("en-ru", "train", 200, 1):
+    for r in generated("en-ru", "train", TRAIN_DOCS):
         for text in [r["text"]["ru"], *r["previous"]["ru"]]:
             assert not re.search("[A-Za-z]", text), text
 
