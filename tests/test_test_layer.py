@@ -24,7 +24,7 @@ def _plans_every_job_in_process(workflow):
 
 
 def _loads_comet(tmp_path):
-    from mtcue.rehearsal import comet_stand_in
+    from mtcue.rehearsal.stand_ins import comet_stand_in
 
     return comet_stand_in(tmp_path, "minilm")
 
