@@ -246,7 +246,6 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
                                              **dict.fromkeys(unlabelled, "not planned")}
 
 
-@pytest.mark.slow
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0

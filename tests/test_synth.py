@@ -1,5 +1,6 @@
 """The synthetic dialogue corpus: format, determinism, labels, and a context signal that
 the source sentence alone does not carry."""
+import functools
 import json
 import math
 import os
@@ -50,11 +51,28 @@ SITUATIONS = [Situation(f, sp, a) for f in (FORMAL, INFORMAL) for sp in (FEMININ
 GENDER_PAIRS = [p for p, t in TARGETS.items() if "speaker_gender" in t.phenomena]
 
 
+# Documents per split at which shares are stable.
+TRAIN_DOCS, TEST_DOCS = 1000, 400
+
+
+@functools.cache
+def generated(pair, split, documents):
+    """synth.generate(pair, split, documents, seed 1), made once for all tests of the module (they only read
+    it): the train and test corpora take seconds per pair."""
+    return synth.generate(pair, split, documents, 1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_the_corpora():
+    yield
+    generated.cache_clear()
+
+
 @pytest.fixture(scope="module", params=synth.PAIRS)
 def corpus(request):
-    """(pair, train samples, test samples) at a size where shares are stable."""
+    """(pair, train samples, test samples)."""
     pair = request.param
-    return pair, synth.generate(pair, "train", 1000, 1), synth.generate(pair, "test", 400, 1)
+    return pair, generated(pair, "train", TRAIN_DOCS), generated(pair, "test", TEST_DOCS)
 
 
 def target_code(pair):
@@ -99,7 +117,7 @@ def test_write_is_atomic_and_readable(tmp_path):
 
 
 def test_splits_share_no_documents():
-    splits = {s: synth.generate("en-pl", s, 300, 1) for s in synth.SPLITS}
+    splits = {s: generated("en-pl", s, {"train": TRAIN_DOCS, "test": TEST_DOCS}.get(s, 300)) for s in synth.SPLITS}
     doc_ids = {s: {r["doc_id"] for r in samples} for s, samples in splits.items()}
     contents = {}
     for s, samples in splits.items():
@@ -409,8 +427,7 @@ GENDER_FROM_CUES = {"pl": (0.95, 0.95), "fr": (0.95, 0.82), "ru": (0.95, 0.9)}
 @pytest.mark.parametrize("pair", GENDER_PAIRS)
 def test_gender_is_in_the_context_not_in_the_source(pair):
     code = target_code(pair)
-    train = synth.generate(pair, "train", 1000, 1)
-    test = synth.generate(pair, "test", 400, 1)
+    train, test = generated(pair, "train", TRAIN_DOCS), generated(pair, "test", TEST_DOCS)
     main_context = lambda r: {w for w in context_words(r) if not w.startswith("cue:")}  # noqa: E731
     for phenomenon, least in zip(("speaker_gender", "addressee_gender"), GENDER_FROM_CUES[code]):
         assert keyword_accuracy(train, test, code, phenomenon, context_words) > least
@@ -467,7 +484,7 @@ def test_most_gender_labels_have_a_clue_in_the_context(pair):
     previous lines (a title, a gendered vocative, a `self` line: measured 0.29-0.38 for speakers, 0.29-0.31
     for addressees); the clues never contradict the gold value."""
     code = target_code(pair)
-    train = synth.generate(pair, "train", 1000, 1)
+    train = generated(pair, "train", TRAIN_DOCS)
     for phenomenon in ("speaker_gender", "addressee_gender"):
         labelled = [r for r in train if phenomenon in r["labels"].get(code, {})]
         clues = [gender_clues(r, phenomenon) for r in labelled]
@@ -645,7 +662,7 @@ def test_russian_is_written_in_cyrillic():
     """Names and titles are transliterated, so no Latin letter reaches the Russian side."""
     names = {n for names in FIRST_NAMES.values() for n in names} | set(SURNAMES)
     assert set(CYRILLIC) == names
-    for r in synth.generate("en-ru", "train", 200, 1):
+    for r in generated("en-ru", "train", TRAIN_DOCS):
         for text in [r["text"]["ru"], *r["previous"]["ru"]]:
             assert not re.search("[A-Za-z]", text), text
 
@@ -670,7 +687,7 @@ def test_no_context_mentions_a_zero_shot_prompt():
     assert mentions_reserved(["Biography, Drama, War"]) and mentions_reserved(["Comedy, Drama, Family, Romance"])
     assert not mentions_reserved(["Adventure, Animation, Comedy", "Drama, Romance"])
     for pair in ("en-de", "en-ru"):
-        for sample in synth.generate(pair, "train", 400, seed=1):
+        for sample in generated(pair, "train", TRAIN_DOCS):
             texts = [*sample["meta"].values(), *sample["text"].values(),
                      *(line for lines in sample["previous"].values() for line in lines)]
             assert not mentions_reserved(texts), (sample["id"], texts)
@@ -701,7 +718,7 @@ OBJECT_WORDS = set(SLOT_VALUES["obj"])
 
 @pytest.mark.parametrize("pair", synth.PAIRS)
 def test_anaphor_share(pair):
-    train = synth.generate(pair, "train", 400, 1)
+    train = generated(pair, "train", TRAIN_DOCS)
     share = sum(r["text"]["en"] in ANAPHORS for r in train) / len(train)
     assert 0.03 < share < 0.08
 
