@@ -1,6 +1,7 @@
 """The layout says what imports what (issue 34): the shared floor imports no stage, evaluation reaches into no
 private attribute of a model or translator, the plugin registers every model type from its family folder,
-and the DAG's shared file stays a reader of the plan."""
+the DAG's shared file stays a reader of the plan, no module imports itself through others (lazy imports included:
+703c68f had three such circles, which import_graph finds) and a stage imports no later stage."""
 import ast
 from pathlib import Path
 
@@ -109,3 +110,76 @@ def test_every_lazy_import_of_the_package_resolves(tmp_path):
     (tmp_path / "stale.py").write_text("def f():\n    from mtcue.reporting import tables\n")
     assert unresolved_imports(tmp_path / "stale.py") == ["stale.py:2: mtcue.reporting.tables"]
     assert [m for path in sorted(SRC.rglob("*.py")) for m in unresolved_imports(path)] == []
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """{module: the package's modules it imports, at module or function level, relative imports resolved}.
+    `from pkg import module` is an edge to that module only; importing any other name of a module is an edge to it."""
+    paths = {".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in package.rglob("*.py")}
+    graph = {}
+    for module, path in paths.items():
+        here = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        names = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*here.split(".")[:len(here.split(".")) - node.level + 1], *filter(None, [node.module])]) \
+                    if node.level else node.module
+                subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in paths]
+                names += subs if len(subs) == len(node.names) else [base, *subs]
+        edges = set()
+        for name in names:
+            while name and name not in paths:  # a name inside a module: the module
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                edges.add(name)
+        graph[module] = edges
+    return graph
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+                on.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_and_stages_import_only_earlier_stages():
+    graph = import_graph(SRC)
+    assert circles(graph) == []
+    stage = {m: m.split(".")[1] for m in graph if m.count(".") and m.split(".")[1] in STAGES}
+    later = [(a, b) for a, targets in graph.items() for b in targets
+             if a in stage and b in stage and STAGES.index(stage[b]) > STAGES.index(stage[a])]
+    assert later == []
+
+
+def test_the_circle_check_sees_a_circle_through_a_lazy_import(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import g\n\ndef f():\n    return g()\n")
+    (package / "b.py").write_text("def g():\n    from pkg import a\n    return a\n")
+    (package / "c.py").write_text("from pkg import a, b\n")
+    assert circles(import_graph(package)) == [["pkg.a", "pkg.b"]]
