@@ -66,7 +66,6 @@ rule table_probe:
     localrule: True
     input:
         records=probe.targets(config).records,
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/probe.csv",
         md="results/tables/probe.md",
@@ -74,8 +73,8 @@ rule table_probe:
     log:
         "results/logs/table_probe.log",
     shell:
-        "mtcue table --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} "
-        "--html {output.html:q} 2> {log:q}"
+        "mtcue table --records {input.records:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
+        "2> {log:q}"
 '''
 
 

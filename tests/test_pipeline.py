@@ -154,7 +154,7 @@ def test_rerun_does_nothing_and_mlflow_has_one_run_per_trained_model(study):
     table = pd.read_csv(study / "results" / "tables" / "table4_quality.csv").set_index("model")
     for model, run in runs.items():
         if model in MODELS:
-            assert table.loc[model.upper().replace("_", "-"), "en-de run_id"] == run.info.run_id
+            assert table.loc[model.upper().replace("_", "-"), "en-de run"] == run.info.run_name == f"en-de/{model}"
         record = records[model]
         assert run.info.start_time == 1000 * datetime.fromisoformat(record["started"]).timestamp()
         assert run.info.end_time == 1000 * datetime.fromisoformat(record["finished"]).timestamp()

@@ -431,12 +431,12 @@ def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
         assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
     assert "results/models/en-fr/grouping_c2/" not in out
     assert "mtcue table-shortening" in out
-    # Figure 3: the C = 1 grouping and selecting runs on the synthetic suite, then the figure after the MLflow sync
+    # Figure 3: the C = 1 grouping and selecting runs on the synthetic suite, then the figure (its runs by name)
     for model in ("grouping_c1", "selecting_c1"):
         assert (f"mtcue groupings --model-dir results/models/en-de/{model} --model {model} "
                 "--suite results/eval/contrastive/en-de/synthetic.jsonl") in out
     assert "mtcue figure-groupings --records results/records/groupings/en-de/grouping_c1.json" in out
-    assert "--run-ids results/mlflow/demo.runs.json" in out
+    assert "--run-ids" not in out.split("mtcue figure-groupings")[1].split("\n")[0]
 
 
 def score(direction, model, bleu):
@@ -536,22 +536,21 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
     import pandas as pd
 
     from mtcue.reporting.groupings import write_groupings
-    from mtcue.reporting.kit import RunIds
+    from mtcue.reporting.kit import Runs
     from svg_canvas import labels_off_canvas
 
     record = {"kind": "groupings", "direction": "en-de", "model": "grouping_c1", "sentence": "My cup",
               "pieces": ["\u2581My", "\u2581cup", "</s>"], "groups": 2, "used": 1,
-              "weights": [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]}
-    runs = RunIds("file:mlruns", "demo", {"en-de/grouping_c1": "r1"})
-    write_groupings([record], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+              "weights": [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]], "study": "demo"}
+    write_groupings([record], Runs.of_records([record]), tmp_path / "g.csv", tmp_path / "g.svg")
     df = pd.read_csv(tmp_path / "g.csv")
-    assert len(df) == 3 * 2 and set(df["run_id"]) == {"r1"}
+    assert len(df) == 3 * 2 and set(df["run"]) == {"en-de/grouping_c1"}
     cup = df[(df["piece"] == "\u2581cup")].set_index("group")["weight"]
     assert cup[1] == 1.0 and cup[2] == 0.0
     assert "en-de, GROUPING-C1: 1 of 2 groups used" in (tmp_path / "g.svg").read_text()
     assert labels_off_canvas((tmp_path / "g.svg").read_text()) == []
     with pytest.raises(ValueError, match="no groupings records"):
-        write_groupings([], runs, tmp_path / "g.csv", tmp_path / "g.svg")
+        write_groupings([], Runs.of_records([]), tmp_path / "g.csv", tmp_path / "g.svg")
 
 
 def test_figure3_runs_are_grouping_and_selecting_at_the_smallest_context_size_on_the_directions_suite():

@@ -413,38 +413,38 @@ def test_phenomena_table_per_phenomenon_and_direction(tmp_path):
     assert back.loc["MTCUE", "en-pl formality judged"] == 10
 
 
-def test_each_table_row_names_its_mlflow_runs(tmp_path):
-    import json
+def test_each_table_row_names_its_mlflow_runs_from_its_records(tmp_path):
+    """No sync needed: each number names its run `{direction}/{model}` (the name the sync gives it in the
+    study's experiment) and its HTML links to the study's MLflow page at that name, which goes on to the run."""
+    from mtcue.reporting.kit import Runs
 
-    from mtcue.reporting.kit import RunIds
-
-    runs = {f"{r['direction']}/{r['model']}": f"run-{r['direction']}-{r['model']}" for r in RECORDS}
-    path = tmp_path / "demo.runs.json"
-    path.write_text(json.dumps({"tracking_uri": "sqlite:///results/mlflow.db", "experiment": "demo", "runs": runs}))
-    run_ids = RunIds.read(path)
-    write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS, run_ids=run_ids)
-    quality = pd.read_csv(tmp_path / "q.csv", index_col="model")
-    assert quality.loc["BASE-PM", "en-de run_id"] == "run-en-de-base_pm"
-    assert quality.loc["MTCUE", "de-en run_id"] == "run-de-en-mtcue"
-    assert pd.isna(quality.loc["BASE-PM", "de-en run_id"])          # no de-en record for BASE-PM
-    assert "avg run_id" not in quality.columns
-    assert ("MLflow: experiment `demo` at `sqlite:///results/mlflow.db`, one run per model and direction, named "
-            "`{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.") in (tmp_path / "q.md").read_text()
-    assert "<a " not in (tmp_path / "q.html").read_text()  # a runs file without the UI's address: no links
-    path.write_text(json.dumps({**json.loads(path.read_text()), "ui": "http://mlflow.example:5000"}))
-    write_quality_table(RECORDS, tmp_path / "q.csv", tmp_path / "q.md", COMETS, run_ids=RunIds.read(path))
-    page = (tmp_path / "q.html").read_text()
-    linked = re.findall(r'<td><a href="http://mlflow\.example:5000/#/runs/([^"?]+)\?workflowType=machine_learning">(.*?)</a></td>', page)
+    tables = tmp_path / "results" / "tables"
+    runs = Runs.of_records([*RECORDS, *COMETS], tables / "q.html")
+    write_quality_table(RECORDS, tables / "q.csv", tables / "q.md", COMETS, runs=runs)
+    quality = pd.read_csv(tables / "q.csv", index_col="model")
+    assert quality.loc["BASE-PM", "en-de run"] == "en-de/base_pm"
+    assert quality.loc["MTCUE", "de-en run"] == "de-en/mtcue"
+    assert pd.isna(quality.loc["BASE-PM", "de-en run"])          # no de-en record for BASE-PM
+    assert "avg run" not in quality.columns
+    study = RECORDS[0]["study"]
+    page_link = f"../mlflow/{study}.html"  # results/tables/ to results/mlflow/
+    assert (f"MLflow: experiment `{study}`, one run per model and direction, named `{{direction}}/{{model}}` (the "
+            f"CSV's `run` columns). Each number links to its run through the study's MLflow page (`{page_link}`)"
+            ) in (tables / "q.md").read_text()
+    page = (tables / "q.html").read_text()
+    linked = re.findall(r'<td><a href="([^"#]+)#([^"]+)">(.*?)</a></td>', page)
+    assert {href for href, _run, _cell in linked} == {page_link}
     first = {}
-    for run, cell in linked:
+    for _href, run, cell in linked:
         first.setdefault(run, re.sub("<[^>]+>", "", cell))
-    assert set(first) == set(runs.values())  # every record's cells, and no others
-    assert first["run-en-de-mtcue"] == f"{quality.loc['MTCUE', 'en-de BLEU']:.2f}"  # the first block: BLEU
-    assert "mlflow.example" not in page.split('<tbody class="paper">')[1].split("</tbody>")[0]  # the paper's rows
-    write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md", run_ids=RunIds(
-        "sqlite:///x.db", "demo", {"de-en/mtcue": "r2", "en-de/mtcue": "r1", "en-de/base": "r0"}))
+    assert set(first) == {f"{r['direction']}/{r['model']}" for r in RECORDS}  # every record's cells, and no others
+    assert first["en-de/mtcue"] == f"{quality.loc['MTCUE', 'en-de BLEU']:.2f}"  # the first block: BLEU
+    assert "#" not in page.split('<tbody class="paper">')[1].split("</tbody>")[0]  # the paper's rows link nowhere
+    write_models_table(TRAIN, tmp_path / "m.csv", tmp_path / "m.md", runs=Runs.of_records(TRAIN))
     models = pd.read_csv(tmp_path / "m.csv", index_col="model")
-    assert models.loc["MTCUE", "run_id"] == "en-de:r1 de-en:r2" and models.loc["BASE", "run_id"] == "en-de:r0"
+    assert models.loc["MTCUE", "run"] == "en-de/mtcue de-en/mtcue"
+    assert models.loc["BASE", "run"] == " ".join(f"{r['direction']}/base" for r in TRAIN if r["model"] == "base")
+    assert "<a " not in (tmp_path / "m.html").read_text()  # no HTML path given: names, no links
 
 
 def md_blocks(md: str) -> dict[str, list[str]]:

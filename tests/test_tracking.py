@@ -298,8 +298,9 @@ def _files(folder, records):
 
 
 def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_direction(tmp_path, monkeypatch):
-    """The sync, then each table and Figure 4 through the commands the workflow runs: each row of ours names,
-    in each of its run_id columns, an active run of the study of that row's model in that column's direction."""
+    """Each table and Figure 4 through the commands the workflow runs, then the sync: each row of ours names, in
+    each of its run columns, an active run of the study of that row's model in that column's direction; the
+    HTML's links reach that run through the study's MLflow page."""
     from test_tables import COMETS, GOOD, RECORDS, TRAIN, rec
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -322,40 +323,50 @@ def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_dire
                    "--formality-records", *records["formality"], "--zeroshot-direction", "formality=en-de",
                    "eamt22=en-pl", "--unavailable", "eamt22=not trained there"],
     }
+    # Each table is built from its records alone, before any sync (one table, one target): its runs by name.
+    tables = tmp_path / "results" / "tables"
+    for name, argv in steps.items():
+        assert main([*argv, "--csv", str(tables / f"{name}.csv"), "--md", str(tables / f"{name}.md"),
+                     "--html", str(tables / f"{name}.html")]) == 0
+    assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points),
+                 "--csv", str(tables / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
     assert main(["track", "--study", "demo", "--uri", uri, "--records", *sum(records.values(), []),
                  "--run-ids", runs]) == 0
-    for name, argv in steps.items():
-        assert main([*argv, "--run-ids", runs, "--csv", str(tmp_path / f"{name}.csv"),
-                     "--md", str(tmp_path / f"{name}.md"), "--html", str(tmp_path / f"{name}.html")]) == 0
-    assert main(["figure4", "--records", *records["eamt22"], "--points", json.dumps(points), "--run-ids", runs,
-                 "--csv", str(tmp_path / "figure4.csv"), "--png", str(tmp_path / "figure4.png")]) == 0
-    # The HTML tables link each cell to its run in the UI (a sqlite store's: `mlflow ui`'s address).
-    ui = json.loads(Path(runs).read_text())["ui"]
-    table4 = pd.read_csv(tmp_path / "table4.csv", dtype=str, keep_default_na=False)
-    page = (tmp_path / "table4.html").read_text()
-    assert ui == "http://127.0.0.1:5000" and all(f'href="{ui}/#/runs/{run_id}?workflowType=machine_learning"' in page
-                                                for run_id in table4["en-de run_id"] if run_id)
+    # The study's MLflow page, where each HTML number's link (page#{direction}/{model}) goes on to its run.
+    monkeypatch.chdir(tmp_path)
+    assert main(["track-study", "--run-ids", runs, "--files", str(tables / "table4.csv"),
+                 "--html", "results/mlflow/demo.html"]) == 0
+    study_page = (tmp_path / "results/mlflow/demo.html").read_text()
+    ids = json.loads(Path(runs).read_text())["runs"]
+    links = re.findall(r'<td><a href="([^"#]+)#([^"]+)">', (tables / "table4.html").read_text())
+    assert len(links) >= 10 and {href for href, _ in links} == {"../mlflow/demo.html"}
+    for _, run in links:
+        assert (f'<a id="{run}" href="http://127.0.0.1:5000/#/experiments/') in study_page
+        assert f'/runs/{ids[run]}?workflowType=machine_learning">{run}</a>' in study_page
 
     client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("demo").experiment_id
     named = 0
     for name in [*steps, "figure4"]:
-        table = pd.read_csv(tmp_path / f"{name}.csv", dtype=str, keep_default_na=False)
-        columns = [c for c in table.columns if c.endswith("run_id")]
+        table = pd.read_csv(tables / f"{name}.csv", dtype=str, keep_default_na=False)
+        columns = [c for c in table.columns if c == "run" or c.endswith(" run")]
         assert columns, name
         for _, row in (table[table["source"] == "ours"] if "source" in table else table).iterrows():
             for column in columns:
-                # "en-de run_id", "IWSLT22 formality en-de run_id"; Table 3: "en-de:<id> de-en:<id>";
-                # Figure 4: one "run_id" beside its direction.
-                cells = ([c.split(":") for c in row[column].split()] if name == "table3" else
-                         [(row["direction"] if name == "figure4" else column.split()[-2], row[column])])
-                group = column.removesuffix("run_id")  # "" for a column over the whole row
+                # "en-de run", "IWSLT22 formality en-de run"; Table 3: "en-de/mtcue de-en/mtcue";
+                # Figure 4: one "run" beside its direction.
+                cells = row[column].split()
+                group = column.removesuffix("run")  # "" for a column over the whole row
                 numbers = [row[c] for c in table.columns if c.startswith(group) and c != column and "paper" not in c]
                 if any(numbers):  # a direction without a record of this model has neither numbers nor run
-                    assert cells and all(run_id for _, run_id in cells), (name, column, dict(row))
-                for direction, run_id in [cell for cell in cells if cell[1]]:
-                    run = client.get_run(run_id)
-                    tags = run.data.tags
-                    assert run.info.lifecycle_stage == "active" and tags["mtcue.study"] == "demo"
+                    assert cells, (name, column, dict(row))
+                for run_name in cells:
+                    found = client.search_runs([experiment], filter_string=f"attributes.run_name = '{run_name}'")
+                    assert len(found) == 1, (name, run_name)
+                    tags = found[0].data.tags
+                    assert found[0].info.lifecycle_stage == "active" and tags["mtcue.study"] == "demo"
+                    direction = row["direction"] if name == "figure4" else \
+                        (column.split()[-2] if column != "run" else run_name.split("/")[0])
                     assert tags["mtcue.direction"] == direction, (name, column)
                     model = tags["mtcue.model"]
                     assert display_name(model) == display_name(row["model"]) or \
@@ -824,11 +835,13 @@ def test_the_served_model_finds_its_study_in_the_store_it_was_loaded_from(tmp_pa
         served.load_context(SimpleNamespace(model_config={"model_dir": "models/en-de/base"}, artifacts={}))
 
 
-def test_the_ui_address_is_the_servers_or_the_one_given_and_every_link_opens_the_ml_view(monkeypatch):
-    monkeypatch.delenv("MTCUE_MLFLOW_UI", raising=False)
+def test_the_ui_address_is_the_servers_or_the_one_given_and_every_link_opens_the_ml_view():
     assert tracking.ui_base("sqlite:///results/mlflow.db") == "http://127.0.0.1:5000"
     assert tracking.ui_base("https://mlflow.example.org/") == "https://mlflow.example.org"
-    monkeypatch.setenv("MTCUE_MLFLOW_UI", "https://lab.example.org/mlflow/")
-    page = tracking.links_html("sqlite:///results/mlflow.db", "demo", "3", "s1", {"en-de/mtcue": "r1"})
-    assert 'href="https://lab.example.org/mlflow/#/experiments/3/runs/r1?workflowType=machine_learning"' in page
+    page = tracking.links_html("sqlite:///results/mlflow.db", "demo", "3", "s1", {"en-de/mtcue": "r1"},
+                               ui="https://lab.example.org/mlflow/")
+    # the run's anchor: a table number links to this page at #en-de/mtcue, and the page goes on to the run
+    assert ('<a id="en-de/mtcue" href="https://lab.example.org/mlflow/#/experiments/3/runs/r1?'
+            'workflowType=machine_learning">') in page
+    assert "location.replace(run.href)" in page
     assert "127.0.0.1" not in page

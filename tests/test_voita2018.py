@@ -486,7 +486,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     import pandas as pd
 
     from mtcue import config as cfgmod
-    from mtcue.reporting.kit import RunIds
+    from mtcue.reporting.kit import Runs
     from mtcue.reporting.voita2018 import write_voita2018_table
 
     def score(model, bleu):
@@ -496,15 +496,15 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
                  "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}
-    runs = RunIds("file:///m", "demo", {"en-ru/voita_context": "r1", "en-ru/base": "r0"})
-    write_voita2018_table(rows, [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)],
-                          [score("voita_context", 19.5)], [attention], tmp_path / "t.csv", tmp_path / "t.md",
-                          run_ids=runs)
+    scores, random = [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)], [score("voita_context", 19.5)]
+    runs = Runs.of_records([*scores, *random, attention])
+    write_voita2018_table(rows, scores, random, [attention], tmp_path / "t.csv", tmp_path / "t.md", runs=runs)
     csv = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])
     df = csv["value"]
-    assert csv["run_id"][("bleu", "en-ru", "context encoder (random context)", "bleu")] == "r1"
-    assert csv["run_id"][("attention", "en-ru", "all", "attention")] == "r1"
-    assert pd.isna(csv["run_id"][("bleu", "paper en-ru", "context encoder (previous sentence)", "bleu")])
+    assert csv["run"][("bleu", "en-ru", "context encoder (random context)", "bleu")] == "en-ru/voita_context"
+    assert csv["run"][("bleu", "en-ru", "baseline (context-agnostic Transformer)", "bleu")] == "en-ru/base"
+    assert csv["run"][("attention", "en-ru", "all", "attention")] == "en-ru/voita_context"
+    assert pd.isna(csv["run"][("bleu", "paper en-ru", "context encoder (previous sentence)", "bleu")])
     assert df[("bleu", "en-ru", "context encoder (previous sentence)", "bleu")] == 21.25
     assert df[("bleu", "en-ru", "context encoder (random context)", "bleu")] == 19.5
     assert np.isnan(df[("bleu", "en-ru", "context encoder (next sentence)", "bleu")])

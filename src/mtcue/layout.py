@@ -4,6 +4,7 @@
 of a model read their paths from here (docs/formats.md). Imports nothing of the project."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 RESULTS = Path("results")
@@ -43,6 +44,16 @@ def train_record(direction: str, model: str, root: Path = RESULTS) -> Path:
     return root / "records" / "train" / direction / f"{model}.json"
 
 
+# records/{kind}/{direction}/{model}[.{split or suite}].json: a record of one trained model's run
+MODEL_RECORD = re.compile(r"(?:^|/)records/[^/]+/([a-z]{2}-[a-z]{2})/([^./]+)(?:\.[^/]*)?\.json$")
+
+
+def record_run(path: str | Path) -> tuple[str, str] | None:
+    """(direction, model) of a trained model's record path; None for a record of no model (a pair's data)."""
+    found = MODEL_RECORD.search(Path(path).as_posix())
+    return (found.group(1), found.group(2)) if found else None
+
+
 def model_at(folder: str | Path) -> tuple[Path, str, str]:
     """(results folder, direction, model) of a model folder laid out as `model_dir` lays it out."""
     folder = Path(folder)
@@ -67,3 +78,13 @@ def model_files(direction: str, model: str, kind: str | None, root: Path = RESUL
     files = {"checkpoint": checkpoint(direction, model, root), "record": train_record(direction, model, root),
              "spm": spm_model(direction, root), "data": bin_dir(direction, root)}
     return {**files, **({"tags": store_dir(kind, direction, root=root)} if kind in TAG_STORE_KINDS else {})}
+
+
+def mlflow_runs(study: str, root: Path = RESULTS) -> Path:
+    """What the MLflow sync of a study writes: the run id of each (direction, model) (docs/formats.md)."""
+    return root / "mlflow" / f"{study}.runs.json"
+
+
+def mlflow_page(study: str, root: Path = RESULTS) -> Path:
+    """The study's MLflow page (`mtcue track-study`): its runs in the UI, each table number's link target."""
+    return root / "mlflow" / f"{study}.html"

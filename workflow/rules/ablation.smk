@@ -11,7 +11,6 @@ rule table6_ablation:
         comet=ablation.inputs(config)["comets"],
         formality=ablation.inputs(config)["formality"],
         eamt22=ablation.inputs(config)["eamt22"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table6_ablation.csv",
         md="results/tables/table6_ablation.md",
@@ -31,4 +30,4 @@ rule table6_ablation:
         "--records {input.score:q} "
         "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
         "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -121,10 +121,13 @@ def formality_refs(w, folder):
 
 # ---- the study's targets (src/mtcue/plan/: each experiment's module registers it in EXPERIMENTS) ------
 
-# Written by the MLflow sync: the run id of each (direction, model), which the tables name.
-MLFLOW_RUNS = f"results/mlflow/{STUDY}.runs.json"
-# Written after the tables and figures are logged into the study's MLflow run: the report's links to the UI.
-MLFLOW_STUDY = f"results/mlflow/{STUDY}.html"
+# Written by the MLflow sync: the run id of each (direction, model), which the study's MLflow page reads.
+MLFLOW_RUNS = str(layout.mlflow_runs(STUDY))
+# Written after the tables and figures are logged into the study's MLflow run: the report's links to the UI, through
+# which each table number links to its run.
+MLFLOW_STUDY = str(layout.mlflow_page(STUDY))
+# The MLflow UI those links go to (`make report MLFLOW_UI=...`; default: a server's own, else 127.0.0.1:5000).
+MLFLOW_UI = os.environ.get("MTCUE_MLFLOW_UI", "")
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
 FEWSHOT_MODELS = fewshot.fewshot_models(config)  # the few-shot variants, which rules look up per job

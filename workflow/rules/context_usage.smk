@@ -36,7 +36,6 @@ rule table_context_usage:
     localrule: True
     input:
         records=context_usage.records(config),
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/context_usage.csv",
         md="results/tables/context_usage.md",
@@ -48,6 +47,6 @@ rule table_context_usage:
     benchmark:
         "results/benchmarks/tables/context_usage.tsv"
     shell:
-        "mtcue table-context-usage --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -92,7 +92,6 @@ rule table_contrastive:
     localrule: True
     input:
         records=contrastive.records(config),
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/contrastive.csv",
         md="results/tables/contrastive.md",
@@ -104,7 +103,7 @@ rule table_contrastive:
     benchmark:
         "results/benchmarks/tables/contrastive.tsv"
     shell:
-        "mtcue table-contrastive --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "mtcue table-contrastive --records {input.records:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} "
         "2> {log:q}"

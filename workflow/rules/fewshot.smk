@@ -107,7 +107,6 @@ rule figure4:
     localrule: True
     input:
         records=fewshot.fewshot_records(config),
-        runs=MLFLOW_RUNS,
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",
         png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
@@ -119,6 +118,6 @@ rule figure4:
     benchmark:
         "results/benchmarks/figure4.tsv"
     shell:
-        "mtcue figure4 --records {input.records:q} --points {params.points:q} --run-ids {input.runs:q} "
+        "mtcue figure4 --records {input.records:q} --points {params.points:q} "
         "--csv {output.csv:q} --png {output.png:q} --bootstrap-samples {params.bootstrap[samples]:q} "
         "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

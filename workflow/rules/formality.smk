@@ -101,8 +101,7 @@ rule table5_formality:
     localrule: True
     input:
         # the style models' rows are supervised (style.smk)
-        records=formality.formality_records(config) + style.style_records(config),
-        runs=MLFLOW_RUNS,
+        records=formality.table_records(config),
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
@@ -115,6 +114,6 @@ rule table5_formality:
     benchmark:
         "results/benchmarks/tables/table5_formality.tsv"
     shell:
-        "mtcue table-formality --records {input.records:q} --models {params.models:q} --run-ids {input.runs:q} "
+        "mtcue table-formality --records {input.records:q} --models {params.models:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
         "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -1,6 +1,7 @@
-# Tables are assembled from records only, plus the run ids the MLflow sync wrote (a plain JSON
-# file): MLflow chooses run ids itself, so the sync runs first and every table of model results
-# reads its file, never MLflow. MLflow mirrors the records from one rule; concurrent syncs
+# Tables are assembled from their own experiment's records only: one table is one target that trains what it
+# needs and nothing else (docs/reruns.md). Each number names its MLflow run by name, `{direction}/{model}` in the
+# study's experiment, and its HTML links it through the study's MLflow page (mlflow_study, after the sync), where
+# run ids and the UI's address are resolved. MLflow mirrors the records from one rule at the end; concurrent syncs
 # (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
 # Each table writes its numbers (CSV), Markdown and an HTML rendering of the Markdown, a result
 # of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
@@ -10,7 +11,6 @@ rule table3_models:
     localrule: True
     input:
         train=quality.inputs(config)["train"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table3_models.csv",
         md="results/tables/table3_models.md",
@@ -20,7 +20,7 @@ rule table3_models:
     benchmark:
         "results/benchmarks/tables/table3_models.tsv",
     shell:
-        "mtcue table --kind models --records {input.train:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "mtcue table --kind models --records {input.train:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
@@ -30,7 +30,6 @@ rule table4_quality:
         score=quality.inputs(config)["scores"],
         comet=quality.inputs(config)["comets"],
         train=quality.inputs(config)["train"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/table4_quality.csv",
         md="results/tables/table4_quality.md",
@@ -44,14 +43,13 @@ rule table4_quality:
     shell:
         "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
         "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
 rule phenomena:
     localrule: True
     input:
         score=quality.inputs(config)["scores"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/phenomena.csv",
         md="results/tables/phenomena.md",
@@ -61,7 +59,7 @@ rule phenomena:
     benchmark:
         "results/benchmarks/tables/phenomena.tsv",
     shell:
-        "mtcue table --kind phenomena --records {input.score:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "mtcue table --kind phenomena --records {input.score:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} 2> {log:q}"
 
 
@@ -94,12 +92,15 @@ rule mlflow_study:
         files=report_files(config),
     output:
         report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow"),
+    params:
+        ui=MLFLOW_UI,  # a changed address rebuilds this page only
     log:
         f"results/logs/mlflow_study/{STUDY}.log",
     benchmark:
         f"results/benchmarks/mlflow_study/{STUDY}.tsv",
     shell:
-        "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --html {output:q} 2> {log:q}"
+        "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --ui {params.ui:q} --html {output:q} "
+        "2> {log:q}"
 
 
 # Not part of `all`: the embedding store against a dense matrix and on-the-fly embedding

@@ -34,7 +34,6 @@ rule figure_groupings:
     localrule: True
     input:
         records=shortening.inputs(config)["groupings"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/figures/shortening_groupings.csv",
         svg=report("results/figures/shortening_groupings.svg", caption="../report/shortening_groupings.rst",
@@ -44,7 +43,7 @@ rule figure_groupings:
     benchmark:
         "results/benchmarks/figures/shortening_groupings.tsv"
     shell:
-        "mtcue figure-groupings --records {input.records:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "mtcue figure-groupings --records {input.records:q} --csv {output.csv:q} "
         "--svg {output.svg:q} 2> {log:q}"
 
 
@@ -53,7 +52,6 @@ rule table_shortening:
     input:
         score=shortening.inputs(config)["scores"],
         contrastive=shortening.inputs(config)["contrastive"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/shortening.csv",
         md="results/tables/shortening.md",
@@ -66,5 +64,5 @@ rule table_shortening:
         "results/benchmarks/tables/shortening.tsv"
     shell:
         "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
-        "--contrastive-records {input.contrastive:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--contrastive-records {input.contrastive:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} 2> {log:q}"

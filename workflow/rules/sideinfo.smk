@@ -37,7 +37,6 @@ rule table_side_information:
         predicted=side_information.inputs(config)["predicted"],
         valid=side_information.inputs(config)["valid"],  # what chooses each type's grid point (H_s, lambda)
         contrastive=side_information.inputs(config)["contrastive"],
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/side_information.csv",
         md="results/tables/side_information.md",
@@ -56,5 +55,5 @@ rule table_side_information:
         "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "
         "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
         "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} --run-ids {input.runs:q} --csv {output.csv:q} "
+        "--alpha {params.bootstrap[alpha]:q} --csv {output.csv:q} "
         "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -34,7 +34,6 @@ rule table_voita2018:
         score=voita2018.inputs(config)["scores"],
         random=voita2018.inputs(config)["random"],
         attention=voita2018_attention_records,
-        runs=MLFLOW_RUNS,
     output:
         csv="results/tables/voita2018.csv",
         md="results/tables/voita2018.md",
@@ -50,4 +49,4 @@ rule table_voita2018:
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
         "--attention-records {input.attention:q} {params.unavailable:q} "
-        "--run-ids {input.runs:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -44,11 +44,21 @@ def formality_records(cfg: dict) -> list[str]:
     return [f"results/records/formality/{d}/{m}.json" for d, m in formality_runs(cfg)]
 
 
+def supervised_records(cfg: dict) -> list[str]:
+    """The style experiment's records (style.smk), Table 5's supervised rows beside the zero-shot ones."""
+    return EXPERIMENTS["style"].targets(cfg).records
+
+
+def table_records(cfg: dict) -> list[str]:
+    """What Table 5 reads: the zero-shot formality records and the supervised rows'."""
+    return formality_records(cfg) + supervised_records(cfg)
+
+
 def targets(cfg: dict) -> Targets:
     """The records and Table 5, which also has the style models' supervised rows (style.smk)."""
     records = formality_records(cfg)
     return Targets(records=records, tables=[f"results/tables/table5_formality.{ext}" for ext in ("csv", "md", "html")]
-                   if records or EXPERIMENTS["style"].targets(cfg).records else [])
+                   if table_records(cfg) else [])
 
 
 def chosen_on_valid(cfg: dict, direction: str) -> bool:
@@ -77,4 +87,4 @@ def check(cfg: dict) -> None:
 
 
 register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
-                    names=formality_models, check=check))
+                    names=formality_models, check=check, reads=supervised_records))

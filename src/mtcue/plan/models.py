@@ -3,6 +3,7 @@ their entries and specs, and which experiments each serves.
 """
 from __future__ import annotations
 
+from mtcue.layout import record_run
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.study import (SHORTENER_TYPES, SHORTENING_TYPES, SIDE_COLUMNS, STYLE_TYPES, ConfigError, columns_of,
                          context_kind, context_sentences, context_slots, parent_checkpoint, shortening_groups,
@@ -79,15 +80,33 @@ def model_columns(cfg: dict, model: str) -> list[str]:
 def trained_models(cfg: dict) -> dict[tuple[str, str], list[str]]:
     """Every (direction, model) the study trains, with the experiments whose results it gives (each
     experiment's `trains`); a model trained only as another's starting point has none."""
-    cells = [(d, m, name) for name, experiment in EXPERIMENTS.items() for d, m in experiment.trains(cfg)]
     out: dict[tuple[str, str], set[str]] = {}
-    for direction, model, experiment in cells:
-        out.setdefault((direction, model), set()).add(experiment)
-        parent = model_entry(cfg, model).get("init_from")
-        while parent:
-            out.setdefault((direction, parent), set())
-            parent = model_entry(cfg, parent).get("init_from")
+    for name, experiment in EXPERIMENTS.items():
+        for key in with_parents(cfg, experiment.trains(cfg)):
+            out.setdefault(key, set())
+        for key in experiment.trains(cfg):
+            out[key].add(name)
     return {key: sorted(experiments) for key, experiments in sorted(out.items())}
+
+
+def with_parents(cfg: dict, cells: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`cells` ((direction, model) pairs) and every model each is trained from (init_from, in its direction),
+    each once, sorted: what training those cells takes."""
+    out = set()
+    for direction, model in cells:
+        while model and (direction, model) not in out:
+            out.add((direction, model))
+            model = model_entry(cfg, model).get("init_from")
+    return sorted(out)
+
+
+def experiment_trainings(cfg: dict, name: str) -> list[tuple[str, str]]:
+    """The trainings experiment `name`'s targets need: the (direction, model) pairs whose results it gives, those
+    its records and the other records it reads are of (contrastive suites score other experiments' models) and
+    their parents."""
+    experiment = EXPERIMENTS[name]
+    scored = [cell for cell in map(record_run, [*experiment.targets(cfg).records, *experiment.reads(cfg)]) if cell]
+    return with_parents(cfg, [*experiment.trains(cfg), *scored])
 
 
 def vector_stores(cfg: dict) -> dict[str, tuple[dict, list[str]]]:

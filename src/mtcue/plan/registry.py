@@ -41,7 +41,9 @@ class Experiment:
     gives (`plan.models.trained_models`). `names(cfg)`: the configured models it names (None: it names none), under the key
     `experiments.{name}.{names_key}` (the unknown-model check). `derives(cfg)`: the runs it derives from
     configured models, {name: model entry} (`plan.models.all_models`). `check(cfg)`: its config checks (each
-    raises ConfigError), run by `config.validate` after the unknown-model check."""
+    raises ConfigError), run by `config.validate` after the unknown-model check. `reads(cfg)`: the records of
+    other experiments its tables and figures read too (Table 5's supervised rows are the style experiment's),
+    so that what one of its tables trains is known from the registry (`plan.models.experiment_trainings`)."""
     name: str
     label: str
     targets: Callable[[dict], Targets]
@@ -50,6 +52,7 @@ class Experiment:
     names_key: str = "models"
     derives: Callable[[dict], dict[str, dict]] = _no_runs
     check: Callable[[dict], None] = _nothing
+    reads: Callable[[dict], list[str]] = _none
 
 
 # {name: experiment}, in registration order (plan/__init__.py imports the modules in the study's order).

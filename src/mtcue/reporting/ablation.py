@@ -23,7 +23,7 @@ from mtcue.reporting.kit import (
     BOOTSTRAP,
     NA,
     Bootstrap,
-    RunIds,
+    Runs,
     display_name,
     format_cell,
     read_table_csv,
@@ -251,10 +251,10 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
                          zeroshot: Mapping[str, Sequence[dict]] | None = None,
                          zeroshot_directions: Mapping[str, str] | None = None,
                          unavailable: Mapping[str, str] | None = None, split: str = "valid",
-                         bootstrap: Bootstrap = BOOTSTRAP, run_ids: RunIds | None = None,
+                         bootstrap: Bootstrap = BOOTSTRAP, runs: Runs | None = None,
                        seeds: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown; with
-    `run_ids`, the MLflow run of each quality direction's and each available zero-shot task's cells."""
+    `runs`, the MLflow run of each quality direction's and each available zero-shot task's cells."""
     zeroshot_directions, unavailable = zeroshot_directions or {}, unavailable or {}
     df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
                         bootstrap=bootstrap, seeds=seeds)
@@ -263,6 +263,6 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
     tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
     run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g not in ("paper", "")}
     run_groups |= {g: zeroshot_directions[t.kind] for g, t in tasks.items() if t.kind not in unavailable}
-    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), run_ids=run_ids,
+    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), runs=runs,
                 run_groups=run_groups)
     return df

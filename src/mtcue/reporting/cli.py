@@ -8,7 +8,6 @@ from pathlib import Path
 from mtcue.options import options, positive_int, significance_level
 
 log = logging.getLogger("mtcue")
-RUN_IDS_HELP = "the MLflow run ids `mtcue track --run-ids` wrote: the CSV names the run of each number"
 
 
 def _table_options(s) -> None:
@@ -27,19 +26,20 @@ def _table_files(a) -> list:
     return [a.csv, a.md, a.html]
 
 
-def _run_ids(a):
-    from mtcue.reporting.kit import RunIds
+def _runs(a, *records: list[dict]):
+    """The MLflow run of each number of a table, named from its records (kit.Runs), its HTML (if any) linking them."""
+    from mtcue.reporting.kit import Runs
 
-    return RunIds.read(a.run_ids) if a.run_ids else None
+    return Runs.of_records([r for group in records for r in group], getattr(a, "html", None))
 
 
 def cmd_table(a):
     from mtcue.records import load_records
     from mtcue.reporting import kit, phenomena, quality, table3
 
-    run_ids = _run_ids(a)
     if a.kind == "models":
-        table3.write_models_table(load_records(a.records, "train"), a.csv, a.md, run_ids=run_ids)
+        train = load_records(a.records, "train")
+        table3.write_models_table(train, a.csv, a.md, runs=_runs(a, train))
         return
     if a.kind == "data":
         from mtcue.reporting.table1 import write_data_table
@@ -48,11 +48,12 @@ def cmd_table(a):
         return
     records = load_records(a.records, "score")
     if a.kind == "quality":
-        quality.write_quality_table(records, a.csv, a.md, load_records(a.comet_records, "comet"),
-                                   load_records(a.train_records, "train"),
-                                   bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), run_ids=run_ids)
+        comets = load_records(a.comet_records, "comet")
+        quality.write_quality_table(records, a.csv, a.md, comets, load_records(a.train_records, "train"),
+                                   bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
+                                   runs=_runs(a, records, comets))
     else:
-        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, a.csv, a.md, run_ids)
+        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, a.csv, a.md, _runs(a, records))
 
 
 def cmd_figure(a):
@@ -74,9 +75,9 @@ def cmd_style_levels(a):
 def cmd_groupings(a):
     from mtcue.records import load_records
     from mtcue.reporting.groupings import write_groupings
-    from mtcue.reporting.kit import RunIds
 
-    write_groupings(load_records(a.records, "groupings"), RunIds.read(a.run_ids), a.csv, a.svg)
+    records = load_records(a.records, "groupings")
+    write_groupings(records, _runs(a, records), a.csv, a.svg)
 
 
 def cmd_figure4(a):
@@ -86,7 +87,8 @@ def cmd_figure4(a):
     from mtcue.reporting.figure4 import write_figure4
     from mtcue.reporting.kit import Bootstrap
 
-    write_figure4(load_records(a.records, "eamt22"), json.loads(a.points), a.csv, a.png, _run_ids(a),
+    records = load_records(a.records, "eamt22")
+    write_figure4(records, json.loads(a.points), a.csv, a.png, _runs(a, records),
                   Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
@@ -105,27 +107,30 @@ def cmd_table_ablation(a):
 
     zeroshot = {"formality": load_records(a.formality_records, "formality"),
                 "eamt22": load_records(a.eamt22_records, "eamt22")}
+    scores, comets = load_records(a.records, "score"), load_records(a.comet_records, "comet")
     ablation.write_ablation_table(
-        json.loads(a.rows), load_records(a.records, "score"), a.csv, a.md, load_records(a.comet_records, "comet"),
+        json.loads(a.rows), scores, a.csv, a.md, comets,
         zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _run_ids(a), json.loads(a.seeds))
+        a.split, kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _runs(a, scores, comets, *zeroshot.values()),
+        json.loads(a.seeds))
 
 
 def cmd_table_voita2018(a):
     from mtcue.records import load_records
     from mtcue.reporting.voita2018 import write_voita2018_table
 
-    write_voita2018_table(json.loads(a.rows), load_records(a.records, "score"),
-                          load_records(a.random_records, "score"), load_records(a.attention_records, "attention"),
-                          a.csv, a.md, a.attention_unavailable, _run_ids(a))
+    scores, random = load_records(a.records, "score"), load_records(a.random_records, "score")
+    attention = load_records(a.attention_records, "attention")
+    write_voita2018_table(json.loads(a.rows), scores, random, attention, a.csv, a.md, a.attention_unavailable,
+                          _runs(a, scores, random, attention))
 
 
 def cmd_table_shortening(a):
     from mtcue.records import load_records
     from mtcue.reporting.shortening import write_shortening_table
 
-    write_shortening_table(json.loads(a.cells), load_records(a.records, "score"),
-                           load_records(a.contrastive_records, "contrastive"), a.csv, a.md, _run_ids(a))
+    scores, contrastive = load_records(a.records, "score"), load_records(a.contrastive_records, "contrastive")
+    write_shortening_table(json.loads(a.cells), scores, contrastive, a.csv, a.md, _runs(a, scores, contrastive))
 
 
 def cmd_table_side_information(a):
@@ -133,11 +138,11 @@ def cmd_table_side_information(a):
     from mtcue.reporting import kit
     from mtcue.reporting.side_information import write_side_information_table
 
-    write_side_information_table(json.loads(a.rows), load_records(a.records, "score"),
-                                 load_records(a.no_context_records, "score"),
-                                 load_records(a.predicted_records, "score"),
-                                 load_records(a.contrastive_records, "contrastive"), a.baseline or None, a.csv, a.md,
-                                 _run_ids(a), kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
+    scores, no_context = load_records(a.records, "score"), load_records(a.no_context_records, "score")
+    predicted, contrastive = load_records(a.predicted_records, "score"), load_records(a.contrastive_records, "contrastive")
+    write_side_information_table(json.loads(a.rows), scores, no_context, predicted, contrastive, a.baseline or None,
+                                 a.csv, a.md, _runs(a, scores, no_context, predicted, contrastive),
+                                 kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
                                  load_records(a.valid_records, "score"))
 
 
@@ -146,7 +151,8 @@ def cmd_table_formality(a):
     from mtcue.reporting import kit
     from mtcue.reporting.formality import write_formality_table
 
-    write_formality_table(load_records(a.records, "formality"), a.models, a.csv, a.md, _run_ids(a),
+    records = load_records(a.records, "formality")
+    write_formality_table(records, a.models, a.csv, a.md, _runs(a, records),
                           kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
@@ -155,7 +161,8 @@ def cmd_table_contrastive(a):
     from mtcue.reporting import kit
     from mtcue.reporting.contrastive import write_contrastive_table
 
-    write_contrastive_table(load_records(a.records, "contrastive"), a.csv, a.md, _run_ids(a),
+    records = load_records(a.records, "contrastive")
+    write_contrastive_table(records, a.csv, a.md, _runs(a, records),
                             kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
@@ -164,7 +171,8 @@ def cmd_table_context_usage(a):
     from mtcue.reporting import kit
     from mtcue.reporting.context_usage import write_context_usage_table
 
-    write_context_usage_table(load_records(a.records, "context_usage"), a.csv, a.md, _run_ids(a),
+    records = load_records(a.records, "context_usage")
+    write_context_usage_table(records, a.csv, a.md, _runs(a, records),
                               kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
 
 
@@ -174,7 +182,7 @@ def cmd_track(a):
     from mtcue.io import atomic_write_text
     from mtcue.records import read_record
     from mtcue.models.runs import resolve_uri
-    from mtcue.reporting.tracking import run_artifacts, sync_records, ui_base
+    from mtcue.reporting.tracking import run_artifacts, sync_records
 
     uri = resolve_uri(a.uri)
     records = {Path(p): read_record(p) for p in a.records}
@@ -183,9 +191,9 @@ def cmd_track(a):
                         a.copy_models)
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
-        # The experiment is named after the study (kit.RunIds reads this; the HTML tables link to `ui`).
-        atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs,
-                                                 "ui": ui_base(uri)}, indent=1, sort_keys=True) + "\n")
+        # The experiment is named after the study (`mtcue track-study` reads this).
+        atomic_write_text(a.run_ids, json.dumps({"tracking_uri": uri, "experiment": a.study, "runs": runs},
+                                                indent=1, sort_keys=True) + "\n")
 
 
 def cmd_track_study(a):
@@ -199,7 +207,8 @@ def cmd_track_study(a):
              for f in a.files}
     experiment_id, run_id = sync_study_files(ids["tracking_uri"], ids["experiment"], files)
     log.info("logged %d tables and figures of study '%s' into its run %s", len(files), ids["experiment"], run_id)
-    atomic_write_text(a.html, links_html(ids["tracking_uri"], ids["experiment"], experiment_id, run_id, ids["runs"]))
+    atomic_write_text(a.html, links_html(ids["tracking_uri"], ids["experiment"], experiment_id, run_id, ids["runs"],
+                                         a.ui))
 
 
 def cmd_readme_results(a):
@@ -236,7 +245,6 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="quality: paired bootstrap resamples")
     s.add_argument("--alpha", type=significance_level, default=0.05,
                    help="quality: systems with p > alpha against the best are marked indistinguishable from it")
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
     _table_options(s)
 
     s = step("figure", cmd_figure, "draw a figure (SVG) from records", options("out"))
@@ -258,7 +266,6 @@ def register(step) -> None:
              "model's weights of one sentence's pieces in its groups, CSV and SVG, from their groupings records",
              options("csv", "svg"))
     s.add_argument("--records", nargs="+", required=True, help="groupings records (mtcue groupings)")
-    s.add_argument("--run-ids", required=True, help="the MLflow sync's run ids (results/mlflow/{study}.runs.json)")
     s.add_argument("--csv", required=True)
     s.add_argument("--svg", required=True)
 
@@ -272,7 +279,6 @@ def register(step) -> None:
                    help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model", _table_files)
     s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
@@ -290,7 +296,6 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=significance_level, default=0.05)
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records",
              _table_files)
@@ -299,7 +304,6 @@ def register(step) -> None:
     s.add_argument("--alpha", type=significance_level, default=0.05, help="the intervals are (1 - alpha)")
     s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
              "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s",
@@ -310,7 +314,6 @@ def register(step) -> None:
     s.add_argument("--attention-records", nargs="*", default=[])
     s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
              "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's",
@@ -320,7 +323,6 @@ def register(step) -> None:
     s.add_argument("--records", nargs="+", required=True, help="score records")
     s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (one suite a direction)")
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
              "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s",
@@ -340,7 +342,6 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=significance_level, default=0.05)
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-contrastive", cmd_table_contrastive,
              "the contrastive table (models x suites) from contrastive records", _table_files)
@@ -349,7 +350,6 @@ def register(step) -> None:
                    help="resamples of the paired interval of each model's difference from BASE")
     s.add_argument("--alpha", type=significance_level, default=0.05)
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("table-context-usage", cmd_table_context_usage,
              "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records",
@@ -358,7 +358,6 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
     s.add_argument("--alpha", type=significance_level, default=0.05)
     _table_options(s)
-    s.add_argument("--run-ids", help=RUN_IDS_HELP)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction",
              options("run_ids"))
@@ -381,7 +380,10 @@ def register(step) -> None:
     s.add_argument("--run-ids", required=True, help="what `mtcue track --run-ids` wrote (store, study, runs)")
     s.add_argument("--files", nargs="+", required=True, help="tables and figures (results/tables/..., "
                    "results/figures/...), logged under tables/ and figures/")
-    s.add_argument("--html", required=True, help="the page of links to the MLflow UI (the report's)")
+    s.add_argument("--html", required=True, help="the page of links to the MLflow UI (the report's; each table "
+                   "number links to its run through it)")
+    s.add_argument("--ui", default="", help="the MLflow UI's address the links go to (default: a server's own "
+                   "address, else `mlflow ui`'s http://127.0.0.1:5000)")
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
     s.add_argument("--records", nargs="+", required=True,

@@ -15,7 +15,7 @@ import pandas as pd
 
 from mtcue.evaluation.context_usage import interval
 from mtcue.io import atomic_write_text
-from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, display_name, html_path, model_key
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
 
 CSV_COLUMNS = ["direction", "model", "split", "group", "cxmi", "low", "high", "n", "reads_context",
@@ -49,7 +49,7 @@ def summaries(records: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> dict
     return out
 
 
-def long_rows(records: Sequence[dict], run_ids: RunIds | None = None, shown: dict[tuple, dict] | None = None
+def long_rows(records: Sequence[dict], runs: Runs | None = None, shown: dict[tuple, dict] | None = None
               ) -> pd.DataFrame:
     by_record = {(r["direction"], r["model"], r["split"]): r for r in records}
     rows = []
@@ -59,8 +59,8 @@ def long_rows(records: Sequence[dict], run_ids: RunIds | None = None, shown: dic
         rows.append([*key, group, s["cxmi"], s["low"], s["high"], s["n"], reads_context(s), ce.get("context"),
                      ce.get("no_context"), r["without_context"]])
     df = pd.DataFrame(rows, columns=CSV_COLUMNS)
-    if run_ids is not None:
-        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") for d, m in zip(df["direction"], df["model"])]
+    if runs is not None:
+        df["run"] = [runs.name(d, m) for d, m in zip(df["direction"], df["model"])]
     return df
 
 
@@ -83,7 +83,7 @@ def direction_block(records: Sequence[dict], direction: str, shown: dict[tuple, 
 
 
 def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str | Path,
-                              run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
+                              runs: Runs | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
     if not records:
         raise ValueError("no context_usage records to tabulate")
     shown = summaries(records, bootstrap)
@@ -104,7 +104,7 @@ def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str 
          "tells (its measured size: docs/deviations.md, \"CXMI's pass without context\").",
          "Without context, a model reads: " + "; ".join(without) + ".",
          f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
-         *([run_ids.footnote()] if run_ids else [])])
-    atomic_write_text(csv, long_rows(records, run_ids, shown).to_csv(index=False))
+         *([runs.footnote()] if runs else [])])
+    atomic_write_text(csv, long_rows(records, runs, shown).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))

@@ -20,7 +20,7 @@ from mtcue.evaluation.contrastive import RULES
 from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, display_name, html_path, model_key, read_table_csv
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key, read_table_csv
 from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
@@ -28,7 +28,7 @@ PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
 PAPER_SUITES = {"en-de": "contrapro", "en-fr": "lopes"}  # the shortening paper's test sets by pair
 SHOWN_GROUPS = ("phenomenon", "set", "distance")  # breakdowns with a column in the Markdown
 CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", "vs_base", "vs_base_low",
-               "vs_base_high", "source", "measure"]  # then run_id
+               "vs_base_high", "source", "measure"]  # then run
 # What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
 # the per-token mean (its authors score with fairseq's SequenceScorer, whose score is the mean over the target's
 # tokens and </s>, and feed ContraPro's evaluate.py); its own table (reporting/shortening.py) shows ours so too.
@@ -64,9 +64,9 @@ def differences(records: Sequence[dict], bootstrap: Bootstrap = BOOTSTRAP) -> di
     return out
 
 
-def long_rows(records: Sequence[dict], run_ids: RunIds | None = None,
+def long_rows(records: Sequence[dict], runs: Runs | None = None,
               vs_base: dict[tuple, Difference] | None = None) -> pd.DataFrame:
-    """The CSV's rows: ours, then the shortening paper's published ones; with `run_ids`, a `run_id` column (the
+    """The CSV's rows: ours, then the shortening paper's published ones; with `runs`, a `run` column (the
     MLflow run of the row's model in its direction; empty for the shortening paper's rows)."""
     vs_base = differences(records) if vs_base is None else vs_base
     rows, seen = [], set()
@@ -91,8 +91,8 @@ def long_rows(records: Sequence[dict], run_ids: RunIds | None = None,
                          PAPER_SUITES[p.pair], "all", p.contrastive_accuracy / 100, None, None, None, None, None,
                          PAPER_LABEL, MEAN_MEASURE])
     df = pd.DataFrame(rows, columns=CSV_COLUMNS).astype({"n": "Int64", "ties": "Int64"})
-    if run_ids is not None:
-        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if s == OURS else None
+    if runs is not None:
+        df["run"] = [runs.name(d, m) if s == OURS else None
                         for d, m, s in zip(df["direction"], df["model"], df["source"])]
     return df
 
@@ -157,7 +157,7 @@ def _paper(direction: str) -> pd.DataFrame | None:
 
 
 def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | Path,
-                            run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
+                            runs: Runs | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
     if not records:
         raise ValueError("no contrastive records to tabulate")
     directions = sorted({r["direction"] for r in records})
@@ -180,7 +180,7 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
                      "resamples of the examples); a model differs from it beyond chance only where the interval excludes 0.",
                      "Examples per suite: " + ", ".join(f"{s} {k}" for s, k in sorted(n.items())) + ".",
                      f"Study: {', '.join(sorted({r['study'] for r in records}))}.",
-                     *([run_ids.footnote()] if run_ids else [])])
-    atomic_write_text(csv, long_rows(records, run_ids, vs_base).to_csv(index=False))
+                     *([runs.footnote()] if runs else [])])
+    atomic_write_text(csv, long_rows(records, runs, vs_base).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))

@@ -18,14 +18,14 @@ from mtcue.evaluation.eamt22 import ATTRIBUTES, accuracy_mean_from_stats
 from mtcue.evaluation.score import paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import BOOTSTRAP, Bootstrap, RunIds
+from mtcue.reporting.kit import BOOTSTRAP, Bootstrap, Runs
 
 PAPER_ANCHORS_CSV = PAPER_FIGURES / "mtcue_eamt22_anchors.csv"
 # sd: of accuracy_mean over the point's runs; difference, ci_low, ci_high: accuracy_mean of this (first)
 # parent minus that of `compared_with` in the same setting, with its paired-bootstrap interval.
 COLUMNS = ["direction", "model", "setting", "per_combination", "samples", *ATTRIBUTES, "accuracy_mean", "sd",
            "n_seeds", "bleu", "bleu_sd", "compared_with", "difference", "ci_low", "ci_high", "source", "note",
-           "run_id"]
+           "run"]
 
 
 def _pct(value: float | None) -> float:
@@ -59,11 +59,11 @@ def difference_ci(runs_a: Sequence[dict], runs_b: Sequence[dict], bootstrap: Boo
     return {"difference": 100 * ci["difference"], "ci_low": 100 * ci["low"], "ci_high": 100 * ci["high"]}
 
 
-def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunIds | None = None,
+def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_names: Runs | None = None,
                   bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
     """One row per point (plan.fewshot.fewshot_points: direction, model, setting, per_combination, `records`: the
     runs, one per seed) from its EAMT22 records, accuracies in % (the mean over the runs; `sd`, `bleu_sd`:
-    their standard deviation), with the MLflow run of the first run's model (given `run_ids`); the first
+    their standard deviation), with the MLflow run of the first run's model (given `run_names`); the first
     parent's rows carry its difference to the second parent of the same setting (difference_ci); then the
     paper's anchors (source "paper") for the paper's pair."""
     by_key = {(r["direction"], r["model"]): r for r in records}
@@ -88,7 +88,7 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunI
                "bleu": float(np.mean([r["bleu"] for r in runs])), "bleu_sd": _sd([r["bleu"] for r in runs]),
                "compared_with": "", "difference": math.nan, "ci_low": math.nan, "ci_high": math.nan,
                "source": "ours", "note": "",
-               "run_id": run_ids.runs.get(f"{p['direction']}/{p['record']}") if run_ids else None}
+               "run": run_names.name(p["direction"], p["record"]) if run_names else None}
         other = next((q for q in points if len(parents) > 1 and p["model"] == parents[0] and q["model"] == parents[1]
                       and (q["direction"], q["setting"]) == (p["direction"], p["setting"])), None)
         if other is not None:
@@ -101,7 +101,7 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_ids: RunI
                      "accuracy_mean": a.accuracy_mean, "sd": math.nan, "n_seeds": 1, "bleu": a.bleu,
                      "bleu_sd": math.nan, "compared_with": "", "difference": math.nan, "ci_low": math.nan,
                      "ci_high": math.nan, "source": "paper", "note": "lower bound" if a.relation == ">" else "",
-                     "run_id": None})
+                     "run": None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -152,8 +152,8 @@ def plot_figure4(frame: pd.DataFrame, png: str | Path) -> None:
 
 
 def write_figure4(records: Sequence[dict], points: Sequence[dict], csv: str | Path, png: str | Path,
-                  run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
-    frame = figure4_frame(records, points, run_ids, bootstrap)
+                  run_names: Runs | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
+    frame = figure4_frame(records, points, run_names, bootstrap)
     atomic_write_text(csv, frame.to_csv(index=False, float_format="%.2f"))
     plot_figure4(frame, png)
     return frame

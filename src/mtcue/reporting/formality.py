@@ -17,7 +17,7 @@ import pandas as pd
 from mtcue.evaluation.formality import ATTRIBUTES, KINDS
 from mtcue.evaluation.score import bootstrap_interval, paired_bootstrap_ci
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, display_name, read_table_csv, study_names, write_table
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 
 PAPER_FORMALITY_CSV = PAPER_FIGURES / "mtcue_table5_iwslt22_formality.csv"
@@ -175,7 +175,7 @@ def kind_counts(records: Sequence[dict]) -> dict[str, dict[str, int]]:
 
 
 def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: str | Path, md: str | Path,
-                          run_ids: RunIds | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
+                          runs: Runs | None = None, bootstrap: Bootstrap = BOOTSTRAP) -> None:
     df = formality_table(records, models, bootstrap)
     prompts = {p["id"]: (p["text"], p.get("kind")) for r in records for p in r["prompts"]
                if p["attribute"] and not is_supervised(r)}
@@ -206,4 +206,4 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
             "informal: at level 1 (Jeong et al.'s extremes; style_dim's values +2 and -2); no prompt, nothing chosen, "
             "the same numbers in both kinds' rows. Every level: results/figures/style_levels.")
     write_table(df, csv, md, f"Table 5: IWSLT22 zero-shot formality | {study_names(records)}", footnotes,
-                blocks=blocks, run_ids=run_ids)
+                blocks=blocks, runs=runs)

@@ -9,14 +9,14 @@ import pandas as pd
 
 from mtcue.io import atomic_write_text
 from mtcue.plots import grid, save_svg
-from mtcue.reporting.kit import RunIds, display_name
+from mtcue.reporting.kit import Runs, display_name
 
-COLUMNS = ["direction", "model", "run_id", "sentence", "piece_index", "piece", "group", "weight"]
+COLUMNS = ["direction", "model", "run", "sentence", "piece_index", "piece", "group", "weight"]
 
 
-def groupings_frame(records: Sequence[dict], run_ids: RunIds) -> pd.DataFrame:
-    """One row per (record, piece, group): the piece's weight in the group; `run_id` the model's MLflow run."""
-    rows = [{"direction": r["direction"], "model": r["model"], "run_id": run_ids.runs.get(f"{r['direction']}/{r['model']}"),
+def groupings_frame(records: Sequence[dict], runs: Runs) -> pd.DataFrame:
+    """One row per (record, piece, group): the piece's weight in the group; `run` the name of the model's MLflow run."""
+    rows = [{"direction": r["direction"], "model": r["model"], "run": runs.name(r["direction"], r["model"]),
              "sentence": r["sentence"], "piece_index": i, "piece": piece, "group": k + 1, "weight": weight}
             for r in records for i, (piece, row) in enumerate(zip(r["pieces"], r["weights"], strict=True))
             for k, weight in enumerate(row)]
@@ -42,10 +42,10 @@ def plot(records: Sequence[dict]):
     return fig
 
 
-def write_groupings(records: Sequence[dict], run_ids: RunIds, csv: str | Path, svg: str | Path) -> pd.DataFrame:
+def write_groupings(records: Sequence[dict], runs: Runs, csv: str | Path, svg: str | Path) -> pd.DataFrame:
     if not records:
         raise ValueError("no groupings records: nothing for the shortening paper's Figure 3 to draw")
-    frame = groupings_frame(records, run_ids)
+    frame = groupings_frame(records, runs)
     atomic_write_text(csv, frame.to_csv(index=False, float_format="%.6f"))
     save_svg(plot(records), svg)
     return frame

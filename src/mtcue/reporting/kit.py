@@ -1,12 +1,12 @@
 """The table kit every table module builds on: the paper's model order and display names, the bootstrap
-settings of the marks, metric columns, MLflow run ids beside the numbers, and writing a table as CSV,
+settings of the marks, metric columns, the MLflow run of each number (by name), and writing a table as CSV,
 Markdown and HTML (through `layout`). Markdown goes through a display frame of strings, so marks and
 "mean ± sd" cells are edits of that frame.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.evaluation.score import CorpusScore, SegmentStats, bleu_from_stats
-from mtcue.io import atomic_write_text, read_text
+from mtcue.io import atomic_write_text
+from mtcue.layout import RESULTS, mlflow_page
 from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
 from mtcue.study import display_name
 
@@ -61,62 +62,73 @@ PAPER = "paper {}"  # the label of the paper's figure for a metric
 
 
 @dataclass(frozen=True)
-class RunIds:
-    """The MLflow run of each (direction, model) of a study, as the sync wrote them
-    (results/mlflow/{study}.runs.json). MLflow chooses run ids itself, so only the sync knows
-    them: the DAG runs it before the tables, which read this plain file and never MLflow."""
+class Runs:
+    """The MLflow run of each number of a table, by name: the sync gives the run of (direction, model) of study S
+    the name `{direction}/{model}` in experiment S (tags mtcue.study, mtcue.direction, mtcue.model), so a table
+    names its runs from its own records, needing no sync and no other experiment's models. Its HTML links each
+    number to the study's MLflow page (`page`, relative to the HTML; `mtcue track-study` writes it once the
+    study is synced), which goes on to the run in the UI: run ids and the UI's address are resolved there."""
 
-    tracking_uri: str
-    experiment: str
-    runs: dict[str, str]  # "direction/model" -> run id
-    ui: str = ""  # the MLflow UI's address (tracking.ui_base): the HTML tables link each cell's run there
+    study: str
+    cells: frozenset[tuple[str, str]]  # (direction, model) of every run the table's records come from
+    page: str = ""  # the study's MLflow page, as the table's HTML links to it ("": no links)
 
     @classmethod
-    def read(cls, path: str | Path) -> RunIds:
-        data = json.loads(read_text(path))
-        return cls(data["tracking_uri"], data["experiment"], data["runs"], data.get("ui", ""))
+    def of_records(cls, records: Iterable[dict], html: str | Path | None = None) -> Runs:
+        """The runs of `records` (one study's); with `html`, the table's HTML linking to the study's MLflow page."""
+        records = list(records)
+        studies = sorted({r["study"] for r in records})
+        page = ""
+        if html and len(studies) == 1:  # a table of several studies' records names their runs only
+            folder = Path(html).parent  # a study's results/tables/, else a folder beside the working directory's study
+            page = os.path.relpath(mlflow_page(studies[0], folder.parent if folder.name == "tables" else RESULTS), folder)
+        return cls(", ".join(studies), frozenset((r["direction"], r["model"]) for r in records), page)
+
+    def name(self, direction: str, model: str) -> str | None:
+        """The run's name, None where the table's records have no run of (direction, model)."""
+        return f"{direction}/{model}" if (direction, model) in self.cells else None
 
     def links(self, display: pd.DataFrame) -> pd.DataFrame | None:
-        """Per cell of a table block (rows: models), the UI page of its run: the row's model in the direction
-        its column names (`en-de`, `en-de BLEU`); None where there is none (a column of every direction)."""
-        if not self.ui:
+        """Per cell of a table block (rows: models), where its run is: the row's model in the direction its column
+        names (`en-de`, `en-de BLEU`); None where there is none (a column of every direction)."""
+        if not self.page:
             return None
 
         def link(name: object, column: object) -> str | None:
             found = DIRECTION.search(" ".join(column) if isinstance(column, tuple) else str(column))
             run = self.of(str(name)).get(found.group()) if found else None
-            # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones
-            return f"{self.ui}/#/runs/{run}?workflowType=machine_learning" if run else None
+            return f"{self.page}#{run}" if run else None
 
         return pd.DataFrame([[link(name, column) for column in display.columns] for name in display.index],
                             index=display.index, columns=display.columns)
 
     def of(self, name: str) -> dict[str, str]:
-        """{direction: run id} of a table row's model (a display name or a config key: keys are lower
-        case, without hyphens)."""
+        """{direction: run name} of a table row's model (a display name or a config key: keys are lower case,
+        without hyphens)."""
         model = name.lower().replace("-", "_")
-        return {key.split("/")[0]: run for key, run in self.runs.items() if key.split("/")[1] == model}
+        return {d: f"{d}/{m}" for d, m in self.cells if m == model}
 
     def footnote(self) -> str:
-        return (f"MLflow: experiment `{self.experiment}` at `{self.tracking_uri}`, one run per model and "
-                "direction, named `{direction}/{model}`; the CSV's `run_id` columns give each cell's run id.")
+        where = f" Each number links to its run through the study's MLflow page (`{self.page}`), written once the " \
+                "study is synced (`snakemake mlflow_study`)." if self.page else ""
+        return (f"MLflow: experiment `{self.study}`, one run per model and direction, named `{{direction}}/{{model}}` "
+                f"(the CSV's `run` columns).{where}")
 
 
-def with_run_ids(df: pd.DataFrame, run_ids: RunIds, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """`df` (rows: models, index level "model") with a (group, "run_id") column per column group
-    whose numbers runs made: `groups` maps it to the direction of those runs (default: each group
-    but the average is a direction). Without column groups (Table 3: rows span every direction),
-    one "run_id" column listing `direction:id` for each."""
+def with_runs(df: pd.DataFrame, runs: Runs, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """`df` (rows: models, index level "model") with a (group, "run") column per column group whose numbers
+    runs made: `groups` maps it to the direction of those runs (default: each group but the average is a
+    direction). Without column groups (Table 3: rows span every direction), one "run" column listing the
+    model's runs."""
     out = df.copy()
     names = df.index.get_level_values("model")
     if isinstance(df.columns, pd.MultiIndex):
         if groups is None:
             groups = {g: g for g in df.columns.get_level_values(0) if g != AVERAGE}
         for group, direction in groups.items():
-            out[(group, "run_id")] = [run_ids.of(name).get(direction) for name in names]
+            out[(group, "run")] = [runs.of(name).get(direction) for name in names]
     else:
-        out["run_id"] = [" ".join(f"{d}:{run_ids.of(name)[d]}" for d in sorted(run_ids.of(name), key=direction_key))
-                         for name in names]
+        out["run"] = [" ".join(runs.of(name)[d] for d in sorted(runs.of(name), key=direction_key)) for name in names]
     return out
 
 
@@ -168,19 +180,19 @@ def html_path(md_path: str | Path) -> Path:
 
 def write_table(
     df: pd.DataFrame, csv_path: str | Path, md_path: str | Path, title: str, footnotes: Sequence[str],
-    display: pd.DataFrame | None = None, run_ids: RunIds | None = None, blocks: Sequence[Block] = (),
+    display: pd.DataFrame | None = None, runs: Runs | None = None, blocks: Sequence[Block] = (),
     run_groups: Mapping[str, str] | None = None,
 ) -> None:
-    """CSV with every number of `df` (NaN as empty; with `run_ids`, each cell's MLflow run:
-    `with_run_ids(df, run_ids, run_groups)`) and, for people, Markdown and its HTML rendering
+    """CSV with every number of `df` (NaN as empty; with `runs`, each cell's MLflow run:
+    `with_runs(df, runs, run_groups)`) and, for people, Markdown and its HTML rendering
     (`html_path(md_path)`, what the report shows): `blocks` (the paper's layout), or one block of
     `display` (by default `to_display(df)`). All written atomically."""
-    flat = df.copy() if run_ids is None else with_run_ids(df, run_ids, run_groups)
+    flat = df.copy() if runs is None else with_runs(df, runs, run_groups)
     flat.columns = flat_columns(flat.columns)
-    notes = [*footnotes, run_ids.footnote()] if run_ids else footnotes
+    notes = [*footnotes, runs.footnote()] if runs else footnotes
     blocks = blocks or [Block("", to_display(df) if display is None else display)]
-    if run_ids:
-        blocks = [replace(b, links=run_ids.links(b.display)) for b in blocks]
+    if runs:
+        blocks = [replace(b, links=runs.links(b.display)) for b in blocks]
     layout = Layout(title, blocks, notes)
     atomic_write_text(csv_path, flat.to_csv())
     atomic_write_text(md_path, render_markdown(layout))

@@ -117,6 +117,9 @@ th, td { padding: 0.2em 0.7em; border-bottom: 1px solid #ddd; white-space: nowra
 thead th { border-bottom: 2px solid #888; text-align: right; }
 thead th:first-child, tbody th { text-align: left; }
 td { text-align: right; }
+/* a number's link to its run is coloured, never underlined: an underline marks "indistinguishable from the best" */
+td a { color: #1a4f8b; text-decoration: none; }
+td a:hover { text-decoration: underline dotted; }
 tbody.paper th[colspan] { text-align: left; font-weight: normal; font-style: italic; color: #555;
                           border-bottom: 1px solid #aaa; padding-top: 0.6em; }
 tbody.paper tr > * { color: #666; }

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mtcue.evaluation.score import ALL
 from mtcue.reporting.kit import (
-    RunIds,
+    Runs,
     direction_key,
     display_name,
     format_cell,
@@ -65,7 +65,7 @@ def phenomena_blocks(df: pd.DataFrame) -> list[Block]:
 
 
 def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_path: str | Path,
-                          md_path: str | Path, run_ids: RunIds | None = None) -> None:
+                          md_path: str | Path, runs: Runs | None = None) -> None:
     studies = study_names(score_records)
     footnotes = [
         "Per phenomenon (formality of address, speaker/addressee gender, addressee number): "
@@ -78,4 +78,4 @@ def write_phenomena_table(df: pd.DataFrame, score_records: Sequence[dict], csv_p
         "phenomena on other data.",
     ]
     title = f"Context-determined phenomena, study {studies}"
-    write_table(df, csv_path, md_path, title, footnotes, run_ids=run_ids, blocks=phenomena_blocks(df))
+    write_table(df, csv_path, md_path, title, footnotes, runs=runs, blocks=phenomena_blocks(df))

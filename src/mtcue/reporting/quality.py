@@ -36,7 +36,7 @@ from mtcue.reporting.kit import (
     PAPER,
     Bootstrap,
     Column,
-    RunIds,
+    Runs,
     by_cell,
     direction_key,
     display_name,
@@ -283,7 +283,7 @@ def write_quality_table(
     split: str = "test",
     paper_csv: str | Path | Traversable = PAPER_QUALITY_CSV,
     bootstrap: Bootstrap = BOOTSTRAP,
-    run_ids: RunIds | None = None,
+    runs: Runs | None = None,
 ) -> None:
     """Table 4 from the records: numbers with a "<metric> mark" column (best / tied / empty)
     after each marked metric in the CSV; for people, one block per metric with bold and
@@ -298,7 +298,7 @@ def write_quality_table(
     order = [c for g, m in df.columns for c in ((g, m), (g, f"{m} mark")) if c in with_marks.columns]
     title = f"Translation quality, study {study_names(score_records)} (cf. MTCue paper, Table 4)"
     footnotes = quality_footnotes(score_records, comet_records, train_records, split, bootstrap)
-    write_table(with_marks[order], csv_path, md_path, title, footnotes, run_ids=run_ids,
+    write_table(with_marks[order], csv_path, md_path, title, footnotes, runs=runs,
                 blocks=quality_blocks(df, display))
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from mtcue.reporting.contrastive import MEAN_MEASURE as MEASURE
 from mtcue.reporting.contrastive import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
-from mtcue.reporting.kit import NA, RunIds, read_table_csv, study_names, write_table
+from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 
 # The shortening paper's row names, by model type (its Tables 2-3 and the published CSV).
@@ -88,9 +88,9 @@ def _show(df: pd.DataFrame, digits: int) -> pd.DataFrame:
 
 
 def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contrastive: Sequence[dict],
-                           csv: str | Path, md: str | Path, run_ids: RunIds | None = None) -> None:
+                           csv: str | Path, md: str | Path, runs: Runs | None = None) -> None:
     """The CSV is long: one row per (direction, row, metric, source) with the run (`model`) of ours and,
-    with `run_ids`, its MLflow run."""
+    with `runs`, its MLflow run."""
     directions = sorted({r["direction"] for r in [*scores, *contrastive]})
     long, blocks = [], []
     run_of = {row_name(c): c["run"] for c in cells}
@@ -106,8 +106,8 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
                             _show(paper.reindex(columns=shown.columns), 2),
                             f"shortening paper, IWSLT17 ({PAPER_SUITES.get(direction, NA)})"))
     df = pd.DataFrame(long, columns=["direction", "row", "metric", "value", "source", "measure", "model"])
-    if run_ids is not None:
-        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+    if runs is not None:
+        df["run"] = [runs.name(d, m) if isinstance(m, str) else None
                         for d, m in zip(df["direction"], df["model"])]
     df = df.set_index(["direction", "row", "metric", "source"])
     footnotes = [
@@ -122,7 +122,7 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
         "(en-de) and Lopes et al. (en-fr) accuracy. Ours: see docs/deviations.md (the demo fine-tunes from BASE; "
         "config/paper.yaml trains from scratch).",
         f"Study: {study_names([*scores, *contrastive]) or NA}.",
-        *([run_ids.footnote()] if run_ids else []),
+        *([runs.footnote()] if runs else []),
     ]
     write_table(df, csv, md, "Sequence shortening for context-aware MT: BLEU and contrastive accuracy", footnotes,
                 blocks=blocks)

@@ -14,7 +14,7 @@ import pandas as pd
 from mtcue.evaluation.score import paired_bootstrap
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.side_information import grid_points
-from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, RunIds, read_table_csv, study_names, write_table
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
@@ -156,7 +156,7 @@ def _bleu_cell(values: pd.Series, alpha: float) -> str:
 
 def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], no_context_scores: Sequence[dict],
                                  predicted_scores: Sequence[dict], contrastive: Sequence[dict], baseline: str | None,
-                                 csv: str | Path, md: str | Path, run_ids: RunIds | None = None,
+                                 csv: str | Path, md: str | Path, runs: Runs | None = None,
                                  bootstrap: Bootstrap = BOOTSTRAP, valid_scores: Sequence[dict] = ()) -> None:
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
     contrastive_accuracy), paper (Hoang et al.'s BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
@@ -174,8 +174,8 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     claims = claim_checks(rows, long, valid_scores)
     frames = (long, pd.DataFrame(paper_rows, columns=long.columns), claims)
     df = pd.concat([frame for frame in frames if not frame.empty], ignore_index=True)
-    if run_ids is not None:
-        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+    if runs is not None:
+        df["run"] = [runs.name(d, m) if isinstance(m, str) else None
                         for d, m in zip(df["direction"], df["model"])]
     df = df.set_index(["table", "direction", "row", "metric"])
 
@@ -225,6 +225,6 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         "Hoang et al. tune H_s and lambda on development data) where every point of it has a validation score, "
         "else the best test BLEU (optimistic, said so); a system's other rows follow its chosen model."),
         f"Study: {study_names([*scores, *no_context_scores, *predicted_scores, *contrastive]) or NA}.",
-        *([run_ids.footnote()] if run_ids else []),  # the CSV's run_id column has each cell's run
+        *([runs.footnote()] if runs else []),  # the CSV's run column names each cell's run
     ]
     write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import NA, RunIds, by_cell, display_name, model_key, read_table_csv, study_names, write_table
+from mtcue.reporting.kit import NA, Runs, by_cell, display_name, model_key, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 from mtcue.study import CONTEXT_KIND
 
@@ -152,12 +152,12 @@ def models_blocks(df: pd.DataFrame, paper_csv: str | Path | Traversable = PAPER_
 
 
 def write_models_table(train_records: Sequence[dict], csv_path: str | Path, md_path: str | Path,
-                       paper_csv: str | Path | Traversable = PAPER_MODELS_CSV, run_ids: RunIds | None = None) -> None:
+                       paper_csv: str | Path | Traversable = PAPER_MODELS_CSV, runs: Runs | None = None) -> None:
     """Table 3 from the training records: every number in the CSV (mean and sd in separate
     columns); for people, the paper's layout with its rows below ours."""
     df = models_table(train_records, paper_csv)
     title = f"Model details, study {study_names(train_records)} (cf. MTCue paper, Table 3)"
-    write_table(df, csv_path, md_path, title, models_footnotes(train_records), run_ids=run_ids,
+    write_table(df, csv_path, md_path, title, models_footnotes(train_records), runs=runs,
                 blocks=models_blocks(df, paper_csv))
 
 

@@ -334,30 +334,43 @@ def sync_study_files(tracking_uri: str, study: str, files: Mapping[str, Path]) -
     return experiment_id, run.info.run_id
 
 
-def ui_base(tracking_uri: str) -> str:
-    """Where the MLflow UI of a store is: $MTCUE_MLFLOW_UI (a UI served elsewhere, e.g. behind a proxy), else a
-    server's own address, else `mlflow ui`'s default."""
+def ui_base(tracking_uri: str, ui: str = "") -> str:
+    """Where the MLflow UI of a store is: `ui` (a UI served elsewhere, e.g. behind a proxy: `make report
+    MLFLOW_UI=...`), else a server's own address, else `mlflow ui`'s default."""
     server = tracking_uri if tracking_uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
-    return (os.environ.get("MTCUE_MLFLOW_UI") or server).rstrip("/")
+    return (ui or server).rstrip("/")
 
 
-def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str, runs: Mapping[str, str]) -> str:
+# A table's number links to the study's page as page.html#{direction}/{model}: the page goes on to that run.
+FOLLOW_RUN = """<script>
+const run = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+if (run && run.href) location.replace(run.href);
+</script>
+"""
+
+
+def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str, runs: Mapping[str, str],
+               ui: str = "") -> str:
     """An HTML page linking the study's experiment, its study run (tables and figures) and each model's run
-    (model, hypotheses, records) in the MLflow UI (the report's MLflow section)."""
+    (model, hypotheses, records) in the MLflow UI at `ui` (ui_base): the report's MLflow section, and where each
+    table number's link (kit.Runs: this page, #{direction}/{model}) is resolved to its run's page in the UI."""
     from html import escape
 
-    base = ui_base(tracking_uri)
+    base = ui_base(tracking_uri, ui)
     experiment = f"{base}/#/experiments/{experiment_id}"
 
-    def link(href: str, text: str) -> str:
-        return f'<a href="{escape(href)}">{escape(text)}</a>'
+    def link(href: str, text: str, anchor: str = "") -> str:
+        named = f' id="{escape(anchor)}"' if anchor else ""
+        return f'<a{named} href="{escape(href)}">{escape(text)}</a>'
 
     start = "" if tracking_uri.startswith(("http://", "https://")) else (
         f"<p>Start the UI from the study's folder: <code>mlflow ui --backend-store-uri {escape(tracking_uri)}</code>"
         "</p>\n")
-    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}?workflowType=machine_learning', key)}</li>\n"
+    # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones
+    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}?workflowType=machine_learning', key, key)}</li>\n"
                    for key, run_id in sorted(runs.items()))
     return (f"<h2>MLflow: study {escape(study)}</h2>\n{start}"
             f"<p>{link(f'{experiment}?workflowType=machine_learning', 'All runs of the study')}; "
             f"{link(f'{experiment}/runs/{study_run}/artifacts', 'its tables and figures')}.</p>\n"
-            f"<p>Each trained model's run (its logged model, test hypotheses and records):</p>\n<ul>\n{rows}</ul>\n")
+            f"<p>Each trained model's run (its logged model, test hypotheses and records):</p>\n<ul>\n{rows}</ul>\n"
+            f"{FOLLOW_RUN}")

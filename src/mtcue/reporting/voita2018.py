@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import NA, RunIds, read_table_csv, study_names, write_table
+from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
 from mtcue.reporting.layout import Block
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
@@ -59,8 +59,8 @@ def _agreement_block(title: str, agreement: pd.DataFrame, paper: pd.DataFrame, c
 
 def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_scores: Sequence[dict],
                           attention: Sequence[dict], csv: str | Path, md: str | Path,
-                          attention_unavailable: str = "", run_ids: RunIds | None = None) -> None:
-    """The CSV is long (docs/formats.md, section 7); with `run_ids`, each of our numbers names the MLflow run
+                          attention_unavailable: str = "", runs: Runs | None = None) -> None:
+    """The CSV is long (docs/formats.md, section 7); with `runs`, each of our numbers names the MLflow run
     of its model in its direction."""
     bleu = bleu_frame(rows, scores, random_scores)
     paper_bleu = read_table_csv(PAPER_BLEU_CSV).set_index("model")["bleu"]
@@ -82,8 +82,8 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
     long += [{"table": "attention_any_nouns", "direction": "paper en-ru", "row": p, "metric": m, "value": v}
              for p, values in paper_attention6.iterrows() for m, v in values.items()]
     df = pd.DataFrame(long, columns=["table", "direction", "row", "metric", "value", "model"])
-    if run_ids is not None:
-        df["run_id"] = [run_ids.runs.get(f"{d}/{m}") if isinstance(m, str) else None
+    if runs is not None:
+        df["run"] = [runs.name(d, m) if isinstance(m, str) else None
                         for d, m in zip(df["direction"], df["model"])]
     df = df.set_index(["table", "direction", "row", "metric"])
 
@@ -111,6 +111,6 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
         "before it, as Voita et al. count it); random = expected agreement of a random noun.",
         f"Study: {study_names([*scores, *random_scores, *attention]) or NA}. The paper's numbers: en-ru "
         "OpenSubtitles2018, CoreNLP antecedents.",
-        *([run_ids.footnote()] if run_ids else []),
+        *([runs.footnote()] if runs else []),
     ]
     write_table(df, csv, md, "Voita et al. (2018): context-aware Transformer", footnotes, blocks=blocks)
