@@ -39,9 +39,11 @@ check: $(STAMP)
 readme: $(STAMP)
 	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md --results-page docs/results.md
 
-# The HTML report of a finished `make demo` (every table and figure captioned, the MLflow links), one file.
+# The HTML report of the study (every table and figure built so far, captioned; those not built yet listed), one
+# file; its numbers link to their MLflow runs in the UI at MLFLOW_UI (default http://127.0.0.1:5000).
+MLFLOW_UI ?=
 report: $(STAMP)
-	$(VENV)/bin/snakemake --report results/report.html
+	$(VENV)/bin/mtcue report --out results/report.html $(if $(MLFLOW_UI),--ui "$(MLFLOW_UI)")
 
 rehearsal: $(STAMP)
 	$(VENV)/bin/mtcue rehearsal --out $(REHEARSAL) --cores $(CORES) $(if $(PROFILE),--profile $(PROFILE)) \

@@ -5,6 +5,7 @@ import yaml
 from conftest import REPO
 from mtcue import config as cfgmod
 from mtcue.plan import gpu_hours
+from mtcue.study import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +122,38 @@ def test_the_docs_calendar_is_the_generated_one(paper, capsys):
     printed = capsys.readouterr().out
     assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + gpu_hours.calendar_markdown(paper, (8, 16, 32, 64))
     assert gpu_hours.calendar_markdown(paper, (8, 16, 32, 64)) in (REPO / "docs" / "paper-scale.md").read_text()
+
+
+def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
+    """Table 4 costs its experiment's row of the study table (the five models in eight directions, BASE and
+    BASE-PM among them: no parent from elsewhere); Figure 4's few-shot variants start from TAGGING and MTCUE,
+    which start from BASE-PM and BASE: parents its own row does not count."""
+    rows = {r["experiment"]: r for r in gpu_hours.study_gpu_hours(paper)["rows"]}
+    assert gpu_hours.target_trainings(paper, ["table4_quality"]) == \
+        gpu_hours.target_trainings(paper, ["results/tables/table4_quality.csv"]) == \
+        gpu_hours.target_trainings(paper, ["quality"])
+    lines = gpu_hours.target_markdown(paper, ["table4_quality"]).splitlines()
+    assert lines[2] == (f"| table4_quality | {rows['quality']['trainings']} | 0 | {rows['quality']['gpu_h']:,.0f} "
+                        f"| {rows['quality']['gpu_h_max']:,.0f} |") == "| table4_quality | 40 | 0 | 1,182 | 3,149 |"
+    assert lines[3] == "| the whole study | 249 | | 7,425 | 12,929 |"
+    fewshot = gpu_hours.target_trainings(paper, ["figure4_eamt22_fewshot"])
+    assert len(fewshot) > rows["fewshot"]["trainings"] and ("en-pl", "base_pm") in fewshot
+    both = gpu_hours.target_trainings(paper, ["table4_quality", "table6_ablation"])
+    assert set(both) == set(gpu_hours.target_trainings(paper, ["table4_quality"])) | \
+        set(gpu_hours.target_trainings(paper, ["table6_ablation"]))
+    with pytest.raises(ConfigError, match=r"--target table9: .*table4_quality"):
+        gpu_hours.target_trainings(paper, ["table9"])
+
+
+def test_the_docs_one_table_cost_is_the_generated_one(paper, capsys):
+    from mtcue.cli import main
+
+    assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--target", "table4_quality",
+                 "--gpus", "8", "16", "32", "64"]) == 0
+    printed = capsys.readouterr().out
+    table = gpu_hours.target_markdown(paper, ["table4_quality"])
+    calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), ["table4_quality"])
+    assert printed == table + "\n" + calendar
+    assert table + "\n" + calendar in (REPO / "docs" / "paper-scale.md").read_text()
+    # the calendar of Table 4 alone: its critical path is BASE-PM then TAGGING, not the study's shortening runs
+    assert "- Critical path, expected: 3.1 days (75 h), base_pm (de-en) -> tagging (de-en)" in calendar

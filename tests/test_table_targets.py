@@ -3,6 +3,7 @@ nothing else, in the demo and in the paper's study; on a finished study, adding 
 that experiment's table and the study-level outputs only. Checked on Snakemake's own DAG (its API, nothing run)
 against the plan (mtcue.plan: the registry's `trains`, the models its records are of, `init_from`)."""
 import dataclasses
+import os
 import re
 import shutil
 import subprocess
@@ -136,3 +137,38 @@ def test_a_model_added_to_the_ablation_reruns_its_table_and_the_study_level_outp
     tables = {rule for rule in rules if rule.startswith(("table", "figure")) or rule in ("phenomena", "bleu_gain",
                                                                                         "training_curves")}
     assert tables - STUDY_LEVEL == {"table6_ablation"}, rules
+
+
+def test_a_new_ui_address_rebuilds_the_studys_mlflow_page_only(finished_demo):
+    """The UI's address is resolved where the links are drawn: the study's MLflow page, not the tables."""
+    workdir, configfile = finished_demo
+    done = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
+                           "--configfile", str(configfile), "-n"], capture_output=True, text=True,
+                          env={**os.environ, "MTCUE_MLFLOW_UI": "https://lab.example.org/mlflow"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = done.stdout.split("Job stats:")[1].split("\ntotal")[0]
+    assert dict(re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)) == {"mlflow_study": "1", "all": "1"}
+
+
+def test_the_report_of_a_partly_built_study_shows_what_is_built_and_names_the_rest(finished_demo, tmp_path, caplog):
+    """A study grown one table at a time: `mtcue report` (make report) writes Snakemake's report of the built
+    tables and figures and names those not built yet, rather than failing on the first one missing."""
+    from mtcue.reporting.study_report import result_status, write_report
+
+    workdir = tmp_path / "study"
+    shutil.copytree(finished_demo[0], workdir, symlinks=True)
+    for f in (workdir / "results" / "tables").glob("table6_ablation.*"):
+        f.unlink()
+    cfg = cfgmod.load(REPO / "config" / "config.yaml")
+    os.chdir(workdir)
+    try:
+        built, missing = result_status(cfg)
+        assert missing == ["results/tables/table6_ablation"]
+        assert "results/tables/table4_quality.html" in built and not any("table6" in f for f in built)
+        assert write_report(cfg, "results/report.html", str(REPO / "Snakefile"), str(workdir / "config.yaml")) == \
+            missing
+    finally:
+        os.chdir(REPO)
+    report = (workdir / "results" / "report.html").read_text()
+    assert "table4_quality.html" in report and "table6_ablation" not in report
+    assert "results/tables/table6_ablation" in caplog.text

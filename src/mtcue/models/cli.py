@@ -105,12 +105,12 @@ def cmd_count_params(a):
 
 
 def cmd_gpu_hours(a):
-    from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown
+    from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown, target_markdown
 
     cfg = cfgmod.load(a.config)
-    print(gpu_hours_markdown(cfg), end="")
+    print(target_markdown(cfg, a.target) if a.target else gpu_hours_markdown(cfg), end="")
     if a.gpus:
-        print("\n" + calendar_markdown(cfg, tuple(a.gpus)), end="")
+        print("\n" + calendar_markdown(cfg, tuple(a.gpus), a.target), end="")
 
 
 def cmd_bench_train_cost(a):
@@ -245,6 +245,10 @@ def register(step) -> None:
     s.add_argument("--config", required=True)
     s.add_argument("--gpus", type=positive_int, nargs="+",
                    help="also the calendar: the study's projected training wall time on each of these GPU counts")
+    s.add_argument("--target", nargs="+", metavar="TABLE",
+                   help="only what these tables or figures take (e.g. table4_quality, as `snakemake table4_quality` "
+                        "trains it: their experiments' models and the parents those start from), beside the whole "
+                        "study")
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",

@@ -13,17 +13,19 @@ not counted.
 
 The calendar (`study_calendar`, `mtcue gpu-hours --gpus`) schedules those trainings on N GPUs, one GPU per
 training, a training after its parent (init_from): the study's training wall time per GPU count, not counting
-queue waits, evaluation or data preparation.
+queue waits, evaluation or data preparation. With targets (`mtcue gpu-hours --target table4_quality`), the same
+for the trainings those tables and figures need: their experiments' models and the parents those start from
+(`plan.models.experiment_trainings`), what `snakemake <target>` trains.
 """
 from __future__ import annotations
 
 import csv
 
 from mtcue.paper import PAPER_FIGURES
-from mtcue.plan.models import model_entry, model_spec, trained_models
+from mtcue.plan.models import experiment_trainings, model_entry, model_spec, trained_models
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.schedule import Job, critical_path, list_schedule
-from mtcue.study import CONTEXT_KIND
+from mtcue.study import CONTEXT_KIND, ConfigError
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
@@ -140,9 +142,49 @@ def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, 
             "wall_h": {g: list_schedule(jobs, g) for g in gpus}}
 
 
-def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> dict:
-    """The calendar of every training of the study, at its expected hours ("gpu_h") and at most ("gpu_h_max")."""
+def target_experiments(cfg: dict, targets: list[str]) -> list[str]:
+    """The experiments whose tables or figures `targets` name: a file (results/tables/table4_quality.csv), its
+    name without folder and suffix (table4_quality) or an experiment's name (ablation)."""
+    named: dict[str, str] = {}
+    for name, experiment in EXPERIMENTS.items():
+        made = experiment.targets(cfg)
+        for path in (*made.tables, *made.figures):
+            named[path] = named[path.rsplit("/", 1)[-1].split(".")[0]] = name
+        if made.tables or made.figures:
+            named[name] = name
+    unknown = [t for t in targets if t not in named]
+    if unknown:
+        choices = sorted(k for k in named if "/" not in k)
+        raise ConfigError(f"--target {' '.join(unknown)}: no table or figure of this config's study is called so; "
+                          f"one of {', '.join(choices)} (or a file of results/tables/ or results/figures/)")
+    return list(dict.fromkeys(named[t] for t in targets))
+
+
+def target_trainings(cfg: dict, targets: list[str]) -> list[tuple[str, str]]:
+    """The (direction, model) trainings that building `targets` takes, parents included."""
+    return sorted({key for name in target_experiments(cfg, targets) for key in experiment_trainings(cfg, name)})
+
+
+def target_markdown(cfg: dict, targets: list[str]) -> str:
+    """What building `targets` costs beside the whole study, as the Markdown table docs/paper-scale.md shows."""
+    hours = study_gpu_hours(cfg)
+    cost, keys = hours["per_training"], target_trainings(cfg, targets)
+    own = {key for name in target_experiments(cfg, targets) for key in EXPERIMENTS[name].trains(cfg)}
+    t = hours["total"]
+    return "\n".join([
+        "| what | trainings | of them starting points of others | GPU-h, expected | GPU-h, at most (max_epoch) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| {', '.join(targets)} | {len(keys)} | {len([k for k in keys if k not in own])} "
+        f"| {sum(cost[k]['gpu_h'] for k in keys):,.0f} | {sum(cost[k]['gpu_h_max'] for k in keys):,.0f} |",
+        f"| the whole study | {t['trainings']} | | {t['gpu_h']:,.0f} | {t['gpu_h_max']:,.0f} |"]) + "\n"
+
+
+def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, targets: list[str] | None = None) -> dict:
+    """The calendar of every training of the study (of `targets`: the trainings they take), at its expected hours
+    ("gpu_h") and at most ("gpu_h_max")."""
     cost = study_gpu_hours(cfg)["per_training"]
+    if targets:
+        cost = {key: cost[key] for key in target_trainings(cfg, targets)}
     name = lambda direction, model: f"{model} ({direction})"
     parents = {name(d, m): name(d, model_entry(cfg, m)["init_from"]) for d, m in cost
                if model_entry(cfg, m).get("init_from")}
@@ -150,9 +192,9 @@ def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> dict:
             for column in ("gpu_h", "gpu_h_max")}
 
 
-def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> str:
+def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, targets: list[str] | None = None) -> str:
     """study_calendar as the Markdown table docs/paper-scale.md shows."""
-    cal = study_calendar(cfg, gpus)
+    cal = study_calendar(cfg, gpus, targets)
     when = lambda h: f"{h / 24:,.1f} days ({h:,.0f} h)"
     busy = lambda c, g: f"{c['gpu_h'] / (g * c['wall_h'][g]):.0%}"
     expected, most = cal["gpu_h"], cal["gpu_h_max"]

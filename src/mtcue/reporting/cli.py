@@ -223,6 +223,15 @@ def cmd_readme_results(a):
     log.info("%s: results %s from %s", where, "current" if current else "rendered", ", ".join(a.records))
 
 
+def cmd_report(a):
+    from mtcue import config as cfgmod
+    from mtcue.reporting.study_report import write_report
+
+    cfg = cfgmod.load(a.configfile or "config/config.yaml")
+    missing = write_report(cfg, a.out, a.snakefile, a.configfile, a.ui)
+    log.info("%s: the study's built tables and figures%s", a.out, f"; not built yet: {len(missing)}" if missing else "")
+
+
 def cmd_critical_path(a):
     from mtcue.reporting.critical_path import write_critical_path
 
@@ -395,6 +404,16 @@ def register(step) -> None:
     s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
     s.add_argument("--alpha", type=significance_level, default=0.05)
     s.add_argument("--check", action="store_true", help="only check that the README holds these results")
+
+    s = step("report", cmd_report, "the study's HTML report of the tables and figures built so far (Snakemake's "
+             "report, captioned), naming those not built yet; its MLflow links resolved to the UI's address",
+             options("out"))
+    s.add_argument("--out", required=True, help="the report's HTML file (results/report.html)")
+    s.add_argument("--configfile", help="the study's config, as given to snakemake (default: the embedded "
+                   "config/config.yaml)")
+    s.add_argument("--snakefile", default="Snakefile")
+    s.add_argument("--ui", default="", help="the MLflow UI's address the links go to (default: a tracking "
+                   "server's own, else `mlflow ui`'s http://127.0.0.1:5000)")
 
     s = step("critical-path", cmd_critical_path,
              "the study on more cores: critical path, total work and projected wall time per core count, from "
