@@ -86,12 +86,18 @@ def _record(model, result, direction="en-de"):
 
 def test_table_says_which_models_read_their_context(tmp_path):
     from mtcue.reporting.context_usage import write_context_usage_table
+    from mtcue.reporting.kit import Runs
+    from table_links import unlinked_numbers
 
     reads = cxmi([(-1.0, 1)] * 3, [(-2.0, 1)] * 3, [["pronoun"]] * 3)  # CXMI 1 in every resample
     base = cxmi([(-1.0, 1)] * 3, [(-1.0, 1)] * 3)
     hurt = cxmi([(-2.0, 1)] * 3, [(-1.0, 1)] * 3)  # the context moves it away from the reference
-    write_context_usage_table([_record("mtcue", reads), _record("base", base), _record("concat", hurt)],
-                              tmp_path / "u.csv", tmp_path / "u.md")
+    records = [_record("mtcue", reads), _record("base", base), _record("concat", hurt)]
+    tables = tmp_path / "results" / "tables"
+    write_context_usage_table(records, tables / "u.csv", tables / "u.md", Runs.of_records(records, tables / "u.html"))
+    page = (tables / "u.html").read_text()
+    assert unlinked_numbers(page) == [] and 'href="../mlflow/t.html#en-de/concat">-1.0000' in page
+    tmp_path = tables
     csv = pd.read_csv(tmp_path / "u.csv").set_index(["model", "group"])
     assert csv.loc[("mtcue", "all"), "cxmi"] == 1.0 and csv.loc[("mtcue", "all"), "reads_context"] == "yes"
     assert csv.loc[("mtcue", "phenomenon=pronoun"), "n"] == 3

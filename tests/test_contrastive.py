@@ -275,7 +275,15 @@ def test_every_difference_from_base_has_a_paired_interval(tmp_path):
     assert (d[("en-de", "concat", "lopes", "all")]["low"], d[("en-de", "concat", "lopes", "all")]["high"]) == (1.0, 1.0)
     assert ("en-de", "base", "lopes", "all") not in d
 
-    write_contrastive_table([base, always], tmp_path / "c.csv", tmp_path / "c.md")
+    from mtcue.reporting.kit import Runs
+    from table_links import paper_links, unlinked_numbers
+
+    runs = Runs.of_records([base, always], tmp_path / "tables" / "c.html")
+    write_contrastive_table([base, always], tmp_path / "tables" / "c.csv", tmp_path / "tables" / "c.md", runs)
+    page = (tmp_path / "tables" / "c.html").read_text()
+    assert unlinked_numbers(page) == [] and paper_links(page) == []
+    assert f'<a href="../mlflow/{base["study"]}.html#en-de/voita_context">100.0 (+40.0' in page
+    tmp_path = tmp_path / "tables"
     import pandas as pd
 
     csv = pd.read_csv(tmp_path / "c.csv")

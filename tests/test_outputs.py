@@ -27,7 +27,7 @@ WRITES = {
                                                    "table-shortening", "table-side-information", "table-contrastive",
                                                    "table-context-usage")},
     "figure": ["out"], "figure-style-levels": ["csv", "svg"], "figure-groupings": ["csv", "svg"], "figure4": ["csv", "png"], "track": ["run_ids"],
-    "track-study": ["html"],
+    "track-study": ["html"], "report": ["out"],
     "critical-path": ["out"], "style-agreement": ["out"],
 }
 

@@ -463,7 +463,16 @@ def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_
     scores = [score("en-de", "base", 30.0), score("en-de", "grouping_c2", 31.5), score("en-de", "concat_c2", 29.0)]
     records = [contrastive("en-de", "base", 0.5, 0.25, {"1": 0.2, "2": 0.3}),
                contrastive("en-de", "grouping_c2", 0.75, 0.6, {"1": 0.7, "2": 0.5})]
-    write_shortening_table(cells, scores, records, tmp_path / "t.csv", tmp_path / "t.md")
+    from mtcue.reporting.kit import Runs
+    from table_links import paper_links, unlinked_numbers
+
+    tables = tmp_path / "tables"
+    write_shortening_table(cells, scores, records, tables / "t.csv", tables / "t.md",
+                           Runs.of_records([*scores, *records], tables / "t.html"))
+    page = (tables / "t.html").read_text()
+    assert unlinked_numbers(page) == [] and paper_links(page) == []
+    assert '#en-de/grouping_c2">31.50</a>' in page
+    tmp_path = tables
     import pandas as pd
 
     df = pd.read_csv(tmp_path / "t.csv", keep_default_na=False)

@@ -297,9 +297,17 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     predicted = [score("si_trg_prefix", 28.0, bad)]
     contrastive = [{"kind": "contrastive", "model": "si_mtl", "direction": "en-de", "accuracy": 0.625, "study": "t",
                     "suite": "synthetic"}]
-    write_side_information_table(rows, scores, no_context, predicted, contrastive, "base", tmp_path / "t.csv",
-                                 tmp_path / "t.md")
-    df = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
+    from mtcue.reporting.kit import Runs
+    from table_links import unlinked_numbers
+
+    tables = tmp_path / "tables"
+    runs = Runs.of_records([*scores, *no_context, *predicted, *contrastive], tables / "t.html")
+    write_side_information_table(rows, scores, no_context, predicted, contrastive, "base", tables / "t.csv",
+                                 tables / "t.md", runs)
+    page = (tables / "t.html").read_text()
+    assert unlinked_numbers(page.split("<h2>")[1]) == []  # Table 3's numbers; the claims are verdicts
+    assert '#en-de/si_output_layer">29.50' in page  # w/o side info at test: the same model's run
+    df = pd.read_csv(tables / "t.csv").set_index(["table", "direction", "row", "metric"])["value"]
     assert df[("bleu", "en-de", "output-layer", "bleu")] == 31.0
     assert df[("bleu", "en-de", "output-layer", "p_better")] == 0.0  # better in every resample
     assert df[("bleu", "en-de", "si-src-prefix", "p_better")] == 1.0  # identical segments: never better
@@ -312,7 +320,7 @@ def test_side_information_table_from_hand_made_records(tmp_path):
     assert df[("claims", "en-de", "trg_prefix_h_not_above_base", "holds")] == 0.0  # 30.25 > 30.0
     assert df[("bleu", "en-de", "si-trg-prefix-p", "bleu")] == 28.0
     assert df[("paper", "ted_talks_de-en", "si-trg-prefix-p", "bleu")] == 29.06
-    md = (tmp_path / "t.md").read_text()
+    md = (tables / "t.md").read_text()
     assert "| output-layer | 31.00+ | n/a |" in md and "| mtl | 30.50 | 62.5 |" in md
     assert "| si-src-prefix | 29.00 | n/a |" in md
 

@@ -20,6 +20,8 @@ from mtcue import config as cfgmod
 from mtcue.plan import EXPERIMENTS
 from mtcue.plan.models import experiment_trainings, model_entry
 
+pytestmark = pytest.mark.slow  # every test here builds Snakemake DAGs (in-process or by dry runs)
+
 # Study-level outputs: the MLflow mirror of every model, and the evaluations that score every trained model
 # (contrastive suites, context usage), whose tables gain a row for any new model.
 STUDY_LEVEL = {"mlflow_sync", "mlflow_study", "all", "table_contrastive", "table_context_usage"}

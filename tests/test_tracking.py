@@ -23,6 +23,7 @@ from mtcue.reporting.kit import display_name
 from mtcue.reporting import tracking
 from mtcue.reporting.tracking import sync_records
 from mtcue.study import fewshot_name
+from table_links import paper_links, unlinked_numbers
 
 SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 
@@ -337,10 +338,16 @@ def test_every_number_of_every_table_names_an_existing_run_of_its_model_and_dire
     assert main(["track-study", "--run-ids", runs, "--files", str(tables / "table4.csv"),
                  "--html", "results/mlflow/demo.html"]) == 0
     study_page = (tmp_path / "results/mlflow/demo.html").read_text()
+    for name in steps:  # every number of ours links to its run, none of the paper's
+        page = (tables / f"{name}.html").read_text()
+        assert unlinked_numbers(page) == [] and paper_links(page) == [], name
     ids = json.loads(Path(runs).read_text())["runs"]
     links = re.findall(r'<td><a href="([^"#]+)#([^"]+)">', (tables / "table4.html").read_text())
     assert len(links) >= 10 and {href for href, _ in links} == {"../mlflow/demo.html"}
     for _, run in links:
+        if "/" not in run:  # the average over directions: the model's line of runs
+            assert f'<li id="{run}">{run}: <a id="' in study_page and f'<a id="en-de/{run}"' in study_page
+            continue
         assert (f'<a id="{run}" href="http://127.0.0.1:5000/#/experiments/') in study_page
         assert f'/runs/{ids[run]}?workflowType=machine_learning">{run}</a>' in study_page
 

@@ -497,8 +497,15 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
                  "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}
     scores, random = [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)], [score("voita_context", 19.5)]
-    runs = Runs.of_records([*scores, *random, attention])
+    from table_links import paper_links, unlinked_numbers
+
+    tmp_path = tmp_path / "tables"
+    runs = Runs.of_records([*scores, *random, attention], tmp_path / "t.html")
     write_voita2018_table(rows, scores, random, [attention], tmp_path / "t.csv", tmp_path / "t.md", runs=runs)
+    page = (tmp_path / "t.html").read_text()
+    assert unlinked_numbers(page) == [] and paper_links(page) == []
+    assert '<a href="../mlflow/demo.html#en-ru/voita_context">19.50</a>' in page  # random context: the same model
+    assert '<a href="../mlflow/demo.html#en-ru/voita_context">75.0</a>' in page  # Table 7's agreement
     csv = pd.read_csv(tmp_path / "t.csv").set_index(["table", "direction", "row", "metric"])
     df = csv["value"]
     assert csv["run"][("bleu", "en-ru", "context encoder (random context)", "bleu")] == "en-ru/voita_context"

@@ -30,6 +30,7 @@ from mtcue.reporting.kit import (
     study_names,
     write_table,
 )
+from mtcue.reporting.layout import Block
 from mtcue.reporting.quality import QUALITY_COLUMNS, _comet_footnotes, _quality_records, quality_table
 
 PAPER_ABLATION_CSV = PAPER_FIGURES / "mtcue_table6_ablation.csv"
@@ -263,6 +264,8 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
     tasks = {_zeroshot_group(t, zeroshot_directions.get(t.kind, "")): t for t in ZEROSHOT_TASKS}
     run_groups = {g: g for g in df.columns.get_level_values(0).unique() if g not in tasks and g not in ("paper", "")}
     run_groups |= {g: zeroshot_directions[t.kind] for g, t in tasks.items() if t.kind not in unavailable}
-    write_table(df, csv_path, md_path, title, footnotes, ablation_display(df, bootstrap.alpha), runs=runs,
-                run_groups=run_groups)
+    display = ablation_display(df, bootstrap.alpha)
+    rows_of = dict(zip(df.index.get_level_values("ablation"), df.index.get_level_values("model")))
+    blocks = [runs.linked(Block("", display), rows_of)] if runs else []
+    write_table(df, csv_path, md_path, title, footnotes, display, runs=runs, blocks=blocks, run_groups=run_groups)
     return df

@@ -90,7 +90,8 @@ def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str 
     without = sorted({r["without_context"] for r in records})
     layout = Layout(
         "Context usage: CXMI (nats per token), the reference's cross-entropy without the model's context minus with it",
-        [direction_block(records, d, shown) for d in sorted({r["direction"] for r in records})],
+        [runs.linked(direction_block(records, d, shown), direction=d) if runs else direction_block(records, d, shown)
+         for d in sorted({r["direction"] for r in records})],
         ["CXMI as Fernandes et al. (2021) measure it (neulab/contextual-mt): the same model scores each reference of "
          f"the {', '.join(sorted({r['split'] for r in records}))} split with its context and without, a sentence's "
          "score being its mean log-probability per token; CXMI is the mean difference. In brackets the "

@@ -167,7 +167,8 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     for r in records:
         rules.setdefault(r["rule"], set()).add(r["suite"])
     layout = Layout("Contrastive accuracy (%): the correct candidate scored best, by each suite's official rule",
-                    [direction_block(records, d, vs_base) for d in directions],
+                    [runs.linked(direction_block(records, d, vs_base), direction=d) if runs else
+                     direction_block(records, d, vs_base) for d in directions],
                     ["Every candidate is force-decoded with the example's own context (identical candidates of an "
                      "example once, sharing the score), and each suite judged by its official scorer's rule: "
                      + "; ".join(f"{', '.join(sorted(ss))}: {RULES[rule]}" for rule, ss in rules.items())

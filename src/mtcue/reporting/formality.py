@@ -183,6 +183,8 @@ def write_formality_table(records: Sequence[dict], models: Sequence[str], csv: s
                     "paper, Table 5 (its prompts: eight in-distribution, two generic)",
                     _prompts_note(records, direction, kind))
               for direction in df.columns.get_level_values(0).unique() for kind in KINDS]
+    if runs:  # each block is one direction's
+        blocks = [runs.linked(b, direction=b.heading.split(",")[0]) for b in blocks]
     test_sets = sorted({f"{r['direction']}: {r['lines']} lines of {r['test_set']}" for r in records})
     footnotes = [
         "formal / informal: the share of judged test outputs in the requested register (FORMAL / (FORMAL + "

@@ -88,24 +88,35 @@ class Runs:
         """The run's name, None where the table's records have no run of (direction, model)."""
         return f"{direction}/{model}" if (direction, model) in self.cells else None
 
-    def links(self, display: pd.DataFrame) -> pd.DataFrame | None:
-        """Per cell of a table block (rows: models), where its run is: the row's model in the direction its column
-        names (`en-de`, `en-de BLEU`); None where there is none (a column of every direction)."""
+    def links(self, display: pd.DataFrame, model_of: Mapping[str, str] | None = None,
+              direction: str | None = None) -> pd.DataFrame | None:
+        """Per cell of a table block, where its run is: the run of the row's model (`model_of[row]`; by default the
+        row is a model's display name) in `direction` (by default the one its column names, `en-de BLEU`, else
+        its row, `en-de all`); a row model's number of no one direction (Table 3's means) links to the list of
+        its runs. None for the paper's columns and where no run of ours made the number."""
         if not self.page:
             return None
 
-        def link(name: object, column: object) -> str | None:
-            found = DIRECTION.search(" ".join(column) if isinstance(column, tuple) else str(column))
-            run = self.of(str(name)).get(found.group()) if found else None
+        def link(row: object, column: object) -> str | None:
+            column = " ".join(column) if isinstance(column, tuple) else str(column)
+            model = model_key_of(model_of.get(str(row), "") if model_of is not None else str(row))
+            if PAPER.format("") in f"{column} " or not model or not self.of(model):
+                return None
+            found = direction or next((m.group() for m in map(DIRECTION.search, (column, str(row))) if m), None)
+            run = self.name(found, model) if found else model
             return f"{self.page}#{run}" if run else None
 
-        return pd.DataFrame([[link(name, column) for column in display.columns] for name in display.index],
+        return pd.DataFrame([[link(row, column) for column in display.columns] for row in display.index],
                             index=display.index, columns=display.columns)
+
+    def linked(self, block: Block, model_of: Mapping[str, str] | None = None, direction: str | None = None) -> Block:
+        """`block` with its numbers linked to their runs (`links`)."""
+        return replace(block, links=self.links(block.display, model_of, direction))
 
     def of(self, name: str) -> dict[str, str]:
         """{direction: run name} of a table row's model (a display name or a config key: keys are lower case,
         without hyphens)."""
-        model = name.lower().replace("-", "_")
+        model = model_key_of(name)
         return {d: f"{d}/{m}" for d, m in self.cells if m == model}
 
     def footnote(self) -> str:
@@ -113,6 +124,11 @@ class Runs:
                 "study is synced (`snakemake mlflow_study`)." if self.page else ""
         return (f"MLflow: experiment `{self.study}`, one run per model and direction, named `{{direction}}/{{model}}` "
                 f"(the CSV's `run` columns).{where}")
+
+
+def model_key_of(name: str) -> str:
+    """A model's config key from its display name (MTCUE, BASE-PM) or its key."""
+    return name.lower().replace("-", "_")
 
 
 def with_runs(df: pd.DataFrame, runs: Runs, groups: Mapping[str, str] | None = None) -> pd.DataFrame:
@@ -191,8 +207,8 @@ def write_table(
     flat.columns = flat_columns(flat.columns)
     notes = [*footnotes, runs.footnote()] if runs else footnotes
     blocks = blocks or [Block("", to_display(df) if display is None else display)]
-    if runs:
-        blocks = [replace(b, links=runs.links(b.display)) for b in blocks]
+    if runs:  # a block that links its own numbers (rows that are not models) keeps them
+        blocks = [b if b.links is not None else runs.linked(b) for b in blocks]
     layout = Layout(title, blocks, notes)
     atomic_write_text(csv_path, flat.to_csv())
     atomic_write_text(md_path, render_markdown(layout))

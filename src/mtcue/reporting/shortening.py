@@ -102,9 +102,10 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
                      for row, values in frame.iterrows() for metric, value in values.items() if not pd.isna(value)]
         suite = next((r["suite"] for r in contrastive if r["direction"] == direction), NA)
         shown = _show(ours, 2)
-        blocks.append(Block(f"{direction}: BLEU and contrastive accuracy (%, suite {suite}, by {MEASURE})", shown,
-                            _show(paper.reindex(columns=shown.columns), 2),
-                            f"shortening paper, IWSLT17 ({PAPER_SUITES.get(direction, NA)})"))
+        block = Block(f"{direction}: BLEU and contrastive accuracy (%, suite {suite}, by {MEASURE})", shown,
+                      _show(paper.reindex(columns=shown.columns), 2),
+                      f"shortening paper, IWSLT17 ({PAPER_SUITES.get(direction, NA)})")
+        blocks.append(runs.linked(block, run_of, direction) if runs else block)
     df = pd.DataFrame(long, columns=["direction", "row", "metric", "value", "source", "measure", "model"])
     if runs is not None:
         df["run"] = [runs.name(d, m) if isinstance(m, str) else None

@@ -205,7 +205,8 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
     chosen_display = pd.DataFrame({d: {row: CHOSEN_BY[how] for row, how in zip(part["row"], part["metric"])}
                                    for d, part in chosen.groupby("direction")})
     chosen_display.index.name = "row compared"
-    blocks = [Block("Table 3: BLEU (test split) and contrastive accuracy", display),
+    table3 = Block("Table 3: BLEU (test split) and contrastive accuracy", display)
+    blocks = [runs.linked(table3, {r["label"]: r["model"] for r in rows}) if runs else table3,
               Block("Hoang et al.'s claims on our numbers, each system by its chosen grid point", claim_display
                     if not claim_display.empty else pd.DataFrame({"": ["no scores"]}, index=[NA])),
               *([Block("The grid points compared, and what chose them", chosen_display.fillna(NA))]

@@ -341,7 +341,8 @@ def ui_base(tracking_uri: str, ui: str = "") -> str:
     return (ui or server).rstrip("/")
 
 
-# A table's number links to the study's page as page.html#{direction}/{model}: the page goes on to that run.
+# A table's number links to the study's page as page.html#{direction}/{model}: the page goes on to that run (a
+# number over every direction, #{model}, stays on the model's line of runs).
 FOLLOW_RUN = """<script>
 const run = document.getElementById(decodeURIComponent(location.hash.slice(1)));
 if (run && run.href) location.replace(run.href);
@@ -366,9 +367,14 @@ def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str
     start = "" if tracking_uri.startswith(("http://", "https://")) else (
         f"<p>Start the UI from the study's folder: <code>mlflow ui --backend-store-uri {escape(tracking_uri)}</code>"
         "</p>\n")
-    # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones
-    rows = "".join(f"<li>{link(f'{experiment}/runs/{run_id}?workflowType=machine_learning', key, key)}</li>\n"
-                   for key, run_id in sorted(runs.items()))
+    by_model: dict[str, list[tuple[str, str]]] = {}
+    for key, run_id in sorted(runs.items()):
+        by_model.setdefault(key.split("/")[1], []).append((key, run_id))
+    # One line per model (a table's number over every direction links here, #{model}), a link per run;
+    # MLflow 3's UI opens on its GenAI pages unless the address asks for the classic ones.
+    rows = "".join(f'<li id="{escape(model)}">{escape(model)}: '
+                   + ", ".join(link(f"{experiment}/runs/{run_id}?workflowType=machine_learning", key, key)
+                               for key, run_id in keyed) + "</li>\n" for model, keyed in by_model.items())
     return (f"<h2>MLflow: study {escape(study)}</h2>\n{start}"
             f"<p>{link(f'{experiment}?workflowType=machine_learning', 'All runs of the study')}; "
             f"{link(f'{experiment}/runs/{study_run}/artifacts', 'its tables and figures')}.</p>\n"

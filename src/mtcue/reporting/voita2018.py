@@ -89,18 +89,20 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
 
     display = bleu.map(lambda v: NA if pd.isna(v) else f"{v:.2f}")
     display["paper (en-ru)"] = [f"{paper_bleu[label]:.2f}" if label in paper_bleu else NA for label in bleu.index]
-    blocks = [Block("Table 1: BLEU (test split)", display)]
+    link = (lambda block, model_of: runs.linked(block, model_of)) if runs else (lambda block, _models: block)
+    by_row = {f"{d} {p}": attention_model[d] for d, p in [*agreement.index, *agreement6.index]}
+    blocks = [link(Block("Table 1: BLEU (test split)", display), model_of)]
     if not agreement.empty:
-        blocks.append(_agreement_block("Table 7: attention agreement with the antecedent (%)", agreement,
-                                       paper_attention, "paper, Table 7 (en-ru)"))
+        blocks.append(link(_agreement_block("Table 7: attention agreement with the antecedent (%)", agreement,
+                                            paper_attention, "paper, Table 7 (en-ru)"), by_row))
     else:
         blocks.append(Block("Table 7: attention agreement with the antecedent (%)",
                             pd.DataFrame({"": [attention_unavailable or (
                                 "no pronoun example whose context line has more than one noun" if attention else
                                 "no attention records")]}, index=[NA])))
     if not agreement6.empty:
-        blocks.append(_agreement_block("Table 6: the same over every context line (one noun or more)", agreement6,
-                                       paper_attention6, "paper, Table 6 (en-ru)"))
+        blocks.append(link(_agreement_block("Table 6: the same over every context line (one noun or more)",
+                                            agreement6, paper_attention6, "paper, Table 6 (en-ru)"), by_row))
     footnotes = [
         "BLEU of each system on the study's test split (sacreBLEU); 'random context': the previous-sentence "
         "model translating with the context sentence of another test sentence (test time only).",
