@@ -804,7 +804,7 @@ class _Translator:
     class model:
         max_source_tokens = 10
 
-    def pieces(self, text):
+    def pieces(self, text, name):
         return text.split()
 
     def translate(self, sources, context, previous, beam):
@@ -909,3 +909,27 @@ def test_a_tracking_server_that_refuses_or_does_not_answer_fails_the_sync_soon_n
         caplog.clear()
     silent.close()
     closed.close()
+
+
+def test_a_served_source_with_a_lone_surrogate_is_answered_400_naming_its_row(tmp_path):
+    import io
+    from types import SimpleNamespace
+
+    import sentencepiece as spm
+    from mlflow.exceptions import MlflowException
+
+    from mtcue.models.translator import Translator
+    from mtcue.reporting.logged_model import TranslatorModel
+
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world"] * 50), model_writer=proto, vocab_size=12,
+                                   minloglevel=2)
+    translator = Translator.__new__(Translator)  # only what predict reads before translating
+    translator._spm = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    translator.model = SimpleNamespace(max_source_tokens=10)
+    served = TranslatorModel()
+    served.translator = translator
+    with pytest.raises(MlflowException) as refused:  # SentencePiece itself raises a RuntimeError: a 500
+        served.predict(None, pd.DataFrame({"source": ["hello", "a\ud800b"]}))
+    assert refused.value.message.startswith("row 1: '\\ud800' (character 1) is a lone surrogate, not text")
+    assert refused.value.get_http_status_code() == 400

@@ -347,9 +347,10 @@ class Translator:
                             "cues": [t for c, t in zip(slots, strings) if c.startswith("cue")]})
         return samples
 
-    def pieces(self, text: str) -> list[str]:
-        """The SentencePiece pieces of `text`, as the model reads them."""
-        return self._spm.encode(text, out_type=str)
+    def pieces(self, text: str, name: str = "text") -> list[str]:
+        """The SentencePiece pieces of `text`, as the model reads them; text that is not (a lone surrogate, which
+        SentencePiece answers with a RuntimeError) is a ValueError naming it `name`."""
+        return self._spm.encode(_text(text, name), out_type=str)
 
     def context_attention(self, source: list[str], context: list[str]) -> np.ndarray:
         """The model's attention from each source piece (then </s>) to each context piece (between the

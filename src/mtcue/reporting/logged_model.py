@@ -74,7 +74,7 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
         try:
             sources, limit = list(model_input["source"]), self.translator.model.max_source_tokens - 1
             for row, source in enumerate(sources):
-                if isinstance(source, str) and len(pieces := self.translator.pieces(source)) > limit:
+                if isinstance(source, str) and len(pieces := self.translator.pieces(source, f"row {row}")) > limit:
                     raise ValueError(f"row {row}: the source is {len(pieces)} pieces long, more than the model reads "
                                      f"({limit}); split it into sentences")
             return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),
