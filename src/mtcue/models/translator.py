@@ -42,6 +42,7 @@ import numpy as np
 from mtcue import layout
 from mtcue.config import generation_settings
 from mtcue.corpus import META_FIELDS
+from mtcue.io import read_json
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
 from mtcue.progress import Progress
@@ -474,7 +475,12 @@ class Translator:
         if self._tag_vocab is None:
             from mtcue.context.tags import VOCAB_FILE
 
-            self._tag_vocab = json.loads((self.model.tag_store / VOCAB_FILE).read_text(encoding="utf-8"))
+            path = self.model.tag_store / VOCAB_FILE
+            vocab = read_json(path)
+            if not (isinstance(vocab, list) and all(isinstance(tag, str) for tag in vocab)):
+                raise ValueError(f"{path}: not the tag store's list of tags (strings); rerun the step that writes the "
+                                 "tag store")
+            self._tag_vocab = vocab
         return self._tag_vocab
 
     def _batches(self, dataset, batch_size: int):
