@@ -933,3 +933,22 @@ def test_a_served_source_with_a_lone_surrogate_is_answered_400_naming_its_row(tm
         served.predict(None, pd.DataFrame({"source": ["hello", "a\ud800b"]}))
     assert refused.value.message.startswith("row 1: '\\ud800' (character 1) is a lone surrogate, not text")
     assert refused.value.get_http_status_code() == 400
+
+
+@pytest.mark.parametrize("text, problem", [('{"experiment": "demo", "runs": {}}', ": no tracking_uri: not a run-ids file"),
+                                           ('["demo"]', ": no tracking_uri, experiment, runs: not a run-ids file"),
+                                           ('{"tracking_uri": ', ":1: not valid JSON")])
+def test_track_study_names_a_run_ids_file_it_cannot_use(tmp_path, caplog, text, problem):
+    ids = tmp_path / "demo.runs.json"
+    ids.write_text(text)
+    assert main(["track-study", "--run-ids", str(ids), "--files", str(ids), "--html", str(tmp_path / "l.html")]) == 1
+    assert f"track-study failed: {ids}{problem}" in caplog.text
+    assert not (tmp_path / "l.html").exists()
+
+
+@pytest.mark.parametrize("given", ["{bad", "[1]"])
+def test_track_names_experiments_that_are_no_json_object(tmp_path, caplog, given):
+    assert main(["track", "--study", "demo", "--uri", f"sqlite:///{tmp_path}/m.db", "--records", "r.json",
+                 "--experiments", given]) == 1
+    assert "track failed: --experiments: " in caplog.text and "Traceback" not in caplog.text
+    assert not (tmp_path / "m.db").exists()
