@@ -748,6 +748,13 @@ def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_f
         mlmodel.write_text(yaml.safe_dump(model))
         with pytest.raises(ValueError, match=re.escape(message)):
             run_model_dir(f"runs:/{run}", uri)
+    for tampered in ({"config": "models/en-de/base"}, {"artifacts": ["study"]},
+                     {"artifacts": {"study": {"path": 7}}}):  # shapes `mtcue track` never writes
+        mlmodel.write_text(yaml.safe_dump({**model, "flavors": {"python_function": {
+            **model["flavors"]["python_function"], "config": {"model_dir": "models/en-de/base"}, **tampered}}}))
+        with pytest.raises(ValueError, match="its python_function config or artifacts are not those `mtcue track` "
+                                             "writes; relog the model"):
+            run_model_dir(f"runs:/{run}", uri)
     del model["flavors"]["python_function"]
     mlmodel.write_text(yaml.safe_dump(model))
     with pytest.raises(ValueError, match=f"{mlmodel} has no python_function flavour"):

@@ -148,9 +148,13 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
     else:
         local = Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
     flavor = Model.load(local).flavors.get("python_function")
-    if flavor is None:
+    if not isinstance(flavor, dict):
         raise ValueError(f"{uri}: {local / 'MLmodel'} has no python_function flavour: not a model `mtcue track` "
                          "logged; relog it (`mtcue track --artifacts`)")
-    copy = flavor.get("artifacts", {}).get(STUDY_COPY, {}).get("path")
-    return model_folder(flavor.get("config") or {}, None if copy is None else local / copy, f"{uri} ({local})",
-                        tracking_uri, local)
+    artifacts, config = flavor.get("artifacts") or {}, flavor.get("config") or {}
+    study = artifacts.get(STUDY_COPY) if isinstance(artifacts, dict) else None
+    copy = study.get("path") if isinstance(study, dict) else None
+    if not (isinstance(artifacts, dict) and isinstance(config, dict) and isinstance(copy, (str, type(None)))):
+        raise ValueError(f"{uri}: {local / 'MLmodel'}: its python_function config or artifacts are not those `mtcue "
+                         "track` writes; relog the model (`mtcue track --artifacts`)")
+    return model_folder(config, None if copy is None else local / copy, f"{uri} ({local})", tracking_uri, local)
