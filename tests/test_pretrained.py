@@ -94,7 +94,7 @@ def test_a_model_that_cannot_be_had_fails_the_fetch_naming_it_and_what_to_do(tmp
     assert ("Run `snakemake pretrained_models` where the hub is reachable (a cluster's login node), or set the "
             "encoder (context.encoder") in fetched.stderr
     assert not (folder / "manifest.json").exists()  # no manifest, so the study goes no further
-    assert not (folder / "sentence-transformers--all-MiniLM-L12-v2").exists()
+    assert not (folder / folder_name("sentence-transformers/all-MiniLM-L12-v2")).exists()
 
     # COMET: listed as unavailable where it is optional (the demo), a failure where it is required (the paper)
     comet = ["--comet-model", "Unbabel/wmt20-comet-da"]
