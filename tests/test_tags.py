@@ -154,3 +154,19 @@ def test_a_damaged_tag_vocabulary_is_named_when_a_model_reads_it(tmp_path, text,
     translator.model, translator._tag_vocab = SimpleNamespace(tag_store=tmp_path), None
     with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'tags.json'}:") + ".*" + re.escape(problem)):
         translator._tags()
+
+
+@pytest.mark.parametrize("content, problem", [(b'["tokens"]', "not a store's manifest (a JSON object)"),
+                                              (b'{"kind": "tokens"', "1: not valid JSON"),
+                                              (b'{"kind": "\xff"}', "1: not UTF-8")])
+def test_a_damaged_store_manifest_is_named_whatever_the_store(tmp_path, content, problem):
+    import re
+
+    from mtcue.context.store import ContextStoreError
+    from mtcue.context.token_store import TokenStore, open_store
+
+    (tmp_path / "manifest.json").write_bytes(content)
+    for read in (open_store, ContextStore, TokenStore):
+        with pytest.raises(ContextStoreError, match=re.escape(f"{tmp_path / 'manifest.json'}") + ".*" +
+                           re.escape(problem)):
+            read(tmp_path)
