@@ -178,8 +178,8 @@ def _named(file: Path, record: Path, folder: str) -> Path:
     if not file.is_file():
         raise FileNotFoundError(f"{record}: names {file}, which is missing (run from the study's folder, or rerun "
                                 "the step that writes it)")
-    folders = Path(record).absolute().parent.parts
-    at = len(folders) - 1 - folders[::-1].index("records") if "records" in folders[:-1] else None
+    folders = Path(record).absolute().parent.parts[:-1]  # above the record's kind folder
+    at = len(folders) - 1 - folders[::-1].index("records") if "records" in folders else None
     if at is None or not (Path(*folders[:at]) / folder).is_dir():
         raise ValueError(f"{record}: not in a study's records/ folder beside its {folder}/ (results/records/{{kind}}/"
                          "...); its files are uploaded only from the study that holds it")
