@@ -42,7 +42,8 @@ def test_config_loads_and_validates_only():
     assert len((SRC / "config.py").read_text(encoding="utf-8").splitlines()) <= 400
     defined = {n.name for n in ast.parse((SRC / "config.py").read_text(encoding="utf-8")).body
                if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
-    assert defined == {"schema", "validate", "generation_settings", "read_yaml", "load", "paper_formality_prompts"}
+    assert defined == {"schema", "validate", "generation_settings", "read_yaml", "load", "load_files", "merge",
+                       "paper_formality_prompts"}
 
 
 def test_evaluation_touches_no_private_attribute():

@@ -292,3 +292,15 @@ def test_a_merge_key_may_be_overridden(tmp_path):
     path.write_text("study: x\ndirections: [en-de]\nmodels:\n  base: &base {type: base}\n  big:\n    <<: *base\n"
                     "    type: mtcue\n")
     assert cfg.load(path)["models"]["big"]["type"] == "mtcue"
+
+
+def test_an_experiments_plan_of_a_config_not_validated_says_so_naming_the_key():
+    from mtcue.plan import EXPERIMENTS
+    from mtcue.study import ConfigError
+
+    raw = {"study": "t", "directions": ["en-de"], "models": {"base": {"type": "base"}}}  # no defaults filled in
+    for name, experiment in EXPERIMENTS.items():
+        with pytest.raises(ConfigError, match=rf"^experiment '{name}' targets: the config has no key '\w+': the plan "
+                                              "reads a config validated by mtcue.config.load"):
+            experiment.targets(raw)
+    assert EXPERIMENTS["quality"].targets(cfg.validate(raw)).tables  # a validated one plans as before

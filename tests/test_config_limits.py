@@ -126,3 +126,53 @@ def test_heads_must_divide_the_width_as_fairseq_asserts():
         MultiheadAttention(10, 3)
     MultiheadAttention(12, 3)
     cfg.validate({**BASE, "models": {"base": {"type": "base", "arch": {"embed_dim": 12, "heads": 3}}}})
+
+
+# ---- what Snakemake would run or never finish reading: refused by `mtcue check-config` before it ------------
+
+def test_a_yte_config_runs_nothing_in_the_check_that_goes_before_snakemake(tmp_path, monkeypatch, caplog):
+    from yte import process_yaml
+
+    from mtcue.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "yte.yaml"
+    path.write_text(HEAD + "__use_yte__: true\nseed: ?__import__('pathlib').Path('RAN').write_text('ran')\n")
+    assert main(["check-config", str(path)]) == 1
+    assert f"check-config failed: {path}:4: __use_yte__ makes the file a YTE template, whose Python Snakemake runs " \
+           "as it reads the file" in caplog.text
+    assert not (tmp_path / "RAN").exists()
+    with pytest.raises(cfg.ConfigError, match=rf"^{path}:4: __use_yte__"):  # and in every loader of the project
+        cfg.load(path)
+    assert not (tmp_path / "RAN").exists()
+    process_yaml(path.read_text())  # the control: what Snakemake does with the file runs its Python
+    assert (tmp_path / "RAN").read_text() == "ran"
+
+
+def test_the_check_refuses_an_alias_bomb_and_deep_nesting_at_once_and_passes_the_shipped_configs(tmp_path, caplog):
+    from mtcue.cli import main
+
+    bomb, deep = tmp_path / "bomb.yaml", tmp_path / "deep.yaml"
+    bomb.write_text(alias_bomb())
+    deep.write_text(HEAD + "corpus: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    start = time.monotonic()
+    assert main(["check-config", str(REPO / "config" / "config.yaml"), str(bomb)]) == 1
+    assert main(["check-config", str(deep)]) == 1
+    assert time.monotonic() - start < 5
+    assert f"{bomb}: its aliases (*name) expand to more than 100,000 values" in caplog.text
+    assert f"{deep}: nested too deeply to read (thousands of levels)" in caplog.text
+    caplog.clear()
+    caplog.set_level("INFO")
+    assert main(["check-config", str(REPO / "config" / "paper.yaml")]) == 0
+    assert "config/paper.yaml: study 'paper'" in caplog.text
+
+
+def test_the_rehearsal_reads_a_yte_study_with_the_check_and_runs_nothing(tmp_path, monkeypatch):
+    from mtcue.rehearsal.run import rehearse
+
+    monkeypatch.chdir(tmp_path)
+    study = tmp_path / "study.yaml"
+    study.write_text(HEAD + "__use_yte__: true\nseed: ?__import__('pathlib').Path('RAN').write_text('ran')\n")
+    with pytest.raises(cfg.ConfigError, match=rf"^{study}:4: __use_yte__ makes the file a YTE template"):
+        rehearse(REPO, tmp_path / "out", study, REPO / "config" / "rehearsal.yaml")
+    assert not (tmp_path / "RAN").exists() and not (tmp_path / "out" / "sources").exists()

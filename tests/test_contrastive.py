@@ -373,6 +373,11 @@ def test_the_rule_is_the_suites_own_whatever_its_file_is_called(tmp_path, monkey
     record = json.loads((tmp_path / "r.json").read_text())
     assert (record["suite"], record["rule"], record["accuracy"], record["ties"]) == ("deixis300", "first_among_tied",
                                                                                       1.0, 3)
+    assert record["needs_target_context"] is True  # from the suite's content too, not from its file's name
+    voita2019(tmp_path / "deixis_test.json", "voita2019_ellipsis_vp", tmp_path / "voita2019_deixis.jsonl")
+    assert main(["score-contrastive", "--model-dir", "m", "--suite", str(tmp_path / "voita2019_deixis.jsonl"),
+                 "--out", str(tmp_path / "r2.json")]) == 0
+    assert json.loads((tmp_path / "r2.json").read_text())["needs_target_context"] is False
 
 
 def test_a_contrastive_record_from_before_suites_carried_their_rule_is_refused(tmp_path):

@@ -210,3 +210,36 @@ def test_a_mirror_path_is_copied(tmp_path):
     assert result["bytes"] == 28
     with pytest.raises(DownloadError, match="not found in the mirror"):
         download(str(tmp_path / "mirror" / "absent"), tmp_path / "out" / "absent")
+
+
+class Trickle(QuietHandler):
+    """Announces the whole payload, then sends a byte every 20 ms: each read gets a byte long before any timeout."""
+
+    def do_GET(self):
+        import time
+
+        self.server.requests.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(PAYLOAD)))
+        self.end_headers()
+        try:
+            for byte in PAYLOAD[:200]:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.02)
+        except OSError:  # the client hung up, as it should
+            pass
+
+
+def test_a_server_trickling_bytes_is_cut_at_the_minimum_rate_not_waited_for(tmp_path):
+    import time
+
+    with serve(Trickle) as srv:
+        started = time.monotonic()
+        with pytest.raises(DownloadError, match=r"failed after 2 attempts \(too slow: \d+ bytes in \d+ s \(less than "
+                                                r"1024 bytes/s\)\); the \d+ bytes that arrived are kept"):
+            download(f"{srv.url}/x", tmp_path / "x", Policy(retries=1, backoff_s=0, timeout_s=0.5),
+                     sleep=lambda s: None)
+        took = time.monotonic() - started
+    assert len(srv.requests) == 2 and took < 3  # two windows of 0.5 s and change; 200 bytes would take 8 s
+    assert not (tmp_path / "x").exists() and 0 < (tmp_path / "x.part").stat().st_size < 200

@@ -2,6 +2,7 @@ import hashlib
 import io
 import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -274,3 +275,73 @@ def test_an_encoder_naming_its_own_code_is_refused_in_every_load_and_the_bundled
     assert marker.read_text() == "ran"
     # the bundled encoder is built of sentence-transformers' own modules (Transformer, Pooling, Normalize)
     assert load_encoder("all-MiniLM-L6-v2")(["Hello."]).shape == (1, 384)
+
+
+def encoder_with_dense(folder, activation="torch.nn.modules.activation.ReLU"):
+    """The bundled encoder with a Dense module (384 -> 8) after its modules, naming `activation`."""
+    import shutil
+
+    import torch
+    from sentence_transformers.sentence_transformer.modules import Dense
+
+    from mtcue.pretrained import local_source
+
+    shutil.copytree(local_source("all-MiniLM-L6-v2"), folder)
+    modules = json.loads((folder / "modules.json").read_text())
+    (folder / "modules.json").write_text(json.dumps(
+        [*modules, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}]))
+    (folder / "3_Dense").mkdir()
+    Dense(384, 8, activation_function=torch.nn.ReLU()).save(str(folder / "3_Dense"))
+    config = json.loads((folder / "3_Dense" / "config.json").read_text())
+    (folder / "3_Dense" / "config.json").write_text(json.dumps({**config, "activation_function": activation}))
+    return folder
+
+
+def test_a_dense_module_naming_a_function_to_call_runs_nothing_and_names_its_file_and_key(tmp_path, monkeypatch):
+    import torch.utils
+    from sentence_transformers import SentenceTransformer
+
+    marker = tmp_path / "RAN"
+    monkeypatch.setattr(torch.utils, "mtcue_probe", lambda: marker.write_text("ran"), raising=False)
+    good = encoder_with_dense(tmp_path / "good")
+    vectors = load_encoder(str(good))(["Hello.", "Good evening."])
+    assert vectors.shape == (2, 8) and vectors.min() == 0  # ReLU, looked up by name
+    evil = encoder_with_dense(tmp_path / "evil", "torch.utils.mtcue_probe")
+    with pytest.raises(ValueError, match=re.escape(
+            f"context encoder module config {evil / '3_Dense' / 'config.json'}: activation_function "
+            "'torch.utils.mtcue_probe' is not one of torch.nn's Identity, Tanh, ReLU")):
+        load_encoder(str(evil))
+    assert not marker.exists()
+    SentenceTransformer(str(evil))  # the control: sentence-transformers imports and calls it while loading
+    assert marker.read_text() == "ran"
+
+
+@pytest.mark.parametrize("module, key, value", [("1_Pooling", "pooling_mode_evil", True),
+                                                ("", "model_args", {"attn": {"nested": "x"}}),
+                                                ("3_Dense", "in_features", {"__class__": "os.system"})])
+def test_a_module_config_key_or_value_off_the_allow_list_is_refused_naming_file_and_key(tmp_path, module, key,
+                                                                                        value):
+    folder = encoder_with_dense(tmp_path / "enc")
+    config = folder / module / ("sentence_bert_config.json" if module == "" else "config.json")
+    config.write_text(json.dumps({**json.loads(config.read_text()), key: value}))
+    with pytest.raises(ValueError, match=re.escape(f"context encoder module config {config}: ") + f".*'{key}'"):
+        load_encoder(str(folder))
+
+
+def test_a_pickle_in_a_dense_modules_weights_runs_nothing_and_names_the_folder(tmp_path):
+    import os
+    import pickle
+
+    marker = tmp_path / "RAN"
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {marker}",)
+
+    folder = encoder_with_dense(tmp_path / "enc")
+    (folder / "3_Dense" / "model.safetensors").unlink()
+    (folder / "3_Dense" / "pytorch_model.bin").write_bytes(pickle.dumps(Payload()))
+    with pytest.raises(ValueError, match=re.escape(f"context encoder weights {folder / '3_Dense'}: a pickle that "
+                                                   "names more than tensors")):
+        load_encoder(str(folder))
+    assert not marker.exists()

@@ -27,7 +27,7 @@ WRITES = {
                                                    "table-shortening", "table-side-information", "table-contrastive",
                                                    "table-context-usage")},
     "figure": ["out"], "figure-style-levels": ["csv", "svg"], "figure-groupings": ["csv", "svg"], "figure4": ["csv", "png"], "track": ["run_ids"],
-    "track-study": ["html"], "report": ["out"],
+    "track-study": ["html"], "report": ["out"], "fetch-pretrained": ["folder/manifest.json"],
     "critical-path": ["out"], "style-agreement": ["out"],
 }
 
@@ -43,6 +43,8 @@ def _argv(name: str, parser: argparse.ArgumentParser, tmp_path) -> list[str]:
     argv = [name]
     required_groups = [g for g in parser._mutually_exclusive_groups if g.required]
     for action in parser._actions:
+        if not action.option_strings and action.nargs in (None, "+"):  # a required positional: a file
+            argv.append(str(tmp_path / action.dest))
         if not action.option_strings or action.dest == "help":
             continue
         chosen = any(g._group_actions[0] is action for g in required_groups)
@@ -89,7 +91,7 @@ def test_a_step_refuses_a_users_file_at_any_of_its_outputs_before_any_work(name,
 def test_every_other_step_writes_folders_or_standard_output(tmp_path):
     folder_or_stdout = {"embed", "tags", "token-store", "style-levels", "mask-store", "bench-store", "iwslt22-synth",
                         "binarise", "translate-text", "translate-prompts", "translate-levels", "bench-translate",
-                        "count-params", "gpu-hours", "readme-results", "rehearsal", "fetch-pretrained"}  # folders: outputs.atomic_directory's guard
+                        "count-params", "gpu-hours", "readme-results", "rehearsal", "check-config"}  # folders: outputs.atomic_directory's guard
     parsers = _subparsers()
     assert set(parsers) == set(WRITES) | folder_or_stdout
     for name in folder_or_stdout:

@@ -1,12 +1,14 @@
 """Offline compute nodes (issue 44, docs/paper-scale.md "Offline compute nodes"): the study's pretrained models
 are fetched once into results/pretrained, and a job, offline, reads them only from there."""
 import filecmp
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,7 +52,8 @@ def test_the_fetch_copies_a_local_source_and_an_offline_embedding_job_reads_the_
     entry = json.loads((folder / "manifest.json").read_text())[str(source)]
     copy = folder / entry["path"]
     assert entry == {"path": folder_name(str(source)), "source": str(source)}
-    assert folder_name(str(source)) == str(source).strip("/").replace("/", "--")
+    assert folder_name(str(source)) == \
+        f"{str(source).strip('/').replace('/', '--')}-{hashlib.sha256(str(source).encode()).hexdigest()[:8]}"
     assert filecmp.dircmp(source, copy).diff_files == [] and (copy / "model.safetensors").is_file()
     assert sorted(p.name for p in source.iterdir()) == sorted(p.name for p in copy.iterdir() if p.name != ".mtcue-output.json")
     shutil.rmtree(tmp_path / "source")  # the copy is now the only one: the job must read it
@@ -91,7 +94,7 @@ def test_a_model_that_cannot_be_had_fails_the_fetch_naming_it_and_what_to_do(tmp
     assert ("Run `snakemake pretrained_models` where the hub is reachable (a cluster's login node), or set the "
             "encoder (context.encoder") in fetched.stderr
     assert not (folder / "manifest.json").exists()  # no manifest, so the study goes no further
-    assert not (folder / "sentence-transformers--all-MiniLM-L12-v2").exists()
+    assert not (folder / folder_name("sentence-transformers/all-MiniLM-L12-v2")).exists()
 
     # COMET: listed as unavailable where it is optional (the demo), a failure where it is required (the paper)
     comet = ["--comet-model", "Unbabel/wmt20-comet-da"]
@@ -186,3 +189,76 @@ def test_the_study_sets_its_jobs_offline_and_leaves_the_process_that_reads_it_as
     assert prefix.startswith("set -euo pipefail; ")
     assert "export HF_HUB_OFFLINE=1;" in prefix and "export TRANSFORMERS_OFFLINE=1;" in prefix
     assert re.search(r"export MTCUE_PRETRAINED=\S+/results/pretrained;", prefix)
+
+
+def test_comet_null_leaves_the_option_out_of_the_fetch(tmp_path):
+    config = tmp_path / "no-comet.yaml"
+    config.write_text((REPO / "config" / "config.yaml").read_text() + "\n")
+    override = tmp_path / "override.yaml"
+    override.write_text("evaluation:\n  comet: {model: null, required: true}\n")
+    planned = dry_run("results/pretrained/manifest.json", "--configfile", str(config), str(override))
+    assert planned.returncode == 0, planned.stderr
+    fetch = next(line for line in planned.stdout.splitlines() if "mtcue fetch-pretrained" in line)
+    assert fetch.split("mtcue fetch-pretrained ")[1].split(" 2>")[0].split() == \
+        ["--folder", "results/pretrained", "--encoder", "all-MiniLM-L6-v2", "--comet-required"]  # no 'None' model
+
+
+def test_two_names_of_one_sanitised_form_get_folders_apart():
+    assert folder_name("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"  # a plain name is its own folder
+    names = ["/m/x", "/m x", "m/x", "m--x"]
+    assert len({folder_name(n) for n in names}) == 4
+    assert folder_name("/m/x") == f"m--x-{hashlib.sha256(b'/m/x').hexdigest()[:8]}"
+
+
+@pytest.mark.parametrize("encoder", ["", ".", "./", ".."])
+def test_an_encoder_naming_the_working_folder_is_refused_before_any_copy(tmp_path, monkeypatch, encoder):
+    from mtcue.config import validate
+    from mtcue.pretrained import fetch
+    from mtcue.study import ConfigError
+
+    with pytest.raises(ConfigError, match="context.encoder: .* does not match"):
+        validate({"context": {"encoder": encoder}})
+    with pytest.raises(ConfigError, match=r"models.m.context_encoder_per_direction.en-de: .* does not match"):
+        validate({"models": {"m": {"type": "mtcue", "context_encoder_per_direction": {"en-de": encoder}}}})
+    study = tmp_path / "study"
+    (study / "results").mkdir(parents=True)
+    (study / "results" / "notes.txt").write_text("mine\n")
+    monkeypatch.chdir(study / "results" if encoder == ".." else study)
+    with pytest.raises(ValueError, match=f"model '{re.escape(str(Path(encoder)))}': holds .*results/pretrained, the "
+                                         "folder it would be copied into; name the model's own folder"):
+        fetch(study / "results" / "pretrained", [encoder])
+    assert [p.name for p in (study / "results" / "pretrained").iterdir()] == []  # nothing copied
+
+
+def test_the_fetch_keeps_a_manifest_it_did_not_write_and_names_a_damaged_one(tmp_path):
+    from mtcue.cli import main
+    from mtcue.pretrained import read_manifest, resolve
+
+    source = tmp_path / "enc"
+    source.mkdir()
+    (source / "config.json").write_text("{}\n")
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "manifest.json").write_text('{"my": "notes"}\n')
+    assert main(["fetch-pretrained", "--folder", str(folder), "--encoder", str(source)]) == 1
+    assert (folder / "manifest.json").read_text() == '{"my": "notes"}\n' and sorted(os.listdir(folder)) == \
+        ["manifest.json"]  # refused before any copy
+    for text, problem in (('[{"path": "x"}]', "not a mapping of model names to entries"),
+                          ('{"my": "notes"}', "'my' is not a model's entry"),
+                          ('{"m": {"source": "x"}}', "'m' is not a model's entry"),
+                          ('{"m": ', "1: not valid JSON")):
+        (folder / "manifest.json").write_text(text)
+        with pytest.raises(ValueError, match=re.escape(f"{folder / 'manifest.json'}") + ".*" + re.escape(problem)):
+            read_manifest(folder)
+    # a path out of the folder, as written by hand or by a tampered copy
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for path in ("../outside", str(outside)):
+        (folder / "manifest.json").write_text(json.dumps({"m": {"path": path, "source": "x"}}))
+        os.environ["MTCUE_PRETRAINED"] = str(folder)
+        try:
+            with pytest.raises(ValueError, match=re.escape(f"{folder / 'manifest.json'}: 'm': names ") + ".*" +
+                               re.escape(f"which lies outside {folder}; the manifest was changed by hand")):
+                resolve("m")
+        finally:
+            del os.environ["MTCUE_PRETRAINED"]

@@ -139,3 +139,34 @@ def test_a_fine_tuned_tagging_keeps_its_parents_tags_and_old_checkpoints_trust_a
     parent.upgrade_state_dict(old)
     parent.load_state_dict(old)
     assert parent.encoder.context_known_tags.all()
+
+
+@pytest.mark.parametrize("text, problem", [('["<unk>", "Drama"', "1: not valid JSON"),
+                                           ('{"Drama": 1}', "not the tag store's list of tags")])
+def test_a_damaged_tag_vocabulary_is_named_when_a_model_reads_it(tmp_path, text, problem):
+    import re
+    from types import SimpleNamespace
+
+    from mtcue.models.translator import Translator
+
+    (tmp_path / "tags.json").write_text(text)
+    translator = Translator.__new__(Translator)  # only what reading the vocabulary needs
+    translator.model, translator._tag_vocab = SimpleNamespace(tag_store=tmp_path), None
+    with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'tags.json'}:") + ".*" + re.escape(problem)):
+        translator._tags()
+
+
+@pytest.mark.parametrize("content, problem", [(b'["tokens"]', "not a store's manifest (a JSON object)"),
+                                              (b'{"kind": "tokens"', "1: not valid JSON"),
+                                              (b'{"kind": "\xff"}', "1: not UTF-8")])
+def test_a_damaged_store_manifest_is_named_whatever_the_store(tmp_path, content, problem):
+    import re
+
+    from mtcue.context.store import ContextStoreError
+    from mtcue.context.token_store import TokenStore, open_store
+
+    (tmp_path / "manifest.json").write_bytes(content)
+    for read in (open_store, ContextStore, TokenStore):
+        with pytest.raises(ContextStoreError, match=re.escape(f"{tmp_path / 'manifest.json'}") + ".*" +
+                           re.escape(problem)):
+            read(tmp_path)

@@ -10,6 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import mlflow.pyfunc
 import pandas as pd
 import pytest
 from mlflow.entities import LoggedModelStatus, ViewType
@@ -689,9 +690,25 @@ def test_a_record_naming_a_file_outside_the_study_uploads_nothing(tmp_path):
             hyps.symlink_to(secret)
         done = track(tmp_path / "study", records)
         assert done.returncode == 1
-        assert f"results/records/score/en-de/mtcue.test.json: names {named}, which lies outside the study's folder " \
-            f"{tmp_path / 'study' / 'results'}" in done.stderr
+        assert f"results/records/score/en-de/mtcue.test.json: names {named}, which lies outside " \
+            f"{tmp_path / 'study' / 'results' / 'hyps'}; only the study's own hyps/ are uploaded" in done.stderr
         assert not (tmp_path / "study" / "results" / "mlflow.db").exists()
+
+
+def test_a_record_outside_any_study_uploads_nothing_beside_it(tmp_path):
+    """A records/ folder in a home folder makes no study of it: the hypotheses a record there names are uploaded
+    only from a study's hyps/."""
+    home = tmp_path / "home"
+    (home / "records" / "score").mkdir(parents=True)
+    secret = home / "notes.txt"
+    secret.write_text("the key\n")
+    record = home / "records" / "score" / "r.json"
+    record.write_text(json.dumps({"kind": "score", "direction": "en-de", "model": "base", "hyp_path": str(secret)}))
+    with pytest.raises(ValueError, match=re.escape(f"{record}: not in a study's records/ folder beside its hyps/")):
+        tracking.run_artifacts({record: json.loads(record.read_text())})
+    (home / "hyps").mkdir()  # a hyps/ beside it: the file must lie in it
+    with pytest.raises(ValueError, match=re.escape(f"{record}: names {secret}, which lies outside {home / 'hyps'}")):
+        tracking.run_artifacts({record: json.loads(record.read_text())})
 
 
 def test_runs_uri_finds_its_model_among_more_than_a_page_of_logged_models(tmp_path):
@@ -737,7 +754,24 @@ def test_a_copied_study_loads_its_own_models_and_a_tampered_model_stays_in_its_f
     for artifacts, copied in (("artifacts/study", "../../../../../.."), ("../../../../..", "first")):
         model["flavors"]["python_function"] |= {"config": {"copied": copied}, "artifacts": {"study": {"path": artifacts}}}
         mlmodel.write_text(yaml.safe_dump(model))
-        with pytest.raises(ValueError, match=f"its copied model '{copied}' lies outside the model's own files"):
+        with pytest.raises(ValueError, match=f"its copied model: names .*/{re.escape(copied)}, which lies outside "
+                                             f"{mlmodel.parent}; a model is read only from its own files"):
+            run_model_dir(f"runs:/{run}", uri)
+    # a model_dir edited to lead out of the study of its store, or to a folder that is no study's model
+    store = tmp_path / "copy" / "results"
+    for model_dir, message in (("../../q", f"its model_dir: names {store}/../../q, which lies outside {store}"),
+                               ("models/../../..", f"its model_dir: names {store}/models/../../.., which lies outside"),
+                               ("/etc", "its model_dir /etc is not a study's model folder (results/models/")):
+        model["flavors"]["python_function"] |= {"config": {"model_dir": model_dir}, "artifacts": {}}
+        mlmodel.write_text(yaml.safe_dump(model))
+        with pytest.raises(ValueError, match=re.escape(message)):
+            run_model_dir(f"runs:/{run}", uri)
+    for tampered in ({"config": "models/en-de/base"}, {"artifacts": ["study"]},
+                     {"artifacts": {"study": {"path": 7}}}):  # shapes `mtcue track` never writes
+        mlmodel.write_text(yaml.safe_dump({**model, "flavors": {"python_function": {
+            **model["flavors"]["python_function"], "config": {"model_dir": "models/en-de/base"}, **tampered}}}))
+        with pytest.raises(ValueError, match="its python_function config or artifacts are not those `mtcue track` "
+                                             "writes; relog the model"):
             run_model_dir(f"runs:/{run}", uri)
     del model["flavors"]["python_function"]
     mlmodel.write_text(yaml.safe_dump(model))
@@ -795,7 +829,7 @@ class _Translator:
     class model:
         max_source_tokens = 10
 
-    def pieces(self, text):
+    def pieces(self, text, name):
         return text.split()
 
     def translate(self, sources, context, previous, beam):
@@ -852,3 +886,96 @@ def test_the_ui_address_is_the_servers_or_the_one_given_and_every_link_opens_the
             'workflowType=machine_learning">') in page
     assert "location.replace(run.href)" in page
     assert "127.0.0.1" not in page
+
+
+class _Served(mlflow.pyfunc.PythonModel):
+    """The served model's predict behind MLflow's own schema enforcement, with the stand-in translator."""
+
+    def load_context(self, context):
+        self.translator = _Translator()
+
+    def predict(self, context, model_input, params=None):
+        from mtcue.reporting.logged_model import TranslatorModel
+
+        return TranslatorModel.predict(self, context, model_input, params)
+
+
+def test_a_served_null_in_a_list_reaches_predict_and_is_answered_400_not_translated_as_none(tmp_path):
+    from mlflow.exceptions import MlflowException
+
+    from mtcue.reporting.logged_model import SIGNATURE
+
+    mlflow.pyfunc.save_model(tmp_path / "m", python_model=_Served(), signature=SIGNATURE)
+    served = mlflow.pyfunc.load_model(str(tmp_path / "m"))  # predict enforces the MLmodel's signature first
+    assert served.predict(pd.DataFrame({"source": ["Hi."], "context": [["Formal"]]})) == ["Hi. | ['Formal'] | []"]
+    for column in ("context", "previous"):
+        with pytest.raises(MlflowException) as refused:
+            served.predict(pd.DataFrame({"source": ["Hi.", "Yes."], column: [["Formal"], [None]]}))
+        assert refused.value.message.startswith(f"row 1: '{column}' is [None]; give a list of strings")
+        assert refused.value.get_http_status_code() == 400
+
+
+def test_a_tracking_server_that_refuses_or_does_not_answer_fails_the_sync_soon_naming_it(tmp_path, monkeypatch,
+                                                                                         caplog):
+    records = study_folder(tmp_path, cells=(("en-de", "base"),))
+    monkeypatch.chdir(tmp_path)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections, never answers
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: refused
+    # MLflow's defaults would wait 120 s per request, 7 retries; the project's bounds, at a smaller timeout
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "1")
+    for sock in (closed, silent):
+        uri = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        started = time.monotonic()
+        assert main(["track", "--study", "demo", "--uri", uri, "--records", *records]) == 1
+        assert time.monotonic() - started < 12  # 3 attempts of at most 1 s, pauses of 1 and 2 s
+        assert f"track failed: the MLflow server {uri} cannot be reached (" in caplog.text
+        assert "after 2 retries); start it, or set MLFLOW_TRACKING_URI" in caplog.text
+        caplog.clear()
+    silent.close()
+    closed.close()
+
+
+def test_a_served_source_with_a_lone_surrogate_is_answered_400_naming_its_row(tmp_path):
+    import io
+    from types import SimpleNamespace
+
+    import sentencepiece as spm
+    from mlflow.exceptions import MlflowException
+
+    from mtcue.models.translator import Translator
+    from mtcue.reporting.logged_model import TranslatorModel
+
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(["hello world"] * 50), model_writer=proto, vocab_size=12,
+                                   minloglevel=2)
+    translator = Translator.__new__(Translator)  # only what predict reads before translating
+    translator._spm = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    translator.model = SimpleNamespace(max_source_tokens=10)
+    served = TranslatorModel()
+    served.translator = translator
+    with pytest.raises(MlflowException) as refused:  # SentencePiece itself raises a RuntimeError: a 500
+        served.predict(None, pd.DataFrame({"source": ["hello", "a\ud800b"]}))
+    assert refused.value.message.startswith("row 1: '\\ud800' (character 1) is a lone surrogate, not text")
+    assert refused.value.get_http_status_code() == 400
+
+
+@pytest.mark.parametrize("text, problem", [('{"experiment": "demo", "runs": {}}', ": no tracking_uri: not a run-ids file"),
+                                           ('["demo"]', ": no tracking_uri, experiment, runs: not a run-ids file"),
+                                           ('{"tracking_uri": ', ":1: not valid JSON")])
+def test_track_study_names_a_run_ids_file_it_cannot_use(tmp_path, caplog, text, problem):
+    ids = tmp_path / "demo.runs.json"
+    ids.write_text(text)
+    assert main(["track-study", "--run-ids", str(ids), "--files", str(ids), "--html", str(tmp_path / "l.html")]) == 1
+    assert f"track-study failed: {ids}{problem}" in caplog.text
+    assert not (tmp_path / "l.html").exists()
+
+
+@pytest.mark.parametrize("given", ["{bad", "[1]"])
+def test_track_names_experiments_that_are_no_json_object(tmp_path, caplog, given):
+    assert main(["track", "--study", "demo", "--uri", f"sqlite:///{tmp_path}/m.db", "--records", "r.json",
+                 "--experiments", given]) == 1
+    assert "track failed: --experiments: " in caplog.text and "Traceback" not in caplog.text
+    assert not (tmp_path / "m.db").exists()

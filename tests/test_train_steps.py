@@ -1,5 +1,6 @@
 """Training and translation wrappers: fairseq output parsing and checkpoint staleness."""
 import json
+import re
 import os
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from conftest import REPO
 from mtcue.data.prepare import binarised_size
 from mtcue.models.train import parse_fairseq_log, prepare_checkpoint_dir
 from mtcue.models.translate import parse_generate_output
+from mtcue.study import ConfigError
 
 
 def test_parse_fairseq_log_per_epoch():
@@ -210,3 +212,31 @@ def test_a_line_longer_than_a_batch_is_refused_before_training(tmp_path):
     _binarised(tmp_path, "en-de", "valid", [(3, 3), (3, 99)])
     with pytest.raises(ValueError, match=r"valid line 2 is 99 pieces"):
         check_lines_fit(tmp_path, "en-de", 70)
+
+
+def test_a_line_longer_than_the_model_reads_is_refused_though_it_fits_a_batch(tmp_path):
+    from mtcue.config import validate
+    from mtcue.models.train import check_lines_fit
+
+    _binarised(tmp_path, "en-de", "train", [(5, 6), (1101, 900)])
+    _binarised(tmp_path, "en-de", "valid", [(3, 3)])
+    with pytest.raises(ValueError, match=r"train line 2 is 1101 pieces long, more than the 1024 positions the model "
+                                         r"reads: lower clean.max_chars"):
+        check_lines_fit(tmp_path, "en-de", 2048)
+    _binarised(tmp_path, "en-de", "train", [(5, 6), (1024, 900)])
+    check_lines_fit(tmp_path, "en-de", 2048)  # exactly the positions: fairseq takes it
+    with pytest.raises(ConfigError, match="clean.max_chars: 1001 is greater than the maximum of 1000"):
+        validate({"clean": {"max_chars": 1001}})
+
+
+def test_a_damaged_spec_of_a_checkpoint_folder_names_it_and_moves_nothing(tmp_path):
+    ckpt = tmp_path / "ck"
+    ckpt.mkdir()
+    (ckpt / "spec.json").write_text('{"lr": ')
+    (ckpt / "checkpoint_last.pt").write_bytes(b"weights")
+    with pytest.raises(RuntimeError, match=re.escape(f"{ckpt / 'spec.json'}:1: not valid JSON") + ".*" +
+                       re.escape(f"(the spec of the checkpoints in {ckpt}: unknown, so they are neither resumed nor "
+                                 "moved aside; move that folder away yourself")):
+        prepare_checkpoint_dir(ckpt, {"lr": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"] and (ckpt / "checkpoint_last.pt").read_bytes() == \
+        b"weights"

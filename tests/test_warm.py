@@ -21,6 +21,9 @@ MTCUE = str(Path(SNAKEMAKE).parent / "mtcue")
 PYTHON = str(Path(SNAKEMAKE).parent / "python3")  # the interpreter of `mtcue` (part of the socket's key)
 # A step that imports mlflow (when it starts; the server has not imported it) and then fails on its records.
 TRACK = ["track", "--study", "s", "--uri", "sqlite:///mlflow.db", "--records", "no-such-record.json"]
+# A quick step that succeeds (`--help` never goes to a server: it must answer while one is stopped).
+STEP = ["check-config", str(REPO / "config" / "config.yaml")]
+MAY_READ = "Snakemake may read it"  # what STEP says
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ def without_times(text: str) -> str:
 
 
 def test_a_warm_step_matches_the_command(env):
-    for args, stdin in ((["--help"], None), (["translate-text", "--model-dir", "no-such-model"], "Hello.\n")):
+    for args, stdin in ((STEP, None), (["translate-text", "--model-dir", "no-such-model"], "Hello.\n")):
         cold, warm = mtcue(args, env, False, input=stdin), mtcue(args, env, True, input=stdin)
         assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout)
         assert without_times(warm.stderr) == without_times(cold.stderr)
@@ -65,7 +68,7 @@ def test_a_warm_step_matches_the_command(env):
 
 
 def test_stopping_the_command_stops_its_step(env):
-    mtcue(["--help"], env, True)  # the server is up
+    mtcue(STEP, env, True)  # the server is up
     server = _processes(env["TMPDIR"])
     # translate-text waits for its standard input, which stays open: the step runs until stopped.
     command = subprocess.Popen([MTCUE, "translate-text", "--model-dir", "no-such-model"], env={**env, "MTCUE_WARM": "1"},
@@ -84,7 +87,7 @@ def test_stopping_the_command_stops_its_step(env):
 
 
 def test_a_step_ends_with_its_server(env):
-    mtcue(["--help"], env, True)
+    mtcue(STEP, env, True)
     [server] = _processes(env["TMPDIR"])
     command = subprocess.Popen([MTCUE, "translate-text", "--model-dir", "no-such-model"], env={**env, "MTCUE_WARM": "1"},
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -128,12 +131,12 @@ def socket_of(env) -> Path:
 
 
 def test_the_server_imports_nothing_from_the_folder_it_started_in(env, tmp_path):
-    """`cd proj && mtcue --help`, then `mtcue track ...` there: proj/mlflow.py is not imported, as a cold
+    """`cd proj && mtcue check-config ...`, then `mtcue track ...` there: proj/mlflow.py is not imported, as a cold
     `mtcue` does not import it."""
     proj, ran = tmp_path / "proj", tmp_path / "ran"
     proj.mkdir()
     (proj / "mlflow.py").write_text(f"open({str(ran)!r}, 'a').write('payload ran\\n')\n", encoding="utf-8")
-    assert mtcue(["--help"], env, True, cwd=proj).returncode == 0  # the server starts in proj
+    assert mtcue(STEP, env, True, cwd=proj).returncode == 0  # the server starts in proj
     for warm in (True, False):
         mtcue(TRACK, env, warm, cwd=proj)
     assert not ran.exists()
@@ -161,7 +164,7 @@ def test_a_warm_step_runs_with_its_commands_environment_and_umask(env, tmp_path)
     probe.mkdir()
     (probe / "mlflow.py").write_text(PROBE.format(seen=str(seen)), encoding="utf-8")
     env = {**env, "PYTHONPATH": f"{probe}:{env['PYTHONPATH']}"}
-    assert mtcue(["--help"], env, True, umask=0o022).returncode == 0  # a server with that command's environment
+    assert mtcue(STEP, env, True, umask=0o022).returncode == 0  # a server with that command's environment
     step_env = {**env, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "OMP_NUM_THREADS": "1"}
     written = {}
     for warm in (True, False):
@@ -199,30 +202,30 @@ rule all:
 
 rule step:
     output: "help/{{i}}.txt"
-    shell: "{MTCUE} --help > {{output}}"
+    shell: "{MTCUE} {' '.join(STEP)} 2> {{output}}"
 """, encoding="utf-8")
     run = subprocess.run([SNAKEMAKE, "--cores", "2", "all"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          env={name: value for name, value in env.items() if name != "MTCUE_WARM"})
     assert run.returncode == 0, run.stderr[-2000:]
-    assert all("usage: mtcue" in (tmp_path / "help" / f"{i}.txt").read_text() for i in range(3))
+    assert all(MAY_READ in (tmp_path / "help" / f"{i}.txt").read_text() for i in range(3))
     assert len(_processes(env["TMPDIR"])) == 1
 
 
 def test_a_connection_without_a_request_harms_no_step(env):
-    """A command with a closed standard stream (`mtcue --help <&-`), a connection closed at once and one
+    """A command with a closed standard stream (`mtcue check-config ... <&-`), a connection closed at once and one
     that sends nothing: the server serves the next step as before."""
-    assert mtcue(["--help"], env, True).returncode == 0
+    assert mtcue(STEP, env, True).returncode == 0
     [server] = _processes(env["TMPDIR"])
-    closed = subprocess.run(["sh", "-c", f'exec "{MTCUE}" --help <&-'], env={**env, "MTCUE_WARM": "1"},
+    closed = subprocess.run(["sh", "-c", f'exec "{MTCUE}" {" ".join(STEP)} <&-'], env={**env, "MTCUE_WARM": "1"},
                             capture_output=True, text=True, timeout=180)
-    assert closed.returncode == 0 and "usage: mtcue" in closed.stdout
+    assert closed.returncode == 0 and MAY_READ in closed.stderr
     path = socket_of(env)
     with socket.socket(socket.AF_UNIX) as hangup:
         hangup.connect(str(path))
     with socket.socket(socket.AF_UNIX) as silent:
         silent.connect(str(path))
-        served = mtcue(["--help"], env, True)
-    assert served.returncode == 0 and "usage: mtcue" in served.stdout
+        served = mtcue(STEP, env, True)
+    assert served.returncode == 0 and MAY_READ in served.stderr
     assert _processes(env["TMPDIR"]) == [server]
 
 
@@ -234,7 +237,7 @@ def test_a_stopped_command_ends_when_the_server_gives_no_status(env):
     with socket.socket(socket.AF_UNIX) as server:
         server.bind(str(path))
         server.listen()
-        command = subprocess.Popen([MTCUE, "--help"], env={**env, "MTCUE_WARM": "1"}, stdout=subprocess.PIPE,
+        command = subprocess.Popen([MTCUE, *STEP], env={**env, "MTCUE_WARM": "1"}, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:
             server.settimeout(60)
@@ -260,9 +263,9 @@ def test_a_server_that_cannot_start_leaves_the_step_cold_at_once(env, trouble):
     else:  # the hub client refuses it when the server imports sentence-transformers
         env, said = {**env, "HF_HUB_ETAG_TIMEOUT": "soon"}, "the warm server exited at start with status 1"
     start = time.monotonic()
-    warm = mtcue(["--help"], env, True)
+    warm = mtcue(STEP, env, True)
     assert time.monotonic() - start < 90  # not START_TIMEOUT_S (120 s) of silence
-    cold = mtcue(["--help"], env, False)
+    cold = mtcue(STEP, env, False)
     assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout) and cold.returncode == 0
     [line] = [line for line in warm.stderr.splitlines() if line.startswith("mtcue: ")]
     assert said in line and line.endswith("; running the step cold")
@@ -275,3 +278,46 @@ def test_the_command_side_imports_nothing_of_mtcue():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not {name for name in imported if name.split(".")[0] == "mtcue"}
+
+
+def test_help_answers_while_a_server_is_stopped(env):
+    """A server stopped (SIGSTOP) accepts connections into its backlog and answers nothing: a step's command
+    waits for it to go on, but `--help` is printed by the command itself."""
+    path = socket_of(env)
+    path.parent.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as stopped:
+        stopped.bind(str(path))
+        stopped.listen()  # never accepts, as a stopped server
+        for args in (["--help"], ["train", "--help"]):
+            shown = subprocess.run([MTCUE, *args], env={**env, "MTCUE_WARM": "1"}, capture_output=True, text=True,
+                                   timeout=60)
+            assert shown.returncode == 0 and shown.stdout.startswith("usage: mtcue")
+
+
+def test_commands_of_another_nice_level_affinity_or_limit_get_a_server_apart():
+    """A server hands a step its own nice level, affinity and limits (a forked child inherits them): a command
+    that differs in any must not be served by it."""
+    import resource
+
+    from mtcue import warm
+
+    first = warm.socket_path()
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    cpus = os.sched_getaffinity(0)
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0 if soft else 1, hard))  # `ulimit -c`
+        assert warm.socket_path() != first
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+        assert warm.socket_path() == first
+        if len(cpus) > 1:  # `taskset`
+            os.sched_setaffinity(0, {min(cpus)})
+            assert warm.socket_path() != first
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+        os.sched_setaffinity(0, cpus)
+    assert warm.socket_path() == first
+    niced = subprocess.run(["nice", "-n", "5", PYTHON, "-c", "from mtcue import warm; print(warm.socket_path())"],
+                           capture_output=True, text=True, timeout=60)
+    plain = subprocess.run([PYTHON, "-c", "from mtcue import warm; print(warm.socket_path())"],
+                           capture_output=True, text=True, timeout=60)
+    assert niced.stdout != plain.stdout and plain.stdout.endswith(".sock\n")

@@ -75,3 +75,22 @@ def test_the_lock_is_released_when_a_training_ends(tmp_path):
     with hold_checkpoint_dir(tmp_path / "ckpt"):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.lock", "runs"]
     assert not Path(tmp_path / "ckpt").exists()
+
+
+def test_a_link_to_a_checkpoint_folder_meets_the_lock_of_the_folder(tmp_path):
+    real = tmp_path / "ckpt"
+    real.mkdir()
+    link = tmp_path / "elsewhere"
+    link.symlink_to(real)
+    with hold_checkpoint_dir(real):  # a training holds the folder: one given its link must not train in it too
+        with pytest.raises(RuntimeError, match=f"{real}: another training is using this checkpoint folder"):
+            train({}, "en-de", tmp_path / "bin", link, tmp_path / "out.pt")
+    assert not (tmp_path / "elsewhere.lock").exists()
+
+
+@pytest.mark.parametrize("gpus", ["0", "-1"])
+def test_train_on_no_gpus_is_refused_at_the_option(tmp_path, capsys, gpus):
+    with pytest.raises(SystemExit):
+        main(["train", "--direction", "en-de", "--gpus", gpus, "--checkpoint-dir", str(tmp_path), "--out", "x",
+              "--record", "r", "--study", "s"])
+    assert f"argument --gpus: '{gpus}' is not a whole number of at least 1" in capsys.readouterr().err

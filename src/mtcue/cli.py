@@ -46,7 +46,9 @@ def _exit(signum, _frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None and warm.enabled():  # the command line, handed to the warm server (mtcue.warm)
+    # The command line, handed to the warm server (mtcue.warm); help is printed here: it must answer even when
+    # a server is stopped (SIGSTOP), which holds a step's command until it goes on.
+    if argv is None and warm.enabled() and not {"-h", "--help"} & set(sys.argv[1:]) and len(sys.argv) > 1:
         code = warm.run(sys.argv)
         if code is not None:
             return code

@@ -244,11 +244,33 @@ def read_yaml(path: str | Path) -> Any:
     loader.name = str(path)
     try:
         return loader.get_single_data()
+    except RecursionError:  # PyYAML reads nesting by recursion
+        raise ConfigError(f"{path}: nested too deeply to read (thousands of levels); is it the right file?") from None
     finally:
         loader.dispose()
 
 
-def load(path: str | Path) -> dict:
+def merge(base: dict, over: dict) -> dict:
+    """`over` merged into a copy of `base` as Snakemake merges config files (mapping into mapping)."""
+    from snakemake.utils import update_config
+
+    merged = copy.deepcopy(base)
+    update_config(merged, copy.deepcopy(over))
+    return merged
+
+
+def load_files(paths: Iterable[str | Path], checks: Iterable[Callable[[dict], None]] = ()) -> dict:
+    """The study that `snakemake --configfile A B ...` would run, validated: the files merged as Snakemake merges
+    them, but each read by read_yaml first, which refuses what Snakemake would run or never finish reading
+    (YTE templating, aliases that expand without end) before Snakemake sees the file."""
+    merged: dict = {}
+    for path in paths:
+        merged = merge(merged, _read_config(path))
+    return validate(merged, source=" + ".join(map(str, paths)), checks=checks)
+
+
+def _read_config(path: str | Path) -> dict:
+    """A config file's mapping, read by read_yaml; each refusal a ConfigError naming the file."""
     path = Path(path)
     try:
         raw = read_yaml(path)
@@ -260,7 +282,11 @@ def load(path: str | Path) -> dict:
         raise ConfigError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
-    return validate(raw, source=str(path))
+    return raw
+
+
+def load(path: str | Path) -> dict:
+    return validate(_read_config(path), source=str(path))
 
 
 def paper_formality_prompts() -> dict[str, list[str]]:

@@ -65,6 +65,16 @@ def read_json(path: str | Path) -> object:
     return parse_json(read_text(path), path)
 
 
+def confined(path: str | Path, folder: str | Path, where: str, fix: str) -> Path:
+    """`path`, read from a file (a record, a manifest, an MLmodel; `where` names the file and key), resolved with
+    its links followed, when it lies inside `folder`; else a ValueError naming `where` and saying what to do
+    (`fix`). The one check of every such path: `..`, an absolute path or a link cannot lead a step out."""
+    resolved, base = Path(path).resolve(), Path(folder).resolve()
+    if not resolved.is_relative_to(base):
+        raise ValueError(f"{where}: names {path}, which lies outside {base}; {fix}")
+    return resolved
+
+
 def check_file_name(name: str, what: str) -> str:
     """`name`, when it is a plain file name that stays in its folder (letters, digits, '.', '_', '-';
     starting with a letter or digit); else a ValueError naming `what`."""

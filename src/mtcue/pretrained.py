@@ -10,13 +10,14 @@ the workflow sets; without it (a step run by hand, the Python API) names resolve
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 from pathlib import Path
 
-from mtcue.io import atomic_write_text
+from mtcue.io import atomic_write_text, confined, read_json
 from mtcue.outputs import atomic_directory
 
 FOLDER_ENV = "MTCUE_PRETRAINED"
@@ -31,8 +32,10 @@ class PretrainedMissing(RuntimeError):
 
 def folder_name(name: str) -> str:
     """The model's sub-folder: its name with every run of characters other than letters, digits, `.`, `_`
-    and `-` made `--` (a hub id's `/` as the hub's own cache writes it)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-.") or "model"
+    and `-` made `--` (a hub id's `/` as the hub's own cache writes it); a name that changed so gets a short
+    hash of itself, so two names (`m/x`, `m x`) never share a folder."""
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-.") or "model"
+    return plain if plain == name else f"{plain}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def local_source(name: str) -> Path | None:
@@ -47,8 +50,26 @@ def local_source(name: str) -> Path | None:
 
 
 def read_manifest(folder: str | Path) -> dict:
+    """The folder's manifest ({} where there is none); one of another shape is an error naming the file."""
     path = Path(folder) / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    manifest = read_json(path)
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{path}: not a mapping of model names to entries; not a manifest `{FETCH}` wrote: move it "
+                         "away and run that again")
+    for name, entry in manifest.items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("path", entry.get("unavailable")), str)):
+            raise ValueError(f"{path}: {name!r} is not a model's entry ({{\"path\": ..., \"source\": ...}} or "
+                             f"{{\"unavailable\": ...}}); not a manifest `{FETCH}` wrote: move it away and run "
+                             "that again")
+    return manifest
+
+
+def model_path(folder: str | Path, name: str, entry: dict) -> Path:
+    """Where a manifest entry's model is: its "path", inside the folder."""
+    return confined(Path(folder) / entry["path"], folder, f"{Path(folder) / MANIFEST}: {name!r}",
+                    f"the manifest was changed by hand: move it away and run `{FETCH}` again")
 
 
 def resolve(name: str) -> Path | None:
@@ -67,7 +88,7 @@ def resolve(name: str) -> Path | None:
                                 "cluster's login node), then this job again")
     if entry.get("unavailable"):
         raise PretrainedMissing(entry["unavailable"])
-    path = Path(folder) / entry["path"]
+    path = model_path(folder, name, entry)
     if not path.exists():
         raise PretrainedMissing(f"pretrained model {name!r}: {path} is listed in {Path(folder) / MANIFEST} but "
                                 f"missing; run `{FETCH}` again (with --forcerun pretrained_models)")
@@ -75,7 +96,11 @@ def resolve(name: str) -> Path | None:
 
 
 def copy_model(source: Path, dest: Path) -> None:
-    """A model folder (or file) copied whole to `dest` (links followed: the copy stands alone)."""
+    """A model folder (or file) copied whole to `dest` (links followed: the copy stands alone); never a folder
+    that holds `dest` (`.`, the study's folder), which the copy would copy into itself until the path limit."""
+    if dest.resolve().is_relative_to(source.resolve()):
+        raise ValueError(f"model {str(source)!r}: holds {dest.parent}, the folder it would be copied into; name the "
+                         "model's own folder")
     with atomic_directory(dest, "fetch-pretrained") as tmp:
         if source.is_dir():
             shutil.copytree(source, tmp, dirs_exist_ok=True)
@@ -118,7 +143,7 @@ def fetch(folder: str | Path, encoders: list[str], fetch_comet=None, comet: str 
         wanted.append((comet, lambda name, f: fetch_comet(name, f / folder_name(name))))
     for name, fetch_one in wanted:
         entry = manifest.get(name, {})
-        if "path" in entry and (folder / entry["path"]).exists():
+        if "path" in entry and model_path(folder, name, entry).exists():
             continue
         try:
             manifest[name] = fetch_one(name, folder)

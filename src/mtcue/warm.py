@@ -9,11 +9,12 @@ takes the command's arguments, working directory, environment, umask and standar
 command (Snakemake cancelling a job) reaches the child as SIGTERM, and so does the command's death; the
 command ends at most STOP_GRACE_S later.
 
-What modules read when imported (HF_HUB_OFFLINE, HF_HOME, OMP_NUM_THREADS) and the umask are the server's,
-so a server serves only the commands that would read the same: its socket's key is the interpreter, source
-tree and code, working directory, environment and umask. The jobs of one local Snakemake run share one
-environment but for the thread variables (OMP_NUM_THREADS, ...), which follow a rule's `threads` (1 in every
-rule of the demo): the demo needs one server. The server does not import from the folder it started in (a
+What modules read when imported (HF_HUB_OFFLINE, HF_HOME, OMP_NUM_THREADS), the umask, the nice level, CPU
+affinity and resource limits (ulimit) are the server's, so a server serves only the commands that would have
+the same: its socket's key is the interpreter, source tree and code, working directory, environment, umask,
+nice level, affinity and limits (the command that starts a server hands it its own). The jobs of one local
+Snakemake run share all these but for the thread variables (OMP_NUM_THREADS, ...), which follow a rule's
+`threads` (1 in every rule of the demo): the demo needs one server. The server does not import from the folder it started in (a
 cold `mtcue` does not either) and exits after a minute without steps. Its socket lives in a folder only the
 user may enter, and it serves only that user. Where no server can be reached or started, the step runs
 cold. Local runs only: on a cluster each job's limits and accounting belong to its own process, and a
@@ -53,8 +54,18 @@ def socket_path() -> Path:
     src = Path(__file__).resolve().parent
     newest = max(p.stat().st_mtime_ns for p in src.rglob("*.py"))
     key = hashlib.sha256(json.dumps([sys.executable, str(src), newest, os.getcwd(), umask(),
-                                     sorted(os.environ.items())]).encode())
+                                     sorted(os.environ.items()), process_limits()]).encode())
     return Path(tempfile.gettempdir()) / f"mtcue-warm-{os.getuid()}" / f"{key.hexdigest()[:16]}.sock"
+
+
+def process_limits() -> list:
+    """The command's nice level, CPU affinity and resource limits (ulimit): a server started by the command
+    inherits them and a forked step inherits the server's, so commands that differ in any get servers apart."""
+    import resource
+
+    names = sorted(name for name in dir(resource) if name.startswith("RLIMIT_"))
+    return [os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)),
+            [(name, resource.getrlimit(getattr(resource, name))) for name in names]]
 
 
 def umask() -> int:

@@ -12,6 +12,7 @@ from mtcue.study import ConfigError
 # Values a file may expand to through its aliases (config/paper.yaml: about 1,700): 700 bytes of aliases of
 # aliases expand to billions, which validation would walk for hours.
 MAX_YAML_VALUES = 100_000
+YTE_SWITCH = "__use_yte__"  # Snakemake's switch for a config file that is a YTE template (Python in YAML)
 
 
 def expanded_size(node: yaml.Node, sizes: dict[int, float]) -> float:
@@ -31,7 +32,8 @@ class ConfigLoader(yaml.SafeLoader):
       change the study unnoticed;
     - a key that is not text (`1:` is an integer, `on:` a boolean): as a name it would match neither "1" nor
       "on", and `1` and "1" would be two keys naming one run;
-    - aliases expanding to more than MAX_YAML_VALUES values."""
+    - aliases expanding to more than MAX_YAML_VALUES values;
+    - `__use_yte__`: Snakemake then reads the file as a YTE template, running the Python it holds."""
 
     def get_single_node(self):
         node = super().get_single_node()
@@ -49,6 +51,10 @@ class ConfigLoader(yaml.SafeLoader):
             if not isinstance(key, str):
                 raise ConfigError(f"{self.name}:{line}: key {key!r} is not text (YAML reads it as "
                                   f"{type(key).__name__}); write it in quotes to use it as a name")
+            if key == YTE_SWITCH:
+                raise ConfigError(f"{self.name}:{line}: {YTE_SWITCH} makes the file a YTE template, whose Python "
+                                  "Snakemake runs as it reads the file; a config of the project is plain YAML: remove "
+                                  "the key and write the values out")
             if key in seen:
                 raise ConfigError(f"{self.name}:{line}: key {key!r} is written twice in one mapping (first on "
                                   f"line {seen[key]}); keep one")

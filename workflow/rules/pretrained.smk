@@ -31,7 +31,8 @@ rule pretrained_models:
         folder=lambda w, output: os.path.dirname(output[0]),
         encoders=[a for e in sorted({c["encoder"] for c, _ in vector_stores(config).values()})
                   if not is_random_encoder(e) for a in ("--encoder", e)],
-        comet=config["evaluation"]["comet"]["model"],
+        # null leaves COMET out: no option at all (a None would reach the step as the name 'None')
+        comet=[a for m in [config["evaluation"]["comet"]["model"]] if m is not None for a in ("--comet-model", m)],
         required=["--comet-required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
@@ -41,4 +42,4 @@ rule pretrained_models:
     # The fetch itself goes online: not through the warm server, whose hub client was imported offline.
     shell:
         "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder:q} "
-        "{params.encoders:q} --comet-model {params.comet:q} {params.required:q} 2> {log:q}"
+        "{params.encoders:q} {params.comet:q} {params.required:q} 2> {log:q}"

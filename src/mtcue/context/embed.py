@@ -32,7 +32,27 @@ RANDOM_ENCODER = re.compile(r"random-([1-9][0-9]*)")
 # The module types an encoder may be built of: sentence-transformers' own, which load transformers models
 # without remote code. A model's modules.json may name any class, and sentence-transformers imports it (a
 # local folder's own modeling_*.py even without trust_remote_code): loading a model would run its code.
-SAFE_MODULES = ("Transformer", "Pooling", "Normalize", "Dense", "Dropout", "LayerNorm", "WeightedLayerPooling")
+# Each one's config is read against an allow-list too: the keys it may hold (its values plain JSON), as
+# sentence-transformers writes them (older names included). Dense names its activation function, which
+# sentence-transformers imports and calls by that name (any `torch.*`: torch.utils.collect_env.main runs
+# programs): here it is only looked up in ACTIVATIONS.
+_TRANSFORMERS_KWARGS = ("model_args", "tokenizer_args", "config_args", "model_kwargs", "processor_kwargs",
+                        "config_kwargs")  # passed on to transformers' from_pretrained (flat; trust_remote_code dropped)
+_NESTED = {"modality_config", "processing_kwargs"}  # Transformer's: modalities and the model's methods, by name
+MODULE_CONFIG_KEYS = {
+    "Transformer": {"max_seq_length", "do_lower_case", "transformer_task", "modality_config", "module_output_name",
+                    "processing_kwargs", "unpad_inputs", *_TRANSFORMERS_KWARGS},
+    "Pooling": {"word_embedding_dimension", "embedding_dimension", "pooling_mode", "include_prompt",
+                *(f"pooling_mode_{mode}" for mode in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens",
+                                                      "weightedmean_tokens", "lasttoken"))},
+    "Normalize": set(),
+    "Dense": {"in_features", "out_features", "bias", "activation_function", "module_input_name", "module_output_name"},
+    "Dropout": {"dropout"},
+    "LayerNorm": {"dimension"},
+    "WeightedLayerPooling": {"word_embedding_dimension", "embedding_dimension", "layer_start", "num_hidden_layers"},
+}
+SAFE_MODULES = tuple(MODULE_CONFIG_KEYS)
+ACTIVATIONS = ("Identity", "Tanh", "ReLU", "GELU", "Sigmoid", "SiLU", "LeakyReLU", "ELU", "Softplus", "Softsign")
 
 
 def is_random_encoder(name: str) -> bool:
@@ -97,6 +117,82 @@ def resolve_encoder_path(name: str) -> str:
     return str(path) if path else name
 
 
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _plain_json(value: object) -> bool:
+    return _scalar(value) or isinstance(value, list) and all(map(_plain_json, value)) or \
+        isinstance(value, dict) and all(isinstance(k, str) and _plain_json(v) for k, v in value.items())
+
+
+def checked_module_config(kind: str, config: object, where: str) -> dict:
+    """A module's config (`kind`: a SAFE_MODULES name) as the allow-list takes it, Dense's activation function an
+    instance of the torch.nn class ACTIVATIONS names; anything else a ValueError naming `where` (the file) and
+    the key."""
+    import torch
+
+    def refuse(why: str) -> ValueError:
+        return ValueError(f"context encoder module config {where}: {why}; code a model names is never run: use a "
+                          "standard sentence-transformers model")
+
+    if not isinstance(config, dict):
+        raise refuse("not a JSON object")
+    for key, value in config.items():
+        if key not in MODULE_CONFIG_KEYS[kind]:
+            raise refuse(f"key {key!r} is not one a {kind} module takes "
+                         f"({', '.join(sorted(MODULE_CONFIG_KEYS[kind])) or 'none'})")
+        if key in _TRANSFORMERS_KWARGS:
+            if not (isinstance(value, dict) and all(map(_scalar, value.values()))):
+                raise refuse(f"{key!r} must map option names to plain values")
+        elif not (_scalar(value) or key in _NESTED and _plain_json(value)):
+            raise refuse(f"{key!r} is {value!r}, not a plain value")
+    if kind == "Dense" and "activation_function" in config:
+        named = config["activation_function"]
+        found = next((name for name in ACTIVATIONS if named in (f"torch.nn.{name}",
+                                                                f"{getattr(torch.nn, name).__module__}.{name}")), None)
+        if found is None:
+            raise refuse(f"activation_function {named!r} is not one of torch.nn's {', '.join(ACTIVATIONS)}")
+        config = {**config, "activation_function": getattr(torch.nn, found)()}
+    return config
+
+
+def _guarded_module(module: type) -> type:
+    """`module` (a SAFE_MODULES class) whose config is checked_module_config's, and whose weights file naming
+    anything but tensors (a pickle) is an error naming the file."""
+    import pickle
+
+    class Guarded(module):
+        @classmethod
+        def load_config(cls, model_name_or_path: str, subfolder: str = "", config_filename: str | None = None,
+                        *args, **kwargs) -> dict:
+            config = super().load_config(model_name_or_path, subfolder, config_filename, *args, **kwargs)
+            where = Path(model_name_or_path, subfolder, config_filename or module.config_file_name)
+            return checked_module_config(module.__name__, config, str(where))
+
+        @classmethod
+        def load_torch_weights(cls, model_name_or_path: str, subfolder: str = "", *args, **kwargs):
+            try:
+                return super().load_torch_weights(model_name_or_path, subfolder, *args, **kwargs)
+            except pickle.UnpicklingError as err:
+                raise ValueError(f"context encoder weights {Path(model_name_or_path, subfolder)}: a pickle that names "
+                                 f"more than tensors ({str(err).splitlines()[-1]}); code a model names is never run: "
+                                 "use the model's safetensors weights") from None
+
+        if module.__name__ == "Dense":
+            @classmethod
+            def load(cls, model_name_or_path: str, subfolder: str = "", token=None, cache_folder=None, revision=None,
+                     local_files_only: bool = False, **kwargs):
+                # Dense.load imports its activation function by name; this takes the checked config's instance.
+                hub = {"subfolder": subfolder, "token": token, "cache_folder": cache_folder, "revision": revision,
+                       "local_files_only": local_files_only}
+                return cls.load_torch_weights(model_name_or_path, model=cls(**cls.load_config(model_name_or_path,
+                                                                                               **hub)), **hub)
+
+    Guarded.__name__ = Guarded.__qualname__ = module.__name__
+    return Guarded
+
+
 @functools.cache
 def _guarded_model() -> type:
     """SentenceTransformer building only SAFE_MODULES; another class named by a model is refused unimported."""
@@ -104,7 +200,7 @@ def _guarded_model() -> type:
     from sentence_transformers.sentence_transformer import modules
     from sentence_transformers.util import import_from_string
 
-    safe = {getattr(modules, name) for name in SAFE_MODULES}
+    safe = {getattr(modules, name): _guarded_module(getattr(modules, name)) for name in SAFE_MODULES}
 
     class GuardedSentenceTransformer(SentenceTransformer):
         def _load_module_class_from_ref(self, class_ref: str, model_name_or_path: str, *args, **kwargs) -> type:
@@ -116,7 +212,7 @@ def _guarded_model() -> type:
                 raise ValueError(f"context encoder {model_name_or_path}: its modules.json names the module class "
                                  f"{class_ref!r}, not one of sentence-transformers' own ({', '.join(SAFE_MODULES)}); "
                                  "code a model names is never run: use a standard sentence-transformers model")
-            return found
+            return safe[found]
 
     return GuardedSentenceTransformer
 

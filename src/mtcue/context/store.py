@@ -1,14 +1,26 @@
 """Read-only access to a context embedding store (docs/formats.md, section 2)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from mtcue.io import read_json
+
 
 class ContextStoreError(ValueError):
     pass
+
+
+def read_manifest(path: Path) -> dict:
+    """A store's manifest.json; one that is not UTF-8 JSON of an object is an error naming the file."""
+    try:
+        manifest = read_json(path)
+    except ValueError as err:  # not UTF-8, not JSON: the file and line are in the message
+        raise ContextStoreError(f"{err} (a store's manifest: rerun the step that writes the store)") from None
+    if not isinstance(manifest, dict):
+        raise ContextStoreError(f"{path}: not a store's manifest (a JSON object); rerun the step that writes the store")
+    return manifest
 
 
 KINDS = ("vectors", "tags")
@@ -24,11 +36,7 @@ class ContextStore:
         manifest_path = self.dir / "manifest.json"
         if not manifest_path.is_file():
             raise ContextStoreError(f"{manifest_path}: no such file (is --context-dir a context embedding store?)")
-        try:
-            manifest = json.loads(manifest_path.read_text())
-        except json.JSONDecodeError as err:
-            raise ContextStoreError(f"{manifest_path}: not a valid manifest ({err!r})") from None
-        self._read_manifest(manifest, manifest_path)
+        self._read_manifest(read_manifest(manifest_path), manifest_path)
         if self.kind == "vectors":
             self._load_vectors()
 

@@ -18,7 +18,7 @@ from mtcue.corpus import read_corpus
 from mtcue.outputs import atomic_directory
 from mtcue.study import langs_of
 
-from .store import ContextStoreError
+from .store import ContextStoreError, read_manifest
 
 NEXT = "next1"
 
@@ -104,11 +104,7 @@ class TokenStore:
     def __init__(self, directory: str | Path | None, manifest: dict | None = None):
         self.dir = Path(directory) if directory is not None else None
         if manifest is None:
-            path = self.dir / "manifest.json"
-            try:
-                manifest = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError) as err:
-                raise ContextStoreError(f"{path}: not a readable store manifest ({err!r})") from None
+            manifest = read_manifest(self.dir / "manifest.json")
         if manifest.get("kind") != "tokens" or not isinstance(manifest.get("slots"), list):
             raise ContextStoreError(f"{self.dir}: not a token store (manifest kind {manifest.get('kind')!r})")
         self.manifest = manifest
@@ -141,8 +137,5 @@ def open_store(directory: str | Path):
     from .store import ContextStore
 
     path = Path(directory) / "manifest.json"
-    try:
-        kind = json.loads(path.read_text()).get("kind") if path.is_file() else None
-    except json.JSONDecodeError:
-        kind = None  # ContextStore names the problem
+    kind = read_manifest(path).get("kind") if path.is_file() else None  # none: ContextStore names the problem
     return TokenStore(directory) if kind == "tokens" else ContextStore(directory)

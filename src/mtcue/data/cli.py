@@ -175,7 +175,22 @@ def cmd_binarise(a):
     binarise(a.prepared, a.direction, a.dest, a.workers)
 
 
+def cmd_check_config(a):
+    from mtcue.config import load_files
+    from mtcue.data.sources import check_urls
+
+    cfg = load_files(a.configfile, checks=[check_urls])
+    log.info("%s: study '%s', %d directions, %d models: Snakemake may read it", " + ".join(a.configfile),
+             cfg["study"], len(cfg["directions"]), len(cfg["models"]))
+
+
 def register(step) -> None:
+    s = step("check-config", cmd_check_config,
+             "check a study's config files before Snakemake reads them (`snakemake --configfile` runs a YTE "
+             "template's Python and expands aliases before the study's own checks): plain YAML, each key once, "
+             "bounded, valid")
+    s.add_argument("configfile", nargs="+", help="the files, in the order --configfile gets them")
+
     s = step("generate", cmd_generate, "write one split of the synthetic dialogue corpus", options("out"))
     s.add_argument("--pair", required=True)
     s.add_argument("--split", required=True, choices=["train", "valid", "test"])
@@ -258,7 +273,9 @@ def register(step) -> None:
     s.add_argument("--out", required=True)
     s.add_argument("--retries", type=int, default=5)
     s.add_argument("--backoff", type=float, default=2.0, help="first pause between attempts (seconds), doubling")
-    s.add_argument("--timeout", type=float, default=60.0)
+    s.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds to wait for any byte; an attempt bringing less than 1 KiB/s over as many seconds is "
+                        "cut and retried (resumed)")
 
     s = step("split-corpus", cmd_split_corpus,
              "train/valid/test from extracted pairs: held-out films out of train, sampled valid and test, metadata",

@@ -50,7 +50,9 @@ class _Retry(Exception):
 class Policy:
     retries: int = 5          # attempts after the first
     backoff_s: float = 2.0    # pause before retry k is backoff_s * 2**k
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0   # a connection's wait for any byte, and the window of min_rate
+    min_rate: float = 1024.0  # bytes/s over each timeout_s of a transfer, else it is cut and retried (as curl's
+    # --speed-limit): the socket timeout alone waits for one byte, so a server trickling bytes would never end
 
 
 def _is_local(source: str) -> bool:
@@ -85,7 +87,7 @@ def download(source: str, dest: str | Path, policy: Policy = Policy(),
                         policy.retries + 1, last_error, pause)
             sleep(pause)
         try:
-            state = _transfer(source, part, state_file, policy.timeout_s)
+            state = _transfer(source, part, state_file, policy.timeout_s, policy.min_rate)
         except _Retry as err:
             last_error = str(err)
             continue
@@ -104,8 +106,9 @@ def download(source: str, dest: str | Path, policy: Policy = Policy(),
                            if kept else "nothing is kept, the next run starts from the beginning"))
 
 
-def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
-    """Append the missing bytes of `url` to `part`; returns {"total", "etag"} once complete."""
+def _transfer(url: str, part: Path, state_file: Path, timeout: float, min_rate: float) -> dict:
+    """Append the missing bytes of `url` to `part`; returns {"total", "etag"} once complete. A transfer that
+    brings fewer than `min_rate` bytes/s over any `timeout` seconds is cut (_Retry resumes it)."""
     state = json.loads(state_file.read_text()) if state_file.exists() and part.exists() else {}
     offset = part.stat().st_size if state else 0
     headers = {"User-Agent": "mtcue-pipeline"}
@@ -146,8 +149,15 @@ def _transfer(url: str, part: Path, state_file: Path, timeout: float) -> dict:
         state_file.write_text(json.dumps(state))
         try:
             with open(part, mode) as out:
-                while chunk := response.read(CHUNK):
+                window, got = time.monotonic(), 0
+                while chunk := response.read1(CHUNK):  # what has arrived: read() would wait for a whole CHUNK
                     out.write(chunk)
+                    got += len(chunk)
+                    if (elapsed := time.monotonic() - window) >= timeout:
+                        if got < min_rate * elapsed:
+                            raise _Retry(f"too slow: {got} bytes in {elapsed:.0f} s (less than {min_rate:.0f} "
+                                         "bytes/s)")
+                        window, got = time.monotonic(), 0
         except (OSError, http.client.HTTPException) as err:
             raise _Retry(f"connection lost after {part.stat().st_size} bytes ({type(err).__name__})") from None
     size = part.stat().st_size

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from mtcue.options import options, positive_int, with_provenance
+from mtcue.pretrained import MANIFEST
 
 log = logging.getLogger("mtcue")
 
@@ -182,7 +183,7 @@ def _scoring_args(s) -> None:
 
 
 def cmd_score_contrastive(a):
-    from mtcue.evaluation.contrastive import NEEDS_TARGET_CONTEXT, evaluate
+    from mtcue.evaluation.contrastive import evaluate, needs_target_context
     from mtcue.models.contrastive import score_suite
     from mtcue.records import write_record
 
@@ -190,7 +191,7 @@ def cmd_score_contrastive(a):
     direction, examples, scores = score_suite(a.model_dir, a.suite, a.batch_size, a.threads)
     result = evaluate(examples, scores, examples[0]["rule"])  # the suite's own: read_suite checked it
     record = {"kind": "contrastive", "model": a.model or Path(a.model_dir).resolve().name, "direction": direction,
-              "suite": suite, "needs_target_context": suite in NEEDS_TARGET_CONTEXT, "config_hash": a.config_hash,
+              "suite": suite, "needs_target_context": needs_target_context(examples), "config_hash": a.config_hash,
               **result}
     write_record(a.out, with_provenance(record, a.study))
     log.info("%s %s %s: contrastive accuracy %.1f%% of %d (%d ties; per-token mean %.1f%%)", direction,
@@ -318,7 +319,8 @@ def register(step) -> None:
     s.add_argument("--availability", help="the model's availability as `mtcue comet-model` decided it (JSON)")
 
     s = step("fetch-pretrained", cmd_fetch_pretrained, "fetch every pretrained model of a study (sentence "
-             "encoders, COMET) into one folder, its manifest.json listing them; the jobs read them from there")
+             "encoders, COMET) into one folder, its manifest.json listing them; the jobs read them from there",
+             lambda a: [Path(a.folder) / MANIFEST])  # never a manifest.json of the user's
     s.add_argument("--folder", required=True, help="the study's pretrained folder (results/pretrained)")
     s.add_argument("--encoder", action="append", default=[],
                    help="a sentence encoder: hub id, local folder, or the bundled all-MiniLM-L6-v2 (repeatable)")

@@ -25,8 +25,15 @@ from mtcue.suites import FIRST_AMONG_TIED, RULES, STRICT, check_example
 # Sets whose candidates differ where only the *target-side* context decides (Voita et al. 2019: the
 # T-V form or the name's translation used in earlier target lines): a model reading source context
 # only cannot tell its candidates apart from the context, so its score there is no measure of context use.
-NEEDS_TARGET_CONTEXT = frozenset({"voita2019_deixis", "voita2019_lex_cohesion"})
+# Known by the suite's content (its examples' group "set", which the converter writes), not by its file's name,
+# which a copy renames.
+TARGET_CONTEXT_SETS = frozenset({"deixis", "lex_cohesion"})
 MEASURES = ("sum", "mean")
+
+
+def needs_target_context(examples: list[dict]) -> bool:
+    """Whether the suite is one of the sets only target-side context decides (TARGET_CONTEXT_SETS)."""
+    return any(example.get("group", {}).get("set") in TARGET_CONTEXT_SETS for example in examples)
 
 
 def verdict(scores: list[float], correct: int, rule: str = STRICT) -> tuple[bool, bool]:

@@ -175,7 +175,7 @@ def register(step) -> None:
     s.add_argument("--out", required=True, help="where the best checkpoint is copied")
     s.add_argument("--record", required=True, help="training record (JSON)")
     s.add_argument("--study", required=True)
-    s.add_argument("--gpus", type=int, default=1,
+    s.add_argument("--gpus", type=positive_int, default=1,
                    help="GPUs to train on (more than one: fairseq's data-parallel training on one node)")
     s.add_argument("--workers", type=int, default=0,
                    help="data-loader processes (fairseq's --num-workers), counted in --threads")

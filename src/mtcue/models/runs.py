@@ -21,6 +21,14 @@ from mlflow.models import Model
 from mlflow.tracking import MlflowClient
 
 from mtcue.config import schema
+from mtcue.io import confined
+
+# A tracking server that refuses or does not answer fails a step within about half a minute, not after
+# MLflow's defaults (7 retries with a backoff doubling from 2 s, 120 s per request: minutes); settings of
+# the user's own (the same environment variables) are kept.
+for _name, _value in {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+                      "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}.items():
+    os.environ.setdefault(_name, _value)
 
 MODEL_NAME = "model"  # runs:/<run id>/model
 STUDY_COPY = "study"  # the pyfunc artifact holding a copied model's files, laid out as a study's results/
@@ -42,8 +50,9 @@ def sqlite_path(tracking_uri: str) -> Path | None:
 
 @contextmanager
 def store_errors(tracking_uri: str) -> Iterator[None]:
-    """A store that cannot be used (not a database, damaged, locked) as a message naming it, not SQLAlchemy's
-    traceback (nor the one MLflow logs for a locked store)."""
+    """A store that cannot be used (not a database, damaged, locked; a server that cannot be reached) as a message
+    naming it, not SQLAlchemy's or requests' traceback (nor the one MLflow logs for a locked store)."""
+    from requests.exceptions import RequestException
     from sqlalchemy.exc import SQLAlchemyError
 
     db_log = logging.getLogger("mlflow.store.db.utils")
@@ -52,6 +61,10 @@ def store_errors(tracking_uri: str) -> Iterator[None]:
         yield
     except (SQLAlchemyError, MlflowException) as err:
         cause = err if isinstance(err, SQLAlchemyError) else err.__cause__ or err.__context__
+        if isinstance(cause, RequestException):
+            raise RuntimeError(f"the MLflow server {tracking_uri} cannot be reached ({type(cause).__name__}, after "
+                               f"{os.environ['MLFLOW_HTTP_REQUEST_MAX_RETRIES']} retries); start it, or set "
+                               "MLFLOW_TRACKING_URI (mlflow.tracking_uri) to a store that answers") from None
         if not isinstance(cause, SQLAlchemyError):
             raise
         raise RuntimeError(f"the MLflow store {tracking_uri} cannot be used: {str(cause).splitlines()[0]}; if another "
@@ -75,22 +88,23 @@ def model_folder(config: Mapping, copy: str | Path | None, where: str, tracking_
                  within: Path | None = None) -> Path:
     """The model folder a logged model's `config` names: its place in the copy it carries (`copy`), never outside
     `within` (default the copy); or the study's folder, a relative one in the folder of the store it was loaded from."""
+    relog = "relog the model (`mtcue track --artifacts`)"
     if "copied" in config and copy is not None:
-        folder = (Path(copy) / str(config["copied"])).resolve()
-        if not folder.is_relative_to(Path(within or copy).resolve()):
-            raise ValueError(f"{where}: its copied model {config['copied']!r} lies outside the model's own files; "
-                             "relog the model (`mtcue track --artifacts`)")
-        return folder
-    if "model_dir" not in config:
-        raise ValueError(f"{where}: its MLmodel names no model folder (model_dir or copied); relog the model "
-                         "(`mtcue track --artifacts`)")
+        return confined(Path(copy) / str(config["copied"]), within or copy, f"{where}: its copied model",
+                        f"a model is read only from its own files: {relog}")
+    if not isinstance(config.get("model_dir"), str):
+        raise ValueError(f"{where}: its MLmodel names no model folder (model_dir or copied); {relog}")
     folder, db = Path(config["model_dir"]), sqlite_path(tracking_uri)
-    if folder.is_absolute():
+    if folder.is_absolute():  # a study's model folder outside the store's folder (or a server's store)
+        if folder.parent.parent.name != "models":
+            raise ValueError(f"{where}: its model_dir {folder} is not a study's model folder (results/models/"
+                             f"{{direction}}/{{model}}); {relog}")
         return folder
     if db is None:
         raise ValueError(f"{where}: its model folder {folder} lies in the study's folder of a sqlite store, not in "
                          f"{tracking_uri}; set MLFLOW_TRACKING_URI to the study's store (sqlite:///results/mlflow.db)")
-    return db.parent.resolve() / folder
+    return confined(db.parent / folder, db.parent, f"{where}: its model_dir",
+                    f"a relative model folder lies in the study of its store: {relog}")
 
 
 def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
@@ -134,9 +148,13 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
     else:
         local = Path(download_artifacts(artifact_uri=location, tracking_uri=tracking_uri))
     flavor = Model.load(local).flavors.get("python_function")
-    if flavor is None:
+    if not isinstance(flavor, dict):
         raise ValueError(f"{uri}: {local / 'MLmodel'} has no python_function flavour: not a model `mtcue track` "
                          "logged; relog it (`mtcue track --artifacts`)")
-    copy = flavor.get("artifacts", {}).get(STUDY_COPY, {}).get("path")
-    return model_folder(flavor.get("config") or {}, None if copy is None else local / copy, f"{uri} ({local})",
-                        tracking_uri, local)
+    artifacts, config = flavor.get("artifacts") or {}, flavor.get("config") or {}
+    study = artifacts.get(STUDY_COPY) if isinstance(artifacts, dict) else None
+    copy = study.get("path") if isinstance(study, dict) else None
+    if not (isinstance(artifacts, dict) and isinstance(config, dict) and isinstance(copy, (str, type(None)))):
+        raise ValueError(f"{uri}: {local / 'MLmodel'}: its python_function config or artifacts are not those `mtcue "
+                         "track` writes; relog the model (`mtcue track --artifacts`)")
+    return model_folder(config, None if copy is None else local / copy, f"{uri} ({local})", tracking_uri, local)

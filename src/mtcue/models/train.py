@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mtcue.io import atomic_path
+from mtcue.io import atomic_path, read_json
 from mtcue.models import fairseq_args as fa
 from mtcue.models import fairseq_run
 from mtcue.models.checkpoints import check_checkpoint, load_checkpoint, recover_checkpoint_dir
@@ -52,7 +52,11 @@ def prepare_checkpoint_dir(ckpt_dir: Path, spec: dict) -> None:
     """Create `ckpt_dir` for `spec`; move aside one that belongs to another spec."""
     spec_path = ckpt_dir / SPEC_FILE
     if spec_path.exists():
-        old = json.loads(spec_path.read_text())
+        try:
+            old = read_json(spec_path)
+        except ValueError as err:  # its checkpoints are of an unknown spec: neither resumed nor moved
+            raise RuntimeError(f"{err} (the spec of the checkpoints in {ckpt_dir}: unknown, so they are neither "
+                               "resumed nor moved aside; move that folder away yourself to train afresh)") from None
         if old == spec:
             log.info("resuming in %s (same spec %s)", ckpt_dir, config_hash(spec))
             return
@@ -159,11 +163,13 @@ def count_checkpoint_params(checkpoint: Path) -> dict:
 
 
 def check_lines_fit(data_bin: Path, direction: str, max_tokens: int) -> None:
-    """Refuse, before any training, a training or validation line longer than a batch: fairseq would stop
-    with a bare assertion ("Sentences lengths should not exceed max_tokens") after loading everything.
-    A line's length is fairseq's: the longer of its two sides in pieces, end-of-sentence included."""
+    """Refuse, before any training, a training or validation line longer than a batch or than the model reads
+    (its 1,024 positions): fairseq would stop with a bare assertion ("Sentences lengths should not exceed
+    max_tokens", "Size of sample #20 is invalid") after loading everything. A line's length is fairseq's: the
+    longer of its two sides in pieces, end-of-sentence included."""
     import numpy as np
     from fairseq.data import data_utils
+    from fairseq.models.transformer import DEFAULT_MAX_SOURCE_POSITIONS, DEFAULT_MAX_TARGET_POSITIONS
 
     for split in ("train", "valid"):
         sides = [data_utils.load_indexed_dataset(str(data_bin / f"{split}.{direction}.{lang}"), None)
@@ -177,6 +183,11 @@ def check_lines_fit(data_bin: Path, direction: str, max_tokens: int) -> None:
             raise ValueError(f"{data_bin}: {split} line {longest + 1} is {size} pieces long, more than "
                              f"training.max_tokens={max_tokens} (one batch): raise training.max_tokens, or lower "
                              "clean.max_chars so that cleaning drops such lines")
+        positions = min(DEFAULT_MAX_SOURCE_POSITIONS, DEFAULT_MAX_TARGET_POSITIONS)
+        if size > positions:
+            raise ValueError(f"{data_bin}: {split} line {longest + 1} is {size} pieces long, more than the "
+                             f"{positions} positions the model reads: lower clean.max_chars so that cleaning drops "
+                             "such lines")
 
 
 def free_port() -> int:
@@ -194,6 +205,7 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
     torch threads of the main process; copy its best checkpoint to `model_out`; return the record."""
     import torch
 
+    ckpt_dir = ckpt_dir.resolve()  # the lock beside the real folder: a link to it must not be a second lock
     with hold_checkpoint_dir(ckpt_dir):
         use_cuda = torch.cuda.is_available()
         if gpus > 1 and torch.cuda.device_count() < gpus:

@@ -42,6 +42,7 @@ import numpy as np
 from mtcue import layout
 from mtcue.config import generation_settings
 from mtcue.corpus import META_FIELDS
+from mtcue.io import read_json
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
 from mtcue.progress import Progress
@@ -347,9 +348,10 @@ class Translator:
                             "cues": [t for c, t in zip(slots, strings) if c.startswith("cue")]})
         return samples
 
-    def pieces(self, text: str) -> list[str]:
-        """The SentencePiece pieces of `text`, as the model reads them."""
-        return self._spm.encode(text, out_type=str)
+    def pieces(self, text: str, name: str = "text") -> list[str]:
+        """The SentencePiece pieces of `text`, as the model reads them; text that is not (a lone surrogate, which
+        SentencePiece answers with a RuntimeError) is a ValueError naming it `name`."""
+        return self._spm.encode(_text(text, name), out_type=str)
 
     def context_attention(self, source: list[str], context: list[str]) -> np.ndarray:
         """The model's attention from each source piece (then </s>) to each context piece (between the
@@ -473,7 +475,12 @@ class Translator:
         if self._tag_vocab is None:
             from mtcue.context.tags import VOCAB_FILE
 
-            self._tag_vocab = json.loads((self.model.tag_store / VOCAB_FILE).read_text(encoding="utf-8"))
+            path = self.model.tag_store / VOCAB_FILE
+            vocab = read_json(path)
+            if not (isinstance(vocab, list) and all(isinstance(tag, str) for tag in vocab)):
+                raise ValueError(f"{path}: not the tag store's list of tags (strings); rerun the step that writes the "
+                                 "tag store")
+            self._tag_vocab = vocab
         return self._tag_vocab
 
     def _batches(self, dataset, batch_size: int):

@@ -5,8 +5,11 @@ plan module may register and `plan.models` may read it.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from mtcue.study import ConfigError
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,19 @@ class Targets:
     tables: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+
+
+def _of_validated(read: Callable[[dict], object], what: str) -> Callable[[dict], object]:
+    """`read` of a config, whose missing key (a config not filled in by `config.validate`) is a ConfigError naming
+    it, not a bare KeyError from deep in the plan."""
+    @functools.wraps(read)
+    def of(cfg: dict):
+        try:
+            return read(cfg)
+        except KeyError as err:
+            raise ConfigError(f"{what}: the config has no key {err.args[0]!r}: the plan reads a config validated by "
+                              "mtcue.config.load or mtcue.config.validate, which fill in every default") from None
+    return of
 
 
 def _none(cfg: dict) -> list:
@@ -53,6 +69,10 @@ class Experiment:
     derives: Callable[[dict], dict[str, dict]] = _no_runs
     check: Callable[[dict], None] = _nothing
     reads: Callable[[dict], list[str]] = _none
+
+    def __post_init__(self):
+        for name in ("targets", "trains", "derives") + (("names",) if self.names else ()):
+            object.__setattr__(self, name, _of_validated(getattr(self, name), f"experiment '{self.name}' {name}"))
 
 
 # {name: experiment}, in registration order (plan/__init__.py imports the modules in the study's order).

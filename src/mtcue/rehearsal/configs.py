@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from mtcue.config import read_yaml
+from mtcue.config import merge, read_yaml
 
 PLAN_KEYS = {"sources", "every_model", "config"}
 SOURCE_SIZES = {"links": int, "links_per_film": int, "heldout_films": int, "docs": int}
@@ -40,15 +40,6 @@ def is_study(cfg: object) -> bool:
     """A study's config as `override` and `slice_study` read it, before it is validated with the override."""
     return isinstance(cfg, dict) and isinstance(cfg.get("directions"), list) and isinstance(cfg.get("models"), dict) \
         and all(isinstance(entry, dict) for entry in cfg["models"].values())
-
-
-def merge(base: dict, over: dict) -> dict:
-    """`over` merged into a copy of `base` as Snakemake merges config files (mapping into mapping)."""
-    from snakemake.utils import update_config
-
-    merged = copy.deepcopy(base)
-    update_config(merged, copy.deepcopy(over))
-    return merged
 
 
 def override(study: dict, plan: dict) -> dict:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from mtcue.config import read_yaml, validate
+from mtcue.config import merge, read_yaml, validate
 from mtcue.io import atomic_write_text
 from mtcue.outputs import OWNED_MARKER, OutputFolderError, exclusive
-from mtcue.rehearsal.configs import is_study, load_plan, merge, override, slice_study
+from mtcue.rehearsal.configs import is_study, load_plan, override, slice_study
 from mtcue.rehearsal.mirror import build_sources
 from mtcue.rehearsal.stand_ins import COMET_STAND_IN, OMDB_KEY, comet_stand_in, serve_omdb
 

@@ -5,7 +5,7 @@ import json
 import logging
 from pathlib import Path
 
-from mtcue.options import options, positive_int, significance_level
+from mtcue.options import json_option, options, positive_int, significance_level
 
 log = logging.getLogger("mtcue")
 
@@ -184,11 +184,14 @@ def cmd_track(a):
     from mtcue.models.runs import resolve_uri
     from mtcue.reporting.tracking import run_artifacts, sync_records
 
+    experiments = json_option(a.experiments, "--experiments")
+    if not isinstance(experiments, dict):
+        raise ValueError(f"--experiments: give a JSON object {{\"direction/model\": [experiment, ...]}}, not "
+                         f"{a.experiments!r}")
     uri = resolve_uri(a.uri)
     records = {Path(p): read_record(p) for p in a.records}
     files, models = run_artifacts(records) if a.artifacts else ({}, {})
-    runs = sync_records(uri, a.study, list(records.values()), json.loads(a.experiments), files, models,
-                        a.copy_models)
+    runs = sync_records(uri, a.study, list(records.values()), experiments, files, models, a.copy_models)
     log.info("synced records of study '%s' to %s", a.study, uri)
     if a.run_ids:
         # The experiment is named after the study (`mtcue track-study` reads this).
@@ -199,10 +202,14 @@ def cmd_track(a):
 def cmd_track_study(a):
     from pathlib import Path
 
-    from mtcue.io import atomic_write_text
+    from mtcue.io import atomic_write_text, read_json
     from mtcue.reporting.tracking import links_html, sync_study_files
 
-    ids = json.loads(Path(a.run_ids).read_text(encoding="utf-8"))
+    ids = read_json(a.run_ids)
+    missing = [k for k in ("tracking_uri", "experiment", "runs") if not isinstance(ids, dict) or k not in ids]
+    if missing:
+        raise ValueError(f"{a.run_ids}: no {', '.join(missing)}: not a run-ids file `mtcue track --run-ids` wrote; "
+                         "rerun the study's mlflow_sync to write it again")
     files = {Path(f).relative_to("results").as_posix() if Path(f).parts[0] == "results" else Path(f).name: Path(f)
              for f in a.files}
     experiment_id, run_id = sync_study_files(ids["tracking_uri"], ids["experiment"], files)

@@ -26,16 +26,18 @@ from mlflow.exceptions import MlflowException
 from mlflow.models import Model, ModelSignature
 from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 from mlflow.tracking import MlflowClient
-from mlflow.types.schema import Array, ColSpec, ParamSchema, ParamSpec, Schema
+from mlflow.types.schema import AnyType, Array, ColSpec, ParamSchema, ParamSpec, Schema
 
 from mtcue.models.runs import MODEL_NAME, STUDY_COPY, model_folder, sqlite_path
 from mtcue.study import langs_of
 
 # What a served model reads: one sentence per row, its context strings (metadata, cues) and preceding
-# lines (most recent first); what it returns: one translation per row.
+# lines (most recent first); what it returns: one translation per row. The lists are declared of any type:
+# MLflow's enforcement of Array("string") makes a null in them the string "None" before `predict` sees it;
+# `predict` checks their items itself (_cells) and answers anything but strings with a 400.
 SIGNATURE = ModelSignature(
-    inputs=Schema([ColSpec("string", "source"), ColSpec(Array("string"), "context", required=False),
-                   ColSpec(Array("string"), "previous", required=False)]),
+    inputs=Schema([ColSpec("string", "source"), ColSpec(Array(AnyType()), "context", required=False),
+                   ColSpec(Array(AnyType()), "previous", required=False)]),
     outputs=Schema([ColSpec("string")]),
     params=ParamSchema([ParamSpec("beam", "long", 5)]))
 
@@ -72,7 +74,7 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
         try:
             sources, limit = list(model_input["source"]), self.translator.model.max_source_tokens - 1
             for row, source in enumerate(sources):
-                if isinstance(source, str) and len(pieces := self.translator.pieces(source)) > limit:
+                if isinstance(source, str) and len(pieces := self.translator.pieces(source, f"row {row}")) > limit:
                     raise ValueError(f"row {row}: the source is {len(pieces)} pieces long, more than the model reads "
                                      f"({limit}); split it into sentences")
             return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),

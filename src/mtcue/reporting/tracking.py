@@ -42,6 +42,7 @@ from mlflow.entities import Metric, Param, Run, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from mtcue.io import confined
 from mtcue.models.runs import every, sqlite_path, store_errors
 from mtcue.reporting.logged_model import TranslatorModel  # noqa: F401  (models logged before the split load it here)
 from mtcue.reporting.logged_model import artifacts_here, log_model, model_tag
@@ -170,20 +171,20 @@ def _digest(files: Mapping[str, Path]) -> str:
     return h.hexdigest()
 
 
-def _named(file: Path, record: Path) -> Path:
+def _named(file: Path, record: Path, folder: str) -> Path:
     """A file the record names, uploaded only from the study holding the record (the results/ folder above its
-    records/), resolved: a link out of the study is refused too."""
+    records/{kind}/), and there only from the study's `folder` (hyps/, models/), resolved: a link out of it is
+    refused too. So a records/ folder elsewhere (a home folder's) uploads nothing beside it."""
     if not file.is_file():
         raise FileNotFoundError(f"{record}: names {file}, which is missing (run from the study's folder, or rerun "
                                 "the step that writes it)")
-    folders = Path(record).absolute().parent.parts
-    if "records" not in folders:
-        raise ValueError(f"{record}: not in a study's records/ folder (results/records/{{kind}}/...); its files are "
-                         "uploaded only from the study that holds it")
-    study = Path(*folders[:len(folders) - 1 - folders[::-1].index("records")]).resolve()
-    if not file.resolve().is_relative_to(study):
-        raise ValueError(f"{record}: names {file}, which lies outside the study's folder {study}; only the study's "
-                         "own files are uploaded: rerun the step that wrote the record")
+    folders = Path(record).absolute().parent.parts[:-1]  # above the record's kind folder
+    at = len(folders) - 1 - folders[::-1].index("records") if "records" in folders else None
+    if at is None or not (Path(*folders[:at]) / folder).is_dir():
+        raise ValueError(f"{record}: not in a study's records/ folder beside its {folder}/ (results/records/{{kind}}/"
+                         "...); its files are uploaded only from the study that holds it")
+    confined(file, Path(*folders[:at]) / folder, record,
+             f"only the study's own {folder}/ are uploaded: rerun the step that wrote the record")
     return file
 
 
@@ -199,11 +200,11 @@ def run_artifacts(records: Mapping[Path, dict]) -> tuple[dict[str, dict[str, Pat
         named = files.setdefault(key, {})
         named[f"records/{record['kind']}/{Path(path).name}"] = Path(path)
         if record.get("hyp_path"):
-            hyps = _named(Path(record["hyp_path"]), path)
+            hyps = _named(Path(record["hyp_path"]), path, "hyps")
             under = hyps.parts[hyps.parts.index("hyps") + 1:] if "hyps" in hyps.parts[:-1] else (hyps.name,)
             named[f"hyps/{'/'.join(under)}"] = hyps
         if record["kind"] == "train" and record.get("model_path"):
-            models[key] = _named(Path(record["model_path"]), path).parent
+            models[key] = _named(Path(record["model_path"]), path, "models").parent
     return files, models
 
 
