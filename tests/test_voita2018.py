@@ -496,7 +496,8 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
                  "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}
-    scores, random = [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)], [score("voita_context", 19.5)]
+    scores = [score("base", 20.0), score("concat", 20.5), score("voita_context", 21.25)]
+    random = [score("voita_context", 19.5)]
     from table_links import paper_links, unlinked_numbers
 
     tmp_path = tmp_path / "tables"

@@ -139,7 +139,8 @@ def cmd_table_side_information(a):
     from mtcue.reporting.side_information import write_side_information_table
 
     scores, no_context = load_records(a.records, "score"), load_records(a.no_context_records, "score")
-    predicted, contrastive = load_records(a.predicted_records, "score"), load_records(a.contrastive_records, "contrastive")
+    predicted = load_records(a.predicted_records, "score")
+    contrastive = load_records(a.contrastive_records, "contrastive")
     write_side_information_table(json.loads(a.rows), scores, no_context, predicted, contrastive, a.baseline or None,
                                  a.csv, a.md, _runs(a, scores, no_context, predicted, contrastive),
                                  kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),

@@ -81,7 +81,8 @@ class Runs:
         page = ""
         if html and len(studies) == 1:  # a table of several studies' records names their runs only
             folder = Path(html).parent  # a study's results/tables/, else a folder beside the working directory's study
-            page = os.path.relpath(mlflow_page(studies[0], folder.parent if folder.name == "tables" else RESULTS), folder)
+            root = folder.parent if folder.name == "tables" else RESULTS
+            page = os.path.relpath(mlflow_page(studies[0], root), folder)
         return cls(", ".join(studies), frozenset((r["direction"], r["model"]) for r in records), page)
 
     def name(self, direction: str, model: str) -> str | None:
