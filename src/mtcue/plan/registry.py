@@ -71,7 +71,7 @@ class Experiment:
     reads: Callable[[dict], list[str]] = _none
 
     def __post_init__(self):
-        for name in ("targets", "trains", "derives") + (("names",) if self.names else ()):
+        for name in ("targets", "trains", "derives", "reads") + (("names",) if self.names else ()):
             object.__setattr__(self, name, _of_validated(getattr(self, name), f"experiment '{self.name}' {name}"))
 
 
