@@ -249,7 +249,7 @@ def paper_average_footnote(paper_csv: str | Path | Traversable = PAPER_QUALITY_C
     paper = read_table_csv(paper_csv).groupby("model")["bleu"].mean()
     base, mtcue = paper["BASE"], paper["MTCUE"]
     return (f"The paper prints BASE's average BLEU as {PAPER_PRINTED_BASE_BLEU_AVG:.2f}; its eight directions average "
-            f"{base:.2f} (the {AVERAGE} shown), so its \"+1.51 BLEU over BASE\" for MTCUE ({mtcue:.2f}) is "
+            f"{base:.2f} (the {AVERAGE} of its rows here, with every direction shown), so its \"+1.51 BLEU over BASE\" for MTCUE ({mtcue:.2f}) is "
             f"{mtcue - PAPER_PRINTED_BASE_BLEU_AVG:+.2f} against the printed average and {mtcue - base:+.2f} against "
             "the directions' mean.")
 
