@@ -452,16 +452,26 @@ def test_translate_text_command_and_its_errors(study, tmp_path):
                               input=input_bytes if text is None else text.encode(), capture_output=True, cwd=study)
         return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
-    done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Formal conversation",
+    done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Drama, Family, Romance",
                "--previous", "Good evening, Mrs Smith.")
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(done.stdout.splitlines()) == 2 and all(done.stdout.splitlines())
+    cued = run("--model-dir", "results/models/en-de/mtcue", "--cue", "Formal conversation")
+    assert cued.returncode == 0, cued.stderr[-2000:]
+    from mtcue import Translator
+
+    assert cued.stdout.splitlines() == Translator.load(study / "results" / "models" / "en-de" / "mtcue").translate(
+        ["Did you see the letter?", "Are you ready?"], cue="Formal conversation")
+    both = run("--model-dir", "results/models/en-de/mtcue", "--cue", "Formal conversation", "--previous", "Hello.")
+    assert both.returncode == 1 and "--cue with --context or --previous" in both.stderr
+    base_cue = run("--model-dir", "results/models/en-de/base", "--cue", "Formal conversation")
+    assert base_cue.returncode == 1 and "a model without context (base) cannot read a cue" in base_cue.stderr
     no_model = run("--model-dir", str(tmp_path))
     assert no_model.returncode == 1 and "no checkpoint_best.pt: not a trained model's folder" in no_model.stderr
     empty = run("--model-dir", "results/models/en-de/mtcue", text="")
     assert empty.returncode == 1 and "no input to translate" in empty.stderr
     base = run("--model-dir", "results/models/en-de/base", "--context", "Formal conversation")
-    assert base.returncode == 1 and "a model without context (base) cannot read context (--context)" in base.stderr
+    assert base.returncode == 1 and "a model without context (base) cannot read context or previous lines" in base.stderr
     too_many = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(7) for a in ("--context", f"c{i}")])
     assert too_many.returncode == 1 and "7 contexts given, but the model reads 6 context strings" in too_many.stderr
     # Issue 22: each of these was a traceback, a wrong diagnosis or a silent default.
@@ -521,7 +531,7 @@ def test_translate_corpus_refuses_another_pair_and_unknown_columns(study, tmp_pa
     wrong = run(write_corpus([french], "fr.jsonl"))
     assert wrong.returncode == 1 and "fr.jsonl:1: the sample has no 'en' text (languages: fr, de)" in wrong.stderr
     unknown = run(write_corpus([make_sample(0)], "ok.jsonl"), "--columns", "doc0,speaker_gender")
-    assert unknown.returncode == 1 and "--columns: unknown context column 'speaker_gender'" in unknown.stderr
+    assert unknown.returncode == 1 and "columns: unknown context column 'speaker_gender'" in unknown.stderr
     assert not (tmp_path / "hyps.txt").exists()
 
 

@@ -1,7 +1,7 @@
 """MLflow edge: a trained model as an MLflow model, and its logging into a model's run.
 
 A model's run holds its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a
-table of `source` and optional `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
+table of `source` and optional `cue`, or `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
 serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is ~1 GB at
 paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are read from
 there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the files
@@ -31,12 +31,13 @@ from mlflow.types.schema import AnyType, Array, ColSpec, ParamSchema, ParamSpec,
 from mtcue.models.runs import MODEL_NAME, STUDY_COPY, model_folder, sqlite_path
 from mtcue.study import langs_of
 
-# What a served model reads: one sentence per row, its context strings (metadata, cues) and preceding
-# lines (most recent first); what it returns: one translation per row. The lists are declared of any type:
-# MLflow's enforcement of Array("string") makes a null in them the string "None" before `predict` sees it;
-# `predict` checks their items itself (_cells) and answers anything but strings with a 400.
+# What a served model reads: one sentence per row, its cue (Translator.translate's `cue`) or its context
+# strings (metadata) and preceding lines (most recent first); what it returns: one translation per row. The lists
+# are declared of any type: MLflow's enforcement of Array("string") makes a null in them the string "None" before
+# `predict` sees it; `predict` checks their items itself (_cells) and answers anything but strings with a 400.
 SIGNATURE = ModelSignature(
-    inputs=Schema([ColSpec("string", "source"), ColSpec(Array(AnyType()), "context", required=False),
+    inputs=Schema([ColSpec("string", "source"), ColSpec("string", "cue", required=False),
+                   ColSpec(Array(AnyType()), "context", required=False),
                    ColSpec(Array(AnyType()), "previous", required=False)]),
     outputs=Schema([ColSpec("string")]),
     params=ParamSchema([ParamSpec("beam", "long", 5)]))
@@ -78,7 +79,7 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
                     raise ValueError(f"row {row}: the source is {len(pieces)} pieces long, more than the model reads "
                                      f"({limit}); split it into sentences")
             return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),
-                                             beam=int((params or {}).get("beam", 5)))
+                                             beam=int((params or {}).get("beam", 5)), cue=_cues(model_input))
         except (ValueError, TypeError) as err:
             raise MlflowException(str(err), INVALID_PARAMETER_VALUE) from None
 
@@ -94,6 +95,17 @@ def _cells(table: pd.DataFrame, column: str) -> list[list[str]] | None:
     return [list(cell) for cell in cells]
 
 
+def _cues(table: pd.DataFrame) -> list[str | None] | None:
+    """A served table's `cue` column, a string per row; a missing cell (the column left out in some rows) holds none."""
+    if "cue" not in table:
+        return None
+    cues = [None if cell is None or isinstance(cell, float) and math.isnan(cell) else cell for cell in table["cue"]]
+    for row, cue in enumerate(cues):
+        if cue is not None and not isinstance(cue, str):
+            raise ValueError(f"row {row}: 'cue' is {cue!r}; give a string")
+    return cues
+
+
 def input_example(spec: dict) -> dict:
     """A row a model of `spec` reads: a sentence, with a context string and a previous line where it reads them."""
     from mtcue.models.translator import context_columns
@@ -101,7 +113,7 @@ def input_example(spec: dict) -> dict:
     columns = context_columns(spec)
     example = {"source": ["Are you ready?"]}
     if any(not c.startswith("doc") for c in columns):
-        example["context"] = [["Formal conversation"]]
+        example["context"] = [["Drama, Family, Romance"]]
     if any(c.startswith("doc") and c != "doc0" for c in columns):
         example["previous"] = [["Good evening, Mrs Smith."]]
     return example
