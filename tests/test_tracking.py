@@ -832,11 +832,51 @@ class _Translator:
     def pieces(self, text, name):
         return text.split()
 
-    def translate(self, sources, context, previous, beam):
+    def translate(self, sources, context, previous, beam, cue=None):
         if any(len(lines) > 1 for lines in previous or []):
             raise ValueError("2 previous lines given, but the model reads at most 1")
-        return [f"{s} | {c} | {p}" for s, c, p in zip(sources, context or [[]] * len(sources),
-                                                       previous or [[]] * len(sources))]
+        if not all(isinstance(s, str) for s in sources):
+            raise TypeError("a sentence must be a string")
+        return [f"{s} | {c} | {p}" + ("" if q is None else f" | {q}")
+                for s, c, p, q in zip(sources, context or [[]] * len(sources), previous or [[]] * len(sources),
+                                      cue or [None] * len(sources))]
+
+
+def test_the_server_reads_rows_and_mlflows_columnar_input_and_answers_a_bad_one_with_its_reason_alone(tmp_path):
+    """Through MLflow's own request parsing (the scoring server's `invocations`): a cue per row, the columnar
+    `inputs` form, and a 400 whose message is the reason, with no dump of the input table."""
+    from mlflow.exceptions import MlflowException
+    import mlflow.pyfunc
+    from mlflow.pyfunc import scoring_server
+
+    from mtcue.reporting.logged_model import SIGNATURE, TranslatorModel
+
+    class Served(TranslatorModel):
+        def load_context(self, context):
+            self.translator = _Translator()
+
+    mlflow.pyfunc.save_model(tmp_path / "model", python_model=Served(), signature=SIGNATURE)
+    model = mlflow.pyfunc.load_model(str(tmp_path / "model"))
+
+    def ask(body):
+        answer = scoring_server.invocations(json.dumps(body), "application/json", model,
+                                            model.metadata.get_input_schema())
+        return json.loads(answer.response)["predictions"]
+
+    assert ask({"dataframe_records": [{"source": "Hi.", "cue": "Formal"}, {"source": "Yes."}]}) == \
+        ["Hi. | [] | [] | Formal", "Yes. | [] | []"]
+    assert ask({"inputs": {"source": ["Hi.", "Yes."]}}) == ["Hi. | [] | []", "Yes. | [] | []"]
+    assert ask({"inputs": {"source": ["Hi.", "Yes."], "cue": ["Formal", "Informal"]}}) == \
+        ["Hi. | [] | [] | Formal", "Yes. | [] | [] | Informal"]
+    for body, reason in (
+            ({"inputs": {"source": ["Hi.", "Yes."], "cue": ["Formal"]}},
+             "inputs: give each column one value per sentence (source: 2, cue: 1)"),
+            ({"dataframe_records": [{"source": "Hi.", "previous": ["a", "b"]}]},
+             "2 previous lines given, but the model reads at most 1")):
+        with pytest.raises(MlflowException) as refused:
+            ask(body)
+        answer = json.loads(refused.value.serialize_as_json())
+        assert answer["message"] == reason and refused.value.get_http_status_code() == 400
 
 
 def test_the_served_model_returns_what_a_request_did_wrong_as_its_message():

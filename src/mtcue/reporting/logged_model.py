@@ -57,8 +57,8 @@ def artifacts_here(client: MlflowClient, run_id: str, tracking_uri: str) -> None
 
 class TranslatorModel(mlflow.pyfunc.PythonModel):
     """A trained model of the study as an MLflow pyfunc model: `predict` takes a table of `source`
-    sentences with optional `context` strings and `previous` lines (most recent first) per row, and
-    returns their translations (params: `beam`). Its model_config names the model's folder in the study
+    sentences with an optional `cue`, or `context` strings and `previous` lines (most recent first), per row
+    (or MLflow's columnar form of it), and returns their translations (params: `beam`). Its model_config names the model's folder in the study
     (`model_dir`) or, copied, its place in the `study` artifact (`copied`); `device` (default CUDA where
     there is one) and `columns` pass on to `Translator.load`."""
 
@@ -73,6 +73,7 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
         # What the request did wrong goes back as its message (HTTP 400), not as MLflow's "unexpected error"
         # with a stack trace; a source longer than the model reads is refused, not cut with a server-side warning.
         try:
+            model_input = _rows(model_input)
             sources, limit = list(model_input["source"]), self.translator.model.max_source_tokens - 1
             for row, source in enumerate(sources):
                 if isinstance(source, str) and len(pieces := self.translator.pieces(source, f"row {row}")) > limit:
@@ -81,7 +82,38 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
             return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),
                                              beam=int((params or {}).get("beam", 5)), cue=_cues(model_input))
         except (ValueError, TypeError) as err:
-            raise MlflowException(str(err), INVALID_PARAMETER_VALUE) from None
+            raise BadRequest(str(err)) from None
+
+
+class BadRequest(MlflowException):
+    """A request the model cannot read: HTTP 400 with the reason alone. MLflow's scoring server puts a dump of
+    the whole input table before the message of an MlflowException from `predict` ("Failed to predict data
+    '...'"); this one keeps the message it was made with."""
+
+    def __init__(self, message: str):
+        super().__init__(message, INVALID_PARAMETER_VALUE)
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self.__dict__.setdefault("_message", value)
+
+
+def _rows(table: pd.DataFrame) -> pd.DataFrame:
+    """One sentence per row. MLflow's columnar input ({"inputs": {"source": [...], "cue": [...]}}) reaches the
+    model as one row holding each column's list: spread it into rows."""
+    first = table["source"].iloc[0] if "source" in table and len(table) == 1 else None
+    if first is None or isinstance(first, str) or not isinstance(first, Iterable):
+        return table
+    lengths = {column: len(cell) if isinstance(cell, Iterable) and not isinstance(cell, str) else None
+               for column, cell in table.iloc[0].items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("inputs: give each column one value per sentence (" +
+                         ", ".join(f"{c}: {'not a list' if n is None else n}" for c, n in lengths.items()) + ")")
+    return pd.DataFrame({column: list(cell) for column, cell in table.iloc[0].items()})
 
 
 def _cells(table: pd.DataFrame, column: str) -> list[list[str]] | None:
