@@ -104,7 +104,8 @@ class TrainedModel:
         results, direction, model = layout.model_at(folder)
         if not layout.checkpoint(direction, model, results).is_file():
             raise FileNotFoundError(f"{folder}: no checkpoint_best.pt: not a trained model's folder "
-                                    "(results/models/{direction}/{model}/, written by the train step)")
+                                    "(results/models/{direction}/{model}/, written by the train step)"
+                                    + _trained_models(results))
         record = layout.train_record(direction, model, results)
         if not record.is_file():
             raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
@@ -133,6 +134,17 @@ class TrainedModel:
             raise ValueError(f"columns: unknown context column {unknown[0]!r}; a column is doc0, doc1, ... (the "
                              f"document), cue1, cue2, ... or one of the metadata fields {', '.join(META_FIELDS)}")
         return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
+
+
+def _trained_models(results: Path) -> str:
+    """The models trained in the study of `results`, by direction, for a message naming a folder that is not one."""
+    trained: dict[str, list[str]] = {}
+    for found in sorted(results.glob(str(layout.checkpoint("*", "*", Path())))):
+        trained.setdefault(found.parent.parent.name, []).append(found.parent.name)
+    if not trained:
+        return ""
+    return (f"; the study in {results} has trained " +
+            "; ".join(f"{direction}: {', '.join(models)}" for direction, models in trained.items()))
 
 
 def _text(value: object, name: str, what: str = "a sentence") -> str:
