@@ -632,12 +632,14 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
 
     port = _free_port()
     log = (tmp_path / "serve.log").open("w")
+    # The README's command as written, run from the study's folder (its own port)
+    serve, = [line for line in (REPO / "README.md").read_text().splitlines() if "mlflow models serve" in line]
+    assert "MLFLOW_TRACKING_URI=sqlite:///results/mlflow.db " in serve
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", f"runs:/{run_id}/model",
-         "--env-manager", "local", "--host", "127.0.0.1", "--port", str(port)],
-        # the venv's bin/ on PATH, as when it is activated: the server starts its uvicorn from there
-        cwd=study, env={**os.environ, "MLFLOW_TRACKING_URI": "sqlite:///results/mlflow.db",
-                        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+        f"{serve.replace('RUN_ID', run_id)} --host 127.0.0.1 --port {port}", shell=True,
+        # the venv's bin/ on PATH, as the README's `. .venv/bin/activate` puts it: the server starts its uvicorn
+        # from there
+        cwd=study, env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -653,10 +655,16 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
         records = [{"source": s, "context": c, "previous": p} for s, c, p in zip(LINES, CONTEXTS, PREVIOUS)]
         status, served = _request(f"{url}/invocations", {"dataframe_records": records})
         assert status == 200 and served == {"predictions": api}
+        # a cue per row, also in MLflow's columnar form
+        cues = ["Formal conversation", "Informal chit-chat"] * len(LINES)
+        cued = folder.translate(LINES * 2, cue=cues)
+        status, served = _request(f"{url}/invocations", {"inputs": {"source": LINES * 2, "cue": cues}})
+        assert status == 200 and served == {"predictions": cued}
         # the context reaches the model: more previous lines than it reads are refused, as the API refuses them
         with pytest.raises(urllib.error.HTTPError) as refused:
             _request(f"{url}/invocations", {"dataframe_records": [{"source": LINES[0], "previous": ["Hello."] * 9}]})
-        assert "9 previous lines given, but the model reads at most 5" in refused.value.read().decode()
+        assert json.loads(refused.value.read().decode())["message"] == \
+            "9 previous lines given, but the model reads at most 5"
         # the model's own input example (a sentence with context and a previous line) serves too, with a beam
         client = MlflowClient("sqlite:///results/mlflow.db")
         logged, = [m for m in client.search_logged_models([client.get_run(run_id).info.experiment_id])
@@ -679,6 +687,8 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
                 continue
         server.wait()
         log.close()
+    # runs:/ loads, the command and the server used the study's store: MLflow made no default one beside it
+    assert not (study / "mlflow.db").exists() and not (study / "mlruns").exists()
 
 
 @pytest.mark.slow

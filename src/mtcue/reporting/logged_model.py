@@ -189,13 +189,16 @@ def model_tag(folder: Path, copy: bool, tracking_uri: str) -> str:
 
 
 def log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool,
-              tracking_uri: str) -> None:
+              tracking_uri: str, params: dict[str, str], tags: dict[str, str]) -> str:
     """Log the model in `folder` as the run's MLflow model (MODEL_NAME), as mlflow.pyfunc.log_model does but
     into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
-    at paper scale; tests/test_pipeline.py serves one)."""
+    at paper scale; tests/test_pipeline.py serves one); with the run's `params` and `tags` (its direction and
+    model: the UI's list of logged models names each model's run, but every model MODEL_NAME, the name
+    runs:/<run id>/model resolves). Returns its model id."""
     folder = Path(folder).resolve()
     artifacts_here(client, run_id, tracking_uri)
-    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id)
+    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id, params=params,
+                                        tags=tags)
     with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
         artifacts, config = None, {"model_dir": _in_store(folder, tracking_uri)}
         if copy:
@@ -210,3 +213,4 @@ def log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Pat
         client.log_model_artifacts(logged.model_id, str(saved))
     client.finalize_logged_model(logged.model_id, LoggedModelStatus.READY)
     client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, step=0)])
+    return logged.model_id
