@@ -17,7 +17,8 @@ from mtcue.evaluation.formality import FORMAL, INFORMAL, FormalityTestSet
 # The IWSLT22 form of a reference per register: [F]...[/F] around the words that show it. One per sentence
 # the documented examples translate; a new sentence there needs its pair here.
 ANNOTATED = {
-    "Did you see the letter?": ("[F]Haben[/F] [F]Sie[/F] den Brief gesehen?", "[F]Hast[/F] [F]du[/F] den Brief gesehen?"),
+    "Did you see the letter?": ("[F]Haben[/F] [F]Sie[/F] den Brief gesehen?",
+                                "[F]Hast[/F] [F]du[/F] den Brief gesehen?"),
     "Where were you yesterday?": ("Wo [F]waren[/F] [F]Sie[/F] gestern?", "Wo [F]warst[/F] [F]du[/F] gestern?"),
 }
 PAGES = ("README.md", "docs/translating.md")

@@ -42,7 +42,8 @@ def test_the_front_page_names_the_models_the_study_trains(workflow):
 
     page = Environment().from_string((REPO / "workflow" / "report" / "workflow.rst").read_text()).render(
         snakemake=SimpleNamespace(config=workflow.config))
-    listed, derived = re.search(r"; models\n(.*?)(?: and\n(\d+) runs derived from them.*?)?;\ncorpus", page, re.S).groups()
+    listed, derived = re.search(r"; models\n(.*?)(?: and\n(\d+) runs derived from them.*?)?;\ncorpus", page,
+                                re.S).groups()
     listed = listed.split(", ")
     trained = {job.wildcards.model for job in workflow.dag.jobs if job.rule.name == "train"}
     configured = set(workflow.config["models"])

@@ -128,9 +128,9 @@ def figure4(frame: pd.DataFrame) -> Figure:
                 ax.errorbar(points["samples"], points[metric], yerr=spread, marker="o", color=f"C{i}", capsize=3,
                             label=model.upper())
                 anchors = paper[(paper["model"] == model) & paper[metric].notna()]
+                bounds = ", lower bounds" if (anchors["note"] != "").any() else ""
                 paper_ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none",
-                                 edgecolors=f"C{i}", s=60,
-                                 label=f"{model.upper()} (paper{', lower bounds' if (anchors['note'] != '').any() else ''})")
+                                 edgecolors=f"C{i}", s=60, label=f"{model.upper()} (paper{bounds})")
             for _, base in here[here["setting"] == "baseline"].iterrows():
                 ax.axhline(base[metric], color="grey", linestyle="--", label=f"{base['model'].upper()} (no context)")
             base_paper = paper[(paper["setting"] == "baseline") & paper[metric].notna()]

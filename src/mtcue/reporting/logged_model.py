@@ -1,11 +1,11 @@
 """MLflow edge: a trained model as an MLflow model, and its logging into a model's run.
 
 A model's run holds its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a
-table of `source` and optional `cue`, or `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
-serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is ~1 GB at
-paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are read from
-there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the files
-`Translator.load` reads. The sync (reporting/tracking.py) logs it once: tag mtcue.logged_model names the
+table of `source` and optional `cue`, or `context` and `previous` -> translations), so `runs:/<run id>/model`
+loads and serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is
+~1 GB at paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are
+read from there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the
+files `Translator.load` reads. The sync (reporting/tracking.py) logs it once: tag mtcue.logged_model names the
 model's folder (`model_tag`), and a run whose model is another (another folder, copied or not) is logged
 afresh, as MLflow cannot take a logged model back.
 """
@@ -58,9 +58,9 @@ def artifacts_here(client: MlflowClient, run_id: str, tracking_uri: str) -> None
 class TranslatorModel(mlflow.pyfunc.PythonModel):
     """A trained model of the study as an MLflow pyfunc model: `predict` takes a table of `source`
     sentences with an optional `cue`, or `context` strings and `previous` lines (most recent first), per row
-    (or MLflow's columnar form of it), and returns their translations (params: `beam`). Its model_config names the model's folder in the study
-    (`model_dir`) or, copied, its place in the `study` artifact (`copied`); `device` (default CUDA where
-    there is one) and `columns` pass on to `Translator.load`."""
+    (or MLflow's columnar form of it), and returns their translations (params: `beam`). Its model_config
+    names the model's folder in the study (`model_dir`) or, copied, its place in the `study` artifact
+    (`copied`); `device` (default CUDA where there is one) and `columns` pass on to `Translator.load`."""
 
     def load_context(self, context) -> None:
         from mtcue.models.translator import Translator
