@@ -319,6 +319,9 @@ def test_translate_with_a_cue_per_sentence_keeps_their_order_and_refuses_a_cue_w
         translator.translate(["a", "b"], cue=["Formal", "Informal", "Formal"])
     with pytest.raises(ValueError, match="cue: empty"):
         translator.translate(["a"], cue=" ")
+    # the API's errors name its arguments, not the command line's options
+    with pytest.raises(ValueError, match=r"^translate\(\): beam: 0 is less than the minimum of 1"):
+        translator.translate(["a"], beam=0)
     translator.model.spec = {"type": "base"}
     with pytest.raises(ValueError, match=r"a model without context \(base\) cannot read a cue"):
         translator.translate(["a"], cue="Formal")

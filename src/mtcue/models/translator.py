@@ -266,7 +266,8 @@ class Translator:
         sources = ([_text(sources, "sources")] if isinstance(sources, str)
                    else _texts(sources, "sources", "sentences", "a sentence"))
         check_sources(sources)
-        settings = {"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a, "max_len_b": max_len_b}
+        settings = generation_settings({"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
+                                        "max_len_b": max_len_b}, "translate()")
         if cue is None:
             return self.translate_samples(self.samples(sources, context, previous), settings)
         hyps = [""] * len(sources)
@@ -282,7 +283,7 @@ class Translator:
         fairseq-generate orders a binarised split with its references. `doc0=False`: the sentence itself
         is not given as context (the authors' `--no-doc-context` of zero-shot prompting). `style`: the level
         (1..5) a style-control model translates at (default the neutral 3)."""
-        settings = generation_settings(generation or {})
+        settings = generation_settings(generation or {}, "generation")
         src, tgt = langs_of(self.direction)
         for n, sample in enumerate(samples, 1):
             if src not in sample["text"]:
