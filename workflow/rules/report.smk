@@ -99,7 +99,7 @@ rule mlflow_study:
     benchmark:
         f"results/benchmarks/mlflow_study/{STUDY}.tsv",
     shell:
-        "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --ui {params.ui:q} --html {output:q} "
+        "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --ui={params.ui:q} --html {output:q} "
         "2> {log:q}"
 
 
