@@ -12,7 +12,7 @@ RECORDS ?= results/records
 # Snakemake options in SNAKEMAKE_ARGS, e.g. the test cluster's "--slurm-status-command squeue").
 REHEARSAL ?= results-rehearsal
 
-.PHONY: setup demo test check readme report rehearsal
+.PHONY: setup demo test check readme report ui rehearsal
 
 setup: $(STAMP)
 
@@ -38,6 +38,13 @@ check: $(STAMP)
 # The README's results, rendered from the records of a finished `make demo` (never copied by hand).
 readme: $(STAMP)
 	$(VENV)/bin/mtcue readme-results --records $(RECORDS) --readme README.md --results-page docs/results.md
+
+# The MLflow UI of the study's store: open the address it prints (the study's runs, BLEU and the main results as
+# columns, in MLflow's machine-learning view); UI_PORT=5001 for another port (then make report
+# MLFLOW_UI=http://127.0.0.1:5001).
+UI_PORT ?= 5000
+ui: $(STAMP)
+	$(VENV)/bin/mtcue ui --port $(UI_PORT)
 
 # The HTML report of the study (every table and figure built so far, captioned; those not built yet listed), one
 # file; its numbers link to their MLflow runs in the UI at MLFLOW_UI (default http://127.0.0.1:5000).

@@ -38,7 +38,11 @@ include: "workflow/rules/sideinfo.smk"
 include: "workflow/rules/style.smk"
 
 
-# `snakemake --report results/report.html`: this page, then every table and figure captioned.
+# `snakemake --report results/report.html`: this page, then every table and figure captioned. Snakemake renders
+# the page with the config files' config alone (the workflow's, not the validated one), so what it derives for
+# the page goes there: the configured models the study trains and how many runs it derives from them.
+workflow.config["trained_models"] = trained_entries(config)
+workflow.config["derived_runs"] = len({m for _, m in TRAINED} - set(config["models"]))
 report: "workflow/report/workflow.rst"
 
 

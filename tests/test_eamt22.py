@@ -336,3 +336,18 @@ def test_figure4_draws_no_negative_ticks_and_every_marker_inside_its_axes():
             assert (x - r >= box.x0).all() and (x + r <= box.x1).all(), (ax.get_title(), xy)
             assert (y - r >= box.y0).all() and (y + r <= box.y1).all(), (ax.get_title(), xy)
     assert rightmost == 5_100_000  # the paper's anchors were among the markers checked
+
+
+def test_figure4s_bleu_panel_spans_ours_and_gives_the_papers_an_axis_of_its_own():
+    """Ours (70-80 here) and the paper's (22-30, OpenSubtitles) on one axis squashed ours into a sliver."""
+    fig = figure4(figure4_frame(RECORDS, POINTS))
+    accuracy, bleu, paper = fig.axes
+    ours = [y for line in bleu.get_lines() for y in line.get_ydata() if line.get_linestyle() != ":"]
+    low, high = bleu.get_ylim()
+    assert min(ours) >= low and max(ours) <= high and high - low < 2 * (max(ours) - min(ours))
+    anchors = [xy[1] for c in paper.collections for xy in c.get_offsets()]
+    assert anchors and all(a < 40 for a in anchors) and paper.get_ylim()[0] < min(anchors)
+    from matplotlib.collections import PathCollection
+
+    assert not [c for c in bleu.collections if isinstance(c, PathCollection)]  # no paper marker on our axis
+    assert "paper" in paper.get_ylabel() and accuracy.get_ylabel().startswith("mean attribute accuracy")

@@ -116,3 +116,18 @@ def test_cli_draws_every_figure(tmp_path):
     # A train record where score records are expected: a clear failure, no figure.
     assert main(["figure", "--kind", "bleu_gain", "--records", *records["train"], "--out", str(tmp_path / "x.svg")]) == 1
     assert not (tmp_path / "x.svg").exists()
+
+
+def test_every_models_colour_stands_out_on_white():
+    """WCAG's contrast ratio against a white page: at least 2:1 for every line and bar colour (Okabe-Ito's
+    yellow, MULTI-ENCODER's, was 1.3:1)."""
+    from mtcue.plots import MODEL_COLOURS, OTHER_COLOURS
+
+    def luminance(colour):
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    contrast = {c: 1.05 / (luminance(c) + 0.05) for c in (*MODEL_COLOURS.values(), *OTHER_COLOURS)}
+    assert min(contrast.values()) >= 2.0, {c: round(r, 2) for c, r in contrast.items() if r < 2.0}
+    assert len(set(OTHER_COLOURS)) == len(OTHER_COLOURS) == 10

@@ -267,7 +267,8 @@ def test_translate_prompts_asks_for_no_doc0(tmp_path, monkeypatch):
 
     class Fake:
         context_columns = ["doc0", "doc1", "genre"]
-        samples = staticmethod(lambda sources, context=None, previous=None: [context] * len(sources))
+        samples = staticmethod(lambda sources, context=None, previous=None: list(context))
+        cued_samples = translate_text.Translator.cued_samples
 
         def translate_samples(self, samples, generation, doc0=True):
             calls.append((samples, doc0))
@@ -275,7 +276,55 @@ def test_translate_prompts_asks_for_no_doc0(tmp_path, monkeypatch):
 
     monkeypatch.setattr(translate_text.Translator, "load", classmethod(lambda cls, model_dir: Fake()))
     translate_text.translate_prompted("m", ["a", "b"], {"f0": "Formal conversation"}, tmp_path / "out")
-    assert calls == [(["Formal conversation"] * 2, False)]
+    assert calls == [([["Formal conversation"]] * 2, False)]
+    # `translate-text --cue` reads its cue the same way
+    calls.clear()
+    assert translate_text.translate_text("m", ["a", "b"], cue="Formal conversation") == ["x", "x"]
+    assert calls == [([["Formal conversation"]] * 2, False)]
+    with pytest.raises(ValueError, match="--cue with --context or --previous"):
+        translate_text.translate_text("m", ["a"], ["Drama"], cue="Formal conversation")
+
+
+@pytest.mark.parametrize("kind", ["vectors", "tags"])
+def test_a_cue_is_read_as_table5_reads_a_prompt(kind):
+    """Translator's `cue` gives the model what Table 5's prompted store gives it: the cue in the prompt
+    column, every other column empty, doc0 included."""
+    from mtcue.context.prompted import prompted_index
+
+    columns = ["doc0", "doc1", "genre", "plot"]
+    embedded = []
+    translator = _translator(kind, columns, embedded)
+    samples = translator.cued_samples(["Hello.", "Bye."], ["Formal conversation"] * 2)
+    index, _ = translator._context(samples, doc0=False)
+    prompt = 0 if kind == "vectors" else 1
+    assert index.tolist() == prompted_index(2, columns, prompt_column(columns), prompt).tolist()
+    assert embedded == (["Formal conversation"] if kind == "vectors" else [])
+
+
+def test_translate_with_a_cue_per_sentence_keeps_their_order_and_refuses_a_cue_with_context():
+    translator = _translator("vectors", ["doc0", "doc1", "genre"], [])
+    calls = []
+
+    def translate_samples(samples, settings, doc0=True):
+        calls.append(([s["meta"]["genre"] for s in samples], [s["previous"]["en"] for s in samples], doc0))
+        return [f"{s['text']['en']}:{doc0}" for s in samples]
+
+    translator.translate_samples = translate_samples
+    hyps = translator.translate(["a", "b", "c"], context=[[], ["Drama"], []], cue=["Formal", None, "Informal"])
+    assert hyps == ["a:False", "b:True", "c:False"]
+    assert calls == [(["Formal", "Informal"], [[], []], False), (["Drama"], [[]], True)]
+    with pytest.raises(ValueError, match="sentence 1: give a cue or context and previous lines, not both"):
+        translator.translate(["a", "b"], previous="Hello.", cue=[None, "Formal"])
+    with pytest.raises(TypeError, match="cue: give a string .* not list of 3 for 2 sentences"):
+        translator.translate(["a", "b"], cue=["Formal", "Informal", "Formal"])
+    with pytest.raises(ValueError, match="cue: empty"):
+        translator.translate(["a"], cue=" ")
+    # the API's errors name its arguments, not the command line's options
+    with pytest.raises(ValueError, match=r"^translate\(\): beam: 0 is less than the minimum of 1"):
+        translator.translate(["a"], beam=0)
+    translator.model.spec = {"type": "base"}
+    with pytest.raises(ValueError, match=r"a model without context \(base\) cannot read a cue"):
+        translator.translate(["a"], cue="Formal")
 
 
 def test_the_prompt_goes_where_the_model_reads_it():

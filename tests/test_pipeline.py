@@ -452,16 +452,26 @@ def test_translate_text_command_and_its_errors(study, tmp_path):
                               input=input_bytes if text is None else text.encode(), capture_output=True, cwd=study)
         return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
-    done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Formal conversation",
+    done = run("--model-dir", "results/models/en-de/mtcue", "--context", "Drama, Family, Romance",
                "--previous", "Good evening, Mrs Smith.")
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(done.stdout.splitlines()) == 2 and all(done.stdout.splitlines())
+    cued = run("--model-dir", "results/models/en-de/mtcue", "--cue", "Formal conversation")
+    assert cued.returncode == 0, cued.stderr[-2000:]
+    from mtcue import Translator
+
+    assert cued.stdout.splitlines() == Translator.load(study / "results" / "models" / "en-de" / "mtcue").translate(
+        ["Did you see the letter?", "Are you ready?"], cue="Formal conversation")
+    both = run("--model-dir", "results/models/en-de/mtcue", "--cue", "Formal conversation", "--previous", "Hello.")
+    assert both.returncode == 1 and "--cue with --context or --previous" in both.stderr
+    base_cue = run("--model-dir", "results/models/en-de/base", "--cue", "Formal conversation")
+    assert base_cue.returncode == 1 and "a model without context (base) cannot read a cue" in base_cue.stderr
     no_model = run("--model-dir", str(tmp_path))
     assert no_model.returncode == 1 and "no checkpoint_best.pt: not a trained model's folder" in no_model.stderr
     empty = run("--model-dir", "results/models/en-de/mtcue", text="")
     assert empty.returncode == 1 and "no input to translate" in empty.stderr
     base = run("--model-dir", "results/models/en-de/base", "--context", "Formal conversation")
-    assert base.returncode == 1 and "a model without context (base) cannot read context (--context)" in base.stderr
+    assert base.returncode == 1 and "a model without context (base) cannot read context or previous lines" in base.stderr
     too_many = run("--model-dir", "results/models/en-de/mtcue", *[a for i in range(7) for a in ("--context", f"c{i}")])
     assert too_many.returncode == 1 and "7 contexts given, but the model reads 6 context strings" in too_many.stderr
     # Issue 22: each of these was a traceback, a wrong diagnosis or a silent default.
@@ -521,7 +531,7 @@ def test_translate_corpus_refuses_another_pair_and_unknown_columns(study, tmp_pa
     wrong = run(write_corpus([french], "fr.jsonl"))
     assert wrong.returncode == 1 and "fr.jsonl:1: the sample has no 'en' text (languages: fr, de)" in wrong.stderr
     unknown = run(write_corpus([make_sample(0)], "ok.jsonl"), "--columns", "doc0,speaker_gender")
-    assert unknown.returncode == 1 and "--columns: unknown context column 'speaker_gender'" in unknown.stderr
+    assert unknown.returncode == 1 and "columns: unknown context column 'speaker_gender'" in unknown.stderr
     assert not (tmp_path / "hyps.txt").exists()
 
 
@@ -622,12 +632,14 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
 
     port = _free_port()
     log = (tmp_path / "serve.log").open("w")
+    # The README's command as written, run from the study's folder (its own port)
+    serve, = [line for line in (REPO / "README.md").read_text().splitlines() if "mlflow models serve" in line]
+    assert "MLFLOW_TRACKING_URI=sqlite:///results/mlflow.db " in serve
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "mlflow"), "models", "serve", "-m", f"runs:/{run_id}/model",
-         "--env-manager", "local", "--host", "127.0.0.1", "--port", str(port)],
-        # the venv's bin/ on PATH, as when it is activated: the server starts its uvicorn from there
-        cwd=study, env={**os.environ, "MLFLOW_TRACKING_URI": "sqlite:///results/mlflow.db",
-                        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+        f"{serve.replace('RUN_ID', run_id)} --host 127.0.0.1 --port {port}", shell=True,
+        # the venv's bin/ on PATH, as the README's `. .venv/bin/activate` puts it: the server starts its uvicorn
+        # from there
+        cwd=study, env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -643,10 +655,16 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
         records = [{"source": s, "context": c, "previous": p} for s, c, p in zip(LINES, CONTEXTS, PREVIOUS)]
         status, served = _request(f"{url}/invocations", {"dataframe_records": records})
         assert status == 200 and served == {"predictions": api}
+        # a cue per row, also in MLflow's columnar form
+        cues = ["Formal conversation", "Informal chit-chat"] * len(LINES)
+        cued = folder.translate(LINES * 2, cue=cues)
+        status, served = _request(f"{url}/invocations", {"inputs": {"source": LINES * 2, "cue": cues}})
+        assert status == 200 and served == {"predictions": cued}
         # the context reaches the model: more previous lines than it reads are refused, as the API refuses them
         with pytest.raises(urllib.error.HTTPError) as refused:
             _request(f"{url}/invocations", {"dataframe_records": [{"source": LINES[0], "previous": ["Hello."] * 9}]})
-        assert "9 previous lines given, but the model reads at most 5" in refused.value.read().decode()
+        assert json.loads(refused.value.read().decode())["message"] == \
+            "9 previous lines given, but the model reads at most 5"
         # the model's own input example (a sentence with context and a previous line) serves too, with a beam
         client = MlflowClient("sqlite:///results/mlflow.db")
         logged, = [m for m in client.search_logged_models([client.get_run(run_id).info.experiment_id])
@@ -669,6 +687,8 @@ def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypa
                 continue
         server.wait()
         log.close()
+    # runs:/ loads, the command and the server used the study's store: MLflow made no default one beside it
+    assert not (study / "mlflow.db").exists() and not (study / "mlruns").exists()
 
 
 @pytest.mark.slow

@@ -628,3 +628,32 @@ def test_the_other_systems_sections_condense_their_csvs():
     assert "| system | en-de BLEU | en-de all / pronouns % | en-de pronouns d=1/d=2 % |" in lines
     assert "| Grouping (C=1) | 25.00 | 60.0 / 50.0 | 55/40 |" in lines
     assert side_information_section(None) == style_section(None, None) == shortening_section(None) == []
+
+
+# A recorded slice of the demo (en-de BASE and MTCUE: their train, score, COMET and formality records) and the
+# blocks `mtcue readme-results` rendered from it, in the README's and the results page's layout.
+FIXTURE = REPO / "tests" / "data" / "readme_fixture"
+RERENDER = (f"mtcue readme-results --records {FIXTURE.relative_to(REPO)}/records --readme "
+            f"{FIXTURE.relative_to(REPO)}/README.md --results-page {FIXTURE.relative_to(REPO)}/results.md")
+
+
+def test_readme_results_check_passes_on_the_recorded_fixture_and_fails_once_a_number_changes(tmp_path):
+    """What CI can check without a demo: the code renders the recorded fixture's records into the blocks committed
+    beside them. A change to what the results say, or how, fails here until the fixture is rendered again
+    (RERENDER), which is the reminder that the README's and docs/results.md's blocks need `make readme` too."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(FIXTURE, tmp_path / "fixture")
+    check = [str(Path(sys.executable).parent / "mtcue"), "readme-results", "--check", "--records", "records",
+             "--readme", "README.md", "--results-page", "results.md"]
+    done = subprocess.run(check, cwd=tmp_path / "fixture", capture_output=True, text=True)
+    assert done.returncode == 0, f"the fixture's blocks are not what the code renders: run `{RERENDER}`, then " \
+        f"`make readme` after a demo\n{done.stderr[-2000:]}"
+    score = tmp_path / "fixture" / "records" / "score" / "en-de" / "mtcue.test.json"
+    record = json.loads(score.read_text())
+    score.write_text(json.dumps({**record, "bleu": record["bleu"] - 1.0}))
+    stale = subprocess.run(check, cwd=tmp_path / "fixture", capture_output=True, text=True)
+    assert stale.returncode != 0 and "their results are not those of records; run `make readme`" in stale.stderr

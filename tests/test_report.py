@@ -13,8 +13,8 @@ RESULTS = ("results/tables/", "results/figures/")
 
 
 @pytest.fixture(scope="module", params=["config.yaml", "paper.yaml"])
-def jobs(request, tmp_path_factory):
-    """Every job of `snakemake all` with the config."""
+def workflow(request, tmp_path_factory):
+    """The workflow of `snakemake all` with the config, its DAG built."""
     with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
         workflow_api = api.workflow(ResourceSettings(cores=1),
                                     ConfigSettings(configfiles=[REPO / "config" / request.param]),
@@ -23,7 +23,35 @@ def jobs(request, tmp_path_factory):
         workflow = workflow_api._workflow
         workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
         workflow._build_dag()
-        return list(workflow.dag.jobs)
+        return workflow
+
+
+@pytest.fixture(scope="module")
+def jobs(workflow):
+    """Every job of `snakemake all` with the config."""
+    return list(workflow.dag.jobs)
+
+
+def test_the_front_page_names_the_models_the_study_trains(workflow):
+    """The report's front page, rendered as Snakemake renders it (Jinja, the workflow's config), names each
+    configured model that a train job trains, itself or as a run derived from it, and no other."""
+    import re
+    from types import SimpleNamespace
+
+    from jinja2 import Environment
+
+    page = Environment().from_string((REPO / "workflow" / "report" / "workflow.rst").read_text()).render(
+        snakemake=SimpleNamespace(config=workflow.config))
+    listed, derived = re.search(r"; models\n(.*?)(?: and\n(\d+) runs derived from them.*?)?;\ncorpus", page,
+                                re.S).groups()
+    listed = listed.split(", ")
+    trained = {job.wildcards.model for job in workflow.dag.jobs if job.rule.name == "train"}
+    configured = set(workflow.config["models"])
+    assert sorted(listed) == sorted(m for m in configured if m in trained or any(t.startswith(f"{m}_") and t not in
+                                                                                 configured for t in trained))
+    assert int(derived or 0) == len(trained - configured)
+    if "mtcue_no_qk_norm" in configured and "mtcue_no_qk_norm" not in trained:  # the demo's: defined for the tests
+        assert "mtcue_no_qk_norm" not in listed and "mtcue_shuffled_context" not in listed
 
 
 def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):

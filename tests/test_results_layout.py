@@ -43,3 +43,17 @@ def test_a_model_folder_names_its_study_direction_and_model():
     assert layout.model_at(layout.model_dir("de-en", "base")) == (Path("results"), "de-en", "base")
     with pytest.raises(ValueError, match=r"mtcue: not a trained model's folder \(results/models/\{direction\}/\{model\}/\)"):
         layout.model_at("/mtcue")
+
+
+def test_a_folder_without_a_model_is_answered_with_the_studys_trained_models(tmp_path):
+    from mtcue.models.translator import TrainedModel
+
+    for direction, model in (("en-de", "mtcue"), ("en-de", "base"), ("de-en", "base")):
+        layout.checkpoint(direction, model, tmp_path / "results").parent.mkdir(parents=True)
+        layout.checkpoint(direction, model, tmp_path / "results").touch()
+    layout.model_dir("en-fr", "base", tmp_path / "results").mkdir(parents=True)  # a folder, but never trained
+    with pytest.raises(FileNotFoundError) as missing:
+        TrainedModel.find(tmp_path / "results" / "models" / "en-ja" / "mtcue")
+    assert str(missing.value).endswith(f"en-ja/mtcue: no checkpoint_best.pt: not a trained model's folder "
+                                       "(results/models/{direction}/{model}/, written by the train step); the study "
+                                       f"in {tmp_path / 'results'} has trained de-en: base; en-de: base, mtcue")

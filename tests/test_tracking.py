@@ -579,14 +579,19 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
         assert Path(hyps).read_text() == f"Hyp of {d} {m}.\n"
         model, = logged_models(client, run)
         assert model.name == "model" and model.status == LoggedModelStatus.READY
+        # the model's page and the UI's list of models show its run's direction, model, params and metrics
+        assert {k: model.tags[f"mtcue.{k}"] for k in ("direction", "model", "study")} == \
+            {"direction": d, "model": m, "study": "demo"}
+        assert model.params == run.data.params and len(model.params) > 5
+        assert {x.key: x.value for x in model.metrics} == run.data.metrics and "test_bleu" in run.data.metrics
         assert [o.model_id for o in run.outputs.model_outputs] == [model.model_id]
         local = Path(model.artifact_location.removeprefix("file://"))
         mlmodel = Model.load(local)
         # the model refers to the study's folder (nothing copied), relative to the store's, and reads what the model
         # reads
         assert mlmodel.flavors["python_function"]["config"] == {"model_dir": f"models/{d}/{m}"}
-        assert [c.name for c in mlmodel.signature.inputs.inputs] == ["source", "context", "previous"]
-        assert [c.required for c in mlmodel.signature.inputs.inputs] == [True, False, False]
+        assert [c.name for c in mlmodel.signature.inputs.inputs] == ["source", "cue", "context", "previous"]
+        assert [c.required for c in mlmodel.signature.inputs.inputs] == [True, False, False, False]
         example = json.loads((local / "input_example.json").read_text())
         assert example["columns"] == (["source"] if m == "base" else ["source", "context", "previous"])
         assert run_model_dir(f"runs:/{run.info.run_id}", uri) == tmp_path / "results" / "models" / d / m
@@ -598,7 +603,11 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
     assert track(tmp_path, records).returncode == 0
     assert runs_of(uri, "demo", ViewType.DELETED_ONLY) == []
     for run in runs_of(uri, "demo"):
-        assert len(logged_models(client, run)) == 1
+        model, = logged_models(client, run)
+        # each metric once in the run's history and on its model, however often synced
+        steps = {k: [p.step for p in client.get_metric_history(run.info.run_id, k)] for k in run.data.metrics}
+        assert all(len(set(s)) == len(s) for s in steps.values()) and max(map(len, steps.values())) > 1
+        assert sorted(x.key for x in model.metrics) == sorted(run.data.metrics)
     run = runs[("en-de", "mtcue")]
     got = client.download_artifacts(run.info.run_id, "hyps/en-de/mtcue.test.txt", str(tmp_path / "dl2"))
     assert Path(got).read_text() == "Another hyp.\n"
@@ -665,7 +674,8 @@ def test_the_studys_tables_and_figures_are_one_run_and_the_report_links_the_ui(t
     html = (tmp_path / "results" / "mlflow" / "demo.html").read_text()
     assert f'href="http://127.0.0.1:5000/#/experiments/{experiment}/runs/{runs["en-de/base"]}?workflowType=machine_learning">en-de/base</a>' in html
     assert f"/#/experiments/{experiment}/runs/{study_run.info.run_id}/artifacts" in html
-    assert "mlflow ui --backend-store-uri sqlite:///results/mlflow.db" in html
+    assert "mtcue ui --uri sqlite:///results/mlflow.db" in html
+    assert f"/#/experiments/{experiment}/runs?workflowType=machine_learning&amp;viewStateShareKey=mtcue-runs" in html
     # Again: the same run, nothing relogged; a changed table is.
     main(args)
     (tmp_path / "results" / "tables" / "t.csv").write_text("a,b\n3,4\n")
@@ -832,11 +842,51 @@ class _Translator:
     def pieces(self, text, name):
         return text.split()
 
-    def translate(self, sources, context, previous, beam):
+    def translate(self, sources, context, previous, beam, cue=None):
         if any(len(lines) > 1 for lines in previous or []):
             raise ValueError("2 previous lines given, but the model reads at most 1")
-        return [f"{s} | {c} | {p}" for s, c, p in zip(sources, context or [[]] * len(sources),
-                                                       previous or [[]] * len(sources))]
+        if not all(isinstance(s, str) for s in sources):
+            raise TypeError("a sentence must be a string")
+        return [f"{s} | {c} | {p}" + ("" if q is None else f" | {q}")
+                for s, c, p, q in zip(sources, context or [[]] * len(sources), previous or [[]] * len(sources),
+                                      cue or [None] * len(sources))]
+
+
+def test_the_server_reads_rows_and_mlflows_columnar_input_and_answers_a_bad_one_with_its_reason_alone(tmp_path):
+    """Through MLflow's own request parsing (the scoring server's `invocations`): a cue per row, the columnar
+    `inputs` form, and a 400 whose message is the reason, with no dump of the input table."""
+    from mlflow.exceptions import MlflowException
+    import mlflow.pyfunc
+    from mlflow.pyfunc import scoring_server
+
+    from mtcue.reporting.logged_model import SIGNATURE, TranslatorModel
+
+    class Served(TranslatorModel):
+        def load_context(self, context):
+            self.translator = _Translator()
+
+    mlflow.pyfunc.save_model(tmp_path / "model", python_model=Served(), signature=SIGNATURE)
+    model = mlflow.pyfunc.load_model(str(tmp_path / "model"))
+
+    def ask(body):
+        answer = scoring_server.invocations(json.dumps(body), "application/json", model,
+                                            model.metadata.get_input_schema())
+        return json.loads(answer.response)["predictions"]
+
+    assert ask({"dataframe_records": [{"source": "Hi.", "cue": "Formal"}, {"source": "Yes."}]}) == \
+        ["Hi. | [] | [] | Formal", "Yes. | [] | []"]
+    assert ask({"inputs": {"source": ["Hi.", "Yes."]}}) == ["Hi. | [] | []", "Yes. | [] | []"]
+    assert ask({"inputs": {"source": ["Hi.", "Yes."], "cue": ["Formal", "Informal"]}}) == \
+        ["Hi. | [] | [] | Formal", "Yes. | [] | [] | Informal"]
+    for body, reason in (
+            ({"inputs": {"source": ["Hi.", "Yes."], "cue": ["Formal"]}},
+             "inputs: give each column one value per sentence (source: 2, cue: 1)"),
+            ({"dataframe_records": [{"source": "Hi.", "previous": ["a", "b"]}]},
+             "2 previous lines given, but the model reads at most 1")):
+        with pytest.raises(MlflowException) as refused:
+            ask(body)
+        answer = json.loads(refused.value.serialize_as_json())
+        assert answer["message"] == reason and refused.value.get_http_status_code() == 400
 
 
 def test_the_served_model_returns_what_a_request_did_wrong_as_its_message():
@@ -979,3 +1029,47 @@ def test_track_names_experiments_that_are_no_json_object(tmp_path, caplog, given
                  "--experiments", given]) == 1
     assert "track failed: --experiments: " in caplog.text and "Traceback" not in caplog.text
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.slow
+def test_make_ui_opens_the_studys_runs_with_bleu_in_the_machine_learning_view(tmp_path):
+    """`mtcue ui` (what `make ui` runs) from a synced study's folder serves its store and prints the runs' address;
+    headless Chromium there shows the runs list (MLflow's machine-learning view, not its GenAI pages) with the
+    study's columns."""
+    import shutil
+
+    records = study_folder(tmp_path)
+    assert track(tmp_path, records).returncode == 0
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    log = (tmp_path / "ui.log").open("w+")
+    ui = subprocess.Popen([str(Path(sys.executable).parent / "mtcue"), "ui", "--port", str(port)], cwd=tmp_path,
+                          env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert ui.poll() is None and time.monotonic() < deadline, (tmp_path / "ui.log").read_text()[-3000:]
+            time.sleep(0.5)
+        experiment = MlflowClient(f"sqlite:///{tmp_path}/results/mlflow.db").get_experiment_by_name("demo")
+        address = (f"http://127.0.0.1:{port}/#/experiments/{experiment.experiment_id}/runs"
+                   "?workflowType=machine_learning&viewStateShareKey=mtcue-runs")
+        assert (tmp_path / "ui.log").read_text().splitlines()[0] == f"study demo: {address}"
+        browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+        if browser is None:
+            pytest.skip("no Chromium to open the UI with (apt-get install chromium)")
+        page = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1600,1000",
+                               "--virtual-time-budget=20000", "--dump-dom", address],
+                              capture_output=True, text=True, timeout=120).stdout
+        assert "matching runs" in page and "en-de/mtcue" in page  # the runs list, not the GenAI overview
+        assert all(column in page for column in ("test_bleu", "test_acc_all"))
+    finally:
+        os.killpg(ui.pid, signal.SIGTERM)
+        ui.wait(timeout=30)
+        log.close()
+    assert not (tmp_path / "mlartifacts").exists() and not (tmp_path / "mlflow.db").exists()

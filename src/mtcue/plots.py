@@ -17,10 +17,11 @@ from matplotlib.patches import Patch
 from mtcue.io import atomic_write_text
 
 # Okabe-Ito colours (colour-blind safe), the baselines in greys; other models take the rest in turn, then
-# Paul Tol's muted ones, so that a figure of up to ten other models gives each its own colour.
+# Paul Tol's muted ones, so that a figure of up to ten other models gives each its own colour. Okabe-Ito's
+# yellow (#F0E442) is Tol's dark yellow here: a line of it was faint on white (contrast 1.3:1).
 MODEL_COLOURS = {"BASE": "#999999", "BASE-PM": "#555555", "TAGGING": "#E69F00", "NOVOTNEY-CUE": "#0072B2",
                  "MTCUE": "#D55E00"}
-OTHER_COLOURS = ("#009E73", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+OTHER_COLOURS = ("#009E73", "#CC79A7", "#56B4E9", "#997700", "#000000",
                  "#882255", "#44AA99", "#332288", "#999933", "#AA4499")
 # Line markers in turn, one per series: curves that coincide, or colours hard to tell apart, stay apart.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p", "d", "8", "H")

@@ -12,7 +12,7 @@ from mtcue.plan import resources as plan_resources
 from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
                         side_information, style, voita2018)
 from mtcue.plan.experiments import model_records, report_files, study_targets
-from mtcue.plan.models import all_models, model_entry, trained_models, vector_stores
+from mtcue.plan.models import all_models, model_entry, trained_entries, trained_models, vector_stores
 from mtcue.plan.models import model_spec as plan_spec
 from mtcue.study import (SIDE_COLUMNS, STYLE_TYPES, context_kind, is_contextual, pair_of, parent_checkpoint, store_columns,
                          store_name)

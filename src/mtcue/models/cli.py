@@ -48,7 +48,7 @@ def cmd_translate_text(a):
     from mtcue.models.translate_text import translate_text
 
     sources = [line.rstrip("\n") for _, line in decode_lines(sys.stdin.buffer, "standard input")]
-    hyps = translate_text(_model(a), sources, a.context, a.previous, {"beam": a.beam}, a.threads)
+    hyps = translate_text(_model(a), sources, a.context, a.previous, {"beam": a.beam}, a.threads, a.cue)
     sys.stdout.write("".join(h + "\n" for h in hyps))
 
 
@@ -193,8 +193,10 @@ def register(step) -> None:
     s = step("translate-text", cmd_translate_text, "translate sentences (stdin, one per line) with a trained model "
              "and free-text context; translations to stdout")
     _model_option(s)
+    s.add_argument("--cue", metavar="TEXT", help="a register or other cue ('Formal conversation'), read as Table 5 "
+                   "reads its prompts: the model's whole context (not with --context or --previous)")
     s.add_argument("--context", action="append", default=[], metavar="TEXT",
-                   help="a context string (metadata, a cue such as 'Formal conversation'); repeat for several")
+                   help="a context string (metadata such as 'Drama, Family, Romance'); repeat for several")
     s.add_argument("--previous", action="append", default=[], metavar="TEXT",
                    help="a preceding line, most recent first; repeat for several")
     s.add_argument("--beam", type=positive_int, default=5)

@@ -1,6 +1,7 @@
 """Translate plain sentences with free-text context, after training (commands over `mtcue.Translator`):
 
-    mtcue translate-text --model-dir results/models/en-de/mtcue --context "Formal conversation" \
+    mtcue translate-text --model-dir results/models/en-de/mtcue --cue "Formal conversation" < in.txt > out.txt
+    mtcue translate-text --model-dir results/models/en-de/mtcue --context "Drama, Family, Romance" \
         --previous "Good evening, Mrs Smith." < in.txt > out.txt
 
 The model folder is the one the study's train step writes (`results/models/{direction}/{model}/`);
@@ -23,12 +24,18 @@ from mtcue.outputs import atomic_directory
 
 
 def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str] = (), previous: list[str] = (),
-                   generation: dict | None = None, threads: int = 1) -> list[str]:
-    """Translations of `sources`, each read with the same `previous` lines and `contexts`."""
+                   generation: dict | None = None, threads: int = 1, cue: str | None = None) -> list[str]:
+    """Translations of `sources`, each read with the same `previous` lines and `contexts`, or with `cue` as
+    Table 5 reads a prompt (Translator.cued_samples)."""
     check_sources(sources)
     with torch_threads(threads):
         translator = Translator.load(model_dir)
         n = len(sources)  # the same lines for every sentence, given per sentence: never ambiguous
+        if cue is not None:
+            if contexts or previous:
+                raise ValueError("--cue with --context or --previous: a cue is the model's whole context, as Table 5 "
+                                 "gives its prompts; give one or the other")
+            return translator.translate_samples(translator.cued_samples(sources, [cue] * n), generation, doc0=False)
         return translator.translate_samples(translator.samples(sources, [list(contexts)] * n, [list(previous)] * n),
                                             generation)
 
@@ -45,11 +52,9 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
                        generation: dict | None = None, threads: int = 1) -> dict[str, int]:
     """Zero-shot prompting (IWSLT22, paper appendix D): `out_dir/{prompt id}.txt`, the sources translated
     once per prompt ({id: text}) with the prompt as the only context (the authors' `--no-doc-context`:
-    not even the sentence itself as doc0), in the model's prompt column (context.prompted.prompt_column);
+    not even the sentence itself as doc0), in the model's prompt column (Translator.cued_samples);
     a model without context translates them once, into `none.txt`. The folder appears when complete.
     Returns {file stem: lines}."""
-    from mtcue.context.prompted import prompt_column
-
     check_sources(sources)
     _check_prompts(prompts)
     generation = generation_settings(generation or {})  # a misspelt key is reported before the model loads
@@ -62,10 +67,8 @@ def translate_prompted(model_dir: str | Path, sources: list[str], prompts: dict[
         if not prompts:
             raise ValueError(f"{model_dir}: a contextual model ({translator.model.spec['type']}) is prompted, but no "
                              "prompt was given")
-        as_previous = prompt_column(columns) == "doc1"  # a model that reads only the document
         return {pid: write_lines(out / f"{pid}.txt", translator.translate_samples(
-                    translator.samples(sources, previous=text) if as_previous else translator.samples(sources, text),
-                    generation, doc0=False))
+                    translator.cued_samples(sources, [text] * len(sources)), generation, doc0=False))
                 for pid, text in prompts.items()}
 
 

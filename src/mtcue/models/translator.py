@@ -14,11 +14,13 @@ as fairseq-generate orders them. So a sentence with the same context translates 
 (tests/test_pipeline.py compares the study's hypotheses). `mtcue translate-text`, `translate-prompts`
 and `translate-corpus` are thin layers over it.
 
-Context: `context` strings (metadata such as "Drama, Family, Romance", cues such as "Formal
-conversation") fill the model's metadata columns, then its cue columns, in order; `previous` lines are
-its document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for
-every sentence (even a list as long as the sentences: then with a warning), or a list with one list per
-sentence; strings go by position, so a dict is refused.
+Context: `cue` (a register or any other cue, "Formal conversation") is read as Table 5's zero-shot
+protocol reads its prompts (context.prompted): the cue is the whole context, in the model's prompt
+column, without even the sentence itself (doc0). `context` strings (metadata such as "Drama, Family,
+Romance") fill the model's metadata columns, then its cue columns, in order; `previous` lines are its
+document slots doc1, doc2, ... (most recent first). Either is a string or a list of strings for every
+sentence (even a list as long as the sentences: then with a warning), or a list with one list per
+sentence; strings go by position, so a dict is refused. A sentence reads a cue or context, not both.
 
 Quiet: the API prints nothing but what it is asked for. fairseq's modules configure the root logger
 when imported (INFO lines on stdout) and log INFO lines on every call; the calls keep the root logger
@@ -52,6 +54,7 @@ from mtcue.study import langs_of
 log = logging.getLogger(__name__)
 
 Texts = str | Sequence[str] | Sequence[Sequence[str]] | None
+Cue = str | Sequence[str | None] | None
 # The libraries whose loggers chatter on every call (fairseq: batching, loading; hydra, under fairseq's config;
 # the sentence encoder's loading; MLflow's store, for runs:/).
 LIBRARY_LOGGERS = ("fairseq", "fairseq_cli", "hydra", "sentence_transformers", "transformers", "mlflow")
@@ -101,7 +104,8 @@ class TrainedModel:
         results, direction, model = layout.model_at(folder)
         if not layout.checkpoint(direction, model, results).is_file():
             raise FileNotFoundError(f"{folder}: no checkpoint_best.pt: not a trained model's folder "
-                                    "(results/models/{direction}/{model}/, written by the train step)")
+                                    "(results/models/{direction}/{model}/, written by the train step)"
+                                    + _trained_models(results))
         record = layout.train_record(direction, model, results)
         if not record.is_file():
             raise FileNotFoundError(f"{record}: the training record of {direction}/{model} is missing (it names "
@@ -127,9 +131,20 @@ class TrainedModel:
             raise ValueError(f"a model without context ({self.spec['type']}) cannot read context columns {columns}")
         unknown = [c for c in columns if c not in META_FIELDS and not re.fullmatch(r"doc\d+|cue[1-9]\d*", c)]
         if unknown:
-            raise ValueError(f"--columns: unknown context column {unknown[0]!r}; a column is doc0, doc1, ... (the "
+            raise ValueError(f"columns: unknown context column {unknown[0]!r}; a column is doc0, doc1, ... (the "
                              f"document), cue1, cue2, ... or one of the metadata fields {', '.join(META_FIELDS)}")
         return replace(self, spec={**self.spec, "context": {**self.spec["context"], "columns": list(columns)}})
+
+
+def _trained_models(results: Path) -> str:
+    """The models trained in the study of `results`, by direction, for a message naming a folder that is not one."""
+    trained: dict[str, list[str]] = {}
+    for found in sorted(results.glob(str(layout.checkpoint("*", "*", Path())))):
+        trained.setdefault(found.parent.parent.name, []).append(found.parent.name)
+    if not trained:
+        return ""
+    return (f"; the study in {results} has trained " +
+            "; ".join(f"{direction}: {', '.join(models)}" for direction, models in trained.items()))
 
 
 def _text(value: object, name: str, what: str = "a sentence") -> str:
@@ -175,6 +190,22 @@ def _per_sentence(value: Texts, n: int, name: str) -> list[list[str]]:
         raise ValueError(f"{name}: give a string, a list of strings (the same for every sentence) or one list "
                          f"of strings per sentence ({n} sentences)")
     return [[_text(s, f"{name}[{i}][{k}]", "a context string") for k, s in enumerate(v)] for i, v in enumerate(value)]
+
+
+def _cues(cue: Cue, n: int) -> list[str | None]:
+    """`cue` as one cue (or None: none) per sentence: a string is every sentence's."""
+    if cue is None:
+        return [None] * n
+    if isinstance(cue, str):
+        cue = [cue] * n
+    elif not isinstance(cue, (list, tuple)) or len(cue) != n:
+        raise TypeError(f"cue: give a string (for every sentence) or a list of one per sentence (None for a sentence "
+                        f"without), not {type(cue).__name__}"
+                        + (f" of {len(cue)} for {n} sentences" if isinstance(cue, (list, tuple)) else ""))
+    cues = [None if c is None else _text(c, f"cue[{i}]", "a cue") for i, c in enumerate(cue)]
+    if any(c is not None and not c.strip() for c in cues):
+        raise ValueError("cue: empty; give a cue such as 'Formal conversation'")
+    return cues
 
 
 @dataclass
@@ -229,14 +260,21 @@ class Translator:
     # ---- translation ---------------------------------------------------------------------------
 
     def translate(self, sources: Sequence[str], context: Texts = None, previous: Texts = None, beam: int = 5,
-                  batch_size: int = 64, max_len_a: float = 1.2, max_len_b: int = 10) -> list[str]:
-        """Translations of `sources` (one string each), read with `context` and `previous` lines."""
+                  batch_size: int = 64, max_len_a: float = 1.2, max_len_b: int = 10, cue: Cue = None) -> list[str]:
+        """Translations of `sources` (one string each), read with `context` and `previous` lines, or with a
+        `cue` as Table 5 reads a prompt (`cued_samples`)."""
         sources = ([_text(sources, "sources")] if isinstance(sources, str)
                    else _texts(sources, "sources", "sentences", "a sentence"))
         check_sources(sources)
-        samples = self.samples(sources, context, previous)
-        return self.translate_samples(samples, {"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
-                                                "max_len_b": max_len_b})
+        settings = generation_settings({"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
+                                        "max_len_b": max_len_b}, "translate()")
+        if cue is None:
+            return self.translate_samples(self.samples(sources, context, previous), settings)
+        hyps = [""] * len(sources)
+        for where, samples, doc0 in self._groups(sources, context, previous, cue):
+            for i, hyp in zip(where, self.translate_samples(samples, settings, doc0=doc0)):
+                hyps[i] = hyp
+        return hyps
 
     def translate_samples(self, samples: list[dict], generation: dict | None = None,
                           source: str | Path = "the input", doc0: bool = True, style: int | None = None) -> list[str]:
@@ -245,7 +283,7 @@ class Translator:
         fairseq-generate orders a binarised split with its references. `doc0=False`: the sentence itself
         is not given as context (the authors' `--no-doc-context` of zero-shot prompting). `style`: the level
         (1..5) a style-control model translates at (default the neutral 3)."""
-        settings = generation_settings(generation or {})
+        settings = generation_settings(generation or {}, "generation")
         src, tgt = langs_of(self.direction)
         for n, sample in enumerate(samples, 1):
             if src not in sample["text"]:
@@ -272,15 +310,15 @@ class Translator:
     # ---- scoring -------------------------------------------------------------------------------
 
     def score(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
-              normalise: bool = False, batch_size: int = 64) -> list[float]:
+              normalise: bool = False, batch_size: int = 64, cue: str | None = None) -> list[float]:
         """The model's log-probability (natural log) of each candidate translation of `source`, force-decoded
-        with the same context: summed over the candidate's tokens and its end of sentence, or with
-        `normalise` their mean (per token)."""
+        with the same context (or `cue`, read as `translate` reads it): summed over the candidate's tokens and
+        its end of sentence, or with `normalise` their mean (per token)."""
         return [total / tokens if normalise else total
-                for total, tokens in self.score_tokens(source, candidates, context, previous, batch_size)]
+                for total, tokens in self.score_tokens(source, candidates, context, previous, batch_size, cue)]
 
     def score_tokens(self, source: str, candidates: Sequence[str], context: Texts = None, previous: Texts = None,
-                     batch_size: int = 64) -> list[tuple[float, int]]:
+                     batch_size: int = 64, cue: str | None = None) -> list[tuple[float, int]]:
         """(summed log-probability, tokens scored) of each candidate (see `score`)."""
         _text(source, "source", "the sentence")
         if isinstance(candidates, str):  # would be scored character by character
@@ -288,13 +326,17 @@ class Translator:
                             f"score(source, [{candidates[:40]!r}])")
         candidates = _texts(candidates, "candidates", "candidate translations", "a candidate")
         check_sources([source, *candidates])
-        return self.score_samples(self.samples([source], context, previous), [list(candidates)], batch_size)[0]
+        if cue is None:
+            return self.score_samples(self.samples([source], context, previous), [list(candidates)], batch_size)[0]
+        (_, samples, doc0), = self._groups([source], context, previous, cue)
+        return self.score_samples(samples, [list(candidates)], batch_size, doc0=doc0)[0]
 
     def score_samples(self, samples: list[dict], candidates: list[list[str]], batch_size: int = 64,
-                      per_token: bool = False) -> list[list[tuple]]:
+                      per_token: bool = False, doc0: bool = True) -> list[list[tuple]]:
         """(summed log-probability, tokens scored) of each candidate of each corpus-format sample (docs/formats.md,
         section 1), force-decoded with the sample's own context; all candidates batched together (contrastive
-        suites). `per_token`: each also with its log-probability per token, pieces then </s> (P-CXMI's input)."""
+        suites). `per_token`: each also with its log-probability per token, pieces then </s> (P-CXMI's input).
+        `doc0=False`: as in `translate_samples`."""
         from fairseq.sequence_scorer import SequenceScorer
 
         if len(samples) != len(candidates):
@@ -305,7 +347,7 @@ class Translator:
         scorer = SequenceScorer(self._task.target_dictionary)
         scores: dict[int, tuple] = {}
         with _quiet():
-            for batch in self._batches(self._dataset(flat, with_targets=True), batch_size):
+            for batch in self._batches(self._dataset(flat, with_targets=True, doc0=doc0), batch_size):
                 for i, hypos in zip(batch["id"].tolist(), self._task.inference_step(scorer, self._models, batch)):
                     positional = hypos[0]["positional_scores"]
                     scores[i] = (float(positional.sum()), int(positional.numel()),
@@ -330,8 +372,8 @@ class Translator:
         previous = _per_sentence(previous, len(sources), "previous")
         columns = self.context_columns
         if not columns and (any(contexts) or any(previous)):
-            raise ValueError(f"a model without context ({self.model.spec['type']}) cannot read context (--context) "
-                             "or previous lines (--previous)")
+            raise ValueError(f"a model without context ({self.model.spec['type']}) cannot read context or previous "
+                             "lines")
         slots = [c for c in columns if not c.startswith("doc")]  # metadata, then cue columns (store order)
         lines_read = max(len([c for c in columns if c.startswith("doc")]) - 1, 0)
         src = langs_of(self.direction)[0]
@@ -347,6 +389,40 @@ class Translator:
                             "previous": {src: lines}, "meta": meta,
                             "cues": [t for c, t in zip(slots, strings) if c.startswith("cue")]})
         return samples
+
+    def cued_samples(self, sources: list[str], cues: list[str]) -> list[dict]:
+        """Samples of `sources`, each read with its cue as Table 5's zero-shot protocol reads a prompt
+        (context.prompted): in the model's prompt column (its first metadata or cue column, else the previous
+        line), to be translated with doc0=False: the cue is the whole context, not even the sentence is."""
+        from mtcue.context.prompted import prompt_column
+
+        if not self.context_columns:
+            raise ValueError(f"a model without context ({self.model.spec['type']}) cannot read a cue")
+        cues = [[c] for c in cues]
+        if prompt_column(self.context_columns) == "doc1":  # a model that reads only the document
+            return self.samples(sources, previous=cues)
+        return self.samples(sources, cues)
+
+    def _groups(self, sources: list[str], context: Texts, previous: Texts, cue: Cue
+                ) -> list[tuple[list[int], list[dict], bool]]:
+        """The sentences in groups read alike, each (their positions, samples, doc0): those with a cue
+        (`cued_samples`, doc0 not read), then those with their context and previous lines."""
+        n = len(sources)
+        cues, contexts = _cues(cue, n), _per_sentence(context, n, "context")
+        lines = _per_sentence(previous, n, "previous")
+        both = [i for i, c in enumerate(cues) if c is not None and (contexts[i] or lines[i])]
+        if both:
+            raise ValueError(f"sentence {both[0]}: give a cue or context and previous lines, not both: a cue is the "
+                             "model's whole context, as Table 5 gives its prompts")
+        cued = [i for i, c in enumerate(cues) if c is not None]
+        plain = [i for i, c in enumerate(cues) if c is None]
+        groups = []
+        if cued:
+            groups.append((cued, self.cued_samples([sources[i] for i in cued], [cues[i] for i in cued]), False))
+        if plain:
+            groups.append((plain, self.samples([sources[i] for i in plain], [contexts[i] for i in plain],
+                                               [lines[i] for i in plain]), True))
+        return groups
 
     def pieces(self, text: str, name: str = "text") -> list[str]:
         """The SentencePiece pieces of `text`, as the model reads them; text that is not (a lone surrogate, which

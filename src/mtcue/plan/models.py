@@ -109,6 +109,15 @@ def experiment_trainings(cfg: dict, name: str) -> list[tuple[str, str]]:
     return with_parents(cfg, [*experiment.trains(cfg), *scored])
 
 
+def trained_entries(cfg: dict) -> list[str]:
+    """The configured models the study trains, in the config's order: under their own name, as the parent of a
+    trained model, or through the runs an experiment that trains derives from the models it names (seeded,
+    few-shot and context-size runs). A model only defined (for another config or the tests) is not one."""
+    trained = {m for _, m in trained_models(cfg)}
+    named = {m for e in EXPERIMENTS.values() if e.names and e.trains(cfg) for m in e.names(cfg)}
+    return [m for m in cfg["models"] if m in trained or m in named]
+
+
 def vector_stores(cfg: dict) -> dict[str, tuple[dict, list[str]]]:
     """{store name: (spec context, the directions whose trained models read it)} of every vector store of the
     study (an ablation's store only where the ablation runs)."""

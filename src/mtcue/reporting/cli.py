@@ -219,6 +219,30 @@ def cmd_track_study(a):
                                          a.ui))
 
 
+def cmd_ui(a):
+    import os
+    import sys
+
+    from mtcue.models.runs import resolve_uri, sqlite_path
+    from mtcue.reporting.tracking import runs_url, study_experiments
+
+    uri = resolve_uri(a.uri)
+    db = sqlite_path(uri)
+    if db is not None and not db.is_file():  # MLflow would create an empty store there
+        raise FileNotFoundError(f"no MLflow store at {db.resolve()} ({uri}): run from the study's folder after its "
+                                "mlflow_sync (`make demo` runs it), or give --uri")
+    studies = study_experiments(uri)
+    if not studies:
+        raise ValueError(f"{uri} holds no study's runs: run the study's mlflow_sync first")
+    base = f"http://{a.host}:{a.port}"
+    for study, experiment_id in studies.items():
+        print(f"study {study}: {runs_url(base, experiment_id)}", flush=True)
+    mlflow = str(Path(sys.executable).parent / "mlflow")
+    # A sqlite store's artifacts lie beside it (the sync's mlartifacts/), not in the folder the UI starts from.
+    artifacts = ["--artifacts-destination", str(db.parent.resolve() / "mlartifacts")] if db else []
+    os.execv(mlflow, [mlflow, "ui", "--backend-store-uri", uri, *artifacts, "--host", a.host, "--port", str(a.port)])
+
+
 def cmd_readme_results(a):
     from mtcue.reporting import kit, readme
 
@@ -401,6 +425,12 @@ def register(step) -> None:
                    "number links to its run through it)")
     s.add_argument("--ui", default="", help="the MLflow UI's address the links go to (default: a server's own "
                    "address, else `mlflow ui`'s http://127.0.0.1:5000)")
+
+    s = step("ui", cmd_ui, "the MLflow UI of the study's store; prints the address of each study's runs (MLflow's "
+             "machine-learning view, BLEU and the main results as columns)")
+    s.add_argument("--uri", help="the store (default MLFLOW_TRACKING_URI, else sqlite:///results/mlflow.db)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=positive_int, default=5000)
 
     s = step("readme-results", cmd_readme_results, "render the README's results from the records of a run")
     s.add_argument("--records", nargs="+", required=True,

@@ -107,7 +107,9 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_names: Ru
 
 def figure4(frame: pd.DataFrame) -> Figure:
     """Per direction, mean accuracy and BLEU against supervised lines (symmetric log scale: 0 is the
-    zero-shot setting); the baseline as a horizontal line; paper anchors as open markers."""
+    zero-shot setting); the baseline as a horizontal line; paper anchors as open markers. The paper's BLEU
+    (OpenSubtitles, about 22-30) has an axis of its own on the right: on ours (about 75-90) it would squash
+    our points into a sliver."""
     ours = frame[frame["source"] == "ours"]
     directions = list(dict.fromkeys(ours["direction"]))
     fig = Figure(figsize=(10, 3.6 * len(directions)))
@@ -116,19 +118,24 @@ def figure4(frame: pd.DataFrame) -> Figure:
         here = ours[ours["direction"] == direction]
         paper = frame[(frame["source"] == "paper") & (frame["direction"] == direction)]
         for ax, metric, label in ((row[0], "accuracy_mean", "mean attribute accuracy (%)"), (row[1], "bleu", "BLEU")):
+            paper_ax = ax
+            if metric == "bleu" and paper[metric].notna().any():
+                paper_ax = ax.twinx()
+                paper_ax.set_ylabel("the paper's BLEU (open markers, dotted line)")
             for i, (model, points) in enumerate(here[here["setting"] != "baseline"].groupby("model", sort=False)):
                 points = points.sort_values("samples")
                 spread = points["sd" if metric == "accuracy_mean" else "bleu_sd"]
                 ax.errorbar(points["samples"], points[metric], yerr=spread, marker="o", color=f"C{i}", capsize=3,
                             label=model.upper())
                 anchors = paper[(paper["model"] == model) & paper[metric].notna()]
-                ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none", edgecolors=f"C{i}",
-                           s=60, label=f"{model.upper()} (paper{', lower bounds' if (anchors['note'] != '').any() else ''})")
+                bounds = ", lower bounds" if (anchors["note"] != "").any() else ""
+                paper_ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none",
+                                 edgecolors=f"C{i}", s=60, label=f"{model.upper()} (paper{bounds})")
             for _, base in here[here["setting"] == "baseline"].iterrows():
                 ax.axhline(base[metric], color="grey", linestyle="--", label=f"{base['model'].upper()} (no context)")
             base_paper = paper[(paper["setting"] == "baseline") & paper[metric].notna()]
             if len(base_paper):
-                ax.axhline(base_paper[metric].iloc[0], color="grey", linestyle=":", label="no context (paper)")
+                paper_ax.axhline(base_paper[metric].iloc[0], color="grey", linestyle=":", label="no context (paper)")
             ax.set_xscale("symlog", linthresh=1)
             # Half the linear stretch before 0, a third of a decade past the largest count: no marker cut at
             # an edge, and no negative ticks (symlog's autoscale margin reaches far below 0 and draws
@@ -138,7 +145,11 @@ def figure4(frame: pd.DataFrame) -> Figure:
             ax.set_ylabel(label)
             ax.set_title(f"EAMT22 {direction}: {label}")
             ax.grid(alpha=0.3)
-        row[1].legend(fontsize=7, loc="lower right")
+        # the BLEU panel's legend: our lines, then the paper's (on its own axis, paper_ax, where drawn)
+        handles = row[1].get_legend_handles_labels()[0]
+        if paper_ax is not row[1]:
+            handles += paper_ax.get_legend_handles_labels()[0]
+        row[1].legend(handles=handles, fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
 

@@ -1,11 +1,11 @@
 """MLflow edge: a trained model as an MLflow model, and its logging into a model's run.
 
 A model's run holds its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a
-table of `source` and optional `context` and `previous` -> translations), so `runs:/<run id>/model` loads and
-serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is ~1 GB at
-paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are read from
-there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the files
-`Translator.load` reads. The sync (reporting/tracking.py) logs it once: tag mtcue.logged_model names the
+table of `source` and optional `cue`, or `context` and `previous` -> translations), so `runs:/<run id>/model`
+loads and serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is
+~1 GB at paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are
+read from there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the
+files `Translator.load` reads. The sync (reporting/tracking.py) logs it once: tag mtcue.logged_model names the
 model's folder (`model_tag`), and a run whose model is another (another folder, copied or not) is logged
 afresh, as MLflow cannot take a logged model back.
 """
@@ -31,12 +31,13 @@ from mlflow.types.schema import AnyType, Array, ColSpec, ParamSchema, ParamSpec,
 from mtcue.models.runs import MODEL_NAME, STUDY_COPY, model_folder, sqlite_path
 from mtcue.study import langs_of
 
-# What a served model reads: one sentence per row, its context strings (metadata, cues) and preceding
-# lines (most recent first); what it returns: one translation per row. The lists are declared of any type:
-# MLflow's enforcement of Array("string") makes a null in them the string "None" before `predict` sees it;
-# `predict` checks their items itself (_cells) and answers anything but strings with a 400.
+# What a served model reads: one sentence per row, its cue (Translator.translate's `cue`) or its context
+# strings (metadata) and preceding lines (most recent first); what it returns: one translation per row. The lists
+# are declared of any type: MLflow's enforcement of Array("string") makes a null in them the string "None" before
+# `predict` sees it; `predict` checks their items itself (_cells) and answers anything but strings with a 400.
 SIGNATURE = ModelSignature(
-    inputs=Schema([ColSpec("string", "source"), ColSpec(Array(AnyType()), "context", required=False),
+    inputs=Schema([ColSpec("string", "source"), ColSpec("string", "cue", required=False),
+                   ColSpec(Array(AnyType()), "context", required=False),
                    ColSpec(Array(AnyType()), "previous", required=False)]),
     outputs=Schema([ColSpec("string")]),
     params=ParamSchema([ParamSpec("beam", "long", 5)]))
@@ -56,10 +57,10 @@ def artifacts_here(client: MlflowClient, run_id: str, tracking_uri: str) -> None
 
 class TranslatorModel(mlflow.pyfunc.PythonModel):
     """A trained model of the study as an MLflow pyfunc model: `predict` takes a table of `source`
-    sentences with optional `context` strings and `previous` lines (most recent first) per row, and
-    returns their translations (params: `beam`). Its model_config names the model's folder in the study
-    (`model_dir`) or, copied, its place in the `study` artifact (`copied`); `device` (default CUDA where
-    there is one) and `columns` pass on to `Translator.load`."""
+    sentences with an optional `cue`, or `context` strings and `previous` lines (most recent first), per row
+    (or MLflow's columnar form of it), and returns their translations (params: `beam`). Its model_config
+    names the model's folder in the study (`model_dir`) or, copied, its place in the `study` artifact
+    (`copied`); `device` (default CUDA where there is one) and `columns` pass on to `Translator.load`."""
 
     def load_context(self, context) -> None:
         from mtcue.models.translator import Translator
@@ -72,15 +73,47 @@ class TranslatorModel(mlflow.pyfunc.PythonModel):
         # What the request did wrong goes back as its message (HTTP 400), not as MLflow's "unexpected error"
         # with a stack trace; a source longer than the model reads is refused, not cut with a server-side warning.
         try:
+            model_input = _rows(model_input)
             sources, limit = list(model_input["source"]), self.translator.model.max_source_tokens - 1
             for row, source in enumerate(sources):
                 if isinstance(source, str) and len(pieces := self.translator.pieces(source, f"row {row}")) > limit:
                     raise ValueError(f"row {row}: the source is {len(pieces)} pieces long, more than the model reads "
                                      f"({limit}); split it into sentences")
             return self.translator.translate(sources, _cells(model_input, "context"), _cells(model_input, "previous"),
-                                             beam=int((params or {}).get("beam", 5)))
+                                             beam=int((params or {}).get("beam", 5)), cue=_cues(model_input))
         except (ValueError, TypeError) as err:
-            raise MlflowException(str(err), INVALID_PARAMETER_VALUE) from None
+            raise BadRequest(str(err)) from None
+
+
+class BadRequest(MlflowException):
+    """A request the model cannot read: HTTP 400 with the reason alone. MLflow's scoring server puts a dump of
+    the whole input table before the message of an MlflowException from `predict` ("Failed to predict data
+    '...'"); this one keeps the message it was made with."""
+
+    def __init__(self, message: str):
+        super().__init__(message, INVALID_PARAMETER_VALUE)
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self.__dict__.setdefault("_message", value)
+
+
+def _rows(table: pd.DataFrame) -> pd.DataFrame:
+    """One sentence per row. MLflow's columnar input ({"inputs": {"source": [...], "cue": [...]}}) reaches the
+    model as one row holding each column's list: spread it into rows."""
+    first = table["source"].iloc[0] if "source" in table and len(table) == 1 else None
+    if first is None or isinstance(first, str) or not isinstance(first, Iterable):
+        return table
+    lengths = {column: len(cell) if isinstance(cell, Iterable) and not isinstance(cell, str) else None
+               for column, cell in table.iloc[0].items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError("inputs: give each column one value per sentence (" +
+                         ", ".join(f"{c}: {'not a list' if n is None else n}" for c, n in lengths.items()) + ")")
+    return pd.DataFrame({column: list(cell) for column, cell in table.iloc[0].items()})
 
 
 def _cells(table: pd.DataFrame, column: str) -> list[list[str]] | None:
@@ -94,6 +127,17 @@ def _cells(table: pd.DataFrame, column: str) -> list[list[str]] | None:
     return [list(cell) for cell in cells]
 
 
+def _cues(table: pd.DataFrame) -> list[str | None] | None:
+    """A served table's `cue` column, a string per row; a missing cell (the column left out in some rows) holds none."""
+    if "cue" not in table:
+        return None
+    cues = [None if cell is None or isinstance(cell, float) and math.isnan(cell) else cell for cell in table["cue"]]
+    for row, cue in enumerate(cues):
+        if cue is not None and not isinstance(cue, str):
+            raise ValueError(f"row {row}: 'cue' is {cue!r}; give a string")
+    return cues
+
+
 def input_example(spec: dict) -> dict:
     """A row a model of `spec` reads: a sentence, with a context string and a previous line where it reads them."""
     from mtcue.models.translator import context_columns
@@ -101,7 +145,7 @@ def input_example(spec: dict) -> dict:
     columns = context_columns(spec)
     example = {"source": ["Are you ready?"]}
     if any(not c.startswith("doc") for c in columns):
-        example["context"] = [["Formal conversation"]]
+        example["context"] = [["Drama, Family, Romance"]]
     if any(c.startswith("doc") and c != "doc0" for c in columns):
         example["previous"] = [["Good evening, Mrs Smith."]]
     return example
@@ -145,13 +189,16 @@ def model_tag(folder: Path, copy: bool, tracking_uri: str) -> str:
 
 
 def log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool,
-              tracking_uri: str) -> None:
+              tracking_uri: str, params: dict[str, str], tags: dict[str, str]) -> str:
     """Log the model in `folder` as the run's MLflow model (MODEL_NAME), as mlflow.pyfunc.log_model does but
     into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
-    at paper scale; tests/test_pipeline.py serves one)."""
+    at paper scale; tests/test_pipeline.py serves one); with the run's `params` and `tags` (its direction and
+    model: the UI's list of logged models names each model's run, but every model MODEL_NAME, the name
+    runs:/<run id>/model resolves). Returns its model id."""
     folder = Path(folder).resolve()
     artifacts_here(client, run_id, tracking_uri)
-    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id)
+    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id, params=params,
+                                        tags=tags)
     with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
         artifacts, config = None, {"model_dir": _in_store(folder, tracking_uri)}
         if copy:
@@ -166,3 +213,4 @@ def log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Pat
         client.log_model_artifacts(logged.model_id, str(saved))
     client.finalize_logged_model(logged.model_id, LoggedModelStatus.READY)
     client.log_outputs(run_id, [LoggedModelOutput(logged.model_id, step=0)])
+    return logged.model_id

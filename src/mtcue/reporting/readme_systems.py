@@ -107,7 +107,7 @@ def shortening_section(table: pd.DataFrame | None) -> list[str]:
         if distances:
             display[f"{direction} pronouns {'/'.join(distances)} %"] = [
                 "/".join(_value(cell.loc[r, d], 0) for d in distances) for r in rows]
-    return ["Sequence shortening (the shortening paper's Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 "
+    return ["Sequence shortening (Mąka et al. (2024), Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 "
             "numbers beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and "
             "the pronouns by antecedent distance; candidates judged by their per-token mean log-probability, the "
             "paper's measure) per system and number C of previous sentences read; one run each:",

@@ -30,6 +30,7 @@ after the study (`sync_study_files`). Each is logged once: a tag holds a digest 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -53,8 +54,15 @@ log = logging.getLogger(__name__)
 PARAM_BATCH, TAG_BATCH, METRIC_BATCH = 100, 100, 1000
 # MLflow 3 UIs that go by the experiment's kind open one without it on the GenAI overview, not on
 # its runs. The UI of 3.17 goes by its GenAI / Model training switch instead (URL parameter
-# workflowType, remembered by the browser): the sync logs the link that opens on the runs.
-EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+# workflowType, remembered by the browser): the links to the runs (`runs_url`) set it.
+# The runs list as the study reads it: a view the UI loads from an experiment tag when the URL names it
+# (viewStateShareKey), each model's BLEU and main results as columns (the UI's own default shows none).
+VIEW_KEY = "mtcue-runs"
+RUNS_VIEW = {"selectedColumns": [f"metrics.`{m}`" for m in (
+    "test_bleu", "test_acc_all", "test_comet", "formality_average", "eamt22_accuracy_mean", "params_total")]
+    + ["tags.`mtcue.experiments`"]}
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development",
+                   f"mlflow.sharedViewState.{VIEW_KEY}": json.dumps(RUNS_VIEW)}
 LOCK_WAIT_S = 1800  # a sync of a paper-scale study into a remote server takes minutes
 
 
@@ -130,14 +138,14 @@ def _experiment_id(client: MlflowClient, study: str, tracking_uri: str) -> str:
         db = sqlite_path(tracking_uri)
         location = (db.parent.resolve() / "mlartifacts" / study).as_uri() if db else None
         try:
-            return client.create_experiment(study, artifact_location=location, tags=EXPERIMENT_KIND)
+            return client.create_experiment(study, artifact_location=location, tags=EXPERIMENT_TAGS)
         except MlflowException:  # created meanwhile by a writer the lock does not see
             experiment = client.get_experiment_by_name(study)
             if experiment is None:
                 raise
     if experiment.lifecycle_stage == "deleted":
         client.restore_experiment(experiment.experiment_id)
-    for key, value in EXPERIMENT_KIND.items():
+    for key, value in EXPERIMENT_TAGS.items():
         if experiment.tags.get(key) != value:
             client.set_experiment_tag(experiment.experiment_id, key, value)
     return experiment.experiment_id
@@ -161,6 +169,28 @@ def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]
         client.log_batch(run_id, metrics=new_points[i : i + METRIC_BATCH])
     for i in range(0, len(new_tags), TAG_BATCH):
         client.log_batch(run_id, tags=new_tags[i : i + TAG_BATCH])
+
+
+def _model_of(run: Run) -> str | None:
+    """The id of the model a run logged (its last, should a writer the lock could not see have logged two)."""
+    outputs = run.outputs.model_outputs if run.outputs else []
+    return outputs[-1].model_id if outputs else None
+
+
+def _attach_metrics(client: MlflowClient, run_id: str, model_id: str | None, wanted: Wanted) -> None:
+    """Give the run's logged model the run's metrics (each key's last step), so that the model's page and the
+    UI's list of models show them: the run's points logged again with the model's id, which MLflow keeps once
+    in the run's history (the same key, step, value and time)."""
+    if model_id is None:
+        return
+    attached = {(m.key, m.step) for m in client.get_logged_model(model_id).metrics or ()}
+    points = []
+    for key, history in _history(client, run_id, wanted.metrics).items():
+        last = max(history, key=lambda p: p.step, default=None)
+        if last is not None and (key, last.step) not in attached:
+            points.append(Metric(key, last.value, last.timestamp, last.step, model_id=model_id))
+    for i in range(0, len(points), METRIC_BATCH):
+        client.log_batch(run_id, metrics=points[i : i + METRIC_BATCH])
 
 
 def _digest(files: Mapping[str, Path]) -> str:
@@ -252,7 +282,7 @@ def sync_records(
     linking to its run. Plain tags, not MLflow's nested runs (mlflow.parentRunId): nesting would fold
     every fine-tuned model (most runs) under its BASE run, the UI's search matches only the top
     level, and it draws no deeper level than one. The run starts and ends when its training did.
-    The experiment is of kind custom_model_development, so the UI opens it on its runs.
+    The experiment is of kind custom_model_development and holds the runs list's view (RUNS_VIEW, `runs_url`).
     `files`: {"direction/model": {artifact path: file}}, logged into the model's run (its records and
     hypotheses; tag mtcue.artifacts, their digest); `models`: {"direction/model": the trained model's
     folder}, logged as the run's MLflow model, referring to the folder or, with `copy_models`, carrying a
@@ -302,16 +332,18 @@ def sync_records(
             # Artifacts before the tags that say they are there (a sync stopped midway logs them again).
             if ARTIFACTS_TAG in wanted.tags and run.data.tags.get(ARTIFACTS_TAG) != wanted.tags[ARTIFACTS_TAG]:
                 _log_files(client, run.info.run_id, files[key], tracking_uri)
+            model_id = None
             if MODEL_TAG in wanted.tags and run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
                 spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
-                log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models, tracking_uri)
+                model_id = log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models,
+                                     tracking_uri, wanted.params, identity)
             _log_missing(client, run, history, wanted)
+            if MODEL_TAG in wanted.tags:
+                _attach_metrics(client, run.info.run_id, model_id or _model_of(run), wanted)
             if run.info.status != "FINISHED" or (wanted.end_ms and run.info.end_time != wanted.end_ms):
                 client.set_terminated(run.info.run_id, end_time=wanted.end_ms)
             run_ids[f"{direction}/{model}"] = run.info.run_id
-    # MLflow 3.17's UI picks its GenAI pages unless told otherwise (the experiment kind no longer decides).
-    log.info("in the MLflow UI of %s, the runs are at /#/experiments/%s?workflowType=machine_learning",
-             tracking_uri, experiment_id)
+    log.info("in the MLflow UI of %s, the runs are at %s", tracking_uri, runs_url("", experiment_id))
     return run_ids
 
 
@@ -342,6 +374,19 @@ def ui_base(tracking_uri: str, ui: str = "") -> str:
     return (ui or server).rstrip("/")
 
 
+def runs_url(base: str, experiment_id: str) -> str:
+    """The runs list of an experiment in the MLflow UI at `base`: MLflow's machine-learning view, with the study's
+    columns (RUNS_VIEW)."""
+    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+
+
+def study_experiments(tracking_uri: str) -> dict[str, str]:
+    """{study: experiment id} of the studies synced into the store (their experiments hold the runs view)."""
+    with store_errors(tracking_uri):
+        return {e.name: e.experiment_id for e in every(MlflowClient(tracking_uri).search_experiments)
+                if f"mlflow.sharedViewState.{VIEW_KEY}" in e.tags}
+
+
 # A table's number links to the study's page as page.html#{direction}/{model}: the page goes on to that run (a
 # number over every direction, #{model}, stays on the model's line of runs).
 FOLLOW_RUN = """<script>
@@ -366,8 +411,8 @@ def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str
         return f'<a{named} href="{escape(href)}">{escape(text)}</a>'
 
     start = "" if tracking_uri.startswith(("http://", "https://")) else (
-        f"<p>Start the UI from the study's folder: <code>mlflow ui --backend-store-uri {escape(tracking_uri)}</code>"
-        "</p>\n")
+        f"<p>Start the UI from the study's folder: <code>mtcue ui --uri {escape(tracking_uri)}</code> (in the "
+        "repository: <code>make ui</code>)</p>\n")
     by_model: dict[str, list[tuple[str, str]]] = {}
     for key, run_id in sorted(runs.items()):
         by_model.setdefault(key.split("/")[1], []).append((key, run_id))
@@ -377,7 +422,7 @@ def links_html(tracking_uri: str, study: str, experiment_id: str, study_run: str
                    + ", ".join(link(f"{experiment}/runs/{run_id}?workflowType=machine_learning", key, key)
                                for key, run_id in keyed) + "</li>\n" for model, keyed in by_model.items())
     return (f"<h2>MLflow: study {escape(study)}</h2>\n{start}"
-            f"<p>{link(f'{experiment}?workflowType=machine_learning', 'All runs of the study')}; "
+            f"<p>{link(runs_url(base, experiment_id), 'All runs of the study')}; "
             f"{link(f'{experiment}/runs/{study_run}/artifacts', 'its tables and figures')}.</p>\n"
             f"<p>Each trained model's run (its logged model, test hypotheses and records):</p>\n<ul>\n{rows}</ul>\n"
             f"{FOLLOW_RUN}")
