@@ -1,12 +1,15 @@
-"""How learnable the demo's context-determined phenomena are from what each model reads (issue 46 section 3;
-docs/study.md, "What the demo's phenomena measure").
+"""Where the demo's context-determined phenomena are decided: how learnable each one is from each column a model
+reads (docs/study.md, "What the demo's phenomena measure"; issue 54).
 
 For each labelled phenomenon of each en->xx test split, a multinomial naive Bayes classifier is trained on the
-train split's labelled lines and predicts the gold value of each test line from (a) the source sentence alone
-(what BASE reads) and (b) the source sentence, the previous source lines and the metadata (what MTCUE reads, as
-words rather than sentence vectors). Its accuracy is a reference for each model's measured accuracy (the score
-records' `phenomena`): (b) - (a) is how much the corpus lets context decide within its 400 training documents.
-The classifier sees every labelled line; the score records judge only lines whose hypothesis shows a marker.
+train split's labelled lines and predicts the gold value of each test line from one channel at a time: the source
+sentence (what BASE reads), the previous source lines, the metadata, both context columns, and the source with
+both (what MTCUE reads, as words rather than sentence vectors). `majority`: the train split's most frequent value,
+predicted for every test line. `named`: the share of gender lines whose previous lines name that character's
+gender (a vocative said to them, or a `self` line they spoke: the generator's own lexicon and turn-taking), and
+how often that name is right. This measures the gold label's predictability, an upper reference, not what the
+marker-word scorer judges: the score records (given a finished demo's results, `--models`) judge only the lines
+whose hypothesis shows a marker. Needs only the cleaned corpora (results/clean/en-*/{train,test}.jsonl).
 
     PYTHONPATH=src python workflow/scripts/phenomena_ceiling.py --results results --out ceiling.json
 """
@@ -29,16 +32,25 @@ GENDERED = {**{n.lower(): g for g, names in FIRST_NAMES.items() for n in names},
             **dict.fromkeys(("mrs", "ms", "madam", "girl", "lady"), FEMININE),
             **dict.fromkeys(("mr", "sir", "man", "dude", "buddy"), MASCULINE)}
 # Two characters speak in turn (documents.py), so a vocative in a line 1, 3, 5 back names the speaker (it was
-# said to them) and one 2, 4 back names the addressee.
+# said to them) and one 2, 4 back names the addressee; a `self` line ("I'm a grown woman.") names the one who
+# said it: 1, 3, 5 back the addressee, 2, 4 back the speaker.
 NAMING_PARITY = {"speaker_gender": 1, "addressee_gender": 0}
+# The `self` frames of data/synth/english.py: how they open, and the words that say the speaker's gender.
+SELF_LINE = re.compile(r"^(look, )?i'm |^i am |^do i look like |^as a |^i consider myself ")
+SELF_WORDS = {**dict.fromkeys(("girl", "woman", "lady", "waitress", "mother", "mom"), FEMININE),
+              **dict.fromkeys(("boy", "man", "guy", "waiter", "gentleman", "father", "dad"), MASCULINE)}
+# What each classifier reads: the source sentence, the previous lines, the metadata.
+CHANNELS = {"source": ("source",), "previous": ("previous",), "metadata": ("metadata",),
+            "context": ("previous", "metadata"), "source_context": ("source", "previous", "metadata")}
 
 
-def features(sample: dict, with_context: bool) -> list[str]:
-    """Words of the source sentence; with context also the previous lines' (tagged by distance) and metadata's."""
-    words = [f"s:{w}" for w in WORD.findall(sample["text"]["en"].lower())]
-    if with_context:
+def features(sample: dict, channels: tuple[str, ...]) -> list[str]:
+    """Words of the channels read: the source sentence's, the previous lines' (tagged by distance), the metadata's."""
+    words = [f"s:{w}" for w in WORD.findall(sample["text"]["en"].lower())] if "source" in channels else []
+    if "previous" in channels:
         for distance, line in enumerate(sample["previous"]["en"], 1):
             words += [f"p{distance}:{w}" for w in WORD.findall(line.lower())]
+    if "metadata" in channels:
         words += [f"m:{w}" for value in sample["meta"].values() if value for w in WORD.findall(str(value).lower())]
     return words
 
@@ -52,41 +64,52 @@ def labelled(samples: list[dict], tgt: str) -> dict[str, list[tuple[dict, str]]]
     return out
 
 
-def naive_bayes_accuracy(train: list[tuple[dict, str]], test: list[tuple[dict, str]], with_context: bool) -> float:
-    """Accuracy on `test` of a multinomial naive Bayes (add-one smoothing) fitted on `train`."""
+def naive_bayes_accuracy(train: list[tuple[dict, str]], test: list[tuple[dict, str]],
+                         channels: tuple[str, ...]) -> float:
+    """Accuracy on `test` of a multinomial naive Bayes (add-one smoothing) fitted on `train`, reading `channels`."""
     prior, counts, totals = Counter(), defaultdict(Counter), Counter()
     for sample, gold in train:
         prior[gold] += 1
-        for word in features(sample, with_context):
+        for word in features(sample, channels):
             counts[gold][word] += 1
             totals[gold] += 1
     vocabulary = len({w for c in counts.values() for w in c}) + 1
 
     def predict(sample):
-        words = features(sample, with_context)
+        words = features(sample, channels)
         return max(prior, key=lambda v: math.log(prior[v]) + sum(
             math.log((counts[v][w] + 1) / (totals[v] + vocabulary)) for w in words))
 
     return sum(predict(s) == gold for s, gold in test) / len(test)
 
 
-def vocative_rule(test: list[tuple[dict, str]], phenomenon: str) -> tuple[float, float]:
-    """(share of lines, accuracy on them) where a previous line that would name the character holds a gendered
-    word (the nearest such line, its last such word): how often the context says the gender at all, read with
-    the generator's own lexicon and turn-taking."""
+def named_gender(line: str, distance: int, phenomenon: str) -> str | None:
+    """The character's gender as a previous line `distance` back names it: a `self` line its speaker's (when that
+    speaker is the character), else a vocative's (when said to the character); None when the line names neither."""
+    text = line.lower()
+    if SELF_LINE.match(text):
+        words = [SELF_WORDS[w] for w in WORD.findall(text) if w in SELF_WORDS]
+        return words[-1] if words and distance % 2 != NAMING_PARITY[phenomenon] else None
+    words = [GENDERED[w] for w in WORD.findall(text) if w in GENDERED]
+    return words[-1] if words and distance % 2 == NAMING_PARITY[phenomenon] else None
+
+
+def named_rule(test: list[tuple[dict, str]], phenomenon: str) -> tuple[float, float]:
+    """(share of lines, accuracy on them) whose previous lines name the character's gender (the nearest line that
+    does): how often the context says the gender at all, read with the generator's own lexicon and turn-taking."""
     decided = []
     for sample, gold in test:
-        for distance, line in enumerate(sample["previous"]["en"], 1):
-            words = [GENDERED[w] for w in WORD.findall(line.lower()) if w in GENDERED]
-            if distance % 2 == NAMING_PARITY[phenomenon] and words:
-                decided.append(words[-1] == gold)
-                break
+        named = (named_gender(line, d, phenomenon) for d, line in enumerate(sample["previous"]["en"], 1))
+        found = next((g for g in named if g), None)
+        if found:
+            decided.append(found == gold)
     return len(decided) / len(test), (sum(decided) / len(decided) if decided else float("nan"))
 
 
 def model_accuracy(results: Path, direction: str, model: str) -> dict[str, float | None]:
-    record = json.loads((results / "records" / "score" / direction / f"{model}.test.json").read_text())
-    return {p: v["accuracy"] for p, v in record["phenomena"].items()}
+    """The score record's accuracy per phenomenon; {} without one (a study whose models are not scored yet)."""
+    path = results / "records" / "score" / direction / f"{model}.test.json"
+    return {p: v["accuracy"] for p, v in json.loads(path.read_text())["phenomena"].items()} if path.is_file() else {}
 
 
 def main() -> None:
@@ -102,13 +125,14 @@ def main() -> None:
         test = labelled(list(read_corpus(pair_dir / "test.jsonl")), tgt)
         measured = {m: model_accuracy(a.results, direction, m) for m in a.models}
         for phenomenon in sorted(test):
+            majority = Counter(g for _, g in train[phenomenon]).most_common(1)[0][0]
             row = {"test_lines": len(test[phenomenon]), "train_lines": len(train[phenomenon]),
-                   "majority": max(Counter(g for _, g in test[phenomenon]).values()) / len(test[phenomenon]),
-                   "nb_source": naive_bayes_accuracy(train[phenomenon], test[phenomenon], False),
-                   "nb_source_context": naive_bayes_accuracy(train[phenomenon], test[phenomenon], True),
+                   "majority": sum(g == majority for _, g in test[phenomenon]) / len(test[phenomenon]),
+                   **{f"nb_{name}": naive_bayes_accuracy(train[phenomenon], test[phenomenon], channels)
+                      for name, channels in CHANNELS.items()},
                    **{m: measured[m].get(phenomenon) for m in a.models}}
             if phenomenon in NAMING_PARITY:
-                row["vocative_share"], row["vocative_accuracy"] = vocative_rule(test[phenomenon], phenomenon)
+                row["named_share"], row["named_accuracy"] = named_rule(test[phenomenon], phenomenon)
             out[f"{direction} {phenomenon}"] = row
             print(f"{direction} {phenomenon:17s} " + " ".join(
                 f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
