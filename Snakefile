@@ -43,6 +43,8 @@ include: "workflow/rules/style.smk"
 # the page goes there: the configured models the study trains and how many runs it derives from them.
 workflow.config["trained_models"] = trained_entries(config)
 workflow.config["derived_runs"] = len({m for _, m in TRAINED} - set(config["models"]))
+# `mtcue report` (make report) reports what is built and names here what it leaves out, not built yet.
+workflow.config["not_built"] = os.environ.get("MTCUE_REPORT_NOT_BUILT", "").split()
 report: "workflow/report/workflow.rst"
 
 

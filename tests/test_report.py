@@ -65,6 +65,10 @@ def test_every_table_and_figure_is_in_the_report_with_a_caption(jobs):
     uncaptioned = [n for n, caption in captions.items()
                    if caption is None or not Path(caption.get_path_or_uri(secret_free=True)).is_file()]
     assert not uncaptioned, f"no caption file: {uncaptioned}"
+    # the report lists each by its title, not its file name
+    titles = {Path(f).stem: (f.flags["report"].labels or {}).get("name") for f in outputs if "report" in f.flags}
+    assert all(titles.values()) and len(set(titles.values())) == len(titles), titles
+    assert titles["table4_quality"] == "Table 4: translation quality"
 
 
 def test_the_mlflow_sync_mirrors_every_trained_model_tagged_with_its_experiments(jobs):

@@ -14,7 +14,8 @@ rule table6_ablation:
     output:
         csv="results/tables/table6_ablation.csv",
         md="results/tables/table6_ablation.md",
-        html=report("results/tables/table6_ablation.html", caption="../report/table6_ablation.rst", category="Tables"),
+        html=report("results/tables/table6_ablation.html", caption="../report/table6_ablation.rst", category="Tables",
+                    labels={"name": "Table 6: ablations"}),
     params:
         rows=json.dumps(config["experiments"]["ablation"]["rows"]),
         seeds=json.dumps(ablation.ablation_seeds(config)),

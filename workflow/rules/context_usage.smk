@@ -39,7 +39,8 @@ rule table_context_usage:
     output:
         csv="results/tables/context_usage.csv",
         md="results/tables/context_usage.md",
-        html=report("results/tables/context_usage.html", caption="../report/context_usage.rst", category="Tables"),
+        html=report("results/tables/context_usage.html", caption="../report/context_usage.rst", category="Tables",
+                    labels={"name": "Context usage (CXMI)"}),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:

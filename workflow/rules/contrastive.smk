@@ -95,7 +95,8 @@ rule table_contrastive:
     output:
         csv="results/tables/contrastive.csv",
         md="results/tables/contrastive.md",
-        html=report("results/tables/contrastive.html", caption="../report/contrastive.rst", category="Tables"),
+        html=report("results/tables/contrastive.html", caption="../report/contrastive.rst", category="Tables",
+                    labels={"name": "Contrastive accuracy"}),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:

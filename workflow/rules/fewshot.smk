@@ -109,7 +109,8 @@ rule figure4:
         records=fewshot.fewshot_records(config),
     output:
         csv="results/figures/figure4_eamt22_fewshot.csv",
-        png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures"),
+        png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures",
+                   labels={"name": "Figure 4: EAMT22 few-shot"}),
     params:
         points=json.dumps(fewshot.fewshot_points(config)),
         bootstrap=config["evaluation"]["bootstrap"],

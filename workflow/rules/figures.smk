@@ -7,7 +7,8 @@ rule training_curves:
     input:
         quality.inputs(config)["train"],
     output:
-        report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures"),
+        report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures",
+               labels={"name": "Training curves"}),
     log:
         "results/logs/figures/training_curves.log",
     benchmark:
@@ -21,7 +22,8 @@ rule phenomena_accuracy:
     input:
         quality.inputs(config)["scores"],
     output:
-        report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures"),
+        report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures",
+               labels={"name": "Phenomena: accuracy per model"}),
     log:
         "results/logs/figures/phenomena_accuracy.log",
     benchmark:
@@ -35,7 +37,8 @@ rule bleu_gain:
     input:
         quality.inputs(config)["scores"],
     output:
-        report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures"),
+        report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures",
+               labels={"name": "BLEU over BASE"}),
     log:
         "results/logs/figures/bleu_gain.log",
     benchmark:
@@ -50,7 +53,8 @@ rule bleu_gain:
 rule memory_growth:
     output:
         csv="results/figures/memory_growth.csv",
-        svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures"),
+        svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures",
+                   labels={"name": "Memory growth with context size (Mąka et al. (2024), Figure 4)"}),
     params:
         plan=json.dumps(memory_growth.memory_growth_plan(config), sort_keys=True),
     resources:

@@ -105,7 +105,8 @@ rule table5_formality:
     output:
         csv="results/tables/table5_formality.csv",
         md="results/tables/table5_formality.md",
-        html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables"),
+        html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables",
+                    labels={"name": "Table 5: IWSLT22 zero-shot formality"}),
     params:
         models=list(dict.fromkeys(formality.formality_models(config) + [m for _d, m in style.style_models(config)])),
         bootstrap=config["evaluation"]["bootstrap"],

@@ -14,7 +14,8 @@ rule table3_models:
     output:
         csv="results/tables/table3_models.csv",
         md="results/tables/table3_models.md",
-        html=report("results/tables/table3_models.html", caption="../report/table3_models.rst", category="Tables"),
+        html=report("results/tables/table3_models.html", caption="../report/table3_models.rst", category="Tables",
+                    labels={"name": "Table 3: models, sizes and training time"}),
     log:
         "results/logs/table3_models.log",
     benchmark:
@@ -33,7 +34,8 @@ rule table4_quality:
     output:
         csv="results/tables/table4_quality.csv",
         md="results/tables/table4_quality.md",
-        html=report("results/tables/table4_quality.html", caption="../report/table4_quality.rst", category="Tables"),
+        html=report("results/tables/table4_quality.html", caption="../report/table4_quality.rst", category="Tables",
+                    labels={"name": "Table 4: translation quality"}),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:
@@ -53,7 +55,8 @@ rule phenomena:
     output:
         csv="results/tables/phenomena.csv",
         md="results/tables/phenomena.md",
-        html=report("results/tables/phenomena.html", caption="../report/phenomena.rst", category="Tables"),
+        html=report("results/tables/phenomena.html", caption="../report/phenomena.rst", category="Tables",
+                    labels={"name": "Phenomena: accuracy per phenomenon"}),
     log:
         "results/logs/phenomena.log",
     benchmark:
@@ -91,7 +94,7 @@ rule mlflow_study:
         runs=MLFLOW_RUNS,
         files=report_files(config),
     output:
-        report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow"),
+        report(MLFLOW_STUDY, caption="../report/mlflow.rst", category="MLflow", labels={"name": "The study's runs"}),
     params:
         ui=MLFLOW_UI,  # a changed address rebuilds this page only
     log:
@@ -128,7 +131,8 @@ rule table1_data:
     output:
         csv="results/tables/table1_data.csv",
         md="results/tables/table1_data.md",
-        html=report("results/tables/table1_data.html", caption="../report/table1_data.rst", category="Tables"),
+        html=report("results/tables/table1_data.html", caption="../report/table1_data.rst", category="Tables",
+                    labels={"name": "Table 1: the data"}),
     log:
         "results/logs/table1_data.log",
     benchmark:

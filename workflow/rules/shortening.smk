@@ -37,7 +37,7 @@ rule figure_groupings:
     output:
         csv="results/figures/shortening_groupings.csv",
         svg=report("results/figures/shortening_groupings.svg", caption="../report/shortening_groupings.rst",
-                   category="Figures"),
+                   category="Figures", labels={"name": "Mąka et al. (2024), Figure 3: groupings"}),
     log:
         "results/logs/figures/shortening_groupings.log",
     benchmark:
@@ -55,7 +55,8 @@ rule table_shortening:
     output:
         csv="results/tables/shortening.csv",
         md="results/tables/shortening.md",
-        html=report("results/tables/shortening.html", caption="../report/shortening.rst", category="Tables"),
+        html=report("results/tables/shortening.html", caption="../report/shortening.rst", category="Tables",
+                    labels={"name": "Mąka et al. (2024): sequence shortening"}),
     params:
         cells=json.dumps(shortening.shortening_table_cells(config)),
     log:

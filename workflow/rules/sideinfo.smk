@@ -41,7 +41,8 @@ rule table_side_information:
         csv="results/tables/side_information.csv",
         md="results/tables/side_information.md",
         html=report("results/tables/side_information.html", caption="../report/side_information.rst",
-                    category="Tables"),
+                    category="Tables",
+                    labels={"name": "Hoang et al. (2018): side information"}),
     params:
         rows=json.dumps(side_information.side_information_table_rows(config)),
         baseline=config["experiments"]["side_information"]["baseline"] or "",

@@ -101,7 +101,8 @@ rule style_levels:
         style.style_records(config),
     output:
         csv="results/figures/style_levels.csv",
-        svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures"),
+        svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures",
+                   labels={"name": "Style levels (Jeong et al.)"}),
     log:
         "results/logs/figures/style_levels.log",
     benchmark:

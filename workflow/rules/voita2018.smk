@@ -37,7 +37,8 @@ rule table_voita2018:
     output:
         csv="results/tables/voita2018.csv",
         md="results/tables/voita2018.md",
-        html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables"),
+        html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables",
+                    labels={"name": "Voita et al. (2018): Tables 1, 6 and 7"}),
     params:
         rows=json.dumps(voita2018.voita2018_rows(config)),
         # the option and its reason as two arguments, or none

@@ -47,7 +47,10 @@ def write_report(cfg: dict, out: str, snakefile: str, configfile: str | None = N
         subprocess.run([*snakemake(page), "--cores", "1", "--allowed-rules", "mlflow_study"],
                        env={**os.environ, "MTCUE_MLFLOW_UI": ui}, check=True)
         built.append(page)
-    subprocess.run([*snakemake(*built), "--report", out], check=True)
+    # the report's front page names what it leaves out (the Snakefile hands it to the page's template)
+    names = " ".join(Path(m).name for m in missing)
+    subprocess.run([*snakemake(*built), "--report", out], env={**os.environ, "MTCUE_REPORT_NOT_BUILT": names},
+                   check=True)
     if missing:
         log.warning("%s: %d results not built yet, left out: %s", out, len(missing), ", ".join(missing))
     return missing
