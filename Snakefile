@@ -40,6 +40,7 @@ include: "workflow/rules/style.smk"
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned.
 report: "workflow/report/workflow.rst"
+refuse_grouped_site_overrides()  # every rule is known now (inputs.smk)
 
 
 # Every experiment's tables and figures (each plan module's `targets`, common.smk's all_targets).

@@ -113,6 +113,16 @@ def cmd_gpu_hours(a):
         print("\n" + calendar_markdown(cfg, tuple(a.gpus)), end="")
 
 
+def cmd_cluster_plan(a):
+    from mtcue.plan.submissions import plan, submissions_markdown, summary_markdown
+
+    extra = a.snakemake[1:] if a.snakemake[:1] == ["--"] else a.snakemake
+    subs = plan([*extra, "--configfile", *a.configfile])
+    if a.json:
+        atomic_write_text(a.json, json.dumps(subs, indent=1) + "\n")
+    print((submissions_markdown if a.every else summary_markdown)(subs), end="")
+
+
 def cmd_bench_train_cost(a):
     from mtcue.models.train_cost import bench_config
 
@@ -245,6 +255,15 @@ def register(step) -> None:
     s.add_argument("--config", required=True)
     s.add_argument("--gpus", type=positive_int, nargs="+",
                    help="also the calendar: the study's projected training wall time on each of these GPU counts")
+
+    s = step("cluster-plan", cmd_cluster_plan, "every sbatch submission of a study through the SLURM profile (rule "
+             "or group, GPUs, CPUs, memory, minutes, partition), from a dry run, before anything is queued")
+    s.add_argument("--configfile", nargs="+", required=True, help="the study's config (and a site file after it)")
+    s.add_argument("--every", action="store_true",
+                   help="one row per submission (default: the submissions counted by rule or group and request)")
+    s.add_argument("--json", help="also write every submission here")
+    s.add_argument("snakemake", nargs=argparse.REMAINDER,
+                   help="after --: further snakemake arguments (targets, --set-resources, --directory)")
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",
