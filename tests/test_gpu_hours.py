@@ -6,6 +6,8 @@ from conftest import REPO
 from mtcue import config as cfgmod
 from mtcue.plan import gpu_hours
 
+PROFILE = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+
 
 @pytest.fixture(scope="module")
 def paper():
@@ -97,6 +99,21 @@ def test_the_calendar_of_a_chain_on_two_gpus_by_hand():
                    "wall_h": {1: 22.0, 2: 18.0, 4: 14.0}}
 
 
+def test_the_calendar_counts_evaluations_and_the_jobs_at_once_by_hand():
+    """The chain above with each model's evaluation (1 h, after its training) and at most 2 jobs at once: on 4
+    GPUs as on 2. BASE 0-10 h; MTCUE and NOVOTNEY-CUE (the longest rest first) 10-14 h; TAGGING 14-18 h beside the
+    evaluations of BASE, MTCUE and NOVOTNEY-CUE (14-17 h); TAGGING's 18-19 h. Without the cap, 4 GPUs finish at the
+    critical path, BASE -> MTCUE -> its evaluation (15 h)."""
+    hours = {"base": 10.0, "mtcue": 4.0, "novotney_cue": 4.0, "tagging": 4.0}
+    parents = {"mtcue": "base", "novotney_cue": "base", "tagging": "base"}
+    hours |= {f"eval {m}": 1.0 for m in list(hours)}
+    parents |= {f"eval {m}": m for m in ("base", "mtcue", "novotney_cue", "tagging")}
+    cal = gpu_hours.calendar(hours, parents, (2, 4), jobs=2)
+    assert (cal["gpu_h"], cal["critical_path_h"], cal["chain"]) == (26.0, 15.0, ["base", "mtcue", "eval mtcue"])
+    assert cal["wall_h"] == {2: 19.0, 4: 19.0}
+    assert gpu_hours.calendar(hours, parents, (4,))["wall_h"] == {4: 15.0}
+
+
 def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
     cal = gpu_hours.study_calendar(paper, (8, 64))
     hours = gpu_hours.study_gpu_hours(paper)["total"]
@@ -117,7 +134,13 @@ def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
 def test_the_docs_calendar_is_the_generated_one(paper, capsys):
     from mtcue.cli import main
 
+    from mtcue.plan.resources import evaluation_hours
+
     assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--gpus", "8", "16", "32", "64"]) == 0
     printed = capsys.readouterr().out
-    assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + gpu_hours.calendar_markdown(paper, (8, 16, 32, 64))
-    assert gpu_hours.calendar_markdown(paper, (8, 16, 32, 64)) in (REPO / "docs" / "paper-scale.md").read_text()
+    # every training's evaluation after it, and the profile's 32 jobs at once
+    evaluation = {(d, m): evaluation_hours(paper, m, d) for d, m in gpu_hours.trained_models(paper)}
+    calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), evaluation, PROFILE["jobs"])
+    assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + calendar
+    assert calendar in (REPO / "docs" / "paper-scale.md").read_text()
+    assert "| 64 | 9.8 days (235 h) | 50% |" in calendar  # 32 jobs at once: 64 GPUs finish no sooner than 32

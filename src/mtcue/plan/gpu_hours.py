@@ -131,28 +131,34 @@ def gpu_hours_markdown(cfg: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, ...]) -> dict:
-    """Trainings ({name: GPU-h}, each after its parent: {name: parent}) on each GPU count, one GPU each:
-    {"gpu_h", "critical_path_h", "chain" (names, in run order), "wall_h": {gpus: projected hours}}."""
-    jobs = [Job(name, h, (parents[name],) if name in parents else ()) for name, h in hours.items()]
-    path, chain = critical_path(jobs)
+def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, ...], jobs: int | None = None) -> dict:
+    """Jobs ({name: GPU-h}, each after its parent: {name: parent}) on each GPU count, one GPU each, at most `jobs`
+    at once: {"gpu_h", "critical_path_h", "chain" (names, in run order), "wall_h": {gpus: projected hours}}."""
+    work = [Job(name, h, (parents[name],) if name in parents else ()) for name, h in hours.items()]
+    path, chain = critical_path(work)
     return {"gpu_h": sum(hours.values()), "critical_path_h": path, "chain": chain,
-            "wall_h": {g: list_schedule(jobs, g) for g in gpus}}
+            "wall_h": {g: list_schedule(work, min(g, jobs or g)) for g in gpus}}
 
 
-def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> dict:
-    """The calendar of every training of the study, at its expected hours ("gpu_h") and at most ("gpu_h_max")."""
+def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation: dict | None = None,
+                   jobs: int | None = None) -> dict:
+    """The calendar of every training of the study, at its expected hours ("gpu_h") and at most ("gpu_h_max"); each
+    training's evaluation after it where `evaluation` gives its hours ({(direction, model): GPU-h}); at most `jobs`
+    at once (the SLURM profile's `jobs`)."""
     cost = study_gpu_hours(cfg)["per_training"]
     name = lambda direction, model: f"{model} ({direction})"
     parents = {name(d, m): name(d, model_entry(cfg, m)["init_from"]) for d, m in cost
                if model_entry(cfg, m).get("init_from")}
-    return {column: calendar({name(d, m): c[column] for (d, m), c in cost.items()}, parents, gpus)
+    evaluated = {f"evaluation of {name(d, m)}": h for (d, m), h in (evaluation or {}).items()}
+    parents |= {f"evaluation of {name(d, m)}": name(d, m) for d, m in evaluation or {}}
+    return {column: calendar({**{name(d, m): c[column] for (d, m), c in cost.items()}, **evaluated}, parents, gpus, jobs)
             for column in ("gpu_h", "gpu_h_max")}
 
 
-def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> str:
+def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation: dict | None = None,
+                      jobs: int | None = None) -> str:
     """study_calendar as the Markdown table docs/paper-scale.md shows."""
-    cal = study_calendar(cfg, gpus)
+    cal = study_calendar(cfg, gpus, evaluation, jobs)
     when = lambda h: f"{h / 24:,.1f} days ({h:,.0f} h)"
     busy = lambda c, g: f"{c['gpu_h'] / (g * c['wall_h'][g]):.0%}"
     expected, most = cal["gpu_h"], cal["gpu_h_max"]
@@ -161,7 +167,11 @@ def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS) -> str:
     lines += [f"| {g} | {when(expected['wall_h'][g])} | {busy(expected, g)} | {when(most['wall_h'][g])} "
               f"| {busy(most, g)} |" for g in gpus]
     lines.append("")
-    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per training.")
+    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per training"
+                 + (f", its evaluation included ({sum(evaluation.values()):,.0f})." if evaluation else "."))
+    if jobs:
+        lines.append(f"- At most {jobs} jobs at once (the SLURM profile's `jobs`): "
+                     + ", ".join(f"{g} GPUs run {min(g, jobs)}" for g in gpus) + ".")
     for c, what in ((expected, "expected"), (most, "at most")):
         lines.append(f"- Critical path, {what}: {when(c['critical_path_h'])}, {' -> '.join(c['chain'])}: "
                      "no number of GPUs finishes sooner.")

@@ -59,6 +59,7 @@ COMET_DEFAULT_MEM_MB = 16000
 EVAL_START_MINUTES = 3  # a step's process start, its model's and data's loading
 EVAL_MARGIN = 2  # over the work: estimates, not measurements (docs/paper-scale.md)
 EVAL_MEM_MB = 16000  # a decoding's model, corpus and context store at the paper's size
+EVAL_KINDS = ("translate", "comet", "context", "contrastive")  # what every trained model's evaluation runs
 
 
 def paper_sentences() -> float:
@@ -176,6 +177,12 @@ def evaluation(cfg: dict, kind: str, model: str, direction: str) -> dict:
         mem_mb = _request(EVAL_MEM_MB, size_scale(cfg), FLOOR["mem_mb"], EVAL_MEM_MB)
     minutes = EVAL_START_MINUTES + EVAL_MARGIN * evaluation_work(cfg, kind, model, direction)
     return {"runtime": _minutes(cfg, minutes, FLOOR["runtime"]), "mem_mb": mem_mb}
+
+
+def evaluation_hours(cfg: dict, model: str, direction: str) -> float:
+    """A trained model's evaluation at its expected time (the calendar's figure; the requests add a margin): its
+    test split translated, scored by COMET, its context usage and a contrastive suite, one after another."""
+    return sum(EVAL_START_MINUTES + evaluation_work(cfg, kind, model, direction) for kind in EVAL_KINDS) / 60
 
 
 def site(cfg: dict) -> dict[str, dict]:

@@ -16,8 +16,16 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import yaml
+
 UNCAPPED_CORES = 1_000_000
+PROFILE = Path("slurm") / "config.yaml"  # the SLURM profile where Snakemake finds it from the repository root
 COLUMNS = ("submission", "jobs", "GPUs", "CPUs", "mem_mb", "minutes", "partition")
+
+
+def profile_jobs(profile: Path = PROFILE) -> int | None:
+    """The profile's `jobs` (at most this many queued or running at once), or None where there is no profile."""
+    return yaml.safe_load(profile.read_text()).get("jobs") if profile.exists() else None
 
 
 def request(job) -> dict | None:
