@@ -127,15 +127,15 @@ def training_hours(cfg: dict, model: str, direction: str) -> tuple[float, float]
 
 def training(cfg: dict, model: str, direction: str) -> dict:
     """One training's request: {runtime, mem_mb, threads, jobs}. Its expected hours with a margin in one job, at
-    most the site's longest (slurm.max_minutes); `jobs`: how many such jobs its upper bound (max_epoch) needs, each
-    resuming from checkpoint_last.pt where the last one was stopped; threads: per GPU, the main process and its
-    data loaders."""
+    most the site's longest (slurm.max_minutes); `jobs`: how many such jobs its upper bound (max_epoch) with the
+    margin, or the floor, needs, each resuming from checkpoint_last.pt where the last one was stopped; threads: per
+    GPU, the main process and its data loaders."""
     expected, most = training_hours(cfg, model, direction)
     runtime = _minutes(cfg, TRAIN_MARGIN * expected * 60, TRAIN_FLOOR)
     return {"runtime": runtime,
             "mem_mb": _request(TRAIN_MEM_MB, data_scale(cfg), FLOOR["mem_mb"], TRAIN_MEM_MB),
             "threads": 1 + (LOADER_WORKERS if expected >= 1 else 0),
-            "jobs": max(1, math.ceil(TRAIN_MARGIN * most * 60 / runtime))}
+            "jobs": math.ceil(max(TRAIN_FLOOR, TRAIN_MARGIN * most * 60) / runtime)}
 
 
 def step(cfg: dict, kind: str) -> dict:

@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -88,11 +87,11 @@ def _row(values) -> str:
 
 
 def _totals(subs: list[dict]) -> list[str]:
-    gpu_h = sum(s["GPUs"] * s["minutes"] for s in subs) / 60
-    return [f"- {len(subs):,} submissions of {sum(s['jobs'] for s in subs):,} jobs; GPU-hours asked "
-            f"{gpu_h:,.0f}; the longest asks {max((s['minutes'] for s in subs), default=0):,} minutes, the "
-            f"largest {max((s['mem_mb'] for s in subs), default=0):,} MB, "
-            f"{max((s['GPUs'] for s in subs), default=0)} GPUs and {max((s['CPUs'] for s in subs), default=0)} CPUs."]
+    most = {c: max((s[c] for s in subs), default=0) for c in ("minutes", "mem_mb", "GPUs", "CPUs")}
+    return [f"- {len(subs):,} submissions of {sum(s['jobs'] for s in subs):,} jobs, "
+            f"{sum(s['GPUs'] * s['minutes'] for s in subs) / 60:,.0f} GPU-hours asked; the most one asks: "
+            f"{most['minutes']:,} minutes, {most['mem_mb']:,} MB, {most['GPUs']} GPU{'s' * (most['GPUs'] != 1)}, "
+            f"{most['CPUs']} CPU{'s' * (most['CPUs'] != 1)}."]
 
 
 def submissions_markdown(subs: list[dict]) -> str:
@@ -103,13 +102,17 @@ def submissions_markdown(subs: list[dict]) -> str:
 
 
 def summary_markdown(subs: list[dict]) -> str:
-    """The submissions counted by rule or group and request: one row per distinct request."""
-    counts = Counter((s["kind"], s["GPUs"], s["CPUs"], s["mem_mb"], s["minutes"], s["partition"]) for s in subs)
-    lines = [_row(("rule or group", "submissions", "GPUs", "CPUs", "mem_mb", "minutes", "partition")),
-             "| --- |" + " ---: |" * 5 + " --- |"]
-    lines += [_row((kind, n, *rest)) for (kind, *rest), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1:]))]
+    """The submissions by rule or group and partition: how many, the range of each request, the GPU-hours asked."""
+    kinds: dict[tuple, list[dict]] = {}
+    for s in subs:
+        kinds.setdefault((s["kind"], s["partition"]), []).append(s)
+    span = lambda values: f"{min(values):,}" if min(values) == max(values) else f"{min(values):,}-{max(values):,}"
+    lines = [_row(("rule or group", "submissions", "GPUs", "CPUs", "mem_mb", "minutes", "GPU-hours asked",
+                   "partition")), "| --- |" + " ---: |" * 6 + " --- |"]
+    lines += [_row((kind, len(group), *(span([s[c] for s in group]) for c in ("GPUs", "CPUs", "mem_mb", "minutes")),
+                    f"{sum(s['GPUs'] * s['minutes'] for s in group) / 60:,.0f}", partition))
+              for (kind, partition), group in sorted(kinds.items())]
     return "\n".join([*lines, "", *_totals(subs)]) + "\n"
-
 
 if __name__ == "__main__":
     _dry_run(sys.argv[1], sys.argv[2:])
