@@ -18,6 +18,7 @@ queue waits, evaluation or data preparation.
 from __future__ import annotations
 
 import csv
+from statistics import mean
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.models import model_entry, model_spec, trained_models
@@ -27,6 +28,10 @@ from mtcue.study import CONTEXT_KIND
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
+# A batch's forward and backward pass and Adam's step take at least this long on one A100 at the paper's model
+# sizes, however few its tokens (kernel launches, the step over every weight): an assumption, not a measurement.
+# It bounds the models trained in batches of a few sentences (`training.batch_size`: the style models' 16).
+MIN_BATCH_S = 0.02
 CALENDAR_GPUS = (8, 16, 32, 64)
 
 
@@ -36,6 +41,13 @@ def table3() -> dict[str, dict[str, float]]:
         return {TABLE3_TYPES[row["model"]]: {"gpu_h_per_epoch": float(row["gpu_hour_per_epoch"]),
                                              "epochs_to_best": float(row["epochs_to_best"])}
                 for row in csv.DictReader(f) if row["model"] in TABLE3_TYPES}
+
+
+def paper_sentences() -> float:
+    """The mean training sentence pairs of a direction in the paper's Table 1 (its GPU hours are that mean's)."""
+    with open(PAPER_FIGURES / "mtcue_table1_data.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["field"] == "source_target_pairs")
+    return mean(float(v.removesuffix("M")) * 1e6 for k, v in row.items() if k != "field")
 
 
 def train_weights(spec: dict, vocab_size: int) -> int:
@@ -73,6 +85,8 @@ def training_cost(cfg: dict, model: str, direction: str, anchors: dict | None = 
                      / train_weights(reference, vocab))
         source = "scaled"
     training = spec["training"]
+    if training.get("batch_size"):  # a batch of a few sentences costs its fixed time, not its tokens'
+        per_epoch = max(per_epoch, paper_sentences() / training["batch_size"] * MIN_BATCH_S / 3600)
     best = anchors.get(spec["type"], anchors["mtcue"])["epochs_to_best"] if spec.get("init_from") else None
     epochs = training["max_epoch"] if best is None else min(training["max_epoch"], best + training["patience"])
     return {"gpu_h_per_epoch": per_epoch, "source": source, "epochs": epochs, "max_epoch": training["max_epoch"],

@@ -11,12 +11,10 @@ is at least its floor (a toy study asks minutes, not hours) and at most the pape
 """
 from __future__ import annotations
 
-import csv
 import math
 from statistics import mean
 
-from mtcue.paper import PAPER_FIGURES
-from mtcue.plan.gpu_hours import table3, train_weights, training_cost
+from mtcue.plan.gpu_hours import paper_sentences, table3, train_weights, training_cost
 from mtcue.plan.models import model_spec
 from mtcue.study import LINES_PER_DOCUMENT
 
@@ -60,13 +58,6 @@ EVAL_START_MINUTES = 3  # a step's process start, its model's and data's loading
 EVAL_MARGIN = 2  # over the work: estimates, not measurements (docs/paper-scale.md)
 EVAL_MEM_MB = 16000  # a decoding's model, corpus and context store at the paper's size
 EVAL_KINDS = ("translate", "comet", "context", "contrastive")  # what every trained model's evaluation runs
-
-
-def paper_sentences() -> float:
-    """The mean training sentence pairs of a direction in the paper's Table 1 (its GPU hours are that mean's)."""
-    with open(PAPER_FIGURES / "mtcue_table1_data.csv", newline="") as f:
-        row = next(r for r in csv.DictReader(f) if r["field"] == "source_target_pairs")
-    return mean(float(v.removesuffix("M")) * 1e6 for k, v in row.items() if k != "field")
 
 
 def data_scale(cfg: dict) -> float:
