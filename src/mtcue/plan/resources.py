@@ -1,13 +1,14 @@
-"""What each cluster job of a study asks for (runtime in minutes, mem_mb, CPUs), from the study's own figures
-(docs/paper-scale.md, "The SLURM profile's requests"): the rules' `resources:` and `threads:` read it, so the
-SLURM profile names no rule.
+"""What each cluster job of a study asks for (runtime in minutes, mem_mb, CPUs) and where it goes, from the study's
+own figures and the config's `slurm` keys (docs/paper-scale.md, "The cluster jobs" and "The cluster's own limits"):
+the rules' `resources:` and `threads:` read it, so the SLURM profile names no rule.
 
 A training asks its GPU hours (`plan.gpu_hours`: the paper's Table 3, i.e. the paper's model sizes on the
 paper's corpus) times the study's size against the paper's: the training sentences of a direction (Table 1's
 mean; a synthetic corpus: its documents times the generator's mean lines per document; OpenSubtitles counts
-as the paper's) times the weights a token passes through (MTCUE's against the paper's MTCUE). Decoding,
-scoring, embedding and preparation ask the profile's paper-scale figures times the same size. Every request
-is at least its floor (a toy study asks minutes, not hours) and at most the paper's.
+as the paper's) times the weights a token passes through (MTCUE's against the paper's MTCUE), in as many jobs of
+at most slurm.max_minutes as it needs. An evaluation step asks its work: the test split's lines times a line's
+cost in training steps of its model. Embedding and preparation ask the paper-scale figures times the same size.
+Every request is at least its floor (a toy study asks minutes, not hours) and at most the site's longest job.
 """
 from __future__ import annotations
 
