@@ -11,7 +11,6 @@ from mtcue.io import atomic_write_text
 from mtcue.options import json_option, options, positive_int, with_provenance
 from mtcue.plan.memory_growth import memory_growth_plan
 from mtcue.plan.models import model_spec
-from mtcue.plan.submissions import profile_jobs
 
 
 def spec_from_args(args: argparse.Namespace) -> dict:
@@ -108,12 +107,13 @@ def cmd_count_params(a):
 def cmd_gpu_hours(a):
     from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown, trained_models
     from mtcue.plan.resources import evaluation_hours
+    from mtcue.plan.submissions import profile_jobs
 
     cfg = cfgmod.load(a.config)
     print(gpu_hours_markdown(cfg), end="")
     if a.gpus:
         evaluation = {(d, m): evaluation_hours(cfg, m, d) for d, m in trained_models(cfg)}
-        print("\n" + calendar_markdown(cfg, tuple(a.gpus), evaluation, a.jobs), end="")
+        print("\n" + calendar_markdown(cfg, tuple(a.gpus), evaluation, a.jobs or profile_jobs()), end="")
 
 
 def cmd_cluster_plan(a):
@@ -259,7 +259,7 @@ def register(step) -> None:
     s.add_argument("--gpus", type=positive_int, nargs="+",
                    help="also the calendar: the study's projected wall time of its trainings and their evaluations "
                    "on each of these GPU counts")
-    s.add_argument("--jobs", type=positive_int, default=profile_jobs(),
+    s.add_argument("--jobs", type=positive_int,
                    help="jobs at once in the calendar (default: the SLURM profile's `jobs`, slurm/config.yaml here)")
 
     s = step("cluster-plan", cmd_cluster_plan, "every sbatch submission of a study through the SLURM profile (rule "
