@@ -198,7 +198,9 @@ def test_a_training_longer_than_the_sites_longest_job_resumes_and_ends_as_one_jo
 
 def test_a_snakemake_restarted_while_a_training_runs_finishes_the_study(cluster, tmp_path):
     """Issue 52: Snakemake killed (a logout) while its training job runs; started again (--unlock, then the same
-    command), it submits the training again, whose job waits for the first one's lock and resumes: the run ends."""
+    command), it submits the training again, whose job resumes where the first one stopped: the run ends. (The
+    test cluster's one GPU queues the new job until the old one ends; where it starts beside it, it waits for the
+    checkpoint folder's lock: tests/test_workers_and_locks.py.)"""
     root = copy_checkout(tmp_path / "study")
     args = [BASE, *long_base(root, max_minutes=60)]
     seen = {job["JobId"] for job in local_slurm.jobs()}
@@ -218,7 +220,7 @@ def test_a_snakemake_restarted_while_a_training_runs_finishes_the_study(cluster,
     assert run.returncode == 0, run.stderr[-4000:]
     train = [job for job in local_slurm.jobs() if job["JobId"] not in seen and rule_of(job) == "train"]
     assert len(train) == 2 and {job["JobState"] for job in train} == {"COMPLETED"}, train
-    assert "waiting for it to end" in (root / "results" / "logs" / "train" / "en-de.base.log").read_text()
+    assert "resuming in results/checkpoints/en-de/base" in (root / "results" / "logs" / "train" / "en-de.base.log").read_text()
 
 
 def test_the_rehearsal_of_the_paper_study_runs_through_slurm(cluster, checkout, tmp_path, monkeypatch):
