@@ -66,7 +66,7 @@ def audit(*args: str) -> list[dict]:
     """`mtcue cluster-plan`'s submissions of a dry run through the profile in a fresh folder (group requests as
     a SLURM run computes them)."""
     with tempfile.TemporaryDirectory(prefix="cluster-plan-") as fresh:
-        return submissions.plan([*args, "--directory", fresh], cwd=REPO)
+        return submissions.plan_submissions([*args, "--directory", fresh], cwd=REPO)
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +166,8 @@ def test_a_local_run_ignores_the_cluster_groups():
 
 def test_a_paper_training_asks_its_hours_and_its_cpus(paper):
     """MTCUE: Table 3's 0.81 GPU-h x (9.38 + 5) epochs expected, x 1.25 = 14.6 h: 874 min; at most 100 epochs = 81 h,
-    x 1.25 in 874-min jobs: 7. BASE (from scratch, 75 epochs x 0.57 = 43 h, x 1.25) asks the site's 1,440 min, 3 jobs."""
+    x 1.25 in 874-min jobs: 7. BASE (from scratch, 75 epochs x 0.57 = 43 h, x 1.25) asks the site's 1,440 min, 3
+    jobs."""
     mtcue = resources.training(paper, "mtcue", "en-de")
     assert mtcue == {"runtime": 874, "mem_mb": 32000, "threads": 4, "jobs": 7}
     assert resources.training(paper, "base", "en-de") == {"runtime": 1440, "mem_mb": 32000, "threads": 4, "jobs": 3}

@@ -117,10 +117,10 @@ def cmd_gpu_hours(a):
 
 
 def cmd_cluster_plan(a):
-    from mtcue.plan.submissions import plan, submissions_markdown, summary_markdown
+    from mtcue.plan.submissions import plan_submissions, submissions_markdown, summary_markdown
 
     extra = a.snakemake[1:] if a.snakemake[:1] == ["--"] else a.snakemake
-    subs = plan([*extra, "--configfile", *a.configfile])
+    subs = plan_submissions([*extra, "--configfile", *a.configfile])
     if a.json:
         atomic_write_text(a.json, json.dumps(subs, indent=1) + "\n")
     print((submissions_markdown if a.every else summary_markdown)(subs), end="")

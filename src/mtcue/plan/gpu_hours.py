@@ -165,8 +165,8 @@ def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation:
                if model_entry(cfg, m).get("init_from")}
     evaluated = {f"evaluation of {name(d, m)}": h for (d, m), h in (evaluation or {}).items()}
     parents |= {f"evaluation of {name(d, m)}": name(d, m) for d, m in evaluation or {}}
-    return {column: calendar({**{name(d, m): c[column] for (d, m), c in cost.items()}, **evaluated}, parents, gpus, jobs)
-            for column in ("gpu_h", "gpu_h_max")}
+    return {column: calendar({**{name(d, m): c[column] for (d, m), c in cost.items()}, **evaluated}, parents, gpus,
+                             jobs) for column in ("gpu_h", "gpu_h_max")}
 
 
 def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation: dict | None = None,
@@ -181,8 +181,8 @@ def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluati
     lines += [f"| {g} | {when(expected['wall_h'][g])} | {busy(expected, g)} | {when(most['wall_h'][g])} "
               f"| {busy(most, g)} |" for g in gpus]
     lines.append("")
-    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per training"
-                 + (f", its evaluation included ({sum(evaluation.values()):,.0f})." if evaluation else "."))
+    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per "
+                 "training" + (f", its evaluation included ({sum(evaluation.values()):,.0f})." if evaluation else "."))
     if jobs:
         lines.append(f"- At most {jobs} jobs at once (the SLURM profile's `jobs`): "
                      + ", ".join(f"{g} GPUs run {min(g, jobs)}" for g in gpus) + ".")

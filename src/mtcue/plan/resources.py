@@ -113,7 +113,8 @@ def training_hours(cfg: dict, model: str, direction: str) -> tuple[float, float]
         return cost["gpu_h"] * scale, cost["gpu_h_max"] * scale
     # No MTCUE to scale the others from (plan.gpu_hours): max_epoch epochs (an upper bound, as gpu_hours counts a
     # training from scratch).
-    hours = epoch_hours(cfg, model, direction) * model_spec(cfg, model, direction)["training"]["max_epoch"] * data_scale(cfg)
+    epochs = model_spec(cfg, model, direction)["training"]["max_epoch"]
+    hours = epoch_hours(cfg, model, direction) * epochs * data_scale(cfg)
     return hours, hours
 
 

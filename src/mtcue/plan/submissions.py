@@ -50,7 +50,7 @@ def request(job) -> dict | None:
             "account": res.get("slurm_account", "(none)")}
 
 
-def plan(snakemake_args: list[str], cwd: str | Path | None = None) -> list[dict]:
+def plan_submissions(snakemake_args: list[str], cwd: str | Path | None = None) -> list[dict]:
     """The submissions (`request`) of `snakemake -n --profile slurm *snakemake_args` in `cwd` (default: the
     current folder), in the order the dry run submits them; a failed dry run raises with the end of its output."""
     with tempfile.TemporaryDirectory(prefix="cluster-plan-") as tmp:
