@@ -121,8 +121,6 @@ def cmd_cluster_plan(a):
 
     extra = a.snakemake[1:] if a.snakemake[:1] == ["--"] else a.snakemake
     subs = plan_submissions([*extra, "--configfile", *a.configfile])
-    if a.json:
-        atomic_write_text(a.json, json.dumps(subs, indent=1) + "\n")
     print((submissions_markdown if a.every else summary_markdown)(subs), end="")
 
 
@@ -267,7 +265,6 @@ def register(step) -> None:
     s.add_argument("--configfile", nargs="+", required=True, help="the study's config (and a site file after it)")
     s.add_argument("--every", action="store_true",
                    help="one row per submission (default: the submissions counted by rule or group and request)")
-    s.add_argument("--json", help="also write every submission here")
     s.add_argument("snakemake", nargs=argparse.REMAINDER,
                    help="after --: further snakemake arguments (targets, --set-resources, --directory)")
 
