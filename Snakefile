@@ -46,6 +46,7 @@ workflow.config["derived_runs"] = len({m for _, m in TRAINED} - set(config["mode
 # `mtcue report` (make report) reports what is built and names here what it leaves out, not built yet.
 workflow.config["not_built"] = os.environ.get("MTCUE_REPORT_NOT_BUILT", "").split()
 report: "workflow/report/workflow.rst"
+refuse_grouped_site_overrides()  # every rule is known now (inputs.smk)
 
 
 # Every experiment's tables and figures (each plan module's `targets`, common.smk's all_targets).

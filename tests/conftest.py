@@ -40,14 +40,14 @@ def write_corpus(tmp_path):
 
 
 # `make check` runs the tests not marked slow, in at most 3 minutes; `make test` (CI) runs every one. A test
-# is slow when it runs Snakemake (a process, the rehearsal's, or a whole DAG built in-process) or the test
-# SLURM, starts processes (each `mtcue` step imports torch and fairseq: seconds), builds every model of a
+# is slow when it runs Snakemake (a process, the rehearsal's or cluster-plan's, or a whole DAG built in-process)
+# or the test SLURM, starts processes (each `mtcue` step imports torch and fairseq: seconds), builds every model of a
 # config, loads a COMET model (unbabel-comet and Lightning: seconds to import, the MiniLM encoder to load) or
 # measures the synthetic corpus's statistics on its thousand-document training corpora (TRAIN_DOCS, seconds per
 # pair): found here from the names it (or a fixture or helper of its, at any depth) uses, so a new one needs no
 # marker.
 SLOW_NAMES = frozenset({"dry_run", "SNAKEMAKE", "rehearse", "_build_dag", "local_slurm", "subprocess", "count_config",
-                        "comet_stand_in", "TRAIN_DOCS"})
+                        "comet_stand_in", "TRAIN_DOCS", "plan_submissions"})
 
 
 def _uses_slow_name(fn, seen: set) -> bool:

@@ -7,6 +7,8 @@ from mtcue import config as cfgmod
 from mtcue.plan import gpu_hours
 from mtcue.study import ConfigError
 
+PROFILE = yaml.safe_load((REPO / "workflow" / "profiles" / "slurm" / "config.yaml").read_text())
+
 
 @pytest.fixture(scope="module")
 def paper():
@@ -36,6 +38,8 @@ def test_a_training_costs_its_hours_per_epoch_times_its_epochs(paper):
     assert base["gpu_h_per_epoch"] == pytest.approx(0.81 * 60_424_192 / 85_590_016)
     style = gpu_hours.training_cost(paper, "style_token", "en-de")  # 9.38 + 10 patience, cut at max_epoch 10
     assert style["epochs"] == 10
+    # its batches of 16 sentences: Table 1's mean 11.325 M sentences / 16 x 0.02 s, not its weights' 0.57 GPU-h
+    assert style["gpu_h_per_epoch"] == pytest.approx(11.325e6 / 16 * 0.02 / 3600)
 
 
 def test_the_study_counts_every_training_once_and_each_experiments(paper):
@@ -98,6 +102,21 @@ def test_the_calendar_of_a_chain_on_two_gpus_by_hand():
                    "wall_h": {1: 22.0, 2: 18.0, 4: 14.0}}
 
 
+def test_the_calendar_counts_evaluations_and_the_jobs_at_once_by_hand():
+    """The chain above with each model's evaluation (1 h, after its training) and at most 2 jobs at once: on 4
+    GPUs as on 2. BASE 0-10 h; MTCUE and NOVOTNEY-CUE (the longest rest first) 10-14 h; TAGGING 14-18 h beside the
+    evaluations of BASE, MTCUE and NOVOTNEY-CUE (14-17 h); TAGGING's 18-19 h. Without the cap, 4 GPUs finish at the
+    critical path, BASE -> MTCUE -> its evaluation (15 h)."""
+    hours = {"base": 10.0, "mtcue": 4.0, "novotney_cue": 4.0, "tagging": 4.0}
+    parents = {"mtcue": "base", "novotney_cue": "base", "tagging": "base"}
+    hours |= {f"eval {m}": 1.0 for m in list(hours)}
+    parents |= {f"eval {m}": m for m in ("base", "mtcue", "novotney_cue", "tagging")}
+    cal = gpu_hours.calendar(hours, parents, (2, 4), jobs=2)
+    assert (cal["gpu_h"], cal["critical_path_h"], cal["chain"]) == (26.0, 15.0, ["base", "mtcue", "eval mtcue"])
+    assert cal["wall_h"] == {2: 19.0, 4: 19.0}
+    assert gpu_hours.calendar(hours, parents, (4,))["wall_h"] == {4: 15.0}
+
+
 def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
     cal = gpu_hours.study_calendar(paper, (8, 64))
     hours = gpu_hours.study_gpu_hours(paper)["total"]
@@ -118,10 +137,17 @@ def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
 def test_the_docs_calendar_is_the_generated_one(paper, capsys):
     from mtcue.cli import main
 
+    from mtcue.plan.resources import evaluation_hours
+
     assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--gpus", "8", "16", "32", "64"]) == 0
     printed = capsys.readouterr().out
-    assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + gpu_hours.calendar_markdown(paper, (8, 16, 32, 64))
-    assert gpu_hours.calendar_markdown(paper, (8, 16, 32, 64)) in (REPO / "docs" / "paper-scale.md").read_text()
+    # every training's evaluation after it, and the profile's 32 jobs at once
+    evaluation = {(d, m): evaluation_hours(paper, m, d) for d, m in gpu_hours.trained_models(paper)}
+    calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), evaluation, PROFILE["jobs"])
+    assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + calendar
+    assert calendar in (REPO / "docs" / "paper-scale.md").read_text()
+    # 32 jobs at once: 64 GPUs finish no sooner than 32
+    assert "| 32 | 10.5 days (251 h) | 99% |" in calendar and "| 64 | 10.5 days (251 h) | 50% |" in calendar
 
 
 def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
@@ -135,7 +161,7 @@ def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
     lines = gpu_hours.target_markdown(paper, ["table4_quality"]).splitlines()
     assert lines[2] == (f"| table4_quality | {rows['quality']['trainings']} | 0 | {rows['quality']['gpu_h']:,.0f} "
                         f"| {rows['quality']['gpu_h_max']:,.0f} |") == "| table4_quality | 40 | 0 | 1,182 | 3,149 |"
-    assert lines[3] == "| the whole study | 249 | | 7,425 | 12,929 |"
+    assert lines[3] == "| the whole study | 249 | | 7,895 | 13,400 |"
     fewshot = gpu_hours.target_trainings(paper, ["figure4_eamt22_fewshot"])
     assert len(fewshot) > rows["fewshot"]["trainings"] and ("en-pl", "base_pm") in fewshot
     both = gpu_hours.target_trainings(paper, ["table4_quality", "table6_ablation"])
@@ -147,12 +173,15 @@ def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
 
 def test_the_docs_one_table_cost_is_the_generated_one(paper, capsys):
     from mtcue.cli import main
+    from mtcue.plan.resources import evaluation_hours
 
     assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--target", "table4_quality",
                  "--gpus", "8", "16", "32", "64"]) == 0
     printed = capsys.readouterr().out
     table = gpu_hours.target_markdown(paper, ["table4_quality"])
-    calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), ["table4_quality"])
+    trained = gpu_hours.target_trainings(paper, ["table4_quality"])
+    evaluation = {(d, m): evaluation_hours(paper, m, d) for d, m in trained}  # each training's evaluation after it
+    calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), evaluation, PROFILE["jobs"], ["table4_quality"])
     assert printed == table + "\n" + calendar
     assert table + "\n" + calendar in (REPO / "docs" / "paper-scale.md").read_text()
     # the calendar of Table 4 alone: its critical path is BASE-PM then TAGGING, not the study's shortening runs

@@ -91,7 +91,7 @@ def test_a_step_refuses_a_users_file_at_any_of_its_outputs_before_any_work(name,
 def test_every_other_step_writes_folders_or_standard_output(tmp_path):
     folder_or_stdout = {"embed", "tags", "token-store", "style-levels", "mask-store", "bench-store", "iwslt22-synth",
                         "binarise", "translate-text", "translate-prompts", "translate-levels", "bench-translate",
-                        "count-params", "gpu-hours", "readme-results", "rehearsal", "check-config",
+                        "count-params", "gpu-hours", "cluster-plan", "readme-results", "rehearsal", "check-config",
                         "ui"}  # folders: outputs.atomic_directory's guard; ui writes nothing (it serves the store)
     parsers = _subparsers()
     assert set(parsers) == set(WRITES) | folder_or_stdout

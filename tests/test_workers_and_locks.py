@@ -50,13 +50,28 @@ def holder(tmp_path):
     proc.wait()
 
 
-def test_a_second_training_in_a_held_checkpoint_folder_fails_at_once(tmp_path, holder):
+WAITER = """
+import logging, sys
+from pathlib import Path
+from mtcue.models.train import hold_checkpoint_dir
+logging.basicConfig(level=logging.INFO)
+with hold_checkpoint_dir(Path(sys.argv[1])):
+    print("got it", flush=True)
+"""
+
+
+def test_a_second_training_in_a_held_checkpoint_folder_waits_for_the_first(tmp_path, holder):
+    """Issue 52: a Snakemake restarted while a training runs submits it again; the new job waits for the old one
+    to end (and then resumes where it stopped) instead of failing and using up the rule's retries."""
     ckpt = tmp_path / "ckpt"
-    with pytest.raises(RuntimeError, match=rf"^{ckpt}: another training is using this checkpoint folder \(it holds "
-                                           rf"{ckpt}\.lock\); wait for it to end, or give this one another "
-                                           r"--checkpoint-dir$"):
-        train({"model": "base"}, "en-de", tmp_path / "bin", ckpt, tmp_path / "out.pt")
-    assert not ckpt.exists()  # refused before the folder was prepared
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, str(ckpt)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        waiter.wait(timeout=3)
+    holder.kill()  # the old job ends (a wall-time kill, or its training done)
+    out, err = waiter.communicate(timeout=30)
+    assert (waiter.returncode, out) == (0, "got it\n")
+    assert f"{ckpt}: another training is using this checkpoint folder (it holds {ckpt}.lock): waiting" in err
 
 
 def test_the_lock_is_released_when_the_training_is_terminated(tmp_path, holder):

@@ -29,8 +29,8 @@ for _store, (_context, _directions) in vector_stores(config).items():
             batch_size=config["context"]["batch_size"],
         threads: 1
         resources:
-            gpu=0 if is_random_encoder(_context["encoder"]) else 1,  # random vectors: no model to run
-            **STEP["embed"],
+            # random vectors: no model to run
+            **(on_cpu if is_random_encoder(_context["encoder"]) else on_gpu)(STEP["embed"]),
         # Embed early, beside the BASE trainings, so the contextual trainings can then run side by side.
         priority: 10
         log:
@@ -53,7 +53,7 @@ rule tags:
         min_docs=config["context"]["tags_min_docs"],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/tags/{direction}.log",
     benchmark:
@@ -75,7 +75,7 @@ rule token_store:
         previous=config["context"]["doc_slots"],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/token_store/{direction}.log",
     benchmark:

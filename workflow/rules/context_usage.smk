@@ -20,8 +20,7 @@ rule context_usage:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["decode"],
+        **on_gpu(evaluation_request("context")),
     log:
         "results/logs/context_usage/{direction}.{model}.{split}.log",
     benchmark:

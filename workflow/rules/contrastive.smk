@@ -76,8 +76,7 @@ rule score_contrastive:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["decode"],
+        **on_gpu(evaluation_request("contrastive")),
     log:
         "results/logs/score_contrastive/{direction}.{model}.{suite}.log",
     benchmark:

@@ -19,7 +19,7 @@ if OPENSUBTITLES:
             rules=config["corpus"]["opensubtitles"],
         threads: config["corpus"]["opensubtitles"]["workers"]
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/extract_opensubtitles/{pair}.log",
         benchmark:
@@ -63,7 +63,7 @@ if OPENSUBTITLES:
             seed=config["corpus"]["seed"],
         group: PREPARE
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/split_corpus/{pair}.log",
         benchmark:
@@ -83,7 +83,7 @@ else:
             seed=config["corpus"]["seed"],
         group: PREPARE
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/generate_corpus/{pair}.{split}.log",
         benchmark:
@@ -105,7 +105,7 @@ else:
             seed=config["corpus"]["seed"],
         group: PREPARE
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_iwslt22/{pair}.log",
         benchmark:
@@ -144,7 +144,7 @@ if fewshot.eamt22_pairs(config):
             pair="|".join(fewshot.eamt22_pairs(config)),
         group: PREPARE
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/annotate_eamt22/{pair}.{split}.log",
         benchmark:
@@ -164,7 +164,7 @@ rule clean:
         max_chars=config["clean"]["max_chars"],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/clean/{pair}.{split}.log",
     benchmark:
@@ -188,7 +188,7 @@ rule corpus_stats:
         omdb=lambda w, input: ["--omdb-summary", input.omdb] if OPENSUBTITLES else [],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/corpus_stats/{pair}.log",
     benchmark:
@@ -206,7 +206,7 @@ if OPENSUBTITLES:
         output:
             directory("results/eval/iwslt22/{pair}"),
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_iwslt22/{pair}.log",
         benchmark:
@@ -224,7 +224,7 @@ if OPENSUBTITLES:
         wildcard_constraints:
             pair="|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"]),
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_iwslt22_valid/{pair}.log",
         benchmark:
@@ -239,7 +239,7 @@ if OPENSUBTITLES:
         output:
             "results/eval/eamt22/en-pl/{split}.jsonl",
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_eamt22/{split}.log",
         benchmark:
@@ -256,7 +256,7 @@ if OPENSUBTITLES:
         output:
             "results/eval/contrapro/en-de/test.jsonl",
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_contrapro.log",
         benchmark:
@@ -271,7 +271,7 @@ if OPENSUBTITLES:
         output:
             "results/eval/lopes/en-fr/test.jsonl",
         resources:
-            **STEP["prepare"],
+            **on_cpu(STEP["prepare"]),
         log:
             "results/logs/eval_lopes.log",
         benchmark:

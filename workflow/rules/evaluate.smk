@@ -17,8 +17,7 @@ rule translate:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["decode"],
+        **on_gpu(evaluation_request("translate")),
     log:
         "results/logs/translate/{direction}.{model}.{split}.log",
     benchmark:
@@ -40,7 +39,7 @@ rule score:
         study=STUDY,
     group: EVAL
     resources:
-        **STEP["score"],
+        **in_evaluation(STEP["score"]),
     log:
         "results/logs/score/{direction}.{model}.{split}.log",
     benchmark:
@@ -119,8 +118,7 @@ rule comet:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["comet"],
+        **on_gpu(evaluation_request("comet")),
     log:
         "results/logs/comet/{direction}.{model}.{split}.log",
     benchmark:

@@ -20,7 +20,7 @@ rule fewshot_store:
         per_combination=lambda w: FEWSHOT_MODELS[w.model]["fewshot"]["samples"],
         seed=lambda w: model_spec(w)["seed"],  # a seeded run draws its own annotated lines
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/fewshot_store/{direction}.{model}.log",
     benchmark:
@@ -45,8 +45,7 @@ if OPENSUBTITLES:
         threads: 1
         group: EVAL
         resources:
-            gpu=1,
-            **STEP["decode"],
+            **on_gpu(evaluation_request("translate")),
         log:
             "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
         benchmark:
@@ -91,7 +90,7 @@ rule eamt22_score:
         fewshot=lambda w, input: ["--fewshot-store", input.fewshot] if "fewshot" in input.keys() else [],
     group: EVAL
     resources:
-        **STEP["score"],
+        **in_evaluation(STEP["score"]),
     log:
         "results/logs/eamt22_score/{direction}.{model}.{split}.log",
     benchmark:

@@ -58,7 +58,7 @@ rule memory_growth:
     params:
         plan=json.dumps(memory_growth.memory_growth_plan(config), sort_keys=True),
     resources:
-        **STEP["decode"],
+        **on_cpu(STEP["measure"]),
     log:
         "results/logs/figures/memory_growth.log",
     benchmark:

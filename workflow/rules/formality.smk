@@ -19,8 +19,7 @@ rule formality_translate:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["decode"],
+        **on_gpu(evaluation_request("translate")),
     log:
         "results/logs/formality_translate/{direction}.{model}.log",
     benchmark:
@@ -66,7 +65,7 @@ rule formality_score:
         study=STUDY,
     group: EVAL
     resources:
-        **STEP["score"],
+        **in_evaluation(STEP["score"]),
     log:
         "results/logs/formality_score/{direction}.{model}.log",
     benchmark:

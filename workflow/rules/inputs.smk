@@ -5,21 +5,84 @@
 # ---- cluster requests (every rule that runs on a cluster node) ------------------------------------
 
 # What a job asks a cluster for (runtime, mem_mb; a training also its CPUs), from the study's own figures
-# (plan/resources.py): the SLURM profile names no rule. Local runs read only `threads` (the same as before).
-# A trained model's evaluation is one cluster job (group EVAL: its components joined by the profile's
-# group-components); a pair's preparation another (group PREPARE: one connected part of the DAG per pair).
+# (plan/resources.py), and where it goes (the config's slurm keys): the SLURM profile names no rule. Local runs
+# read only `threads` (the same as before). A trained model's evaluation is one cluster job (group EVAL: its
+# components joined by the profile's group-components), on the GPU partition even for its CPU steps (a group
+# job has one partition); a pair's preparation another (group PREPARE: one connected part of the DAG per
+# pair), on the CPU partition.
 STEP = {kind: plan_resources.step(config, kind) for kind in plan_resources.PAPER_STEPS}
+SITE = plan_resources.site(config)
 EVAL = "eval_{direction}_{model}"
 PREPARE = "prepare"
 _TRAINING_REQUESTS = {}
+_EVALUATION_REQUESTS = {}
+
+
+def on_gpu(request):
+    """A GPU step: one GPU, the GPU partition. `gpu_step` (the profile's `resources: gpu_step: 1`, per job) runs
+    the GPU steps of one evaluation job one after another, so that the job asks one GPU."""
+    return {"gpu": 1, "gpu_step": 1, **request, **SITE["gpu"]}
+
+
+def on_cpu(request):
+    """A CPU-only job or preparation step: the CPU partition."""
+    return {**request, **SITE["cpu"]}
+
+
+def in_evaluation(request):
+    """A CPU step of an evaluation job: the job's (GPU) partition."""
+    return {**request, **SITE["gpu"]}
+
+
+def evaluation_request(kind):
+    """An evaluation step's runtime and mem_mb (plan_resources.evaluation's kinds), per model and direction."""
+
+    def request(w):
+        key = (kind, w.model, w.direction)
+        if key not in _EVALUATION_REQUESTS:
+            _EVALUATION_REQUESTS[key] = plan_resources.evaluation(config, kind, w.model, w.direction)
+        return _EVALUATION_REQUESTS[key]
+
+    return {"runtime": lambda w: request(w)["runtime"], "mem_mb": lambda w: request(w)["mem_mb"]}
+
+
+def training_of(direction, model):
+    """One training's {runtime, mem_mb, threads, jobs} (computed once per training)."""
+    if (direction, model) not in _TRAINING_REQUESTS:
+        _TRAINING_REQUESTS[direction, model] = plan_resources.training(config, model, direction)
+    return _TRAINING_REQUESTS[direction, model]
 
 
 def training_request(w):
-    """One training's {runtime, mem_mb, threads} (computed once per training)."""
-    key = (w.direction, w.model)
-    if key not in _TRAINING_REQUESTS:
-        _TRAINING_REQUESTS[key] = plan_resources.training(config, w.model, w.direction)
-    return _TRAINING_REQUESTS[key]
+    return training_of(w.direction, w.model)
+
+
+def training_gpus():
+    """The GPUs a training asks: 1, or what `--set-resources train:gpu=N` (or the profile's set-resources) gives.
+    Read here because a rule's threads cannot read its resources, and its CPUs are per GPU."""
+    train = workflow.resource_settings._parsed_overwrite_resources.get("train")
+    return int(train.get("gpu").value or 1) if train else 1
+
+
+def refuse_grouped_site_overrides():
+    """A partition or account given to one rule of a job group (`--set-resources translate:slurm_partition=a100`)
+    would differ from the group's other rules, and SLURM grants one job one partition: refused, naming the
+    config keys that set it for every job."""
+    overrides = workflow.resource_settings._parsed_overwrite_resources
+    for rule in workflow.rules:
+        given = [k for k in ("slurm_partition", "slurm_account") if k in overrides.get(rule.name, {})]
+        # the rule's own group: Rule.group reads the executor, not known yet while the Snakefile is read
+        if given and rule._group:
+            raise ValueError(
+                f"--set-resources {rule.name}:{given[0]}: rule {rule.name} runs in the job group '{rule._group}' with "
+                "other rules, and a job has one partition and account. Set them in the config for every job "
+                "instead: slurm.gpu_partition (GPU jobs and evaluation groups), slurm.cpu_partition (CPU jobs and "
+                "preparation groups), slurm.account (docs/paper-scale.md, \"The cluster's own limits\")")
+
+
+# A training longer than the site's longest job (slurm.max_minutes) runs as several jobs, each resuming from
+# checkpoint_last.pt: the train rule's retries are the most jobs a training of the study needs, less one.
+TRAIN_RETRIES = max((training_of(d, m)["jobs"] for d, m in TRAINED), default=1) - 1
 
 
 # ---- translation with test-time context (evaluate.smk, voita2018.smk, sideinfo.smk) --------------

@@ -11,7 +11,7 @@ rule spm_train:
         spm=config["spm"],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/spm_train/{direction}.log",
     benchmark:
@@ -31,7 +31,7 @@ rule spm_encode:
         "results/prepared/{src}-{tgt}/{split}.{tgt}",
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/spm_encode/{src}-{tgt}.{split}.log",
     benchmark:
@@ -50,7 +50,7 @@ rule binarise:
         directory("results/bin/{direction}"),
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/binarise/{direction}.log",
     benchmark:

@@ -19,7 +19,7 @@ rule groupings:
     threads: 1
     group: EVAL
     resources:
-        **STEP["decode"],
+        **in_evaluation(evaluation_request("groupings")),
     log:
         "results/logs/groupings/{direction}.{model}.log",
     benchmark:

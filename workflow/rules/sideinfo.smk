@@ -19,7 +19,7 @@ rule side_labels:
         min_docs=config["context"]["tags_min_docs"],
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/side_labels/{direction}.log",
     benchmark:

@@ -18,7 +18,7 @@ rule style_store:
                 else ["--levels-from", "address", "--seed", config["seed"]]),
     group: PREPARE
     resources:
-        **STEP["prepare"],
+        **on_cpu(STEP["prepare"]),
     log:
         "results/logs/style_store/{direction}.log",
     benchmark:
@@ -56,8 +56,7 @@ rule style_translate:
     threads: 1
     group: EVAL
     resources:
-        gpu=1,
-        **STEP["decode"],
+        **on_gpu(evaluation_request("translate")),
     log:
         "results/logs/style_translate/{direction}.{model}.log",
     benchmark:
@@ -83,7 +82,7 @@ rule style_score:
         study=STUDY,
     group: EVAL
     resources:
-        **STEP["score"],
+        **in_evaluation(STEP["score"]),
     log:
         "results/logs/style_score/{direction}.{model}.log",
     benchmark:

@@ -17,12 +17,17 @@ rule train:
         init=lambda w, input: ["--init-checkpoint", input.init] if "init" in input.keys() else [],
         store=store_option,
         study=STUDY,
-    threads: lambda w: training_request(w)["threads"]  # the main process and its data loaders (if granted)
+    # Per GPU, the main process and its data loaders (if granted); the jobstep's one task runs every rank.
+    threads: lambda w: training_request(w)["threads"] * training_gpus()
+    # A training killed at the site's longest job (slurm.max_minutes) is resubmitted and resumes (inputs.smk).
+    retries: TRAIN_RETRIES
     resources:
-        gpu=1,  # more (the profile's set-resources, or --set-resources train:gpu=4): fairseq's data-parallel training
+        gpu=1,  # more (--set-resources train:gpu=4, or the profile's set-resources): fairseq's data-parallel training
+        tasks_per_gpu=0,  # one SLURM task for all GPUs (the plugin's default is a task per GPU)
         runtime=lambda w: training_request(w)["runtime"],
         mem_mb=lambda w: training_request(w)["mem_mb"],
-        loader_workers=lambda w, threads: threads - 1,  # every CPU but the main process's
+        loader_workers=lambda w, threads: max(0, threads // training_gpus() - 1),  # a rank's CPUs but its process's
+        **SITE["gpu"],
     log:
         "results/logs/train/{direction}.{model}.log",
     benchmark:

@@ -17,7 +17,7 @@ rule attention_agreement:
     threads: 1
     group: EVAL
     resources:
-        **STEP["decode"],
+        **in_evaluation(evaluation_request("attention")),
     log:
         "results/logs/attention/{direction}.{model}.log",
     benchmark:

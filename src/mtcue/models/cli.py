@@ -105,12 +105,25 @@ def cmd_count_params(a):
 
 
 def cmd_gpu_hours(a):
-    from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown, target_markdown
+    from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown, target_markdown, target_trainings
+    from mtcue.plan.models import trained_models
+    from mtcue.plan.resources import evaluation_hours
+    from mtcue.plan.submissions import profile_jobs
 
     cfg = cfgmod.load(a.config)
     print(target_markdown(cfg, a.target) if a.target else gpu_hours_markdown(cfg), end="")
     if a.gpus:
-        print("\n" + calendar_markdown(cfg, tuple(a.gpus), a.target), end="")
+        trained = target_trainings(cfg, a.target) if a.target else trained_models(cfg)
+        evaluation = {(d, m): evaluation_hours(cfg, m, d) for d, m in trained}
+        print("\n" + calendar_markdown(cfg, tuple(a.gpus), evaluation, a.jobs or profile_jobs(), a.target), end="")
+
+
+def cmd_cluster_plan(a):
+    from mtcue.plan.submissions import plan_submissions, submissions_markdown, summary_markdown
+
+    extra = a.snakemake[1:] if a.snakemake[:1] == ["--"] else a.snakemake
+    subs = plan_submissions([*extra, "--configfile", *a.configfile])
+    print((submissions_markdown if a.every else summary_markdown)(subs), end="")
 
 
 def cmd_bench_train_cost(a):
@@ -246,11 +259,22 @@ def register(step) -> None:
              "(the paper's Table 3 GPU hours per epoch and the config's epochs; docs/paper-scale.md)")
     s.add_argument("--config", required=True)
     s.add_argument("--gpus", type=positive_int, nargs="+",
-                   help="also the calendar: the study's projected training wall time on each of these GPU counts")
+                   help="also the calendar: the study's projected wall time of its trainings and their evaluations "
+                   "on each of these GPU counts")
+    s.add_argument("--jobs", type=positive_int,
+                   help="jobs at once in the calendar (default: the SLURM profile's `jobs`, slurm/config.yaml here)")
     s.add_argument("--target", nargs="+", metavar="TABLE",
                    help="only what these tables or figures take (e.g. table4_quality, as `snakemake table4_quality` "
                         "trains it: their experiments' models and the parents those start from), beside the whole "
                         "study")
+
+    s = step("cluster-plan", cmd_cluster_plan, "every sbatch submission of a study through the SLURM profile (rule "
+             "or group, GPUs, CPUs, memory, minutes, partition), from a dry run, before anything is queued")
+    s.add_argument("--configfile", nargs="+", required=True, help="the study's config (and a site file after it)")
+    s.add_argument("--every", action="store_true",
+                   help="one row per submission (default: the submissions counted by rule or group and request)")
+    s.add_argument("snakemake", nargs=argparse.REMAINDER,
+                   help="after --: further snakemake arguments (targets, --set-resources, --directory)")
 
     s = step("memory-growth", cmd_memory_growth, "peak memory of decoding and of a training step above the "
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",

@@ -34,17 +34,19 @@ SPEC_FILE = "spec.json"
 @contextlib.contextmanager
 def hold_checkpoint_dir(ckpt_dir: Path) -> Iterator[None]:
     """An exclusive lock on `ckpt_dir` while a training uses it: a second training in the folder would resume the
-    first one's epochs. The lock is a file beside the folder (a folder of another spec is moved aside) held with
-    flock, which the kernel releases when this process ends however it ends (SIGTERM, a wall-time kill), so a
-    rerun resumes."""
+    first one's epochs, so it waits for the first to end and then resumes where that one stopped (a Snakemake
+    restarted while a job of its predecessor trains submits the training again: the new job must not fail and use
+    up the rule's retries). The lock is a file beside the folder (a folder of another spec is moved aside) held
+    with flock, which the kernel releases when this process ends however it ends (SIGTERM, a wall-time kill)."""
     lock = ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RuntimeError(f"{ckpt_dir}: another training is using this checkpoint folder (it holds {lock}); "
-                               "wait for it to end, or give this one another --checkpoint-dir") from None
+            log.warning("%s: another training is using this checkpoint folder (it holds %s): waiting for it to end, "
+                        "then resuming where it stopped", ckpt_dir, lock)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 

@@ -20,6 +20,7 @@ for the trainings those tables and figures need: their experiments' models and t
 from __future__ import annotations
 
 import csv
+from statistics import mean
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.models import experiment_trainings, model_entry, model_spec, trained_models
@@ -29,6 +30,10 @@ from mtcue.study import CONTEXT_KIND, ConfigError
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
+# A batch's forward and backward pass and Adam's step take at least this long on one A100 at the paper's model
+# sizes, however few its tokens (kernel launches, the step over every weight): an assumption, not a measurement.
+# It bounds the models trained in batches of a few sentences (`training.batch_size`: the style models' 16).
+MIN_BATCH_S = 0.02
 CALENDAR_GPUS = (8, 16, 32, 64)
 
 
@@ -38,6 +43,13 @@ def table3() -> dict[str, dict[str, float]]:
         return {TABLE3_TYPES[row["model"]]: {"gpu_h_per_epoch": float(row["gpu_hour_per_epoch"]),
                                              "epochs_to_best": float(row["epochs_to_best"])}
                 for row in csv.DictReader(f) if row["model"] in TABLE3_TYPES}
+
+
+def paper_sentences() -> float:
+    """The mean training sentence pairs of a direction in the paper's Table 1 (its GPU hours are that mean's)."""
+    with open(PAPER_FIGURES / "mtcue_table1_data.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["field"] == "source_target_pairs")
+    return mean(float(v.removesuffix("M")) * 1e6 for k, v in row.items() if k != "field")
 
 
 def train_weights(spec: dict, vocab_size: int) -> int:
@@ -75,6 +87,8 @@ def training_cost(cfg: dict, model: str, direction: str, anchors: dict | None = 
                      / train_weights(reference, vocab))
         source = "scaled"
     training = spec["training"]
+    if training.get("batch_size"):  # a batch of a few sentences costs its fixed time, not its tokens'
+        per_epoch = max(per_epoch, paper_sentences() / training["batch_size"] * MIN_BATCH_S / 3600)
     best = anchors.get(spec["type"], anchors["mtcue"])["epochs_to_best"] if spec.get("init_from") else None
     epochs = training["max_epoch"] if best is None else min(training["max_epoch"], best + training["patience"])
     return {"gpu_h_per_epoch": per_epoch, "source": source, "epochs": epochs, "max_epoch": training["max_epoch"],
@@ -133,13 +147,13 @@ def gpu_hours_markdown(cfg: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, ...]) -> dict:
-    """Trainings ({name: GPU-h}, each after its parent: {name: parent}) on each GPU count, one GPU each:
-    {"gpu_h", "critical_path_h", "chain" (names, in run order), "wall_h": {gpus: projected hours}}."""
-    jobs = [Job(name, h, (parents[name],) if name in parents else ()) for name, h in hours.items()]
-    path, chain = critical_path(jobs)
+def calendar(hours: dict[str, float], parents: dict[str, str], gpus: tuple[int, ...], jobs: int | None = None) -> dict:
+    """Jobs ({name: GPU-h}, each after its parent: {name: parent}) on each GPU count, one GPU each, at most `jobs`
+    at once: {"gpu_h", "critical_path_h", "chain" (names, in run order), "wall_h": {gpus: projected hours}}."""
+    work = [Job(name, h, (parents[name],) if name in parents else ()) for name, h in hours.items()]
+    path, chain = critical_path(work)
     return {"gpu_h": sum(hours.values()), "critical_path_h": path, "chain": chain,
-            "wall_h": {g: list_schedule(jobs, g) for g in gpus}}
+            "wall_h": {g: list_schedule(work, min(g, jobs or g)) for g in gpus}}
 
 
 def target_experiments(cfg: dict, targets: list[str]) -> list[str]:
@@ -179,22 +193,28 @@ def target_markdown(cfg: dict, targets: list[str]) -> str:
         f"| the whole study | {t['trainings']} | | {t['gpu_h']:,.0f} | {t['gpu_h_max']:,.0f} |"]) + "\n"
 
 
-def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, targets: list[str] | None = None) -> dict:
+def study_calendar(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation: dict | None = None,
+                   jobs: int | None = None, targets: list[str] | None = None) -> dict:
     """The calendar of every training of the study (of `targets`: the trainings they take), at its expected hours
-    ("gpu_h") and at most ("gpu_h_max")."""
+    ("gpu_h") and at most ("gpu_h_max"); each training's evaluation after it where `evaluation` gives its hours
+    ({(direction, model): GPU-h}); at most `jobs` at once (the SLURM profile's `jobs`)."""
     cost = study_gpu_hours(cfg)["per_training"]
     if targets:
         cost = {key: cost[key] for key in target_trainings(cfg, targets)}
     name = lambda direction, model: f"{model} ({direction})"
     parents = {name(d, m): name(d, model_entry(cfg, m)["init_from"]) for d, m in cost
                if model_entry(cfg, m).get("init_from")}
-    return {column: calendar({name(d, m): c[column] for (d, m), c in cost.items()}, parents, gpus)
-            for column in ("gpu_h", "gpu_h_max")}
+    evaluation = {key: h for key, h in (evaluation or {}).items() if key in cost}  # of the trainings scheduled
+    evaluated = {f"evaluation of {name(d, m)}": h for (d, m), h in evaluation.items()}
+    parents |= {f"evaluation of {name(d, m)}": name(d, m) for d, m in evaluation}
+    return {column: calendar({**{name(d, m): c[column] for (d, m), c in cost.items()}, **evaluated}, parents, gpus,
+                             jobs) for column in ("gpu_h", "gpu_h_max")}
 
 
-def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, targets: list[str] | None = None) -> str:
+def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, evaluation: dict | None = None,
+                      jobs: int | None = None, targets: list[str] | None = None) -> str:
     """study_calendar as the Markdown table docs/paper-scale.md shows."""
-    cal = study_calendar(cfg, gpus, targets)
+    cal = study_calendar(cfg, gpus, evaluation, jobs, targets)
     when = lambda h: f"{h / 24:,.1f} days ({h:,.0f} h)"
     busy = lambda c, g: f"{c['gpu_h'] / (g * c['wall_h'][g]):.0%}"
     expected, most = cal["gpu_h"], cal["gpu_h_max"]
@@ -203,7 +223,11 @@ def calendar_markdown(cfg: dict, gpus: tuple[int, ...] = CALENDAR_GPUS, targets:
     lines += [f"| {g} | {when(expected['wall_h'][g])} | {busy(expected, g)} | {when(most['wall_h'][g])} "
               f"| {busy(most, g)} |" for g in gpus]
     lines.append("")
-    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per training.")
+    lines.append(f"- GPU-hours: {expected['gpu_h']:,.0f} expected, {most['gpu_h']:,.0f} at most, on one GPU per "
+                 "training" + (f", its evaluation included ({sum(evaluation.values()):,.0f})." if evaluation else "."))
+    if jobs:
+        lines.append(f"- At most {jobs} jobs at once (the SLURM profile's `jobs`): "
+                     + ", ".join(f"{g} GPUs run {min(g, jobs)}" for g in gpus) + ".")
     for c, what in ((expected, "expected"), (most, "at most")):
         lines.append(f"- Critical path, {what}: {when(c['critical_path_h'])}, {' -> '.join(c['chain'])}: "
                      "no number of GPUs finishes sooner.")
