@@ -65,16 +65,16 @@ def training_gpus():
 
 
 def refuse_grouped_site_overrides():
-    """A partition or account given to one rule of a job group (`--set-resources translate:slurm_partition=a100`)
-    would differ from the group's other rules, and SLURM grants one job one partition: refused, naming the
-    config keys that set it for every job."""
+    """A partition or account given to one member of a job group (`--set-resources translate=...`, slurm_partition
+    or slurm_account) would differ from the group's others, and SLURM grants one job one partition: refused,
+    naming the config keys that set it for every job."""
     overrides = workflow.resource_settings._parsed_overwrite_resources
-    for rule in workflow.rules:
-        given = [k for k in ("slurm_partition", "slurm_account") if k in overrides.get(rule.name, {})]
+    for step in workflow.rules:  # not named rule: Snakemake's lint reads that word and a colon as a rule here
+        given = [k for k in ("slurm_partition", "slurm_account") if k in overrides.get(step.name, {})]
         # the rule's own group: Rule.group reads the executor, not known yet while the Snakefile is read
-        if given and rule._group:
+        if given and step._group:
             raise ValueError(
-                f"--set-resources {rule.name}:{given[0]}: rule {rule.name} runs in the job group '{rule._group}' with "
+                f"--set-resources {step.name}:{given[0]}: rule {step.name} runs in the job group '{step._group}' with "
                 "other rules, and a job has one partition and account. Set them in the config for every job "
                 "instead: slurm.gpu_partition (GPU jobs and evaluation groups), slurm.cpu_partition (CPU jobs and "
                 "preparation groups), slurm.account (docs/paper-scale.md, \"The cluster's own limits\")")
