@@ -463,6 +463,20 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def wait_healthy(process: subprocess.Popen, address: str, log: Path, seconds: float = 120) -> None:
+    """Wait until the MLflow server at `address` answers /health; its log's end if it stops or never does."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(f"{address}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.5)
+
+
 @pytest.fixture
 def mlflow_server(tmp_path):
     """A real `mlflow server` on localhost with a sqlite backend; yields its URI."""
@@ -475,16 +489,7 @@ def mlflow_server(tmp_path):
         cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     uri = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()[-3000:]
-            time.sleep(0.5)
+        wait_healthy(server, uri, tmp_path / "server.log")
         yield uri
     finally:
         os.killpg(server.pid, signal.SIGTERM)
@@ -1046,16 +1051,7 @@ def test_make_ui_opens_the_studys_runs_with_bleu_in_the_machine_learning_view(tm
     ui = subprocess.Popen([str(Path(sys.executable).parent / "mtcue"), "ui", "--port", str(port)], cwd=tmp_path,
                           env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert ui.poll() is None and time.monotonic() < deadline, (tmp_path / "ui.log").read_text()[-3000:]
-            time.sleep(0.5)
+        wait_healthy(ui, f"http://127.0.0.1:{port}", tmp_path / "ui.log")
         experiment = MlflowClient(f"sqlite:///{tmp_path}/results/mlflow.db").get_experiment_by_name("demo")
         address = (f"http://127.0.0.1:{port}/#/experiments/{experiment.experiment_id}/runs"
                    "?workflowType=machine_learning&viewStateShareKey=mtcue-runs")
