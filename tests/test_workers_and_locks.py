@@ -10,7 +10,7 @@ import pytest
 
 from mtcue.cli import main
 from mtcue.data import opensubtitles, prepare
-from mtcue.models.train import hold_checkpoint_dir, train
+from mtcue.models.train import hold_checkpoint_dir
 
 HOLDER = """
 import sys, time
@@ -92,14 +92,19 @@ def test_the_lock_is_released_when_a_training_ends(tmp_path):
     assert not Path(tmp_path / "ckpt").exists()
 
 
-def test_a_link_to_a_checkpoint_folder_meets_the_lock_of_the_folder(tmp_path):
-    real = tmp_path / "ckpt"
-    real.mkdir()
+def test_a_link_to_a_checkpoint_folder_meets_the_lock_of_the_folder(tmp_path, holder):
+    """A training holds tmp_path/ckpt: one given a link to it waits for the same lock (issue 50 item 8; it waits,
+    issue 52, rather than fails), and no lock of the link's own name appears beside it."""
     link = tmp_path / "elsewhere"
-    link.symlink_to(real)
-    with hold_checkpoint_dir(real):  # a training holds the folder: one given its link must not train in it too
-        with pytest.raises(RuntimeError, match=f"{real}: another training is using this checkpoint folder"):
-            train({}, "en-de", tmp_path / "bin", link, tmp_path / "out.pt")
+    link.symlink_to(tmp_path / "ckpt")
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER, str(link)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        waiter.wait(timeout=3)
+    holder.kill()
+    out, err = waiter.communicate(timeout=30)
+    assert (waiter.returncode, out) == (0, "got it\n")
+    assert f"another training is using this checkpoint folder (it holds {tmp_path / 'ckpt.lock'})" in err
     assert not (tmp_path / "elsewhere.lock").exists()
 
 

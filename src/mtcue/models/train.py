@@ -38,7 +38,8 @@ def hold_checkpoint_dir(ckpt_dir: Path) -> Iterator[None]:
     restarted while a job of its predecessor trains submits the training again: the new job must not fail and use
     up the rule's retries). The lock is a file beside the folder (a folder of another spec is moved aside) held
     with flock, which the kernel releases when this process ends however it ends (SIGTERM, a wall-time kill)."""
-    lock = ckpt_dir.with_name(f"{ckpt_dir.name}.lock")
+    real = Path(ckpt_dir).resolve()  # the lock beside the real folder: a link to it must not be a second lock
+    lock = real.with_name(f"{real.name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("a") as handle:
         try:
@@ -207,7 +208,7 @@ def train(spec: dict, direction: str, data_bin: Path, ckpt_dir: Path, model_out:
     torch threads of the main process; copy its best checkpoint to `model_out`; return the record."""
     import torch
 
-    ckpt_dir = ckpt_dir.resolve()  # the lock beside the real folder: a link to it must not be a second lock
+    ckpt_dir = ckpt_dir.resolve()  # the real folder: its checkpoints and (hold_checkpoint_dir) its lock
     with hold_checkpoint_dir(ckpt_dir):
         use_cuda = torch.cuda.is_available()
         if gpus > 1 and torch.cuda.device_count() < gpus:
