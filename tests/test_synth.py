@@ -17,10 +17,10 @@ from mtcue import config
 from mtcue.context.tags import build_vocab, tag_index
 from mtcue.corpus import marker_tokens, read_corpus
 from mtcue.data import synth
-from mtcue.data.synth.documents import sample_document
 from mtcue.data.synth.english import ENGLISH, FIRST_NAMES, FRAMES, SLOT_VALUES, SURNAMES
 from mtcue.data.synth.french import FRENCH
-from mtcue.data.synth.generator import TARGETS, pronoun_contrasts
+from mtcue.data.synth.documents import SCENES_PER_FILM
+from mtcue.data.synth.generator import TARGETS, pronoun_contrasts, sample_document_of
 from mtcue.data.synth.german import GERMAN
 from mtcue.data.synth.labels import line_labels
 from mtcue.data.synth.metadata import FIELDS, present_shares
@@ -272,7 +272,7 @@ def test_markers_follow_from_renderings():
 
 
 def _documents(pair, n):
-    return [sample_document(random.Random(f"9/{pair}/train/{d}"), pair) for d in range(n)]
+    return [sample_document_of(pair, "train", d, 9) for d in range(n)]
 
 
 @pytest.mark.parametrize("pair", synth.PAIRS)
@@ -306,7 +306,7 @@ def test_label_shares_and_balance(corpus):
     anaphors = {p for frame in FRAMES.values() if frame.kind == "anaphor" for p, _ in frame.english}
     assert sum(bool(r["labels"]) or r["text"]["en"] in anaphors for r in train) / n > 0.5
     assert sum(bool(r["labels"]) for r in train) / n > 0.45
-    assert 0.45 < (counts["formality", "formal"] + counts["formality", "informal"]) / n < 0.65
+    assert 0.44 < (counts["formality", "formal"] + counts["formality", "informal"]) / n < 0.65
     assert 0.4 < counts["formality", "formal"] / (counts["formality", "formal"]
                                                  + counts["formality", "informal"]) < 0.6
     if code in GENDER_SHARES:
@@ -389,13 +389,32 @@ def test_register_is_in_the_context_not_in_the_source(corpus):
     assert keyword_accuracy(train, test, code, "formality", source_words) <= 0.6
 
 
+def test_metadata_is_the_films_and_the_register_the_scenes(corpus):
+    """OpenSubtitles' metadata is per film and its register changes from scene to scene, so the previous lines
+    tell a line's register better than the metadata (the paper's Table 6: previous lines alone give IWSLT22 89.7,
+    metadata alone 68.8). Measured on 1000 training documents: metadata 0.53-0.61, previous lines 0.67-0.70; with
+    the metadata drawn per scene in its register (before issue 54) metadata was 0.64-0.76, ahead in three pairs."""
+    pair, train, test = corpus
+    code = target_code(pair)
+    films = defaultdict(list)  # film -> its scenes' (metadata, register)
+    for r in train:
+        label = r["labels"].get(code, {}).get("formality")
+        films[int(r["doc_id"].rsplit(".d", 1)[1]) // SCENES_PER_FILM].append((json.dumps(r["meta"]), label and label["gold"]))
+    assert all(len({meta for meta, _ in scenes}) == 1 for scenes in films.values())
+    mixed = sum(len({g for _, g in scenes if g}) == 2 for scenes in films.values()) / len(films)
+    assert mixed > 0.5  # 1 - 0.7^4 - 0.3^4 = 0.75 of films with both registers, fewer with unlabelled scenes
+    metadata = keyword_accuracy(train, test, code, "formality", lambda r: {w for w in context_words(r) if w.startswith("meta:")})
+    previous = keyword_accuracy(train, test, code, "formality", lambda r: {w for w in context_words(r) if w.startswith("prev")})
+    assert previous > metadata + 0.05
+
+
 def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     """TAGGING sees known context values as tags and the rest as "unknown". The tags must still
     carry most of the register signal in what the main models read (metadata and previous lines;
-    the attribute sentences are the few-shot settings'): 0.69-0.75 against 0.77-0.81 for the
-    words. Before the main models stopped reading the cues, both were 0.86-0.91: the cues named the
-    register on ~59% of lines. A weak TAGGING is partly a learning problem, partly the tag
-    vocabulary's cut (values seen in fewer than two training documents are unknown)."""
+    the attribute sentences are the few-shot settings'): 0.64-0.66 against 0.67-0.72 for the words
+    (measured with the register per scene and the metadata per film, issue 54; the tag vocabulary of
+    every training value, the paper's rule). Before the main models stopped reading the cues, both were
+    0.86-0.91: the cues named the register on ~59% of lines."""
     pair, train, test = corpus
     code = target_code(pair)
     cfg = config.load(REPO / "config" / "config.yaml")  # the demo's columns and threshold
@@ -412,7 +431,7 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
     tags = known_tags(train) | known_tags(test)
     by_tags = keyword_accuracy(train, test, code, "formality", lambda r: tags[id(r)])
     by_words = keyword_accuracy(train, test, code, "formality", read_words)
-    assert by_tags > 0.65 and by_words > 0.75
+    assert by_tags > 0.6 and by_words > 0.65
     assert by_tags > by_words - 0.1
 
 
@@ -420,7 +439,8 @@ def test_tagging_vocabulary_keeps_the_register_signal(corpus):
 # by the previous lines and metadata the main models read (docs/study.md, "What the demo's phenomena
 # measure"). Keyword accuracy (speaker, addressee) on 1000 training documents, measured: from the cues and
 # the rest 0.99 / 0.99 (pl), 0.99 / 0.87 (fr), 1.00 / 0.95 (ru); from previous lines and metadata alone
-# 0.63 / 0.58 (pl), 0.62 / 0.57 (fr), 0.66 / 0.61 (ru); from the source sentence 0.51-0.55.
+# 0.64 / 0.63 (pl), 0.59 / 0.53 (fr), 0.64 / 0.54 (ru) with the metadata per film (issue 54; 0.57-0.66
+# before); from the source sentence 0.51, and 0.63 for en-fr's addressee (a chance high of ~120 lines).
 GENDER_FROM_CUES = {"pl": (0.95, 0.95), "fr": (0.95, 0.82), "ru": (0.95, 0.9)}
 
 
@@ -432,8 +452,14 @@ def test_gender_is_in_the_context_not_in_the_source(pair):
     for phenomenon, least in zip(("speaker_gender", "addressee_gender"), GENDER_FROM_CUES[code]):
         assert keyword_accuracy(train, test, code, phenomenon, context_words) > least
         source = keyword_accuracy(train, test, code, phenomenon, source_words)
-        assert source < 0.56
-        assert source < keyword_accuracy(train, test, code, phenomenon, main_context) < 0.7
+        # The English shows no gender (test_english_source_does_not_show_the_phenomenon): from it a classifier is
+        # at chance, within three binomial standard errors of the test lines (en-fr: ~120 addressee lines).
+        lines = sum(phenomenon in r["labels"].get(code, {}) for r in test)
+        assert source < 0.5 + 3 * math.sqrt(0.25 / lines)
+        main = keyword_accuracy(train, test, code, phenomenon, main_context)
+        assert main < 0.7
+        if phenomenon == "speaker_gender":  # a vocative one line back names the speaker
+            assert main > source
 
 
 def _self_lines() -> dict[str, str]:

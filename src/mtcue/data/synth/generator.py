@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from mtcue.corpus import MAX_PREVIOUS
-from mtcue.data.synth.documents import Document, sample_document
+from mtcue.data.synth.documents import SCENES_PER_FILM, Document, sample_document, sample_film
 from mtcue.data.synth.english import ENGLISH, NOUN_WORDS, OBJECTS
 from mtcue.data.synth.french import FRENCH
 from mtcue.data.synth.german import GERMAN
@@ -58,10 +58,17 @@ def _records(document: Document, target: Language, split_id: str, doc_id: str,
     return records
 
 
+def sample_document_of(pair: str, split: str, d: int, seed: int) -> Document:
+    """The `d`-th document of a split: a scene of film d // SCENES_PER_FILM. Film and scene each have their
+    own random stream, so splits and seeds never share documents or films and a smaller corpus is a prefix
+    of a larger one."""
+    film = sample_film(random.Random(f"{seed}/{pair}/{split}/film{d // SCENES_PER_FILM}"), pair)
+    return sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), film)
+
+
 def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
     """The samples of `n_docs` documents, in document order; the same arguments give the
-    same samples. Each document has its own random stream, so splits and seeds never share
-    documents and a smaller corpus is a prefix of a larger one."""
+    same samples (see `document`)."""
     target = _target(pair)
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
@@ -69,7 +76,7 @@ def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
         raise ValueError(f"n_docs must be at least 1, got {n_docs}")
     samples: list[dict] = []
     for d in range(n_docs):
-        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        document = sample_document_of(pair, split, d, seed)
         samples.extend(_records(document, target, f"{pair}.{split}", f"{pair}.{split}.d{d:04d}",
                                 len(samples)))
     return samples
@@ -83,7 +90,7 @@ def contrasts(pair: str, split: str, n_docs: int, seed: int, phenomenon: str = "
     target = _target(pair)
     out, first = {}, 0
     for d in range(n_docs):
-        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        document = sample_document_of(pair, split, d, seed)
         for i, line in enumerate(document.lines):
             if phenomenon in line_labels(target, line.frame, line.slots, line.situation):
                 out[f"{pair}.{split}.{first + i:06d}"] = {
@@ -104,7 +111,7 @@ def pronoun_contrasts(pair: str, split: str, n_docs: int, seed: int) -> dict[str
         stand_in.setdefault(target.nouns[key][-1], key)
     out, first = {}, 0
     for d in range(n_docs):
-        document = sample_document(random.Random(f"{seed}/{pair}/{split}/{d}"), pair)
+        document = sample_document_of(pair, split, d, seed)
         for i, line in enumerate(document.lines):
             if line.antecedent is None:
                 continue
