@@ -79,7 +79,7 @@ def test_model_spec_names_the_context_each_model_reads():
     novotney_en, novotney_de = (model_spec(paper, "novotney_cue", d)["context"] for d in ("en-de", "de-en"))
     assert (novotney_en["encoder"], novotney_en["pooling"]) == ("distilbert-base-uncased", "cls")  # the model's own
     assert novotney_de["encoder"] == "distilbert-base-multilingual-cased"  # German documents: multilingual
-    assert model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 2
+    assert model_spec(paper, "tagging", "en-de")["context"]["tags_min_docs"] == 1  # every training value a tag (§3.3)
     assert "context" not in model_spec(paper, "base_pm", "en-de")
     assert store_name(mtcue_de) == "sentence-transformers--paraphrase-multilingual-MiniLM-L12-v2.mean"
     # one store for the models that read the same vectors
