@@ -339,7 +339,26 @@ def test_figure4_draws_no_negative_ticks_and_every_marker_inside_its_axes():
             r = radius / points_per_pixel
             assert (x - r >= box.x0).all() and (x + r <= box.x1).all(), (ax.get_title(), xy)
             assert (y - r >= box.y0).all() and (y + r <= box.y1).all(), (ax.get_title(), xy)
-    assert rightmost == 5_100_000  # the paper's anchors were among the markers checked
+    assert 5_100_000 < rightmost < 5_100_000 * 10  # the paper's anchors (drawn apart) were among the markers checked
+
+
+def test_figure4s_paper_anchors_are_all_visible_and_bounds_say_so():
+    """Both models' "above 99%" at 5.1M lines: two markers that do not overlap (MTCUE's was hidden under
+    TAGGING's); every lower bound is a triangle with its ">" value written beside it, the exact values circles."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = figure4(figure4_frame(RECORDS, POINTS))
+    FigureCanvasAgg(fig).draw()
+    accuracy = fig.axes[0]
+    drawn = {c.get_label(): c for c in accuracy.collections if c.get_label().endswith(")")}
+    assert set(drawn) == {"MTCUE (paper)", "MTCUE (paper, lower bounds)", "TAGGING (paper, lower bounds)"}
+    assert sorted(y for y in drawn["MTCUE (paper, lower bounds)"].get_offsets()[:, 1]) == [90, 99]
+    top = [accuracy.transData.transform(c.get_offsets()[c.get_offsets()[:, 1] == 99][0])
+           for c in (drawn["MTCUE (paper, lower bounds)"], drawn["TAGGING (paper, lower bounds)"])]
+    radius = np.sqrt(60) / 2 / (72 / fig.dpi)
+    assert abs(top[0][0] - top[1][0]) > 2 * radius and top[0][0] < top[1][0]
+    assert drawn["MTCUE (paper, lower bounds)"].get_offsets()[0, 0] == 190  # not moved: no other model's there
+    assert sorted(t.get_text() for t in accuracy.texts) == [">90", ">99", ">99"]
 
 
 def test_figure4s_bleu_panel_spans_ours_and_gives_the_papers_an_axis_of_its_own():

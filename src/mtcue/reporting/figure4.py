@@ -105,9 +105,30 @@ def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_names: Ru
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+# Paper anchors at a line count that two models share (both "above 99%" at 5.1M lines) are drawn apart: model
+# i's is moved by DODGE ** (i - 0.5) along the log axis, so neither hides the other.
+DODGE = 10 ** 0.35
+
+
+def _paper_anchors(ax, anchors: pd.DataFrame, metric: str, i: int, shared: set) -> None:
+    """Model i's paper anchors as open markers in its colour: a value the paper gives as a circle, a lower bound
+    ("above 90%") as a triangle pointing up, labelled with its ">" value. `shared`: line counts (> 0) where
+    another model has an anchor too."""
+    x = anchors["samples"].where(~anchors["samples"].isin(shared), anchors["samples"] * DODGE ** (i - 0.5))
+    for bound, marker, kind in ((False, "o", "paper"), (True, "^", "paper, lower bounds")):
+        chosen = (anchors["note"] == "lower bound") == bound
+        if chosen.any():
+            ax.scatter(x[chosen], anchors.loc[chosen, metric], marker=marker, facecolors="none",
+                       edgecolors=f"C{i}", s=60, label=f"{anchors['model'].iloc[0].upper()} ({kind})")
+        if bound:
+            for xb, yb in zip(x[chosen], anchors.loc[chosen, metric]):
+                ax.annotate(f">{yb:g}", (xb, yb), textcoords="offset points", xytext=(0, -12 - 9 * i),
+                            ha="center", fontsize=7, color=f"C{i}")
+
+
 def figure4(frame: pd.DataFrame) -> Figure:
     """Per direction, mean accuracy and BLEU against supervised lines (symmetric log scale: 0 is the
-    zero-shot setting); the baseline as a horizontal line; paper anchors as open markers. The paper's BLEU
+    zero-shot setting); the baseline as a horizontal line; paper anchors as open markers (_paper_anchors). The paper's BLEU
     (OpenSubtitles, about 22-30) has an axis of its own on the right: on ours (about 75-90) it would squash
     our points into a sliver."""
     ours = frame[frame["source"] == "ours"]
@@ -122,15 +143,14 @@ def figure4(frame: pd.DataFrame) -> Figure:
             if metric == "bleu" and paper[metric].notna().any():
                 paper_ax = ax.twinx()
                 paper_ax.set_ylabel("the paper's BLEU (open markers, dotted line)")
+            counts = paper[paper[metric].notna() & (paper["samples"] > 0)].groupby("samples")["model"].nunique()
+            shared = set(counts[counts > 1].index)
             for i, (model, points) in enumerate(here[here["setting"] != "baseline"].groupby("model", sort=False)):
                 points = points.sort_values("samples")
                 spread = points["sd" if metric == "accuracy_mean" else "bleu_sd"]
                 ax.errorbar(points["samples"], points[metric], yerr=spread, marker="o", color=f"C{i}", capsize=3,
                             label=model.upper())
-                anchors = paper[(paper["model"] == model) & paper[metric].notna()]
-                bounds = ", lower bounds" if (anchors["note"] != "").any() else ""
-                paper_ax.scatter(anchors["samples"], anchors[metric], marker="^", facecolors="none",
-                                 edgecolors=f"C{i}", s=60, label=f"{model.upper()} (paper{bounds})")
+                _paper_anchors(paper_ax, paper[(paper["model"] == model) & paper[metric].notna()], metric, i, shared)
             for _, base in here[here["setting"] == "baseline"].iterrows():
                 ax.axhline(base[metric], color="grey", linestyle="--", label=f"{base['model'].upper()} (no context)")
             base_paper = paper[(paper["setting"] == "baseline") & paper[metric].notna()]
@@ -150,6 +170,7 @@ def figure4(frame: pd.DataFrame) -> Figure:
         if paper_ax is not row[1]:
             handles += paper_ax.get_legend_handles_labels()[0]
         row[1].legend(handles=handles, fontsize=7, loc="lower right")
+        row[0].legend(fontsize=7, loc="lower right")  # what the triangles (lower bounds) and circles are
     fig.tight_layout()
     return fig
 
