@@ -19,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from PIL import Image
 
 from conftest import REPO
+from mtcue.cli import main
 from test_tracking import _free_port, wait_healthy
 
 pytestmark = pytest.mark.slow  # a stubbed study, its report, an MLflow server and a browser
@@ -81,12 +82,18 @@ def report(tmp_path_factory) -> Path:
         f.unlink()
     subprocess.run([MTCUE, "table", "--records", *records("score"), "--comet-records", *records("comet"),
                     "--train-records", *records("train"), "--bootstrap-samples", "200", "--alpha", "0.05",
-                    *(arg for ext in ("csv", "md", "html") for arg in (f"--{ext}", f"results/tables/table4_quality.{ext}"))],
+                    *(arg for ext in ("csv", "md", "html")
+                      for arg in (f"--{ext}", f"results/tables/table4_quality.{ext}"))],
                    cwd=study, check=True, capture_output=True)
     for f in tables.glob("table4_quality.*"):  # as old as the stub's: the study's MLflow page stays up to date
         os.utime(f, ns=(stub.st_atime_ns, stub.st_mtime_ns))
-    subprocess.run([MTCUE, "report", "--out", "results/report.html", "--configfile", "config.yaml", "--snakefile",
-                    str(REPO / "Snakefile")], cwd=study, check=True, capture_output=True)
+    here = os.getcwd()
+    os.chdir(study)  # make report's folder
+    try:
+        assert main(["report", "--out", "results/report.html", "--configfile", "config.yaml", "--snakefile",
+                     str(REPO / "Snakefile")]) == 0
+    finally:
+        os.chdir(here)
     return study / "results" / "report.html"
 
 
@@ -148,7 +155,8 @@ def test_make_ui_lands_on_the_studys_runs_in_the_machine_learning_view(ui, tmp_p
                         r"\?workflowType=machine_learning&viewStateShareKey=mtcue-runs", printed)
     address = printed.removeprefix("study demo: ")
     page = dom(address)
-    assert "<strong>2</strong> matching runs" in page and "en-de/mtcue" in page and "en-de/base" in page  # the runs list, not GenAI's
+    # the runs list, not the GenAI pages
+    assert "<strong>2</strong> matching runs" in page and "en-de/mtcue" in page and "en-de/base" in page
     assert all(column in page for column in ("test_bleu", "test_acc_all", "formality_average"))
     screenshot(address, "mlflow-runs", tmp_path, (1700, 560))
 

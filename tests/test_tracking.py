@@ -630,9 +630,9 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path, monk
 def test_a_model_synced_under_the_old_name_is_logged_again_by_its_direction_and_model(tmp_path, monkeypatch):
     from mtcue.models.runs import run_model, run_model_dir
 
-    monkeypatch.chdir(tmp_path)
-    records = [json.loads(Path(r).read_text()) for r in study_folder(tmp_path, cells=(("en-de", "base"),))]
-    uri, models = "sqlite:///results/mlflow.db", {"en-de/base": Path("results/models/en-de/base")}
+    records = [json.loads((tmp_path / r).read_text()) for r in study_folder(tmp_path, cells=(("en-de", "base"),))]
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    models = {"en-de/base": tmp_path / "results" / "models" / "en-de" / "base"}
     with monkeypatch.context() as old:  # a store synced when every model was named "model"
         old.setattr(tracking, "model_name", lambda direction, model: "model")
         run_id = sync_records(uri, "demo", records, models=models)["en-de/base"]
