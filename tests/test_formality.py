@@ -266,6 +266,7 @@ def test_translate_prompts_asks_for_no_doc0(tmp_path, monkeypatch):
     calls = []
 
     class Fake:
+        direction = "en-de"
         context_columns = ["doc0", "doc1", "genre"]
         samples = staticmethod(lambda sources, context=None, previous=None: list(context))
         cued_samples = translate_text.Translator.cued_samples

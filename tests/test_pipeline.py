@@ -608,7 +608,7 @@ def _request(url, body=None, timeout=60):
 @pytest.mark.slow
 def test_a_run_loads_its_model_and_mlflow_serves_it_with_context(study, monkeypatch, tmp_path):
     """Translator.load("runs:/<id>") is the model of the run's folder, and a real `mlflow models serve` of
-    runs:/<id>/model translates with context over HTTP what the API translates."""
+    runs:/<id>/en-de_mtcue translates with context over HTTP what the API translates."""
     from mlflow.tracking import MlflowClient
 
     from mtcue import Translator

@@ -564,7 +564,7 @@ def logged_models(client, run):
     return [m for m in client.search_logged_models([run.info.experiment_id]) if m.source_run_id == run.info.run_id]
 
 
-def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
+def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path, monkeypatch):
     from mlflow.models import Model
 
     from mtcue.models.runs import run_model_dir
@@ -573,6 +573,7 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
     done = track(tmp_path, records)
     assert done.returncode == 0, done.stderr[-3000:]
     uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # where MLflow's runs:/ and models:/ look
     client = MlflowClient(uri)
     runs = {(r.data.tags["mtcue.direction"], r.data.tags["mtcue.model"]): r for r in runs_of(uri, "demo")}
     assert sorted(runs) == [("de-en", "mtcue"), ("en-de", "base"), ("en-de", "mtcue")]
@@ -583,7 +584,10 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
         hyps = client.download_artifacts(run.info.run_id, f"hyps/{d}/{m}.test.txt", str(tmp_path / "dl" / d / m))
         assert Path(hyps).read_text() == f"Hyp of {d} {m}.\n"
         model, = logged_models(client, run)
-        assert model.name == "model" and model.status == LoggedModelStatus.READY
+        # named by its direction and model, which MLflow's own runs:/<run id>/<name> and models:/ find
+        assert model.name == f"{d}_{m}" and model.status == LoggedModelStatus.READY
+        for found in (f"runs:/{run.info.run_id}/{d}_{m}", f"models:/{model.model_id}"):
+            assert Model.load(found).model_id == model.model_id
         # the model's page and the UI's list of models show its run's direction, model, params and metrics
         assert {k: model.tags[f"mtcue.{k}"] for k in ("direction", "model", "study")} == \
             {"direction": d, "model": m, "study": "demo"}
@@ -621,6 +625,25 @@ def test_a_models_run_holds_its_records_hypotheses_and_model_once(tmp_path):
     done = track(tmp_path, records)
     assert done.returncode != 0 and "results/records/score/en-de/mtcue.test.json: names " \
         "results/hyps/en-de/mtcue.test.txt, which is missing" in done.stderr
+
+
+def test_a_model_synced_under_the_old_name_is_logged_again_by_its_direction_and_model(tmp_path, monkeypatch):
+    from mtcue.models.runs import run_model, run_model_dir
+
+    records = [json.loads((tmp_path / r).read_text()) for r in study_folder(tmp_path, cells=(("en-de", "base"),))]
+    uri = f"sqlite:///{tmp_path}/results/mlflow.db"
+    models = {"en-de/base": tmp_path / "results" / "models" / "en-de" / "base"}
+    with monkeypatch.context() as old:  # a store synced when every model was named "model"
+        old.setattr(tracking, "model_name", lambda direction, model: "model")
+        run_id = sync_records(uri, "demo", records, models=models)["en-de/base"]
+    client = MlflowClient(uri)
+    assert [m.name for m in logged_models(client, client.get_run(run_id))] == ["model"]
+    assert sync_records(uri, "demo", records, models=models) == {"en-de/base": run_id}
+    run = client.get_run(run_id)
+    assert sorted(m.name for m in logged_models(client, run)) == ["en-de_base", "model"]
+    model = run_model(client, run)  # the run's model is the newest
+    assert model.name == "en-de_base" and {x.key: x.value for x in model.metrics} == run.data.metrics
+    assert run_model_dir(f"runs:/{run_id}", uri) == tmp_path / "results" / "models" / "en-de" / "base"
 
 
 def test_runs_uri_errors_name_the_run_and_the_store(tmp_path):
@@ -1034,38 +1057,3 @@ def test_track_names_experiments_that_are_no_json_object(tmp_path, caplog, given
                  "--experiments", given]) == 1
     assert "track failed: --experiments: " in caplog.text and "Traceback" not in caplog.text
     assert not (tmp_path / "m.db").exists()
-
-
-@pytest.mark.slow
-def test_make_ui_opens_the_studys_runs_with_bleu_in_the_machine_learning_view(tmp_path):
-    """`mtcue ui` (what `make ui` runs) from a synced study's folder serves its store and prints the runs' address;
-    headless Chromium there shows the runs list (MLflow's machine-learning view, not its GenAI pages) with the
-    study's columns."""
-    import shutil
-
-    records = study_folder(tmp_path)
-    assert track(tmp_path, records).returncode == 0
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    log = (tmp_path / "ui.log").open("w+")
-    ui = subprocess.Popen([str(Path(sys.executable).parent / "mtcue"), "ui", "--port", str(port)], cwd=tmp_path,
-                          env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_healthy(ui, f"http://127.0.0.1:{port}", tmp_path / "ui.log")
-        experiment = MlflowClient(f"sqlite:///{tmp_path}/results/mlflow.db").get_experiment_by_name("demo")
-        address = (f"http://127.0.0.1:{port}/#/experiments/{experiment.experiment_id}/runs"
-                   "?workflowType=machine_learning&viewStateShareKey=mtcue-runs")
-        assert (tmp_path / "ui.log").read_text().splitlines()[0] == f"study demo: {address}"
-        browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-        if browser is None:
-            pytest.skip("no Chromium to open the UI with (apt-get install chromium)")
-        page = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1600,1000",
-                               "--virtual-time-budget=20000", "--dump-dom", address],
-                              capture_output=True, text=True, timeout=120).stdout
-        assert "matching runs" in page and "en-de/mtcue" in page  # the runs list, not the GenAI overview
-        assert all(column in page for column in ("test_bleu", "test_acc_all"))
-    finally:
-        os.killpg(ui.pid, signal.SIGTERM)
-        ui.wait(timeout=30)
-        log.close()
-    assert not (tmp_path / "mlartifacts").exists() and not (tmp_path / "mlflow.db").exists()

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from mlflow.entities import LoggedModel
 from mlflow.exceptions import MlflowException
 from mlflow.models import Model
 from mlflow.tracking import MlflowClient
@@ -30,8 +31,21 @@ for _name, _value in {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUE
                       "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}.items():
     os.environ.setdefault(_name, _value)
 
-MODEL_NAME = "model"  # runs:/<run id>/model
 STUDY_COPY = "study"  # the pyfunc artifact holding a copied model's files, laid out as a study's results/
+
+
+def model_name(direction: str, model: str) -> str:
+    """A logged model's name: its direction and model ("en-de_mtcue"; MLflow allows no "/" or "." in one), so the
+    UI's list of models tells them apart and `runs:/<run id>/en-de_mtcue` loads one."""
+    return f"{direction}_{model}"
+
+
+def run_model(client: MlflowClient, run) -> LoggedModel | None:
+    """The model a run logged; its newest, should it hold several (one logged again under another name or from
+    another folder, or by a writer the lock could not see): MLflow lists a run's outputs in no order."""
+    outputs = run.outputs.model_outputs if run.outputs else []
+    models = [client.get_logged_model(o.model_id) for o in outputs]
+    return max(models, key=lambda m: m.creation_timestamp, default=None)
 
 
 def resolve_uri(configured: str | None = None) -> str:
@@ -108,7 +122,7 @@ def model_folder(config: Mapping, copy: str | Path | None, where: str, tracking_
 
 
 def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
-    """The model folder of the MLflow run `uri` ("runs:/<run id>", or "runs:/<run id>/model"): its logged
+    """The model folder of the MLflow run `uri` ("runs:/<run id>", or "runs:/<run id>/<model name>"): its logged
     model's reference into the study, or the copy it carries (downloaded when the store is remote).
     `tracking_uri`: default MLFLOW_TRACKING_URI, else the configured default (sqlite:///results/mlflow.db,
     relative to the study's folder)."""
@@ -130,14 +144,14 @@ def run_model_dir(uri: str, tracking_uri: str | None = None) -> Path:
                 raise
             raise ValueError(f"{uri}: no such run in the MLflow store {tracking_uri} (set MLFLOW_TRACKING_URI to the "
                              "study's store, or run from the study's folder)") from None
-        # The logged model itself, found as runs:/ finds it, but in this store (runs:/ searches the global one).
+        # The run's own model, whatever its name (a store synced before models were named by direction and model
+        # holds one named "model"), in this store (MLflow's runs:/ searches the global one).
         experiment = client.get_experiment(run.info.experiment_id)
-        logged = [m for m in every(client.search_logged_models, [experiment.experiment_id],
-                                    filter_string=f"name = '{MODEL_NAME}'") if m.source_run_id == run_id]
-    if not logged:
+        logged = run_model(client, run)
+    if logged is None:
         raise ValueError(f"{uri}: the run holds no model; the study's mlflow_sync (`mtcue track --artifacts`) logs "
                          "each trained model's")
-    location = logged[-1].artifact_location
+    location = logged.artifact_location
     root = experiment.artifact_location
     if location.startswith("file:") and root.startswith("file:"):
         # A local store's model is read where it lies (a download would copy it, with a progress bar): in the

@@ -19,7 +19,7 @@ from pathlib import Path
 from mtcue.config import generation_settings
 from mtcue.io import check_file_name, write_lines
 from mtcue.models.fairseq_run import torch_threads
-from mtcue.models.translator import Translator, check_sources
+from mtcue.models.translator import Translator, check_sources, warn_other_language
 from mtcue.outputs import atomic_directory
 
 
@@ -30,6 +30,7 @@ def translate_text(model_dir: str | Path, sources: list[str], contexts: list[str
     check_sources(sources)
     with torch_threads(threads):
         translator = Translator.load(model_dir)
+        warn_other_language(sources, translator.direction)
         n = len(sources)  # the same lines for every sentence, given per sentence: never ambiguous
         if cue is not None:
             if contexts or previous:

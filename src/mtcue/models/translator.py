@@ -45,6 +45,7 @@ from mtcue import layout
 from mtcue.config import generation_settings
 from mtcue.corpus import META_FIELDS
 from mtcue.io import read_json
+from mtcue.language_check import NAMES, other_language
 from mtcue.models import fairseq_args as fa
 from mtcue.models.checkpoints import check_belongs
 from mtcue.progress import Progress
@@ -266,6 +267,7 @@ class Translator:
         sources = ([_text(sources, "sources")] if isinstance(sources, str)
                    else _texts(sources, "sources", "sentences", "a sentence"))
         check_sources(sources)
+        warn_other_language(sources, self.direction)
         settings = generation_settings({"beam": beam, "batch_size": batch_size, "max_len_a": max_len_a,
                                         "max_len_b": max_len_b}, "translate()")
         if cue is None:
@@ -590,6 +592,18 @@ def check_sources(sources: list[str]) -> None:
     if blank:
         raise ValueError(f"input line {blank[0]} is empty ({len(blank)} empty lines in all): give one sentence per "
                          "line, none empty")
+
+
+def warn_other_language(sources: list[str], direction: str) -> None:
+    """A warning, not an error, for sentences that look to be in another language than the model reads (German
+    given to an en-de model), which it would translate as best it can without a word (language_check's guess)."""
+    src = langs_of(direction)[0]
+    found = other_language(sources, src)
+    if found:
+        (i, lang), n = found[0], len(found)
+        log.warning("input line %d looks %s, not %s (%d of %d lines look another language): the %s model translates "
+                    "them as if they were %s; give it %s sentences", i + 1, NAMES[lang], NAMES[src], n, len(sources),
+                    direction, NAMES[src], NAMES[src])
 
 
 def categorisation(model, tokens) -> np.ndarray:

@@ -1,8 +1,9 @@
 """MLflow edge: a trained model as an MLflow model, and its logging into a model's run.
 
-A model's run holds its trained model as an MLflow model named "model" (pyfunc flavour, `TranslatorModel`: a
-table of `source` and optional `cue`, or `context` and `previous` -> translations), so `runs:/<run id>/model`
-loads and serves it (models/runs.py resolves it). The model refers to the study's model folder (a checkpoint is
+A model's run holds its trained model as an MLflow model named by its direction and model ("en-de_mtcue",
+models/runs.py's `model_name`; pyfunc flavour, `TranslatorModel`: a table of `source` and optional `cue`, or
+`context` and `previous` -> translations), so `runs:/<run id>/en-de_mtcue` loads and serves it (models/runs.py
+resolves `runs:/<run id>` to it). The model refers to the study's model folder (a checkpoint is
 ~1 GB at paper scale; a sqlite store's study by a path relative to the store's folder, and its artifacts are
 read from there, so a copied or moved study loads its own models) or, with `copy_models`, carries a copy of the
 files `Translator.load` reads. The sync (reporting/tracking.py) logs it once: tag mtcue.logged_model names the
@@ -28,7 +29,7 @@ from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 from mlflow.tracking import MlflowClient
 from mlflow.types.schema import AnyType, Array, ColSpec, ParamSchema, ParamSpec, Schema
 
-from mtcue.models.runs import MODEL_NAME, STUDY_COPY, model_folder, sqlite_path
+from mtcue.models.runs import STUDY_COPY, model_folder, sqlite_path
 from mtcue.study import langs_of
 
 # What a served model reads: one sentence per row, its cue (Translator.translate's `cue`) or its context
@@ -188,23 +189,21 @@ def model_tag(folder: Path, copy: bool, tracking_uri: str) -> str:
     return f"{'copy' if copy else 'reference'}:{_in_store(folder, tracking_uri)}"
 
 
-def log_model(client: MlflowClient, experiment_id: str, run_id: str, folder: Path, spec: dict, copy: bool,
-              tracking_uri: str, params: dict[str, str], tags: dict[str, str]) -> str:
-    """Log the model in `folder` as the run's MLflow model (MODEL_NAME), as mlflow.pyfunc.log_model does but
-    into a given run and without loading the model to check the input example (hundreds of models of ~1 GB
-    at paper scale; tests/test_pipeline.py serves one); with the run's `params` and `tags` (its direction and
-    model: the UI's list of logged models names each model's run, but every model MODEL_NAME, the name
-    runs:/<run id>/model resolves). Returns its model id."""
+def log_model(client: MlflowClient, experiment_id: str, run_id: str, name: str, folder: Path, spec: dict,
+              copy: bool, tracking_uri: str, params: dict[str, str], tags: dict[str, str]) -> str:
+    """Log the model in `folder` as the run's MLflow model `name`, as mlflow.pyfunc.log_model does but into a
+    given run and without loading the model to check the input example (hundreds of models of ~1 GB at paper
+    scale; tests/test_pipeline.py serves one); with the run's `params` and `tags` (its direction and model).
+    Returns its model id."""
     folder = Path(folder).resolve()
     artifacts_here(client, run_id, tracking_uri)
-    logged = client.create_logged_model(experiment_id, name=MODEL_NAME, source_run_id=run_id, params=params,
-                                        tags=tags)
+    logged = client.create_logged_model(experiment_id, name=name, source_run_id=run_id, params=params, tags=tags)
     with tempfile.TemporaryDirectory(prefix="mtcue-model-") as tmp:
         artifacts, config = None, {"model_dir": _in_store(folder, tracking_uri)}
         if copy:
             artifacts = {STUDY_COPY: str(Path(tmp) / STUDY_COPY)}
             config = {"copied": _copy_of_study(folder, Path(artifacts[STUDY_COPY]))}
-        saved = Path(tmp) / MODEL_NAME
+        saved = Path(tmp) / name
         mlflow.pyfunc.save_model(
             saved, python_model=str(Path(__file__).with_name("mlflow_model.py")), artifacts=artifacts,
             model_config=config, signature=SIGNATURE, input_example=pd.DataFrame(input_example(spec)),

@@ -44,7 +44,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from mtcue.io import confined
-from mtcue.models.runs import every, sqlite_path, store_errors
+from mtcue.models.runs import every, model_name, run_model, sqlite_path, store_errors
 from mtcue.reporting.logged_model import TranslatorModel  # noqa: F401  (models logged before the split load it here)
 from mtcue.reporting.logged_model import artifacts_here, log_model, model_tag
 from mtcue.reporting.run_contents import ARTIFACTS_TAG, KIND_TAG, MODEL_TAG, TAG, Wanted, is_stale, wanted_of
@@ -171,18 +171,17 @@ def _log_missing(client: MlflowClient, run: Run, history: dict[str, list[Metric]
         client.log_batch(run_id, tags=new_tags[i : i + TAG_BATCH])
 
 
-def _model_of(run: Run) -> str | None:
-    """The id of the model a run logged (its last, should a writer the lock could not see have logged two)."""
-    outputs = run.outputs.model_outputs if run.outputs else []
-    return outputs[-1].model_id if outputs else None
+def _named_model(client: MlflowClient, run: Run, name: str) -> str | None:
+    """The id of the model the run logged if it is named `name` (one synced before models were named by their
+    direction and model is named "model", and is logged again)."""
+    logged = run_model(client, run)
+    return logged.model_id if logged is not None and logged.name == name else None
 
 
-def _attach_metrics(client: MlflowClient, run_id: str, model_id: str | None, wanted: Wanted) -> None:
+def _attach_metrics(client: MlflowClient, run_id: str, model_id: str, wanted: Wanted) -> None:
     """Give the run's logged model the run's metrics (each key's last step), so that the model's page and the
     UI's list of models show them: the run's points logged again with the model's id, which MLflow keeps once
     in the run's history (the same key, step, value and time)."""
-    if model_id is None:
-        return
     attached = {(m.key, m.step) for m in client.get_logged_model(model_id).metrics or ()}
     points = []
     for key, history in _history(client, run_id, wanted.metrics).items():
@@ -332,14 +331,16 @@ def sync_records(
             # Artifacts before the tags that say they are there (a sync stopped midway logs them again).
             if ARTIFACTS_TAG in wanted.tags and run.data.tags.get(ARTIFACTS_TAG) != wanted.tags[ARTIFACTS_TAG]:
                 _log_files(client, run.info.run_id, files[key], tracking_uri)
-            model_id = None
-            if MODEL_TAG in wanted.tags and run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
-                spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
-                model_id = log_model(client, experiment_id, run.info.run_id, models[key], spec, copy_models,
-                                     tracking_uri, wanted.params, identity)
+            if MODEL_TAG in wanted.tags:
+                name = model_name(direction, model)
+                model_id = _named_model(client, run, name)
+                if model_id is None or run.data.tags.get(MODEL_TAG) != wanted.tags[MODEL_TAG]:
+                    spec = next(r["spec"] for r in groups[(direction, model)] if r["kind"] == "train")
+                    model_id = log_model(client, experiment_id, run.info.run_id, name, models[key], spec, copy_models,
+                                         tracking_uri, wanted.params, identity)
             _log_missing(client, run, history, wanted)
             if MODEL_TAG in wanted.tags:
-                _attach_metrics(client, run.info.run_id, model_id or _model_of(run), wanted)
+                _attach_metrics(client, run.info.run_id, model_id, wanted)
             if run.info.status != "FINISHED" or (wanted.end_ms and run.info.end_time != wanted.end_ms):
                 client.set_terminated(run.info.run_id, end_time=wanted.end_ms)
             run_ids[f"{direction}/{model}"] = run.info.run_id
