@@ -67,7 +67,8 @@ def render_headlines(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> s
     """The README's block: of the first run, Table 4's BLEU, Figure 4's points and the headline table of each
     other system family, each section as `render` writes it (the rest is the results page's)."""
     first = runs[0]
-    body = [f"From one run of the study: {first.describe()}.", "", *bleu_section(first, bootstrap)]
+    body = [f"From one run of the study: {first.describe(commit=False)} (its commit: [Results](docs/results.md)).", "",
+            *bleu_section(first, bootstrap)]
     for section in (fewshot_section(first), voita2018_section(first), side_information_section(first.side_information),
                     style_section(first.style_levels, first.table5), shortening_section(first.shortening)):
         if section:

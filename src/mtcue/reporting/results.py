@@ -71,14 +71,16 @@ class Run:
     def seed(self) -> str:
         return ", ".join(sorted({str(r["spec"]["seed"]) for r in self.trains}))
 
-    def describe(self) -> str:
+    def describe(self, commit: bool = True) -> str:
+        """Which run: study, commit (`commit`: the results page names it, the README leaves hashes to that page),
+        seed and the records' dates."""
         records = self.scores + self.comets + self.trains
         commits = ", ".join(f"`{c[:12]}{'-dirty' if c.endswith('-dirty') else ''}`"
                             for c in sorted({r["git_commit"] for r in records}))
         created = sorted(r["created"][:10] for r in records if "created" in r)
         dates = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
-        return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, commit {commits}, seed {self.seed}, "
-                f"records of {dates}")
+        return (f"study `{', '.join(sorted({r['study'] for r in records}))}`, "
+                + (f"commit {commits}, " if commit else "") + f"seed {self.seed}, records of {dates}")
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
