@@ -179,19 +179,3 @@ def zeroshot_options(kind, task):
 
 def synthetic_suite(direction):
     return f"results/eval/contrastive/{direction}/synthetic.jsonl"
-
-
-def attention_unavailable():
-    """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
-    (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
-    if OPENSUBTITLES:
-        return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
-    made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
-    # results/records/attention/{direction}/{model}.json: the direction is the record's folder
-    there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p))))
-                for p in voita2018.inputs(config)["attention"])
-    return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
-
-
-def voita2018_attention_records(w):
-    return [] if attention_unavailable() else voita2018.inputs(config)["attention"]

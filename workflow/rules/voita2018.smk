@@ -33,7 +33,7 @@ rule table_voita2018:
     input:
         score=voita2018.inputs(config)["scores"],
         random=voita2018.inputs(config)["random"],
-        attention=voita2018_attention_records,
+        attention=voita2018.inputs(config)["attention"],
     output:
         csv="results/tables/voita2018.csv",
         md="results/tables/voita2018.md",
@@ -42,7 +42,8 @@ rule table_voita2018:
     params:
         rows=json.dumps(voita2018.voita2018_rows(config)),
         # the option and its reason as two arguments, or none
-        unavailable=lambda w: ["--attention-unavailable", attention_unavailable()] if attention_unavailable() else [],
+        unavailable=["--attention-unavailable", voita2018.attention_unavailable(config)]
+        if voita2018.attention_unavailable(config) else [],
     log:
         "results/logs/table_voita2018.log",
     benchmark:

@@ -31,18 +31,28 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
 
+def attention_unavailable(cfg: dict) -> str:
+    """Why Table 7 cannot be measured ("" when it can): its attention analysis needs each pronoun's antecedent,
+    which only the synthetic corpus's contrastive suite marks (contrastive.smk writes it from the generator)."""
+    if cfg["corpus"]["source"] != "synthetic":
+        return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
+    return ""
+
+
 def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records of Tables 1 and 7: `scores`, `random` (random context at test time), `attention` (Table 7:
-    the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's pronouns being English)."""
+    the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's pronouns being English; none
+    where `attention_unavailable`)."""
     exp, split, runs = cfg["experiments"]["voita2018"], cfg["evaluation"]["split"], voita2018_models(cfg)
     entry = cfg["models"]
     return {
         "scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
         "random": sorted({f"results/records/score_random_context/{d}/{m}.{split}.json" for d, m in runs
                           if m in exp["random_test"]}),
-        "attention": sorted(f"results/records/attention/{d}/{m}.json" for d, m in runs
-                            if d.startswith("en-") and entry[m]["type"] == "voita_context"
-                            and entry[m].get("context_slot", "prev1") == "prev1"),
+        "attention": [] if attention_unavailable(cfg) else sorted(
+            f"results/records/attention/{d}/{m}.json" for d, m in runs
+            if d.startswith("en-") and entry[m]["type"] == "voita_context"
+            and entry[m].get("context_slot", "prev1") == "prev1"),
     }
 
 
