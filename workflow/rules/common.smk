@@ -2,6 +2,7 @@
 # (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
 import json
 import os
+import shlex
 import sys
 
 from mtcue import config as cfg
@@ -16,9 +17,6 @@ from mtcue.plan.models import all_models, model_entry, trained_entries, trained_
 from mtcue.plan.models import model_spec as plan_spec
 from mtcue.study import (SIDE_COLUMNS, STYLE_TYPES, context_kind, is_contextual, pair_of, parent_checkpoint, store_columns,
                          store_name)
-
-# Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
 
 CONFIG_FILES = [str(f) for f in workflow.configfiles] or ["config/config.yaml"]
 for config_file in workflow.configfiles:  # Snakemake keeps the last of a key written twice: refused here
@@ -43,6 +41,17 @@ wildcard_constraints:
     split="|".join(SPLITS),
     model="|".join(MODELS),
     store=r"[^/]+",
+
+
+def shell_prefix(exports):
+    """What every shell command of the study starts with (a local job and a cluster job alike: a SLURM job's
+    Snakemake reads the workflow again): Snakemake's own prefix for bash (`shell.prefix` replaces it), the bin/ of
+    the environment Snakemake runs in first on PATH, so that steps run its `mtcue` (`.venv/bin/snakemake`, the
+    venv not activated), then `exports` ({name: value}). A prefix, not os.environ: Snakemake run in-process (a
+    notebook, the tests) leaves its caller's environment as it was."""
+    path = f"export PATH={shlex.quote(os.path.dirname(sys.executable))}:\"$PATH\";"
+    variables = [f"export {name}={shlex.quote(value)};" for name, value in exports.items()]
+    return " ".join(["set -euo pipefail;", path, *variables]) + " "
 
 
 def model_spec(w):
