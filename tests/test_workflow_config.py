@@ -188,14 +188,17 @@ UNQUOTED = re.compile(r"threads$|resources\.\w+$")
 
 
 def shell_commands(path):
-    """(line, command) of every `shell:` string of a rule file: the implicitly joined literals below it."""
+    """(line, command) of every `shell:` string of a rule file: the implicitly joined literals below it, each
+    branch's of a command chosen by the config (`"..." if OPENSUBTITLES else "..."`)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
         match = re.match(r"(\s*)shell:\s*$", line)
         if match:
             indent = len(match.group(1))
             block = itertools.takewhile(lambda t: not t.strip() or len(t) - len(t.lstrip()) > indent, lines[i + 1:])
-            yield i + 1, ast.literal_eval("(" + "\n".join(block) + ")")
+            command = ast.parse("(" + "\n".join(block) + ")", mode="eval").body
+            for branch in (command.body, command.orelse) if isinstance(command, ast.IfExp) else (command,):
+                yield i + 1, ast.literal_eval(branch)
 
 
 def test_every_value_in_a_shell_command_is_quoted():

@@ -92,43 +92,6 @@ else:
             "mtcue generate --pair {wildcards.pair:q} --split {wildcards.split:q} --docs {params.docs:q} "
             "--seed {params.seed:q} --out {output:q} 2> {log:q}"
 
-    # Table 5's test set: the cleaned test split in IWSLT22's official layout (contrastive references,
-    # [F]-annotated), where the paper's configuration converts the official files.
-    rule eval_iwslt22:
-        input:
-            "results/clean/{pair}/test.jsonl",
-        output:
-            directory("results/eval/iwslt22/{pair}"),
-        params:
-            split="test",
-            docs=config["corpus"]["docs"]["test"],
-            seed=config["corpus"]["seed"],
-        group: PREPARE
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22/{pair}.tsv"
-        shell:
-            "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
-            "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
-
-    # Table 5's validation set, where each model's best prompt is chosen: the valid split, same layout.
-    use rule eval_iwslt22 as eval_iwslt22_valid with:
-        input:
-            "results/clean/{pair}/valid.jsonl",
-        output:
-            directory("results/eval/iwslt22_valid/{pair}"),
-        params:
-            split="valid",
-            docs=config["corpus"]["docs"]["valid"],
-            seed=config["corpus"]["seed"],
-        log:
-            "results/logs/eval_iwslt22_valid/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
-
 
 if fewshot.eamt22_pairs(config):
 
@@ -174,6 +137,57 @@ rule clean:
         "--max-chars {params.max_chars:q} 2> {log:q}"
 
 
+# Table 5's test set (eval_iwslt22) and validation set, where each model's best prompt is chosen (eval_iwslt22_valid;
+# on the paper's data Table 6's zero-shot column too), in IWSLT22's official layout (contrastive references,
+# [F]-annotated): on the paper's data IWSLT22's official files converted (the validation set: its training data,
+# both domains; pairs without one, en-ru, choose on the test set: plan/formality.py), else the synthetic corpus's
+# cleaned split in that layout, a step of its pair's preparation. Their inputs: iwslt22_inputs (inputs.smk).
+rule eval_iwslt22:
+    input:
+        iwslt22_inputs("test"),
+    output:
+        directory("results/eval/iwslt22/{pair}"),
+    params:
+        docs=config["corpus"]["docs"]["test"],
+        seed=config["corpus"]["seed"],
+    group: None if OPENSUBTITLES else PREPARE
+    resources:
+        **on_cpu(STEP["prepare"]),
+    log:
+        "results/logs/eval_iwslt22/{pair}.log",
+    benchmark:
+        "results/benchmarks/eval_iwslt22/{pair}.tsv"
+    shell:
+        ("mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
+         if OPENSUBTITLES else
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split test --docs {params.docs:q} "
+         "--seed {params.seed:q} --out {output:q} 2> {log:q}")
+
+
+rule eval_iwslt22_valid:
+    input:
+        iwslt22_inputs("valid"),
+    output:
+        directory("results/eval/iwslt22_valid/{pair}"),
+    params:
+        docs=config["corpus"]["docs"]["valid"],
+        seed=config["corpus"]["seed"],
+    wildcard_constraints:
+        **({"pair": "|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"])} if OPENSUBTITLES else {}),
+    group: None if OPENSUBTITLES else PREPARE
+    resources:
+        **on_cpu(STEP["prepare"]),
+    log:
+        "results/logs/eval_iwslt22_valid/{pair}.log",
+    benchmark:
+        "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
+    shell:
+        ("mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
+         "2> {log:q}" if OPENSUBTITLES else
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split valid --docs {params.docs:q} "
+         "--seed {params.seed:q} --out {output:q} 2> {log:q}")
+
+
 # Table 1's figures for one pair, from the training data the models read.
 rule corpus_stats:
     input:
@@ -199,39 +213,6 @@ rule corpus_stats:
 
 
 if OPENSUBTITLES:
-
-    rule eval_iwslt22:
-        input:
-            lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22", w.pair).values()],
-        output:
-            directory("results/eval/iwslt22/{pair}"),
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22/{pair}.tsv"
-        shell:
-            "mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
-
-    # Table 5's validation set (best prompt; Table 6's zero-shot column): IWSLT22's training data, both
-    # domains, in the test set's layout; pairs without one (en-ru) choose on the test set (plan/formality.py).
-    rule eval_iwslt22_valid:
-        input:
-            lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22_valid", w.pair).values()],
-        output:
-            directory("results/eval/iwslt22_valid/{pair}"),
-        wildcard_constraints:
-            pair="|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"]),
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22_valid/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
-        shell:
-            "mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
-            "2> {log:q}"
 
     rule eval_eamt22:
         input:

@@ -114,6 +114,17 @@ def init_checkpoint(w):
     return {"init": outside} if outside else {}
 
 
+# ---- IWSLT22 sets (data.smk) ---------------------------------------------------------------------
+
+def iwslt22_inputs(split):
+    """What an IWSLT22 set of `split` (test, valid) is made from: on the paper's data the official files of the
+    pair (the validation set's: IWSLT22's training data), else the pair's cleaned split."""
+    if not OPENSUBTITLES:
+        return f"results/clean/{{pair}}/{split}.jsonl"
+    name = "iwslt22" if split == "test" else "iwslt22_valid"
+    return lambda w: [sources.local(s) for s in sources.evalset_sources(config, name, w.pair).values()]
+
+
 # ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
 
 def eamt22_store(w):
