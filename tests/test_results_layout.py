@@ -17,6 +17,27 @@ def test_a_models_files_and_its_directions_data():
     assert layout.checkpoint("en-de", "base", Path("/s/results")) == Path("/s/results/models/en-de/base/checkpoint_best.pt")
 
 
+def test_each_artefact_of_a_trained_model_and_of_the_study():
+    assert layout.hyps("en-de", "mtcue", "test") == Path("results/hyps/en-de/mtcue.test.txt")
+    assert layout.record("score", "en-de", "mtcue", "test") == Path("results/records/score/en-de/mtcue.test.json")
+    assert layout.record("formality", "en-de", "mtcue") == Path("results/records/formality/en-de/mtcue.json")
+    assert layout.record("train", "en-de", "mtcue") == layout.train_record("en-de", "mtcue")
+    assert layout.table_files("voita2018") == [Path("results/tables/voita2018.csv"), Path("results/tables/voita2018.md"),
+                                               Path("results/tables/voita2018.html")]
+    assert layout.figure("style_levels", "svg") == Path("results/figures/style_levels.svg")
+    assert layout.log("train", "en-de.base") == Path("results/logs/train/en-de.base.log")
+    assert layout.record_run(layout.record("contrastive", "en-de", "mtcue", "synthetic")) == ("en-de", "mtcue")
+
+
+def test_wildcard_placeholders_give_a_rules_pattern():
+    """A rule's output is the same function called with its wildcards' placeholders."""
+    assert str(layout.hyps("{direction}", "{model}", "{split}")) == "results/hyps/{direction}/{model}.{split}.txt"
+    assert str(layout.record("score", "{direction}", "{model}", "{split}")) == \
+        "results/records/score/{direction}/{model}.{split}.json"
+    assert str(layout.log("translate", "{direction}.{model}.{split}")) == \
+        "results/logs/translate/{direction}.{model}.{split}.log"
+
+
 def test_each_kind_of_store():
     assert layout.store_dir("vectors", "en-de", "minilm.mean") == Path("results/embed/en-de/minilm.mean")
     assert layout.store_dir("tokens", "en-de") == Path("results/tokens/en-de")

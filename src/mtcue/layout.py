@@ -1,7 +1,9 @@
 """The study's results layout: where each step writes what a later one reads, under a results folder
 (`results/` of the study's working directory by default; the study around a trained model's folder, as
-`model_at` finds it). The rules' input functions, the Translator (`TrainedModel.find`) and the MLflow copy
-of a model read their paths from here (docs/formats.md). Imports nothing of the project."""
+`model_at` finds it). The rules' input functions, the plan's targets, the Translator (`TrainedModel.find`) and
+the MLflow copy of a model read their paths from here (docs/formats.md). Every argument may be a Snakemake
+wildcard placeholder instead of a value (`hyps("{direction}", "{model}", "{split}")`), which gives the pattern a
+rule's output is written as. Imports nothing of the project."""
 from __future__ import annotations
 
 import re
@@ -40,8 +42,42 @@ def checkpoint(direction: str, model: str, root: Path = RESULTS) -> Path:
     return model_dir(direction, model, root) / "checkpoint_best.pt"
 
 
+def hyps(direction: str, model: str, split: str, root: Path = RESULTS) -> Path:
+    """A trained model's translation of a split of its direction's test corpus, one line per sentence."""
+    return root / "hyps" / direction / f"{model}.{split}.txt"
+
+
+def record(kind: str, direction: str, model: str, of: str | None = None, root: Path = RESULTS) -> Path:
+    """A trained model's record of a kind (`score`, `comet`, `contrastive`, ...; docs/formats.md), of a split or
+    suite where the kind has several (`of`)."""
+    return root / "records" / kind / direction / (f"{model}.{of}.json" if of else f"{model}.json")
+
+
 def train_record(direction: str, model: str, root: Path = RESULTS) -> Path:
-    return root / "records" / "train" / direction / f"{model}.json"
+    return record("train", direction, model, root=root)
+
+
+# The files of a table: its data, its Markdown and the Markdown's HTML rendering (the report's).
+TABLE_FORMATS = ("csv", "md", "html")
+
+
+def table(name: str, suffix: str, root: Path = RESULTS) -> Path:
+    return root / "tables" / f"{name}.{suffix}"
+
+
+def table_files(name: str, root: Path = RESULTS) -> list[Path]:
+    """A table's three files (`TABLE_FORMATS`), which its rule writes together."""
+    return [table(name, suffix, root) for suffix in TABLE_FORMATS]
+
+
+def figure(name: str, suffix: str, root: Path = RESULTS) -> Path:
+    """A figure's file (`svg`, `png`) or its data (`csv`)."""
+    return root / "figures" / f"{name}.{suffix}"
+
+
+def log(step: str, name: str, root: Path = RESULTS) -> Path:
+    """A job's log: its step's folder, the job's name (its wildcards joined by dots)."""
+    return root / "logs" / step / f"{name}.log"
 
 
 # records/{kind}/{direction}/{model}[.{split or suite}].json: a record of one trained model's run

@@ -3,6 +3,7 @@ columns.
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
 from mtcue.plan.registry import Experiment, Targets, register
@@ -61,18 +62,15 @@ def zeroshot_records(cfg: dict, kind: str) -> list[str]:
     task = ablation_zeroshot(cfg)[kind]
     if task["unavailable"]:
         return []
-    record = {"eamt22": "results/records/eamt22/{direction}/{model}.valid.json",
-              "formality": "results/records/formality/{direction}/{model}"
-                           + (".valid.json" if chosen_on_valid(cfg, task["direction"]) else ".json")}[kind]
-    return [record.format(direction=task["direction"], model=m) for m in ablation_runs(cfg)]
+    of = "valid" if kind == "eamt22" or chosen_on_valid(cfg, task["direction"]) else None
+    return [str(layout.record(kind, task["direction"], m, of)) for m in ablation_runs(cfg)]
 
 
 def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records Table 6 reads: `scores`, `comets` (none when evaluation.comet.model is null), `formality` and
     `eamt22` (its zero-shot columns)."""
     exp, runs = cfg["experiments"]["ablation"], ablation_runs(cfg)
-    records = lambda kind: [f"results/records/{kind}/{d}/{m}.{exp['split']}.json" for d in exp["directions"]
-                            for m in runs]
+    records = lambda kind: [str(layout.record(kind, d, m, exp["split"])) for d in exp["directions"] for m in runs]
     return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
             "formality": zeroshot_records(cfg, "formality"), "eamt22": zeroshot_records(cfg, "eamt22")}
 
@@ -81,8 +79,7 @@ def targets(cfg: dict) -> Targets:
     """The records Table 6 reads and the table."""
     exp = cfg["experiments"]["ablation"]
     return Targets(records=[r for records in inputs(cfg).values() for r in records],
-                   tables=[f"results/tables/table6_ablation.{ext}" for ext in ("csv", "md", "html")]
-                   if exp["directions"] and exp["rows"] else [])
+                   tables=layout.table_files("table6_ablation") if exp["directions"] and exp["rows"] else [])
 
 
 def check(cfg: dict) -> None:

@@ -3,6 +3,7 @@ split's references with and without their context.
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.plan.style import style_models
@@ -14,7 +15,7 @@ def records(cfg: dict) -> list[str]:
     few-shot variants (they read EAMT22's attribute sentences, which the split has not) and, of the models without
     context, all but BASE (its row is the 0 every such model gives)."""
     split, style = cfg["evaluation"]["split"], {m for _d, m in style_models(cfg)}
-    return [f"results/records/context_usage/{d}/{m}.{split}.json" for d, m in trained_models(cfg)
+    return [str(layout.record("context_usage", d, m, split)) for d, m in trained_models(cfg)
             if not {"seed_of", "fewshot"} & set(model_entry(cfg, m)) and m not in style
             and (m == "base" or context_kind(model_entry(cfg, m)) is not None)]
 
@@ -22,8 +23,7 @@ def records(cfg: dict) -> list[str]:
 def targets(cfg: dict) -> Targets:
     """The records and their table."""
     scored = records(cfg)
-    return Targets(records=scored,
-                   tables=[f"results/tables/context_usage.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+    return Targets(records=scored, tables=layout.table_files("context_usage") if scored else [])
 
 
 register(Experiment("context_usage", "context usage (CXMI)", targets))

@@ -3,6 +3,7 @@ synthetic one, or on the paper's data the configured real ones: plan.experiments
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import suites
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Targets, register
@@ -14,15 +15,14 @@ def records(cfg: dict) -> list[str]:
     Table 6's and Figure 4's spread), which would double the jobs, and the style-control models (scored at
     their neutral level they would say little about context)."""
     by_direction, style = suites(cfg), {m for _d, m in style_models(cfg)}
-    return [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in trained_models(cfg)
+    return [str(layout.record("contrastive", d, m, s)) for d, m in trained_models(cfg)
             if "seed_of" not in model_entry(cfg, m) and m not in style for s in by_direction.get(d, [])]
 
 
 def targets(cfg: dict) -> Targets:
     """The records and their table."""
     scored = records(cfg)
-    return Targets(records=scored,
-                   tables=[f"results/tables/contrastive.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+    return Targets(records=scored, tables=layout.table_files("contrastive") if scored else [])
 
 
 register(Experiment("contrastive", "contrastive suites", targets))

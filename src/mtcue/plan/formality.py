@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions
 from mtcue.plan.models import model_entry
 from mtcue.plan.quality import quality_models
@@ -41,7 +42,7 @@ def formality_runs(cfg: dict) -> list[tuple[str, str]]:
 
 def formality_records(cfg: dict) -> list[str]:
     """The IWSLT22 formality records of the experiment's models."""
-    return [f"results/records/formality/{d}/{m}.json" for d, m in formality_runs(cfg)]
+    return [str(layout.record("formality", d, m)) for d, m in formality_runs(cfg)]
 
 
 def supervised_records(cfg: dict) -> list[str]:
@@ -57,8 +58,7 @@ def table_records(cfg: dict) -> list[str]:
 def targets(cfg: dict) -> Targets:
     """The records and Table 5, which also has the style models' supervised rows (style.smk)."""
     records = formality_records(cfg)
-    return Targets(records=records, tables=[f"results/tables/table5_formality.{ext}" for ext in ("csv", "md", "html")]
-                   if table_records(cfg) else [])
+    return Targets(records=records, tables=layout.table_files("table5_formality") if table_records(cfg) else [])
 
 
 def chosen_on_valid(cfg: dict, direction: str) -> bool:

@@ -3,6 +3,7 @@ figures drawn from their records.
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.registry import Experiment, Targets, register
 
 
@@ -15,9 +16,9 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records the tables and figures read: `scores`, `comets` (none when evaluation.comet.model is null)
     and `train` of the quality models in every direction."""
     models, directions, split = quality_models(cfg), cfg["directions"], cfg["evaluation"]["split"]
-    records = lambda kind: [f"results/records/{kind}/{d}/{m}.{split}.json" for d in directions for m in models]
+    records = lambda kind: [str(layout.record(kind, d, m, split)) for d in directions for m in models]
     return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
-            "train": [f"results/records/train/{d}/{m}.json" for d in directions for m in models]}
+            "train": [str(layout.train_record(d, m)) for d in directions for m in models]}
 
 
 def targets(cfg: dict) -> Targets:
@@ -29,12 +30,11 @@ def targets(cfg: dict) -> Targets:
     labelled = cfg["corpus"]["source"] == "synthetic" and any(d.startswith("en-") for d in directions)
     return Targets(
         records=[*records["scores"], *records["comets"]],
-        tables=[f"results/tables/{table}.{ext}" for table in ("table1_data", "table3_models", "table4_quality",
-                                                              *(["phenomena"] if labelled else []))
-                for ext in ("csv", "md", "html")],
-        figures=["results/figures/training_curves.svg",
-                 *(["results/figures/phenomena_accuracy.svg"] if labelled else []),
-                 *(["results/figures/bleu_gain.svg"] if len(quality_models(cfg)) > 1 else [])])
+        tables=[path for table in ("table1_data", "table3_models", "table4_quality",
+                                   *(["phenomena"] if labelled else [])) for path in layout.table_files(table)],
+        figures=[layout.figure(figure, "svg") for figure in ("training_curves",
+                                                             *(["phenomena_accuracy"] if labelled else []),
+                                                             *(["bleu_gain"] if len(quality_models(cfg)) > 1 else []))])
 
 
 register(Experiment(

@@ -16,11 +16,16 @@ from mtcue.study import ConfigError
 class Targets:
     """What an experiment makes, the same fields for every one: `records`, its trained models' records (the
     MLflow sync mirrors them in each model's run); `tables` and `figures` (rule `all`, the study's MLflow
-    run); `others`, what else `all` asks for (records of no model's run)."""
+    run); `others`, what else `all` asks for (records of no model's run). Paths as strings, whether given as
+    strings or as `mtcue.layout`'s Paths (what the rules, the MLflow sync and the targets' lookups compare)."""
     records: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        for name in ("records", "tables", "figures", "others"):
+            object.__setattr__(self, name, [str(path) for path in getattr(self, name)])
 
 
 def _of_validated(read: Callable[[dict], object], what: str) -> Callable[[dict], object]:

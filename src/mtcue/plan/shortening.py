@@ -3,6 +3,7 @@ and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
@@ -68,18 +69,18 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     first suite: the synthetic one; on the paper's data ContraPro in en-de, Lopes et al. in en-fr) and the
     `groupings` records."""
     runs, split, by_direction = shortening_runs(cfg), cfg["evaluation"]["split"], suites(cfg)
-    return {"scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-            "contrastive": sorted(f"results/records/contrastive/{d}/{m}.{by_direction[d][0]}.json"
+    return {"scores": sorted({str(layout.record("score", d, m, split)) for d, m in runs}),
+            "contrastive": sorted(str(layout.record("contrastive", d, m, by_direction[d][0]))
                                   for d, m in runs if by_direction.get(d)),
-            "groupings": [f"results/records/groupings/{d}/{m}.json" for d, m, _suite in groupings_runs(cfg)]}
+            "groupings": [str(layout.record("groupings", d, m)) for d, m, _suite in groupings_runs(cfg)]}
 
 
 def targets(cfg: dict) -> Targets:
     """The runs' score records, the table and Figure 3."""
     runs = shortening_runs(cfg)
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else [],
-                   figures=["results/figures/shortening_groupings.csv", "results/figures/shortening_groupings.svg"]
+                   tables=layout.table_files("shortening") if runs else [],
+                   figures=[layout.figure("shortening_groupings", suffix) for suffix in ("csv", "svg")]
                    if groupings_runs(cfg) else [])
 
 

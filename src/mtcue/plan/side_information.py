@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions, suites
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
@@ -77,22 +78,21 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     target-prefix model predicting its labels), `valid` (the validation split's, of every grid point: what
     chooses a type's point); and the models' `contrastive` records (every suite of their direction)."""
     exp, split, runs = cfg["experiments"]["side_information"], cfg["evaluation"]["split"], side_information_models(cfg)
-    records = lambda kind, keep, split=split: sorted({f"results/records/{kind}/{d}/{m}.{split}.json"
-                                                      for d, m in runs if keep(m)})
+    records = lambda kind, keep, split=split: sorted({str(layout.record(kind, d, m, split)) for d, m in runs
+                                                      if keep(m)})
     grid = set(grid_models(cfg))
     return {"scores": records("score", lambda m: True),
             "valid": records("score", grid.__contains__, "valid"),
             "no_context": records("score_no_context", lambda m: m in exp["no_labels"]),
             "predicted": records("score_predicted_labels", lambda m: cfg["models"][m]["type"] == "si_trg_prefix"),
-            "contrastive": [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in runs
+            "contrastive": [str(layout.record("contrastive", d, m, s)) for d, m in runs
                             for s in suites(cfg).get(d, [])]}
 
 
 def targets(cfg: dict) -> Targets:
     """The score records and the table."""
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/side_information.{ext}" for ext in ("csv", "md", "html")]
-                   if side_information_models(cfg) else [])
+                   tables=layout.table_files("side_information") if side_information_models(cfg) else [])
 
 
 def check(cfg: dict) -> None:

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import ConfigError, context_kind
@@ -46,11 +47,11 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     exp, split, runs = cfg["experiments"]["voita2018"], cfg["evaluation"]["split"], voita2018_models(cfg)
     entry = cfg["models"]
     return {
-        "scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-        "random": sorted({f"results/records/score_random_context/{d}/{m}.{split}.json" for d, m in runs
+        "scores": sorted({str(layout.record("score", d, m, split)) for d, m in runs}),
+        "random": sorted({str(layout.record("score_random_context", d, m, split)) for d, m in runs
                           if m in exp["random_test"]}),
         "attention": [] if attention_unavailable(cfg) else sorted(
-            f"results/records/attention/{d}/{m}.json" for d, m in runs
+            str(layout.record("attention", d, m)) for d, m in runs
             if d.startswith("en-") and entry[m]["type"] == "voita_context"
             and entry[m].get("context_slot", "prev1") == "prev1"),
     }
@@ -59,8 +60,7 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
 def targets(cfg: dict) -> Targets:
     """The score records and the table."""
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/voita2018.{ext}" for ext in ("csv", "md", "html")]
-                   if voita2018_models(cfg) else [])
+                   tables=layout.table_files("voita2018") if voita2018_models(cfg) else [])
 
 
 def check(cfg: dict) -> None:
