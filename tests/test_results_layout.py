@@ -27,6 +27,8 @@ def test_each_artefact_of_a_trained_model_and_of_the_study():
     assert layout.figure("style_levels", "svg") == Path("results/figures/style_levels.svg")
     assert layout.log("train", "en-de.base") == Path("results/logs/train/en-de.base.log")
     assert layout.record_run(layout.record("contrastive", "en-de", "mtcue", "synthetic")) == ("en-de", "mtcue")
+    assert layout.study_record("data", "en-de") == Path("results/records/data/en-de.json")
+    assert layout.record_run(layout.study_record("data", "en-de")) is None
 
 
 def test_wildcard_placeholders_give_a_rules_pattern():

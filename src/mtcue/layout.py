@@ -53,6 +53,12 @@ def record(kind: str, direction: str, model: str, of: str | None = None, root: P
     return root / "records" / kind / direction / (f"{model}.{of}.json" if of else f"{model}.json")
 
 
+def study_record(kind: str, name: str, root: Path = RESULTS) -> Path:
+    """A record of no trained model: a pair's data (`data`, Table 1), a direction's style levels against its
+    references (`style_agreement`)."""
+    return root / "records" / kind / f"{name}.json"
+
+
 def train_record(direction: str, model: str, root: Path = RESULTS) -> Path:
     return record("train", direction, model, root=root)
 

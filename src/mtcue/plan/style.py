@@ -26,7 +26,7 @@ def targets(cfg: dict) -> Targets:
     scored = exp["levels_from"] == "address"
     return Targets(records=style_records(cfg),
                    figures=[layout.figure("style_levels", suffix) for suffix in ("csv", "svg")] if runs else [],
-                   others=[f"results/records/style_agreement/{d}.json" for d in exp["directions"]]
+                   others=[layout.study_record("style_agreement", d) for d in exp["directions"]]
                    if scored and runs else [])
 
 
