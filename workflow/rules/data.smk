@@ -147,9 +147,9 @@ rule eval_iwslt22:
         iwslt22_inputs("test"),
     output:
         directory("results/eval/iwslt22/{pair}"),
-    params:
-        docs=config["corpus"]["docs"]["test"],
-        seed=config["corpus"]["seed"],
+    params:  # the synthetic set's (what the converted official files take is their inputs)
+        **({} if OPENSUBTITLES else {"split": "test", "docs": config["corpus"]["docs"]["test"],
+                                      "seed": config["corpus"]["seed"]}),
     group: None if OPENSUBTITLES else PREPARE
     resources:
         **on_cpu(STEP["prepare"]),
@@ -160,8 +160,8 @@ rule eval_iwslt22:
     shell:
         ("mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
          if OPENSUBTITLES else
-         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split test --docs {params.docs:q} "
-         "--seed {params.seed:q} --out {output:q} 2> {log:q}")
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
+         "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}")
 
 
 rule eval_iwslt22_valid:
@@ -169,9 +169,9 @@ rule eval_iwslt22_valid:
         iwslt22_inputs("valid"),
     output:
         directory("results/eval/iwslt22_valid/{pair}"),
-    params:
-        docs=config["corpus"]["docs"]["valid"],
-        seed=config["corpus"]["seed"],
+    params:  # the synthetic set's (what the converted official files take is their inputs)
+        **({} if OPENSUBTITLES else {"split": "valid", "docs": config["corpus"]["docs"]["valid"],
+                                      "seed": config["corpus"]["seed"]}),
     wildcard_constraints:
         **({"pair": "|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"])} if OPENSUBTITLES else {}),
     group: None if OPENSUBTITLES else PREPARE
@@ -184,8 +184,8 @@ rule eval_iwslt22_valid:
     shell:
         ("mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
          "2> {log:q}" if OPENSUBTITLES else
-         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split valid --docs {params.docs:q} "
-         "--seed {params.seed:q} --out {output:q} 2> {log:q}")
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
+         "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}")
 
 
 # Table 1's figures for one pair, from the training data the models read.
