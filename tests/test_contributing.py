@@ -41,6 +41,7 @@ PLAN = '''\
 """The {name} experiment ({name}.smk): its models trained and scored in its directions, and one table."""
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions
 from mtcue.plan.registry import Experiment, Targets, register
 
@@ -52,8 +53,8 @@ def runs(cfg: dict) -> list[tuple[str, str]]:
 
 def targets(cfg: dict) -> Targets:
     split = cfg["evaluation"]["split"]
-    return Targets(records=[f"results/records/score/{{d}}/{{m}}.{{split}}.json" for d, m in runs(cfg)],
-                   tables=[f"results/tables/{name}.{{ext}}" for ext in ("csv", "md", "html")] if runs(cfg) else [])
+    return Targets(records=[layout.record("score", d, m, split) for d, m in runs(cfg)],
+                   tables=layout.table_files("{name}") if runs(cfg) else [])
 
 
 def check(cfg: dict) -> None:
@@ -75,11 +76,11 @@ rule table_{name}:
     input:
         records={name}.targets(config).records,
     output:
-        csv="results/tables/{name}.csv",
-        md="results/tables/{name}.md",
-        html=report("results/tables/{name}.html", caption="../report/table4_quality.rst", category="Tables"),
+        csv=layout.table("{name}", "csv"),
+        md=layout.table("{name}", "md"),
+        html=report(layout.table("{name}", "html"), caption="../report/table4_quality.rst", category="Tables"),
     log:
-        "results/logs/table_{name}.log",
+        layout.log("table_{name}"),
     shell:
         "mtcue table --records {{input.records:q}} --csv {{output.csv:q}} --md {{output.md:q}} "
         "--html {{output.html:q}} 2> {{log:q}}"

@@ -26,6 +26,13 @@ def test_each_artefact_of_a_trained_model_and_of_the_study():
                                                Path("results/tables/voita2018.html")]
     assert layout.figure("style_levels", "svg") == Path("results/figures/style_levels.svg")
     assert layout.log("train", "en-de.base") == Path("results/logs/train/en-de.base.log")
+    assert layout.log("comet_model") == Path("results/logs/comet_model.log")
+    assert layout.benchmark("tables", "voita2018") == Path("results/benchmarks/tables/voita2018.tsv")
+    assert layout.hyps("en-pl", "tagging", "test", "eamt22") == Path("results/hyps/eamt22/en-pl/tagging.test.txt")
+    assert layout.hyps_dir("formality", "en-de", "mtcue") == Path("results/hyps/formality/en-de/mtcue")
+    assert layout.evalset("iwslt22_valid", "en-de") == Path("results/eval/iwslt22_valid/en-de")
+    assert layout.suite("en-de", "synthetic") == Path("results/eval/contrastive/en-de/synthetic.jsonl")
+    assert layout.resume_dir("en-de", "mtcue") == Path("results/checkpoints/en-de/mtcue")
     assert layout.record_run(layout.record("contrastive", "en-de", "mtcue", "synthetic")) == ("en-de", "mtcue")
     assert layout.study_record("data", "en-de") == Path("results/records/data/en-de.json")
     assert layout.record_run(layout.study_record("data", "en-de")) is None

@@ -42,9 +42,32 @@ def checkpoint(direction: str, model: str, root: Path = RESULTS) -> Path:
     return model_dir(direction, model, root) / "checkpoint_best.pt"
 
 
-def hyps(direction: str, model: str, split: str, root: Path = RESULTS) -> Path:
-    """A trained model's translation of a split of its direction's test corpus, one line per sentence."""
-    return root / "hyps" / direction / f"{model}.{split}.txt"
+def evalset(name: str, pair: str, root: Path = RESULTS) -> Path:
+    """An evaluation set's folder for a pair (`iwslt22`, `iwslt22_valid`: IWSLT22's official layout)."""
+    return root / "eval" / name / pair
+
+
+def suite(direction: str, name: str, root: Path = RESULTS) -> Path:
+    """A contrastive suite of a direction (or of its pair, as the rule that writes it names it)."""
+    return root / "eval" / "contrastive" / direction / f"{name}.jsonl"
+
+
+def resume_dir(direction: str, model: str, root: Path = RESULTS) -> Path:
+    """A training's resumable checkpoints, outside its rule's outputs, so that a killed job resumes
+    (models/train.py)."""
+    return root / "checkpoints" / direction / model
+
+
+def hyps(direction: str, model: str, split: str, setting: str | None = None, root: Path = RESULTS) -> Path:
+    """A trained model's translation of a split of its direction's test corpus, one line per sentence; `setting`:
+    one made otherwise, under its own folder (a test-time context such as `random_context`, `eamt22`'s context)."""
+    return root / "hyps" / (setting or "") / direction / f"{model}.{split}.txt"
+
+
+def hyps_dir(setting: str, direction: str, model: str, root: Path = RESULTS) -> Path:
+    """A trained model's translations of an evaluation set, one file per prompt or style level (`formality`,
+    `formality_valid`, `style`)."""
+    return root / "hyps" / setting / direction / model
 
 
 def record(kind: str, direction: str, model: str, of: str | None = None, root: Path = RESULTS) -> Path:
@@ -81,9 +104,15 @@ def figure(name: str, suffix: str, root: Path = RESULTS) -> Path:
     return root / "figures" / f"{name}.{suffix}"
 
 
-def log(step: str, name: str, root: Path = RESULTS) -> Path:
-    """A job's log: its step's folder, the job's name (its wildcards joined by dots)."""
-    return root / "logs" / step / f"{name}.log"
+def log(step: str, job: str | None = None, root: Path = RESULTS) -> Path:
+    """A job's log: in its step's folder, named by the job (its wildcards joined by dots); a step of one job
+    (`job` None): the step's own file."""
+    return root / "logs" / (f"{step}/{job}.log" if job else f"{step}.log")
+
+
+def benchmark(step: str, job: str | None = None, root: Path = RESULTS) -> Path:
+    """A job's Snakemake benchmark (time, memory), named as its log."""
+    return root / "benchmarks" / (f"{step}/{job}.tsv" if job else f"{step}.tsv")
 
 
 # records/{kind}/{direction}/{model}[.{split or suite}].json: a record of one trained model's run

@@ -12,9 +12,9 @@ rule table6_ablation:
         formality=ablation.inputs(config)["formality"],
         eamt22=ablation.inputs(config)["eamt22"],
     output:
-        csv="results/tables/table6_ablation.csv",
-        md="results/tables/table6_ablation.md",
-        html=report("results/tables/table6_ablation.html", caption="../report/table6_ablation.rst", category="Tables",
+        csv=layout.table("table6_ablation", "csv"),
+        md=layout.table("table6_ablation", "md"),
+        html=report(layout.table("table6_ablation", "html"), caption="../report/table6_ablation.rst", category="Tables",
                     labels={"name": "Table 6: ablations"}),
     params:
         rows=json.dumps(config["experiments"]["ablation"]["rows"]),
@@ -23,9 +23,9 @@ rule table6_ablation:
         zeroshot=[a for kind, task in ablation.ablation_zeroshot(config).items() for a in zeroshot_options(kind, task)],
         bootstrap=config["evaluation"]["bootstrap"],
     log:
-        "results/logs/table6_ablation.log",
+        layout.log("table6_ablation"),
     benchmark:
-        "results/benchmarks/tables/table6_ablation.tsv"
+        layout.benchmark("tables", "table6_ablation")
     shell:
         "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split:q} "
         "--records {input.score:q} "

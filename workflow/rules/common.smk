@@ -30,6 +30,9 @@ PAIRS = sorted({pair_of(d) for d in DIRECTIONS})
 MODELS = list(all_models(config))  # the configured models and their derived runs (plan.models)
 SPLITS = ["train", "valid", "test"]
 EVAL_SPLIT = config["evaluation"]["split"]
+# A trained model's folder as a rule's param, which Snakemake fills in with the job's wildcards (a param is filled
+# in as a string only): what a step that loads the model is given (`--model-dir`).
+MODEL_DIR = str(layout.model_dir("{direction}", "{model}"))
 MTCUE = "mtcue"
 
 
@@ -119,7 +122,7 @@ def iwslt22_source(direction, folder="iwslt22"):
     """The English source of a direction's IWSLT22 test set (a file of the set's folder; `folder`
     iwslt22_valid: Table 5's validation set, in the same layout)."""
     pair = pair_of(direction)
-    return f"results/eval/{folder}/{pair}/{iwslt22_files(pair)[0]}"
+    return str(layout.evalset(folder, pair) / iwslt22_files(pair)[0])
 
 
 def formality_refs(w, folder):

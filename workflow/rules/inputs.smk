@@ -120,7 +120,7 @@ def iwslt22_inputs(split):
     """What an IWSLT22 set of `split` (test, valid) is made from: on the paper's data the official files of the
     pair (the validation set's: IWSLT22's training data), else the pair's cleaned split."""
     if not OPENSUBTITLES:
-        return f"results/clean/{{pair}}/{split}.jsonl"
+        return layout.clean_corpus("{pair}", split)
     name = "iwslt22" if split == "test" else "iwslt22_valid"
     return lambda w: [sources.local(s) for s in sources.evalset_sources(config, name, w.pair).values()]
 
@@ -157,7 +157,7 @@ def eamt22_inputs(w):
     """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
     variant's store."""
     own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
-    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
+    hyps = str(layout.hyps(w.direction, w.model, w.split, "eamt22" if own else None))
     return {"hyps": hyps, **({"fewshot": model_store(w.direction, w.model)} if w.model in FEWSHOT_MODELS else {})}
 
 
@@ -166,7 +166,7 @@ def eamt22_inputs(w):
 def formality_valid_hyps(w):
     """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
     if formality.valid_prompts(config, w.direction, w.model):
-        return f"results/hyps/formality_valid/{w.direction}/{w.model}"
+        return str(layout.hyps_dir("formality_valid", w.direction, w.model))
     return []
 
 
@@ -189,4 +189,4 @@ def zeroshot_options(kind, task):
 # ---- Voita et al. 2018 (voita2018.smk) -----------------------------------------------------------
 
 def synthetic_suite(direction):
-    return f"results/eval/contrastive/{direction}/synthetic.jsonl"
+    return str(layout.suite(direction, "synthetic"))

@@ -34,9 +34,9 @@ rule pretrained_models:
         required=["--comet-required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
-        "results/logs/pretrained_models.log",
+        layout.log("pretrained_models"),
     benchmark:
-        "results/benchmarks/pretrained_models.tsv"
+        layout.benchmark("pretrained_models")
     # The fetch itself goes online: not through the warm server, whose hub client was imported offline.
     shell:
         "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder:q} "

@@ -12,7 +12,7 @@ rule side_labels:
     input:
         split_corpora,
     output:
-        directory("results/labels/{direction}"),
+        directory(layout.store_dir("labels", "{direction}")),
     params:
         columns=",".join(SIDE_COLUMNS),
         corpora=corpus_options,
@@ -21,9 +21,9 @@ rule side_labels:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/side_labels/{direction}.log",
+        layout.log("side_labels", "{direction}"),
     benchmark:
-        "results/benchmarks/side_labels/{direction}.tsv",
+        layout.benchmark("side_labels", "{direction}"),
     shell:
         "mtcue tags --direction {wildcards.direction:q} {params.corpora:q} --columns {params.columns:q} "
         "--min-docs {params.min_docs:q} --out {output:q} 2> {log:q}"
@@ -38,9 +38,9 @@ rule table_side_information:
         valid=side_information.inputs(config)["valid"],  # what chooses each type's grid point (H_s, lambda)
         contrastive=side_information.inputs(config)["contrastive"],
     output:
-        csv="results/tables/side_information.csv",
-        md="results/tables/side_information.md",
-        html=report("results/tables/side_information.html", caption="../report/side_information.rst",
+        csv=layout.table("side_information", "csv"),
+        md=layout.table("side_information", "md"),
+        html=report(layout.table("side_information", "html"), caption="../report/side_information.rst",
                     category="Tables",
                     labels={"name": "Hoang et al. (2018): side information"}),
     params:
@@ -48,9 +48,9 @@ rule table_side_information:
         baseline=config["experiments"]["side_information"]["baseline"] or "",
         bootstrap=config["evaluation"]["bootstrap"],
     log:
-        "results/logs/table_side_information.log",
+        layout.log("table_side_information"),
     benchmark:
-        "results/benchmarks/tables/side_information.tsv"
+        layout.benchmark("tables", "side_information")
     shell:
         "mtcue table-side-information --rows {params.rows:q} --records {input.score:q} "
         "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "

@@ -9,9 +9,9 @@ rule attention_agreement:
         unpack(trained_model),
         suite=lambda w: synthetic_suite(w.direction),
     output:
-        "results/records/attention/{direction}/{model}.json",
+        layout.record("attention", "{direction}", "{model}"),
     params:
-        model_dir="results/models/{direction}/{model}",
+        model_dir=MODEL_DIR,
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -19,9 +19,9 @@ rule attention_agreement:
     resources:
         **in_evaluation(evaluation_request("attention")),
     log:
-        "results/logs/attention/{direction}.{model}.log",
+        layout.log("attention", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/attention/{direction}.{model}.tsv"
+        layout.benchmark("attention", "{direction}.{model}")
     shell:
         "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir:q} "
         "--model {wildcards.model:q} --suite {input.suite:q} --config-hash {params.config_hash:q} "
@@ -35,9 +35,9 @@ rule table_voita2018:
         random=voita2018.inputs(config)["random"],
         attention=voita2018.inputs(config)["attention"],
     output:
-        csv="results/tables/voita2018.csv",
-        md="results/tables/voita2018.md",
-        html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables",
+        csv=layout.table("voita2018", "csv"),
+        md=layout.table("voita2018", "md"),
+        html=report(layout.table("voita2018", "html"), caption="../report/voita2018.rst", category="Tables",
                     labels={"name": "Voita et al. (2018): Tables 1, 6 and 7"}),
     params:
         rows=json.dumps(voita2018.voita2018_rows(config)),
@@ -45,9 +45,9 @@ rule table_voita2018:
         unavailable=["--attention-unavailable", voita2018.attention_unavailable(config)]
         if voita2018.attention_unavailable(config) else [],
     log:
-        "results/logs/table_voita2018.log",
+        layout.log("table_voita2018"),
     benchmark:
-        "results/benchmarks/tables/voita2018.tsv"
+        layout.benchmark("tables", "voita2018")
     shell:
         "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
         "--attention-records {input.attention:q} {params.unavailable:q} "

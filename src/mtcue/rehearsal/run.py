@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from mtcue import layout
 from mtcue.config import merge, read_yaml, validate
 from mtcue.io import atomic_write_text
 from mtcue.outputs import OWNED_MARKER, OutputFolderError, exclusive
@@ -19,14 +20,18 @@ from mtcue.rehearsal.configs import is_study, load_plan, override, slice_study
 from mtcue.rehearsal.mirror import build_sources
 from mtcue.rehearsal.stand_ins import COMET_STAND_IN, OMDB_KEY, comet_stand_in, serve_omdb
 
-REPORT_ITEM = re.compile(r'report\(\s*"(results/[^"]+)"[^)]*category="(Tables|Figures)"', re.S)
+# What the rule files put in the report, as they write it: a table's HTML (`report(layout.table(name, "html"), ...,
+# category="Tables")`) and a figure (`report(layout.figure(name, suffix), ..., category="Figures")`).
+REPORT_ITEM = re.compile(r'report\(\s*layout\.(?:table\(\s*"(?P<table>\w+)",\s*"html"\)[^)]*category="Tables"'
+                         r'|figure\(\s*"(?P<figure>\w+)",\s*"(?P<suffix>\w+)"\)[^)]*category="Figures")', re.S)
 
 
 def report_outputs(repo: str | Path) -> list[str]:
-    """Every table and figure the workflow reports (`report(...)` in workflow/rules, Tables and Figures)."""
+    """Every table and figure the workflow reports (`REPORT_ITEM` in workflow/rules), by its path in the layout."""
     found = []
     for rules in sorted(Path(repo, "workflow", "rules").glob("*.smk")):
-        found += [m.group(1) for m in REPORT_ITEM.finditer(rules.read_text(encoding="utf-8"))]
+        found += [str(layout.table(m["table"], "html") if m["table"] else layout.figure(m["figure"], m["suffix"]))
+                  for m in REPORT_ITEM.finditer(rules.read_text(encoding="utf-8"))]
     return sorted(found)
 
 
