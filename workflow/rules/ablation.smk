@@ -12,10 +12,7 @@ rule table6_ablation:
         formality=ablation.inputs(config)["formality"],
         eamt22=ablation.inputs(config)["eamt22"],
     output:
-        csv=layout.table("table6_ablation", "csv"),
-        md=layout.table("table6_ablation", "md"),
-        html=report(layout.table("table6_ablation", "html"), caption="../report/table6_ablation.rst", category="Tables",
-                    labels={"name": "Table 6: ablations"}),
+        **table_outputs("table6_ablation", "Table 6: ablations"),
     params:
         rows=json.dumps(config["experiments"]["ablation"]["rows"]),
         seeds=json.dumps(ablation.ablation_seeds(config)),

@@ -57,6 +57,15 @@ def shell_prefix(exports):
     return " ".join(["set -euo pipefail;", path, *variables]) + " "
 
 
+def table_outputs(name, label):
+    """A table rule's outputs (`output: **table_outputs(...)`): the table's three files (layout.table_files), its
+    HTML shown in the report's Tables as `label`, captioned by workflow/report/{name}.rst (a caption's path is
+    the rule file's, workflow/rules/, where the rule calls this)."""
+    csv, md, html = layout.table_files(name)
+    return {"csv": csv, "md": md,
+            "html": report(html, caption=f"../report/{name}.rst", category="Tables", labels={"name": label})}
+
+
 def model_spec(w):
     return plan_spec(config, w.model, w.direction)
 

@@ -36,10 +36,7 @@ rule table_context_usage:
     input:
         records=context_usage.records(config),
     output:
-        csv=layout.table("context_usage", "csv"),
-        md=layout.table("context_usage", "md"),
-        html=report(layout.table("context_usage", "html"), caption="../report/context_usage.rst", category="Tables",
-                    labels={"name": "Context usage (CXMI)"}),
+        **table_outputs("context_usage", "Context usage (CXMI)"),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:

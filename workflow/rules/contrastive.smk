@@ -92,10 +92,7 @@ rule table_contrastive:
     input:
         records=contrastive.records(config),
     output:
-        csv=layout.table("contrastive", "csv"),
-        md=layout.table("contrastive", "md"),
-        html=report(layout.table("contrastive", "html"), caption="../report/contrastive.rst", category="Tables",
-                    labels={"name": "Contrastive accuracy"}),
+        **table_outputs("contrastive", "Contrastive accuracy"),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:

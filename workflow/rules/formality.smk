@@ -102,10 +102,7 @@ rule table5_formality:
         # the style models' rows are supervised (style.smk)
         records=formality.table_records(config),
     output:
-        csv=layout.table("table5_formality", "csv"),
-        md=layout.table("table5_formality", "md"),
-        html=report(layout.table("table5_formality", "html"), caption="../report/table5_formality.rst",
-                    category="Tables", labels={"name": "Table 5: IWSLT22 zero-shot formality"}),
+        **table_outputs("table5_formality", "Table 5: IWSLT22 zero-shot formality"),
     params:
         models=list(dict.fromkeys(formality.formality_models(config) + [m for _d, m in style.style_models(config)])),
         bootstrap=config["evaluation"]["bootstrap"],

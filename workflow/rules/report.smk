@@ -12,10 +12,7 @@ rule table3_models:
     input:
         train=quality.inputs(config)["train"],
     output:
-        csv=layout.table("table3_models", "csv"),
-        md=layout.table("table3_models", "md"),
-        html=report(layout.table("table3_models", "html"), caption="../report/table3_models.rst", category="Tables",
-                    labels={"name": "Table 3: models, sizes and training time"}),
+        **table_outputs("table3_models", "Table 3: models, sizes and training time"),
     log:
         layout.log("table3_models"),
     benchmark:
@@ -32,10 +29,7 @@ rule table4_quality:
         comet=quality.inputs(config)["comets"],
         train=quality.inputs(config)["train"],
     output:
-        csv=layout.table("table4_quality", "csv"),
-        md=layout.table("table4_quality", "md"),
-        html=report(layout.table("table4_quality", "html"), caption="../report/table4_quality.rst", category="Tables",
-                    labels={"name": "Table 4: translation quality"}),
+        **table_outputs("table4_quality", "Table 4: translation quality"),
     params:
         bootstrap=config["evaluation"]["bootstrap"],
     log:
@@ -53,10 +47,7 @@ rule phenomena:
     input:
         score=quality.inputs(config)["scores"],
     output:
-        csv=layout.table("phenomena", "csv"),
-        md=layout.table("phenomena", "md"),
-        html=report(layout.table("phenomena", "html"), caption="../report/phenomena.rst", category="Tables",
-                    labels={"name": "Phenomena: accuracy per phenomenon"}),
+        **table_outputs("phenomena", "Phenomena: accuracy per phenomenon"),
     log:
         layout.log("phenomena"),
     benchmark:
@@ -129,10 +120,7 @@ rule table1_data:
     input:
         expand(layout.study_record("data", "{pair}"), pair=PAIRS),
     output:
-        csv=layout.table("table1_data", "csv"),
-        md=layout.table("table1_data", "md"),
-        html=report(layout.table("table1_data", "html"), caption="../report/table1_data.rst", category="Tables",
-                    labels={"name": "Table 1: the data"}),
+        **table_outputs("table1_data", "Table 1: the data"),
     log:
         layout.log("table1_data"),
     benchmark:

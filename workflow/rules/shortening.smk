@@ -52,10 +52,7 @@ rule table_shortening:
         score=shortening.inputs(config)["scores"],
         contrastive=shortening.inputs(config)["contrastive"],
     output:
-        csv=layout.table("shortening", "csv"),
-        md=layout.table("shortening", "md"),
-        html=report(layout.table("shortening", "html"), caption="../report/shortening.rst", category="Tables",
-                    labels={"name": "Mąka et al. (2024): sequence shortening"}),
+        **table_outputs("shortening", "Mąka et al. (2024): sequence shortening"),
     params:
         cells=json.dumps(shortening.shortening_table_cells(config)),
     log:

@@ -38,11 +38,7 @@ rule table_side_information:
         valid=side_information.inputs(config)["valid"],  # what chooses each type's grid point (H_s, lambda)
         contrastive=side_information.inputs(config)["contrastive"],
     output:
-        csv=layout.table("side_information", "csv"),
-        md=layout.table("side_information", "md"),
-        html=report(layout.table("side_information", "html"), caption="../report/side_information.rst",
-                    category="Tables",
-                    labels={"name": "Hoang et al. (2018): side information"}),
+        **table_outputs("side_information", "Hoang et al. (2018): side information"),
     params:
         rows=json.dumps(side_information.side_information_table_rows(config)),
         baseline=config["experiments"]["side_information"]["baseline"] or "",

@@ -35,10 +35,7 @@ rule table_voita2018:
         random=voita2018.inputs(config)["random"],
         attention=voita2018.inputs(config)["attention"],
     output:
-        csv=layout.table("voita2018", "csv"),
-        md=layout.table("voita2018", "md"),
-        html=report(layout.table("voita2018", "html"), caption="../report/voita2018.rst", category="Tables",
-                    labels={"name": "Voita et al. (2018): Tables 1, 6 and 7"}),
+        **table_outputs("voita2018", "Voita et al. (2018): Tables 1, 6 and 7"),
     params:
         rows=json.dumps(voita2018.voita2018_rows(config)),
         # the option and its reason as two arguments, or none

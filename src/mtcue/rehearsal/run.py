@@ -20,10 +20,10 @@ from mtcue.rehearsal.configs import is_study, load_plan, override, slice_study
 from mtcue.rehearsal.mirror import build_sources
 from mtcue.rehearsal.stand_ins import COMET_STAND_IN, OMDB_KEY, comet_stand_in, serve_omdb
 
-# What the rule files put in the report, as they write it: a table's HTML (`report(layout.table(name, "html"), ...,
-# category="Tables")`) and a figure (`report(layout.figure(name, suffix), ..., category="Figures")`).
-REPORT_ITEM = re.compile(r'report\(\s*layout\.(?:table\(\s*"(?P<table>\w+)",\s*"html"\)[^)]*category="Tables"'
-                         r'|figure\(\s*"(?P<figure>\w+)",\s*"(?P<suffix>\w+)"\)[^)]*category="Figures")', re.S)
+# What the rule files put in the report, as they write it: a table's outputs (common.smk's `table_outputs`, its
+# HTML in Tables) and a figure (`report(layout.figure(name, suffix), ..., category="Figures")`).
+REPORT_ITEM = re.compile(r'\*\*table_outputs\(\s*"(?P<table>\w+)"|report\(\s*layout\.figure\(\s*"(?P<figure>\w+)",'
+                         r'\s*"(?P<suffix>\w+)"\)[^)]*category="Figures"', re.S)
 
 
 def report_outputs(repo: str | Path) -> list[str]:
