@@ -36,14 +36,14 @@ def architecture(args):
     concat_architecture(args)
 '''
 
-# Adding an experiment, step 1: its plan, registered.
+# Adding an experiment, step 1: its plan, registered, with its table (Table 4's kind, its records only).
 PLAN = '''\
-"""The {name} experiment ({name}.smk): its models trained and scored in its directions, and one table."""
+"""The {name} experiment: its models trained and scored in its directions, and one table of their scores."""
 from __future__ import annotations
 
 from mtcue import layout
 from mtcue.plan.experiments import check_directions
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 
 
 def runs(cfg: dict) -> list[tuple[str, str]]:
@@ -61,29 +61,11 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "{name}", cfg["experiments"]["{name}"]["directions"])
 
 
-register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check,
+TABLE = Table("{name}", "the {name} experiment", "mtcue table --records {{input.records:q}} " + TABLE_OUTPUTS,
+              lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}")
+
+register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check, tables=(TABLE,),
                     names=lambda cfg: cfg["experiments"]["{name}"]["models"]))
-'''
-
-# Adding an experiment, step 3: its rules, a table of its models' scores (Table 4's kind, its records only).
-RULES = '''\
-# The {name} experiment (plan/{name}.py): one table of its models' scores.
-from mtcue.plan import {name}
-
-
-rule table_{name}:
-    localrule: True
-    input:
-        records={name}.targets(config).records,
-    output:
-        csv=layout.table("{name}", "csv"),
-        md=layout.table("{name}", "md"),
-        html=report(layout.table("{name}", "html"), caption="../report/table4_quality.rst", category="Tables"),
-    log:
-        layout.log("table_{name}"),
-    shell:
-        "mtcue table --records {{input.records:q}} --csv {{output.csv:q}} --md {{output.md:q}} "
-        "--html {{output.html:q}} 2> {{log:q}}"
 '''
 
 ARCH = {"embed_dim": 64, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 128, "decoder_layers": 2,
@@ -144,13 +126,6 @@ def import_last(package_init: Path, name: str) -> None:
     insert(package_init, offset_of(package_init.read_text(), last.end_lineno, last.end_col_offset), f", {name}")
 
 
-def include_last(snakefile: Path, rules: str) -> None:
-    """The rule file included after the Snakefile's last `include:`."""
-    text = snakefile.read_text()
-    last = [m for m in re.finditer(r"^include: .*\n", text, re.M)][-1]
-    insert(snakefile, last.end(), f'include: "{rules}"\n')
-
-
 def add_model(repo: Path, name: str) -> set[str]:
     """Adding a model, as the page says, with a family of its own (`name`, a token-context model): the files
     touched."""
@@ -167,8 +142,8 @@ def add_model(repo: Path, name: str) -> set[str]:
 
 
 def add_experiment(repo: Path, name: str, model: str) -> set[str]:
-    """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table; the files
-    touched."""
+    """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table (its rule is
+    tables.smk's, from the registry); the files touched."""
     (repo / f"src/mtcue/plan/{name}.py").write_text(PLAN.format(name=name))
     import_last(repo / "src/mtcue/plan/__init__.py", name)
     add_yaml_entry(repo / "src/mtcue/schemas/config.schema.yaml", ["properties", "experiments", "properties"], name,
@@ -177,10 +152,7 @@ def add_experiment(repo: Path, name: str, model: str) -> set[str]:
                     "properties": {"models": {"type": "array", "items": {"type": "string"}, "default": [model]},
                                    "directions": {"type": "array", "items": {"type": "string"},
                                                   "default": ["en-de"]}}})
-    (repo / f"workflow/rules/{name}.smk").write_text(RULES.format(name=name))
-    include_last(repo / "Snakefile", f"workflow/rules/{name}.smk")
-    return {f"src/mtcue/plan/{name}.py", "src/mtcue/plan/__init__.py", "src/mtcue/schemas/config.schema.yaml",
-            f"workflow/rules/{name}.smk", "Snakefile"}
+    return {f"src/mtcue/plan/{name}.py", "src/mtcue/plan/__init__.py", "src/mtcue/schemas/config.schema.yaml"}
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -209,8 +181,7 @@ def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
                "src/mtcue/study.py": "src/mtcue/study.py", "config/config.yaml": "config/config.yaml",
                "src/mtcue/schemas/config.schema.yaml": "src/mtcue/schemas/config.schema.yaml",
                f"src/mtcue/plan/{experiment}.py": "src/mtcue/plan/{experiment}.py",
-               "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py",
-               f"workflow/rules/{experiment}.smk": "workflow/rules/{experiment}.smk", "Snakefile": "`Snakefile`"}
+               "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py"}
     assert set(spelled) == touched
     for path in touched:
         in_model = path.startswith(("src/mtcue/models/", "src/mtcue/study.py", "config/"))

@@ -29,21 +29,3 @@ rule context_usage:
         "mtcue context-usage --model-dir {params.model_dir:q} --corpus {input.corpus:q} --model {wildcards.model:q} "
         "--split {wildcards.split:q} --batch-size {params.batch_size:q} --threads {threads} "
         "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_context_usage:
-    localrule: True
-    input:
-        records=context_usage.records(config),
-    output:
-        **table_outputs("context_usage", "Context usage (CXMI)"),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        layout.log("table_context_usage"),
-    benchmark:
-        layout.benchmark("tables", "context_usage")
-    shell:
-        "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -85,22 +85,3 @@ rule score_contrastive:
         "mtcue score-contrastive --model-dir {params.model_dir:q} --suite {input.suite:q} --model {wildcards.model:q} "
         "--suite-name {wildcards.suite:q} --batch-size {params.batch_size:q} --threads {threads} "
         "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_contrastive:
-    localrule: True
-    input:
-        records=contrastive.records(config),
-    output:
-        **table_outputs("contrastive", "Contrastive accuracy"),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        layout.log("table_contrastive"),
-    benchmark:
-        layout.benchmark("tables", "contrastive")
-    shell:
-        "mtcue table-contrastive --records {input.records:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} "
-        "2> {log:q}"

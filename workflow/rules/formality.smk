@@ -94,23 +94,3 @@ use rule formality_score as formality_score_valid with:
         layout.log("formality_score", "{direction}.{model}.valid"),
     benchmark:
         layout.benchmark("formality_score", "{direction}.{model}.valid")
-
-
-rule table5_formality:
-    localrule: True
-    input:
-        # the style models' rows are supervised (style.smk)
-        records=formality.table_records(config),
-    output:
-        **table_outputs("table5_formality", "Table 5: IWSLT22 zero-shot formality"),
-    params:
-        models=list(dict.fromkeys(formality.formality_models(config) + [m for _d, m in style.style_models(config)])),
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        layout.log("table5_formality"),
-    benchmark:
-        layout.benchmark("tables", "table5_formality")
-    shell:
-        "mtcue table-formality --records {input.records:q} --models {params.models:q} "
-        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

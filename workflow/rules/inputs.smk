@@ -178,14 +178,6 @@ def formality_valid_args(w, input):
     return ["--valid-hyps", *hyps, "--valid-references", *formality_refs(w, input.valid_refs)]
 
 
-# ---- Table 6 (ablation.smk) ----------------------------------------------------------------------
-
-def zeroshot_options(kind, task):
-    """table-ablation's options of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's), as arguments."""
-    reason = ["--unavailable", f"{kind}={task['unavailable']}"] if task["unavailable"] else []
-    return ["--zeroshot-direction", f"{kind}={task['direction']}", *reason]
-
-
 # ---- Voita et al. 2018 (voita2018.smk) -----------------------------------------------------------
 
 def synthetic_suite(direction):

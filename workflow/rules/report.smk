@@ -7,56 +7,6 @@
 # of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
 
 
-rule table3_models:
-    localrule: True
-    input:
-        train=quality.inputs(config)["train"],
-    output:
-        **table_outputs("table3_models", "Table 3: models, sizes and training time"),
-    log:
-        layout.log("table3_models"),
-    benchmark:
-        layout.benchmark("tables", "table3_models"),
-    shell:
-        "mtcue table --kind models --records {input.train:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
-rule table4_quality:
-    localrule: True
-    input:
-        score=quality.inputs(config)["scores"],
-        comet=quality.inputs(config)["comets"],
-        train=quality.inputs(config)["train"],
-    output:
-        **table_outputs("table4_quality", "Table 4: translation quality"),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        layout.log("table4_quality"),
-    benchmark:
-        layout.benchmark("tables", "table4_quality"),
-    shell:
-        "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
-        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
-rule phenomena:
-    localrule: True
-    input:
-        score=quality.inputs(config)["scores"],
-    output:
-        **table_outputs("phenomena", "Phenomena: accuracy per phenomenon"),
-    log:
-        layout.log("phenomena"),
-    benchmark:
-        layout.benchmark("tables", "phenomena"),
-    shell:
-        "mtcue table --kind phenomena --records {input.score:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
 rule mlflow_sync:
     localrule: True
     input:
@@ -113,21 +63,6 @@ rule bench_store:
     shell:
         "mtcue bench-store --store {input.store:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
         "--batch-size 560 --batches 10 --train-record {input.record:q} > {output:q} 2> {log:q}"
-
-
-rule table1_data:
-    localrule: True
-    input:
-        expand(layout.study_record("data", "{pair}"), pair=PAIRS),
-    output:
-        **table_outputs("table1_data", "Table 1: the data"),
-    log:
-        layout.log("table1_data"),
-    benchmark:
-        layout.benchmark("table1_data")
-    shell:
-        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
-        "2> {log:q}"
 
 
 # Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo

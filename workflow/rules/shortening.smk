@@ -44,22 +44,3 @@ rule figure_groupings:
     shell:
         "mtcue figure-groupings --records {input.records:q} --csv {output.csv:q} "
         "--svg {output.svg:q} 2> {log:q}"
-
-
-rule table_shortening:
-    localrule: True
-    input:
-        score=shortening.inputs(config)["scores"],
-        contrastive=shortening.inputs(config)["contrastive"],
-    output:
-        **table_outputs("shortening", "Mąka et al. (2024): sequence shortening"),
-    params:
-        cells=json.dumps(shortening.shortening_table_cells(config)),
-    log:
-        layout.log("table_shortening"),
-    benchmark:
-        layout.benchmark("tables", "shortening")
-    shell:
-        "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
-        "--contrastive-records {input.contrastive:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -26,26 +26,3 @@ rule attention_agreement:
         "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir:q} "
         "--model {wildcards.model:q} --suite {input.suite:q} --config-hash {params.config_hash:q} "
         "--study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_voita2018:
-    localrule: True
-    input:
-        score=voita2018.inputs(config)["scores"],
-        random=voita2018.inputs(config)["random"],
-        attention=voita2018.inputs(config)["attention"],
-    output:
-        **table_outputs("voita2018", "Voita et al. (2018): Tables 1, 6 and 7"),
-    params:
-        rows=json.dumps(voita2018.voita2018_rows(config)),
-        # the option and its reason as two arguments, or none
-        unavailable=["--attention-unavailable", voita2018.attention_unavailable(config)]
-        if voita2018.attention_unavailable(config) else [],
-    log:
-        layout.log("table_voita2018"),
-    benchmark:
-        layout.benchmark("tables", "voita2018")
-    shell:
-        "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
-        "--attention-records {input.attention:q} {params.unavailable:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

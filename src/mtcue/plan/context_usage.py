@@ -4,8 +4,9 @@ split's references with and without their context.
 from __future__ import annotations
 
 from mtcue import layout
+from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Table, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -26,4 +27,11 @@ def targets(cfg: dict) -> Targets:
     return Targets(records=scored, tables=layout.table_files("context_usage") if scored else [])
 
 
-register(Experiment("context_usage", "context usage (CXMI)", targets))
+TABLE = Table(
+    "context_usage", "Context usage (CXMI)",
+    "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
+    "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} 2> {log:q}",
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage")
+
+register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,)))

@@ -4,9 +4,9 @@ synthetic one, or on the paper's data the configured real ones: plan.experiments
 from __future__ import annotations
 
 from mtcue import layout
-from mtcue.plan.experiments import suites
+from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Table, Targets, register
 from mtcue.plan.style import style_models
 
 
@@ -25,4 +25,12 @@ def targets(cfg: dict) -> Targets:
     return Targets(records=scored, tables=layout.table_files("contrastive") if scored else [])
 
 
-register(Experiment("contrastive", "contrastive suites", targets))
+TABLE = Table(
+    "contrastive", "Contrastive accuracy",
+    "mtcue table-contrastive --records {input.records:q} --csv {output.csv:q} "
+    "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} "
+    "2> {log:q}",
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive")
+
+register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,)))

@@ -42,6 +42,11 @@ def suites(cfg: dict) -> dict[str, list[str]]:
     return {d: configured.get(d, []) if paper else ["synthetic"] for d in cfg["directions"] if d.startswith("en-")}
 
 
+def bootstrap(cfg: dict) -> dict:
+    """A table's significance options (`evaluation.bootstrap`: samples, alpha), its `params` where it marks them."""
+    return {"bootstrap": cfg["evaluation"]["bootstrap"]}
+
+
 def check_directions(cfg: dict, experiment: str, directions: list[str]) -> None:
     """An experiment's directions are the study's."""
     unknown = [d for d in directions if d not in cfg["directions"]]

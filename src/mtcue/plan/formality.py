@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from mtcue import layout
-from mtcue.plan.experiments import check_directions
+from mtcue.plan.experiments import bootstrap, check_directions
 from mtcue.plan.models import model_entry
 from mtcue.plan.quality import quality_models
-from mtcue.plan.registry import EXPERIMENTS, Experiment, Targets, register
+from mtcue.plan.registry import EXPERIMENTS, TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import ConfigError, is_contextual, pair_of
 
 
@@ -86,5 +86,17 @@ def check(cfg: dict) -> None:
                           f"(evaluation_sets.iwslt22.pairs: {official}); add their pairs there or leave them out")
 
 
+def table_params(cfg: dict) -> dict:
+    """Table 5's models, the zero-shot ones and the style experiment's supervised ones, and the bootstrap."""
+    supervised = [m for _d, m in EXPERIMENTS["style"].trains(cfg)]
+    return {"models": list(dict.fromkeys(formality_models(cfg) + supervised)), **bootstrap(cfg)}
+
+
+TABLE = Table(
+    "table5_formality", "Table 5: IWSLT22 zero-shot formality",
+    "mtcue table-formality --records {input.records:q} --models {params.models:q} "
+    "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"records": table_records(cfg)}, table_params)
+
 register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
-                    names=formality_models, check=check, reads=supervised_records))
+                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,)))

@@ -1,10 +1,12 @@
-"""The paper's Tables 3 and 4 (report.smk): the quality models trained and scored in every direction, and the
-figures drawn from their records.
+"""The paper's Tables 1, 3 and 4 (their rules tables.smk's, the figures' figures.smk's): the quality models trained
+and scored in every direction, and the figures drawn from their records.
 """
 from __future__ import annotations
 
 from mtcue import layout
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.experiments import bootstrap
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.study import pairs
 
 
 def quality_models(cfg: dict) -> list[str]:
@@ -37,6 +39,24 @@ def targets(cfg: dict) -> Targets:
                                                              *(["bleu_gain"] if len(quality_models(cfg)) > 1 else []))])
 
 
+TABLES = (
+    Table("table3_models", "Table 3: models, sizes and training time",
+          "mtcue table --kind models --records {input.train:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"train": inputs(cfg)["train"]}),
+    Table("table4_quality", "Table 4: translation quality",
+          "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
+          "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"score": inputs(cfg)["scores"], "comet": inputs(cfg)["comets"], "train": inputs(cfg)["train"]},
+          bootstrap),
+    Table("phenomena", "Phenomena: accuracy per phenomenon",
+          "mtcue table --kind phenomena --records {input.score:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"score": inputs(cfg)["scores"]}),
+    # Table 1 reads every pair's data record (corpus_stats), its benchmark beside the others' folder
+    Table("table1_data", "Table 1: the data", "mtcue table --kind data --records {input:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"records": [str(layout.study_record("data", pair)) for pair in pairs(cfg)]},
+          benchmark=("table1_data",)),
+)
+
 register(Experiment(
     "quality", "Tables 3-4 (quality)", targets, names=quality_models,
-    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]]))
+    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES))

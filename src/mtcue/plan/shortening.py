@@ -3,9 +3,11 @@ and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
+import json
+
 from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
@@ -100,5 +102,12 @@ def check(cfg: dict) -> None:
     check_derived_names(cfg, shortening_models(cfg), "context-size runs (experiments.shortening)")
 
 
+TABLE = Table(
+    "shortening", "Mąka et al. (2024): sequence shortening",
+    "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
+    "--contrastive-records {input.contrastive:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"score": inputs(cfg)["scores"], "contrastive": inputs(cfg)["contrastive"]},
+    lambda cfg: {"cells": json.dumps(shortening_table_cells(cfg))}, rule="table_shortening")
+
 register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
-                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check))
+                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,)))

@@ -2,9 +2,11 @@
 """
 from __future__ import annotations
 
+import json
+
 from mtcue import layout
-from mtcue.plan.experiments import check_directions, suites
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.experiments import bootstrap, check_directions, suites
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 def side_information_rows(cfg: dict) -> list[str]:
@@ -110,5 +112,20 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "side_information", side["directions"])
 
 
+TABLE = Table(
+    "side_information", "Hoang et al. (2018): side information",
+    "mtcue table-side-information --rows {params.rows:q} --records {input.score:q} "
+    "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "
+    "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
+    "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+    # `valid`: what chooses each type's grid point (H_s, lambda)
+    lambda cfg: {key: inputs(cfg)[name] for key, name in (("score", "scores"), ("no_context", "no_context"),
+                                                          ("predicted", "predicted"), ("valid", "valid"),
+                                                          ("contrastive", "contrastive"))},
+    lambda cfg: {"rows": json.dumps(side_information_table_rows(cfg)),
+                 "baseline": cfg["experiments"]["side_information"]["baseline"] or "", **bootstrap(cfg)},
+    rule="table_side_information")
+
 register(Experiment("side_information", "side information (Hoang et al.)", targets, trains=side_information_models,
-                    names=side_information_rows, check=check))
+                    names=side_information_rows, check=check, tables=(TABLE,)))

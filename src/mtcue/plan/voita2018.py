@@ -2,9 +2,11 @@
 """
 from __future__ import annotations
 
+import json
+
 from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 def voita2018_rows(cfg: dict) -> list[dict]:
@@ -77,7 +79,22 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "voita2018", voita["directions"])
 
 
+def table_params(cfg: dict) -> dict:
+    """The table's rows and, where Table 7 cannot be measured, the option and its reason as two arguments."""
+    unavailable = attention_unavailable(cfg)
+    return {"rows": json.dumps(voita2018_rows(cfg)),
+            "unavailable": ["--attention-unavailable", unavailable] if unavailable else []}
+
+
+TABLE = Table(
+    "voita2018", "Voita et al. (2018): Tables 1, 6 and 7",
+    "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
+    "--attention-records {input.attention:q} {params.unavailable:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"score": inputs(cfg)["scores"], "random": inputs(cfg)["random"],
+                 "attention": inputs(cfg)["attention"]},
+    table_params, rule="table_voita2018")
+
 register(Experiment(
-    "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check,
+    "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check, tables=(TABLE,),
     names=lambda cfg: list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
                                          + cfg["experiments"]["voita2018"]["random_test"]))))
