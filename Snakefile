@@ -5,8 +5,9 @@
 #                                                 └-> translate -> score -> tables, MLflow
 #
 # Each stage is one file in workflow/rules/ and one package in src/mtcue/; its logic is a small
-# function called through the `mtcue <step>` command line. Each experiment is one rule file and one
-# plan module in src/mtcue/plan/, registered in mtcue.plan.EXPERIMENTS, which common.smk reads. Formats between stages: docs/formats.md.
+# function called through the `mtcue <step>` command line. Each experiment is one plan module in src/mtcue/plan/,
+# registered in mtcue.plan.EXPERIMENTS, which common.smk reads (and tables.smk: a rule per table it declares),
+# and a rule file for its own steps. Formats between stages: docs/formats.md.
 
 # The study is exactly one config: the files given with --configfile (defaults from the schema
 # only), else the embedded default. Snakemake's `configfile:` directive would merge the default
@@ -29,13 +30,13 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/fewshot.smk"
 include: "workflow/rules/formality.smk"
-include: "workflow/rules/ablation.smk"
 include: "workflow/rules/contrastive.smk"
 include: "workflow/rules/context_usage.smk"
 include: "workflow/rules/voita2018.smk"
 include: "workflow/rules/shortening.smk"
 include: "workflow/rules/sideinfo.smk"
 include: "workflow/rules/style.smk"
+include: "workflow/rules/tables.smk"
 
 
 # `snakemake --report results/report.html`: this page, then every table and figure captioned. Snakemake renders

@@ -1,174 +1,228 @@
-"""docs/contributing.md, followed as written: in a scratch copy of the repository, a throwaway model family and a
-throwaway experiment are added touching only the files the page names, and the dry run plans their jobs."""
+"""docs/contributing.md, followed as written: in a scratch copy of the repository a throwaway model family and a
+throwaway experiment are added touching only the files the page names, and twice over under other names (the
+steps find where to write by the files' structure, so a second model and experiment go in beside the first); the
+dry run plans their jobs and the new experiment's table rule makes its table from score records."""
+import ast
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from collections import Counter
+from pathlib import Path
+
+import yaml
 
 from conftest import REPO, SNAKEMAKE
 
+DATA = REPO / "tests" / "data"
+
 # Adding a model, step 1: the plugin, here a new family (its folder and __init__.py, so the plugin loads it).
 PLUGIN = '''\
-"""Model `probe`: CONCAT under another name (tests/test_contributing.py's throwaway family)."""
+"""Model `{name}`: CONCAT under another name (tests/test_contributing.py's throwaway family)."""
 from fairseq.models import register_model, register_model_architecture
 
 from ..voita.concat_model import ConcatModel, concat_architecture
 
 
-@register_model("probe")
-class ProbeModel(ConcatModel):
+@register_model("{name}")
+class Model(ConcatModel):
     pass
 
 
-@register_model_architecture("probe", "probe")
-def probe_architecture(args):
+@register_model_architecture("{name}", "{name}")
+def architecture(args):
     concat_architecture(args)
 '''
 
-# Adding an experiment, step 1: its plan, registered.
+# Adding an experiment, step 1: its plan, registered, with its table (Table 4's kind, its records only).
 PLAN = '''\
-"""The probe experiment (probe.smk): the probe model trained and scored in the experiment's directions."""
+"""The {name} experiment: its models trained and scored in its directions, and one table of their scores."""
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 
 
-def probe_runs(cfg: dict) -> list[tuple[str, str]]:
-    exp = cfg["experiments"]["probe"]
+def runs(cfg: dict) -> list[tuple[str, str]]:
+    exp = cfg["experiments"]["{name}"]
     return [(d, m) for d in exp["directions"] for m in exp["models"]]
 
 
 def targets(cfg: dict) -> Targets:
-    runs, split = probe_runs(cfg), cfg["evaluation"]["split"]
-    return Targets(records=[f"results/records/score/{d}/{m}.{split}.json" for d, m in runs],
-                   tables=[f"results/tables/probe.{ext}" for ext in ("csv", "md", "html")] if runs else [])
+    split = cfg["evaluation"]["split"]
+    return Targets(records=[layout.record("score", d, m, split) for d, m in runs(cfg)],
+                   tables=layout.table_files("{name}") if runs(cfg) else [])
 
 
 def check(cfg: dict) -> None:
-    check_directions(cfg, "probe", cfg["experiments"]["probe"]["directions"])
+    check_directions(cfg, "{name}", cfg["experiments"]["{name}"]["directions"])
 
 
-register(Experiment("probe", "the probe", targets, trains=probe_runs, check=check,
-                    names=lambda cfg: cfg["experiments"]["probe"]["models"]))
+TABLE = Table("{name}", "the {name} experiment", "mtcue table --records {{input.records:q}} " + TABLE_OUTPUTS,
+              lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}")
+
+register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check, tables=(TABLE,),
+                    names=lambda cfg: cfg["experiments"]["{name}"]["models"]))
 '''
 
-# Adding an experiment, step 3: its rules.
-RULES = '''\
-# The probe (plan/probe.py): one table of its models' scores.
-from mtcue.plan import probe
+ARCH = {"embed_dim": 64, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 128, "decoder_layers": 2,
+        "decoder_ffn_dim": 128}
 
 
-rule table_probe:
-    localrule: True
-    input:
-        records=probe.targets(config).records,
-    output:
-        csv="results/tables/probe.csv",
-        md="results/tables/probe.md",
-        html=report("results/tables/probe.html", caption="../report/table4_quality.rst", category="Tables"),
-    log:
-        "results/logs/table_probe.log",
-    shell:
-        "mtcue table --records {input.records:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
-        "2> {log:q}"
-'''
+def insert(path: Path, offset: int, text: str) -> None:
+    old = path.read_text()
+    path.write_text(old[:offset] + text + old[offset:])
 
 
-def edit(path, old, new):
-    text = path.read_text()
-    assert text.count(old) == 1, (path, old)
-    path.write_text(text.replace(old, new))
+def offset_of(text: str, line: int, column: int) -> int:
+    """The character offset of a 1-based line and 0-based column (Python's ast positions)."""
+    return sum(len(row) for row in text.splitlines(keepends=True)[:line - 1]) + column
 
 
-def jobs(repo):
-    """The dry run's job count per rule (its job-stats table)."""
-    run = subprocess.run([SNAKEMAKE, "--snakefile", str(repo / "Snakefile"), "--directory", str(repo / "work"),
-                          "--configfile", str(repo / "config" / "config.yaml"), "-n"], cwd=repo, text=True,
+def yaml_node(text: str, keys: list[str]) -> yaml.Node:
+    """The node of the YAML document `text` at the mapping keys `keys`."""
+    node = yaml.compose(text)
+    for key in keys:
+        node = next(value for name, value in node.value if name.value == key)
+    return node
+
+
+def add_yaml_entry(path: Path, keys: list[str], name: str, value: dict) -> None:
+    """`name: value` as the first entry of the block mapping at `keys`, at its entries' indentation (the file's
+    comments and layout kept; the value in flow style, as JSON)."""
+    first = yaml_node(path.read_text(), keys).value[0][0].start_mark
+    insert(path, first.index - first.column, " " * first.column + f"{name}: {json.dumps(value)}\n")
+
+
+def add_yaml_item(path: Path, keys: list[str], item: str) -> None:
+    """`item` first in the flow sequence at `keys` (the schema's enum of model types)."""
+    node = yaml_node(path.read_text(), keys)
+    assert node.flow_style, keys
+    insert(path, node.value[0].start_mark.index, f"{item}, ")
+
+
+def python_node(path: Path, found) -> ast.AST:
+    """The one node of the module at `path` for which `found(node)` holds."""
+    nodes = [node for node in ast.walk(ast.parse(path.read_text())) if found(node)]
+    assert len(nodes) == 1, (path, nodes)
+    return nodes[0]
+
+
+def add_model_type(study: Path, name: str, row: str) -> None:
+    """`name: row` as the last entry of `study.py`'s MODEL_TYPES (step 2 of adding a model)."""
+    table = python_node(study, lambda n: isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "MODEL_TYPES")
+    text = study.read_text()
+    closing = offset_of(text, table.value.end_lineno, table.value.end_col_offset - 1)  # the dict's `}`
+    insert(study, closing, f"    {name!r}: {row},\n")
+
+
+def import_last(package_init: Path, name: str) -> None:
+    """The experiment's module imported last by `plan/__init__.py`, whose import order is the registry's."""
+    imports = python_node(package_init, lambda n: isinstance(n, ast.ImportFrom) and n.module == "mtcue.plan")
+    last = imports.names[-1]
+    insert(package_init, offset_of(package_init.read_text(), last.end_lineno, last.end_col_offset), f", {name}")
+
+
+def add_model(repo: Path, name: str) -> set[str]:
+    """Adding a model, as the page says, with a family of its own (`name`, a token-context model): the files
+    touched."""
+    family = repo / "src" / "mtcue" / "models" / "plugin" / name
+    family.mkdir()
+    (family / "__init__.py").write_text("")
+    (family / f"{name}_model.py").write_text(PLUGIN.format(name=name))
+    add_model_type(repo / "src/mtcue/study.py", name, f'ModelType("{name}", "tokens")')
+    add_yaml_item(repo / "src/mtcue/schemas/config.schema.yaml", ["$defs", "model", "properties", "type", "enum"], name)
+    add_yaml_entry(repo / "config/config.yaml", ["models"], name, {"type": name, "init_from": "base", "arch": ARCH})
+    return {f"src/mtcue/models/plugin/{name}", f"src/mtcue/models/plugin/{name}/__init__.py",
+            f"src/mtcue/models/plugin/{name}/{name}_model.py", "src/mtcue/study.py",
+            "src/mtcue/schemas/config.schema.yaml", "config/config.yaml"}
+
+
+def add_experiment(repo: Path, name: str, model: str) -> set[str]:
+    """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table (its rule is
+    tables.smk's, from the registry); the files touched."""
+    (repo / f"src/mtcue/plan/{name}.py").write_text(PLAN.format(name=name))
+    import_last(repo / "src/mtcue/plan/__init__.py", name)
+    add_yaml_entry(repo / "src/mtcue/schemas/config.schema.yaml", ["properties", "experiments", "properties"], name,
+                   {"description": f"The {name} experiment (tests/test_contributing.py).", "type": "object",
+                    "additionalProperties": False, "default": {},
+                    "properties": {"models": {"type": "array", "items": {"type": "string"}, "default": [model]},
+                                   "directions": {"type": "array", "items": {"type": "string"},
+                                                  "default": ["en-de"]}}})
+    return {f"src/mtcue/plan/{name}.py", "src/mtcue/plan/__init__.py", "src/mtcue/schemas/config.schema.yaml"}
+
+
+def snakemake(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    run = subprocess.run([SNAKEMAKE, *args, "--snakefile", str(repo / "Snakefile"), "--directory", str(repo / "work"),
+                          "--configfile", str(repo / "config" / "config.yaml")], cwd=repo, text=True,
                          capture_output=True, env={**os.environ, "PYTHONPATH": str(repo / "src")})
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    stats = re.search(r"Job stats:\n(.*?)\n\n", run.stdout, re.S).group(1)
+    return run
+
+
+def jobs(repo: Path) -> Counter:
+    """The dry run's job count per rule (its job-stats table)."""
+    stats = re.search(r"Job stats:\n(.*?)\n\n", snakemake(repo, "-n").stdout, re.S).group(1)
     return Counter({m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)$", stats, re.M)})
 
 
-def test_a_model_family_and_an_experiment_added_as_the_page_says_are_planned(tmp_path):
+def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
+    """The page names every file touched, as it spells them: the model's under "Adding a model", the
+    experiment's under "Adding an experiment" (the schema under both)."""
+    page = (REPO / "docs" / "contributing.md").read_text()
+    section = lambda title: page.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    model, experiment = names
+    spelled = {f"src/mtcue/models/plugin/{model}": "models/plugin/{family}/",
+               f"src/mtcue/models/plugin/{model}/__init__.py": "models/plugin/{family}/__init__.py",
+               f"src/mtcue/models/plugin/{model}/{model}_model.py": "models/plugin/{family}/{type}_model.py",
+               "src/mtcue/study.py": "src/mtcue/study.py", "config/config.yaml": "config/config.yaml",
+               "src/mtcue/schemas/config.schema.yaml": "src/mtcue/schemas/config.schema.yaml",
+               f"src/mtcue/plan/{experiment}.py": "src/mtcue/plan/{experiment}.py",
+               "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py"}
+    assert set(spelled) == touched
+    for path in touched:
+        in_model = path.startswith(("src/mtcue/models/", "src/mtcue/study.py", "config/"))
+        if in_model or path.endswith("config.schema.yaml"):
+            assert spelled[path] in section("Adding a model"), path
+        if not in_model:
+            assert spelled[path] in section("Adding an experiment"), path
+
+
+def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_planned_and_tabled(tmp_path):
     repo = tmp_path / "repo"
     for folder in ("src", "workflow", "config"):
         shutil.copytree(REPO / folder, repo / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     shutil.copy(REPO / "Snakefile", repo)
     before = jobs(repo)
-    touched = set()
 
-    def touch(relative):
-        touched.add(relative)
-        return repo / relative
+    added = [("probe", "probe_study"), ("echo", "echo_study")]  # (model family and type, experiment)
+    for model, experiment in added:
+        touched = add_model(repo, model) | add_experiment(repo, experiment, model)
+        page_names_every_file(touched, (model, experiment))
 
-    # -- Adding a model: a family of its own --
-    family = touch("src/mtcue/models/plugin/probe")
-    family.mkdir()
-    touch("src/mtcue/models/plugin/probe/__init__.py").write_text("")
-    touch("src/mtcue/models/plugin/probe/probe_model.py").write_text(PLUGIN)
-    edit(touch("src/mtcue/study.py"), '"multi_encoder": _SHORTENING,\n}',
-         '"multi_encoder": _SHORTENING,\n    "probe": ModelType("probe", "tokens"),\n}')
-    schema = touch("src/mtcue/schemas/config.schema.yaml")
-    edit(schema, "enum: [base, tagging,", "enum: [base, probe, tagging,")
-    edit(touch("config/config.yaml"), "\nmodels:\n", textwrap.dedent("""
-        models:
-          probe:
-            type: probe
-            init_from: base
-            arch: {embed_dim: 64, heads: 4, encoder_layers: 2, encoder_ffn_dim: 128, decoder_layers: 2, decoder_ffn_dim: 128}
-        """))
-
-    # -- Adding an experiment --
-    touch("src/mtcue/plan/probe.py").write_text(PLAN)
-    edit(touch("src/mtcue/plan/__init__.py"), "memory_growth)", "memory_growth, probe)")
-    edit(schema, "\n      memory_growth:\n", textwrap.indent(textwrap.dedent("""
-        probe:
-          description: The probe (tests/test_contributing.py).
-          type: object
-          additionalProperties: false
-          default: {}
-          properties:
-            models: {type: array, items: {type: string}, default: [probe]}
-            directions: {type: array, items: {type: string}, default: [en-de]}
-        """), "      ") + "      memory_growth:\n")
-    touch("workflow/rules/probe.smk").write_text(RULES)
-    edit(touch("Snakefile"), 'include: "workflow/rules/style.smk"\n',
-         'include: "workflow/rules/style.smk"\ninclude: "workflow/rules/probe.smk"\n')
-
-    # The page names every file touched: the model's under "Adding a model", the experiment's under "Adding an
-    # experiment" (the schema under both), as the page spells them.
-    page = (REPO / "docs" / "contributing.md").read_text()
-    section = lambda title: page.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    spelled = {"src/mtcue/models/plugin/probe": "models/plugin/{family}/",
-               "src/mtcue/models/plugin/probe/__init__.py": "models/plugin/{family}/__init__.py",
-               "src/mtcue/models/plugin/probe/probe_model.py": "models/plugin/{family}/{type}_model.py",
-               "src/mtcue/study.py": "src/mtcue/study.py", "config/config.yaml": "config/config.yaml",
-               "src/mtcue/schemas/config.schema.yaml": "src/mtcue/schemas/config.schema.yaml",
-               "src/mtcue/plan/probe.py": "src/mtcue/plan/{experiment}.py",
-               "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py",
-               "workflow/rules/probe.smk": "workflow/rules/{experiment}.smk", "Snakefile": "`Snakefile`"}
-    assert set(spelled) == touched
-    model = {path for path in touched if path.startswith(("src/mtcue/models/", "src/mtcue/study.py", "config/"))}
-    for path in touched:
-        if path in model or path.endswith("config.schema.yaml"):
-            assert spelled[path] in section("Adding a model"), path
-        if path not in model:
-            assert spelled[path] in section("Adding an experiment"), path
-
-    # The plugin registers the new family's model with fairseq, as every family's.
+    # The plugin registers each new family's model with fairseq, as every family's.
+    check = "; ".join(f"assert {m!r} in MODEL_REGISTRY and {m!r} in ARCH_MODEL_REGISTRY, {m!r}" for m, _ in added)
     run = subprocess.run([sys.executable, "-c", "import mtcue.models.plugin; from fairseq.models import "
-                          "ARCH_MODEL_REGISTRY, MODEL_REGISTRY; assert 'probe' in MODEL_REGISTRY, 'model'; "
-                          "assert 'probe' in ARCH_MODEL_REGISTRY, 'arch'"],
+                          f"ARCH_MODEL_REGISTRY, MODEL_REGISTRY; {check}"],
                          cwd=repo, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(repo / "src")})
     assert run.returncode == 0, run.stderr[-2000:]
 
-    # The dry run plans the probe's training in en-de, its translation and score, and the table; as every trained
-    # model of an en->xx direction reading context, it is also scored on the contrastive suite and for CXMI.
-    after = jobs(repo)
-    assert after - before == Counter({"train": 1, "translate": 1, "score": 1, "table_probe": 1,
-                                      "score_contrastive": 1, "context_usage": 1, "total": 6})
+    # The dry run plans each model's training in en-de, its translation and score, and each experiment's table; as
+    # every trained model of an en->xx direction reading context, each is also scored on the contrastive suite and
+    # for CXMI.
+    assert jobs(repo) - before == Counter({"train": 2, "translate": 2, "score": 2, "table_probe_study": 1,
+                                           "table_echo_study": 1, "score_contrastive": 2, "context_usage": 2,
+                                           "total": 12})
+
+    # The table rule runs: from the model's score record (the demo's en-de BASE record, as the probe's), its table.
+    record = json.loads((DATA / "readme_fixture/records/score/en-de/base.test.json").read_text())
+    scores = repo / "work/results/records/score/en-de"
+    scores.mkdir(parents=True)
+    (scores / "probe.test.json").write_text(json.dumps({**record, "model": "probe"}))
+    snakemake(repo, "results/tables/probe_study.md", "--cores", "1", "--allowed-rules", "table_probe_study")
+    table = (repo / "work/results/tables/probe_study.md").read_text()
+    assert "PROBE" in table and f"{record['bleu']:.1f}" in table, table
+    assert all((repo / f"work/results/tables/probe_study.{ext}").is_file() for ext in ("csv", "html"))

@@ -1,9 +1,12 @@
 """What a paper run costs (docs/paper-scale.md): GPU hours per experiment from the paper's Table 3."""
+import dataclasses
+
 import pytest
 import yaml
 
 from conftest import REPO
 from mtcue import config as cfgmod
+from mtcue import study
 from mtcue.plan import gpu_hours
 from mtcue.study import ConfigError
 
@@ -61,12 +64,8 @@ def test_the_docs_table_is_the_generated_one(paper):
     assert gpu_hours.gpu_hours_markdown(paper) in (REPO / "docs" / "paper-scale.md").read_text()
 
 
-def test_a_two_model_study_by_hand(tmp_path):
-    """d = 10, FFN 20, one layer each, 1,000 pieces: a layer 4 d^2 + 2 d FFN = 800; BASE 800 + (800 + 4 d^2)
-    + 10 x 1,000 = 12,000 weights, MTCUE + 800 (context encoder) + 400 (context attention) = 13,200. MTCUE
-    (Table 3): 0.81 GPU-h per epoch x (9.38 + patience 5) = 11.6478 expected, x 40 = 32.4 at most; BASE from
-    scratch: 0.81 x 12,000 / 13,200 = 0.7364 per epoch x 40 epochs = 29.4545. Formality reads every quality
-    model (its default), so its row is quality's."""
+def two_models(tmp_path) -> dict:
+    """BASE and MTCUE fine-tuned from it, at d = 10, FFN 20, one layer each, 1,000 pieces."""
     arch = {"embed_dim": 10, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 20, "decoder_layers": 1,
             "decoder_ffn_dim": 20}
     training = {"max_epoch": 40, "patience": 5}
@@ -76,7 +75,16 @@ def test_a_two_model_study_by_hand(tmp_path):
                    "mtcue": {"type": "mtcue", "init_from": "base", "training": training,
                              "arch": {**arch, "context_layers": 1, "context_ffn_dim": 20}}},
         "experiments": {"quality": {"models": ["base", "mtcue"]}}}))
-    cfg = cfgmod.load(tmp_path / "c.yaml")
+    return cfgmod.load(tmp_path / "c.yaml")
+
+
+def test_a_two_model_study_by_hand(tmp_path):
+    """d = 10, FFN 20, one layer each, 1,000 pieces: a layer 4 d^2 + 2 d FFN = 800; BASE 800 + (800 + 4 d^2)
+    + 10 x 1,000 = 12,000 weights, MTCUE + 800 (context encoder) + 400 (context attention) = 13,200. MTCUE
+    (Table 3): 0.81 GPU-h per epoch x (9.38 + patience 5) = 11.6478 expected, x 40 = 32.4 at most; BASE from
+    scratch: 0.81 x 12,000 / 13,200 = 0.7364 per epoch x 40 epochs = 29.4545. Formality reads every quality
+    model (its default), so its row is quality's."""
+    cfg = two_models(tmp_path)
     cost = gpu_hours.study_gpu_hours(cfg)["per_training"]
     assert cost[("en-de", "base")]["gpu_h"] == pytest.approx(29.4545, abs=1e-4)
     assert (cost[("en-de", "mtcue")]["gpu_h"], cost[("en-de", "mtcue")]["gpu_h_max"]) == pytest.approx((11.6478, 32.4))
@@ -90,6 +98,23 @@ def test_a_two_model_study_by_hand(tmp_path):
 - Dearest single training, expected: base (en-de), 0.74 GPU-h per epoch, 29.5 GPU-h expected (40 epochs), 29.5 at most (40 epochs).
 - Dearest single training, at most: mtcue (en-de), 0.81 GPU-h per epoch, 11.6 GPU-h expected (14.38 epochs), 32.4 at most (40 epochs).
 """
+
+
+@pytest.mark.parametrize("attention, weights, gpu_h", [(True, 13_200, 11.6478), (False, 12_800, 11.2948)])
+def test_a_new_family_is_priced_by_its_types_context_attention(tmp_path, monkeypatch, attention, weights, gpu_h):
+    """A type of a new family with MTCUE's context encoder, fine-tuned from BASE at the sizes above: with MTCUE's
+    context attention (`ModelType.context_attention`) it has MTCUE's 13,200 weights, so MTCUE's 0.81 GPU-h per
+    epoch x 14.38 epochs = 11.6478 GPU-h; without it 12,800 weights (no 4 d^2 = 400 of attention), 0.81 x 12,800
+    / 13,200 = 0.78545 per epoch, 11.2948 GPU-h. The price follows the type's row, not its name."""
+    monkeypatch.setitem(study.MODEL_TYPES, "probe",
+                        dataclasses.replace(study.MODEL_TYPES["mtcue"], family="probe", context_attention=attention))
+    monkeypatch.setitem(study.CONTEXT_KIND, "probe", "vectors")
+    cfg = two_models(tmp_path)
+    cfg["models"]["probe"] = {**cfg["models"]["mtcue"], "type": "probe"}
+    assert gpu_hours.train_weights(gpu_hours.model_spec(cfg, "probe", "en-de"), 1000) == weights
+    cost = gpu_hours.training_cost(cfg, "probe", "en-de")
+    assert (cost["source"], cost["epochs"]) == ("scaled", 14.38)
+    assert (cost["gpu_h_per_epoch"], cost["gpu_h"]) == pytest.approx((0.81 * weights / 13_200, gpu_h), abs=1e-4)
 
 
 def test_the_calendar_of_a_chain_on_two_gpus_by_hand():

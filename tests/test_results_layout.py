@@ -17,6 +17,36 @@ def test_a_models_files_and_its_directions_data():
     assert layout.checkpoint("en-de", "base", Path("/s/results")) == Path("/s/results/models/en-de/base/checkpoint_best.pt")
 
 
+def test_each_artefact_of_a_trained_model_and_of_the_study():
+    assert layout.hyps("en-de", "mtcue", "test") == Path("results/hyps/en-de/mtcue.test.txt")
+    assert layout.record("score", "en-de", "mtcue", "test") == Path("results/records/score/en-de/mtcue.test.json")
+    assert layout.record("formality", "en-de", "mtcue") == Path("results/records/formality/en-de/mtcue.json")
+    assert layout.record("train", "en-de", "mtcue") == layout.train_record("en-de", "mtcue")
+    assert layout.table_files("voita2018") == [Path("results/tables/voita2018.csv"), Path("results/tables/voita2018.md"),
+                                               Path("results/tables/voita2018.html")]
+    assert layout.figure("style_levels", "svg") == Path("results/figures/style_levels.svg")
+    assert layout.log("train", "en-de.base") == Path("results/logs/train/en-de.base.log")
+    assert layout.log("comet_model") == Path("results/logs/comet_model.log")
+    assert layout.benchmark("tables", "voita2018") == Path("results/benchmarks/tables/voita2018.tsv")
+    assert layout.hyps("en-pl", "tagging", "test", "eamt22") == Path("results/hyps/eamt22/en-pl/tagging.test.txt")
+    assert layout.hyps_dir("formality", "en-de", "mtcue") == Path("results/hyps/formality/en-de/mtcue")
+    assert layout.evalset("iwslt22_valid", "en-de") == Path("results/eval/iwslt22_valid/en-de")
+    assert layout.suite("en-de", "synthetic") == Path("results/eval/contrastive/en-de/synthetic.jsonl")
+    assert layout.resume_dir("en-de", "mtcue") == Path("results/checkpoints/en-de/mtcue")
+    assert layout.record_run(layout.record("contrastive", "en-de", "mtcue", "synthetic")) == ("en-de", "mtcue")
+    assert layout.study_record("data", "en-de") == Path("results/records/data/en-de.json")
+    assert layout.record_run(layout.study_record("data", "en-de")) is None
+
+
+def test_wildcard_placeholders_give_a_rules_pattern():
+    """A rule's output is the same function called with its wildcards' placeholders."""
+    assert str(layout.hyps("{direction}", "{model}", "{split}")) == "results/hyps/{direction}/{model}.{split}.txt"
+    assert str(layout.record("score", "{direction}", "{model}", "{split}")) == \
+        "results/records/score/{direction}/{model}.{split}.json"
+    assert str(layout.log("translate", "{direction}.{model}.{split}")) == \
+        "results/logs/translate/{direction}.{model}.{split}.log"
+
+
 def test_each_kind_of_store():
     assert layout.store_dir("vectors", "en-de", "minilm.mean") == Path("results/embed/en-de/minilm.mean")
     assert layout.store_dir("tokens", "en-de") == Path("results/tokens/en-de")

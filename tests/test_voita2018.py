@@ -467,6 +467,18 @@ def test_demo_trains_six_fine_tunes_and_the_next_sentence_model_in_en_ru_only():
         "context encoder (previous sentence)", "context encoder (random context)", "context encoder (next sentence)"]
 
 
+def test_table7_is_measured_where_the_synthetic_suite_marks_antecedents():
+    """Read off the config, never the disk: on the synthetic corpus the attention record of each en->xx
+    previous-sentence VOITA-CONTEXT model; on the paper's data none, and the reason the table gives."""
+    from mtcue import config as cfgmod
+    from mtcue.plan.voita2018 import attention_unavailable, inputs
+
+    demo, paper = demo_config(), cfgmod.load(REPO / "config" / "paper.yaml")
+    assert attention_unavailable(demo) == "" and inputs(demo)["attention"] == [
+        f"results/records/attention/{d}/voita_context.json" for d in ("en-de", "en-fr", "en-ru")]
+    assert "pronoun antecedents" in attention_unavailable(paper) and inputs(paper)["attention"] == []
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda c: c["models"]["mtcue"].update(context_slot="next1"), "models.mtcue.context_slot"),
     (lambda c: c["models"]["concat"].update(context_columns=["doc"]), "models.concat.context_columns"),

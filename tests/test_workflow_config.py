@@ -188,25 +188,38 @@ UNQUOTED = re.compile(r"threads$|resources\.\w+$")
 
 
 def shell_commands(path):
-    """(line, command) of every `shell:` string of a rule file: the implicitly joined literals below it."""
+    """(line, command) of every `shell:` string of a rule file: the implicitly joined literals below it, each
+    branch's of a command chosen by the config (`"..." if OPENSUBTITLES else "..."`); a command read off the
+    registry (tables.smk's `_table.command`) is checked there (`registered_commands`)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
         match = re.match(r"(\s*)shell:\s*$", line)
         if match:
             indent = len(match.group(1))
             block = itertools.takewhile(lambda t: not t.strip() or len(t) - len(t.lstrip()) > indent, lines[i + 1:])
-            yield i + 1, ast.literal_eval("(" + "\n".join(block) + ")")
+            command = ast.parse("(" + "\n".join(block) + ")", mode="eval").body
+            if isinstance(command, ast.Attribute):
+                continue
+            for branch in (command.body, command.orelse) if isinstance(command, ast.IfExp) else (command,):
+                yield i + 1, ast.literal_eval(branch)
+
+
+def registered_commands():
+    """(table, command) of every table the experiments declare (mtcue.plan: `Experiment.tables`)."""
+    from mtcue.plan import EXPERIMENTS
+
+    return [(table.name, table.command) for experiment in EXPERIMENTS.values() for table in experiment.tables]
 
 
 def test_every_value_in_a_shell_command_is_quoted():
     """A file name, wildcard or config value reaches the shell only through Snakemake's :q (shlex.quote)."""
-    unquoted, commands = [], 0
-    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        for line, command in shell_commands(path):
-            commands += 1
-            unquoted += [f"{path.name}:{line} {{{field}}}" for _, field, spec, _ in string.Formatter().parse(command)
-                         if field is not None and not UNQUOTED.match(field) and not (spec or "").endswith("q")]
-    assert commands > 60 and unquoted == []
+    commands = [(f"{path.name}:{line}", command) for path in sorted((REPO / "workflow" / "rules").glob("*.smk"))
+                for line, command in shell_commands(path)]
+    commands += [(f"table {table}", command) for table, command in registered_commands()]
+    unquoted = [f"{where} {{{field}}}" for where, command in commands
+                for _, field, spec, _ in string.Formatter().parse(command)
+                if field is not None and not UNQUOTED.match(field) and not (spec or "").endswith("q")]
+    assert len(commands) > 60 and unquoted == []
 
 
 def test_the_check_sees_an_unquoted_value(tmp_path):

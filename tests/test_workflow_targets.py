@@ -210,7 +210,6 @@ def test_a_changed_bootstrap_setting_rebuilds_only_the_tables(finished):
 # Snakemake's lints that docs/results-and-tracking.md ("Lint") explains and the workflow keeps deliberately.
 EXPLAINED_LINTS = (
     "Specify a conda environment or container for each rule.",  # the environment is the pinned venv
-    'Environment variable PATH"] = os.path.dirname(sys.executable)',  # set by common.smk, not required
 )
 
 

@@ -20,9 +20,9 @@ import yaml
 
 from mtcue.io import TextFileError, read_text
 from mtcue.plan import EXPERIMENTS
-from mtcue.study import (CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH, SHORTENER_TYPES,
-                         SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups, context_kind, pair_of,
-                         selected_columns, store_columns)
+from mtcue.study import (ARCH_KEY_TYPES, CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH,
+                         MODEL_TYPES, SHORTENER_TYPES, SHORTENING_TYPES, STYLE_TYPES, ConfigError, column_groups,
+                         context_kind, pair_of, selected_columns, store_columns)
 from mtcue.yaml_loader import ConfigLoader
 
 
@@ -107,7 +107,7 @@ def _check_switches(name: str, model: dict) -> None:
     for key in ("style_freeze", "style_init", "parent_checkpoint"):
         if key in model and not style:
             raise ConfigError(f"models.{name}.{key}: a '{model['type']}' model is not a style-control model")
-    if "style_init" in model and model["type"] != "style_dim":
+    if "style_init" in model and MODEL_TYPES[model["type"]].style_mode != "value":  # a level's new projection
         raise ConfigError(f"models.{name}.style_init: a '{model['type']}' model has no new weights to initialise")
     if style and ("init_from" in model) == ("parent_checkpoint" in model):
         raise ConfigError(f"models.{name}: a style model fine-tunes a parent: give init_from or parent_checkpoint "
@@ -116,10 +116,11 @@ def _check_switches(name: str, model: dict) -> None:
     if arch["embed_dim"] % arch["heads"]:  # fairseq's attention splits the width into equal heads
         raise ConfigError(f"models.{name}.arch: embed_dim {arch['embed_dim']} must be a multiple of heads "
                           f"({arch['heads']})")
-    for key, owner in (("side_dim", "si_output_layer"), ("mtl_weight", "si_mtl")):
-        if (key in arch) != (model["type"] == owner):
-            raise ConfigError(f"models.{name}.arch.{key}: " + (f"a '{owner}' model needs it" if key not in arch else
-                                                               f"only a '{owner}' model has it"))
+    for key, owners in ARCH_KEY_TYPES.items():
+        if (key in arch) != (model["type"] in owners):
+            raise ConfigError(f"models.{name}.arch.{key}: " + (
+                f"a '{model['type']}' model needs it" if key not in arch
+                else f"only a {' or '.join(map(repr, owners))} model has it"))
     if not arch["context_positions"] and not has_encoder:
         raise ConfigError(f"models.{name}.arch.context_positions: a '{model['type']}' model has no context encoder")
     if not has_encoder and (not arch["qk_norm"] or arch["qk_norm_scale_init"] is not None):

@@ -1,7 +1,9 @@
 """The study's results layout: where each step writes what a later one reads, under a results folder
 (`results/` of the study's working directory by default; the study around a trained model's folder, as
-`model_at` finds it). The rules' input functions, the Translator (`TrainedModel.find`) and the MLflow copy
-of a model read their paths from here (docs/formats.md). Imports nothing of the project."""
+`model_at` finds it). The rules' input functions, the plan's targets, the Translator (`TrainedModel.find`) and
+the MLflow copy of a model read their paths from here (docs/formats.md). Every argument may be a Snakemake
+wildcard placeholder instead of a value (`hyps("{direction}", "{model}", "{split}")`), which gives the pattern a
+rule's output is written as. Imports nothing of the project."""
 from __future__ import annotations
 
 import re
@@ -40,8 +42,77 @@ def checkpoint(direction: str, model: str, root: Path = RESULTS) -> Path:
     return model_dir(direction, model, root) / "checkpoint_best.pt"
 
 
+def evalset(name: str, pair: str, root: Path = RESULTS) -> Path:
+    """An evaluation set's folder for a pair (`iwslt22`, `iwslt22_valid`: IWSLT22's official layout)."""
+    return root / "eval" / name / pair
+
+
+def suite(direction: str, name: str, root: Path = RESULTS) -> Path:
+    """A contrastive suite of a direction (or of its pair, as the rule that writes it names it)."""
+    return root / "eval" / "contrastive" / direction / f"{name}.jsonl"
+
+
+def resume_dir(direction: str, model: str, root: Path = RESULTS) -> Path:
+    """A training's resumable checkpoints, outside its rule's outputs, so that a killed job resumes
+    (models/train.py)."""
+    return root / "checkpoints" / direction / model
+
+
+def hyps(direction: str, model: str, split: str, setting: str | None = None, root: Path = RESULTS) -> Path:
+    """A trained model's translation of a split of its direction's test corpus, one line per sentence; `setting`:
+    one made otherwise, under its own folder (a test-time context such as `random_context`, `eamt22`'s context)."""
+    return root / "hyps" / (setting or "") / direction / f"{model}.{split}.txt"
+
+
+def hyps_dir(setting: str, direction: str, model: str, root: Path = RESULTS) -> Path:
+    """A trained model's translations of an evaluation set, one file per prompt or style level (`formality`,
+    `formality_valid`, `style`)."""
+    return root / "hyps" / setting / direction / model
+
+
+def record(kind: str, direction: str, model: str, of: str | None = None, root: Path = RESULTS) -> Path:
+    """A trained model's record of a kind (`score`, `comet`, `contrastive`, ...; docs/formats.md), of a split or
+    suite where the kind has several (`of`)."""
+    return root / "records" / kind / direction / (f"{model}.{of}.json" if of else f"{model}.json")
+
+
+def study_record(kind: str, name: str, root: Path = RESULTS) -> Path:
+    """A record of no trained model: a pair's data (`data`, Table 1), a direction's style levels against its
+    references (`style_agreement`)."""
+    return root / "records" / kind / f"{name}.json"
+
+
 def train_record(direction: str, model: str, root: Path = RESULTS) -> Path:
-    return root / "records" / "train" / direction / f"{model}.json"
+    return record("train", direction, model, root=root)
+
+
+# The files of a table: its data, its Markdown and the Markdown's HTML rendering (the report's).
+TABLE_FORMATS = ("csv", "md", "html")
+
+
+def table(name: str, suffix: str, root: Path = RESULTS) -> Path:
+    return root / "tables" / f"{name}.{suffix}"
+
+
+def table_files(name: str, root: Path = RESULTS) -> list[Path]:
+    """A table's three files (`TABLE_FORMATS`), which its rule writes together."""
+    return [table(name, suffix, root) for suffix in TABLE_FORMATS]
+
+
+def figure(name: str, suffix: str, root: Path = RESULTS) -> Path:
+    """A figure's file (`svg`, `png`) or its data (`csv`)."""
+    return root / "figures" / f"{name}.{suffix}"
+
+
+def log(step: str, job: str | None = None, root: Path = RESULTS) -> Path:
+    """A job's log: in its step's folder, named by the job (its wildcards joined by dots); a step of one job
+    (`job` None): the step's own file."""
+    return root / "logs" / (f"{step}/{job}.log" if job else f"{step}.log")
+
+
+def benchmark(step: str, job: str | None = None, root: Path = RESULTS) -> Path:
+    """A job's Snakemake benchmark (time, memory), named as its log."""
+    return root / "benchmarks" / (f"{step}/{job}.tsv" if job else f"{step}.tsv")
 
 
 # records/{kind}/{direction}/{model}[.{split or suite}].json: a record of one trained model's run

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_GENRES = 3
 # Hoang et al.'s side-information labels (context/side_labels.py): the columns of their tag store.
@@ -27,14 +27,28 @@ class ModelType:
     None: none; "labels": Hoang et al.'s side-information labels, a tag store of their own); `arch`, its fairseq
     architecture (None: the type's name); `shortener`, whether it has K (`arch.shortening_groups`: a pooling
     window, a number of groups or of selected tokens; models/plugin/shortening/shorteners.py);
-    `context_sentences`, whether it reads the previous `context_sentences` lines (prev1..prevC)."""
+    `context_sentences`, whether it reads the previous `context_sentences` lines (prev1..prevC);
+    `context_attention`, whether each decoder layer attends to the context encoder's output (MTCue's own sublayer,
+    which `mtcue gpu-hours` prices); `criterion`, its fairseq training criterion, with `mtl_weight` the weight of
+    its auxiliary loss where the type fixes it (`arch_keys` names `mtl_weight` where the config gives it);
+    `arch_keys`, the `arch` keys only this type has (the config requires them of it and refuses them elsewhere);
+    `style_mode`, a style model's `--style-mode` (task style_translation)."""
     family: str | None
     context: str | None
     arch: str | None = None
     shortener: bool = False
     context_sentences: bool = False
+    context_attention: bool = False
+    criterion: str = "label_smoothed_cross_entropy"
+    mtl_weight: float | None = None
+    arch_keys: tuple[str, ...] = ()
+    style_mode: str | None = None
 
 
+_SIDE_INFORMATION = ModelType("side_information", "labels")
+# Hoang et al.'s multi-task models: a label classifier's loss (si_mtl, weighted by the config's lambda) or the
+# predicted label prefix's (si_trg_prefix: target tokens of the one loss, weight 1) beside the translation's.
+_MTL = "label_smoothed_cross_entropy_mtl"
 _SHORTENING = ModelType("shortening", "tokens", context_sentences=True)
 _SHORTENER = ModelType("shortening", "tokens", shortener=True, context_sentences=True)
 # Every model type, its family's rows together. A model with a context encoder ("vectors" types) may read tags
@@ -45,11 +59,14 @@ _SHORTENER = ModelType("shortening", "tokens", shortener=True, context_sentences
 MODEL_TYPES: dict[str, ModelType] = {
     "base": ModelType(None, None, arch="transformer"),
     "tagging": ModelType("mtcue", "tags"), "novotney_cue": ModelType("mtcue", "vectors"),
-    "mtcue": ModelType("mtcue", "vectors"),
+    "mtcue": ModelType("mtcue", "vectors", context_attention=True),
     "voita_context": ModelType("voita", "tokens"), "concat": ModelType("voita", "tokens", context_sentences=True),
-    **dict.fromkeys(("si_src_prefix", "si_src_suffix", "si_output_layer", "si_mtl", "si_trg_prefix"),
-                    ModelType("side_information", "labels")),
-    **dict.fromkeys(("style_token", "style_dim"), ModelType("style", None)),
+    "si_src_prefix": _SIDE_INFORMATION, "si_src_suffix": _SIDE_INFORMATION,
+    "si_output_layer": replace(_SIDE_INFORMATION, arch_keys=("side_dim",)),
+    "si_mtl": replace(_SIDE_INFORMATION, criterion=_MTL, arch_keys=("mtl_weight",)),
+    "si_trg_prefix": replace(_SIDE_INFORMATION, criterion=_MTL, mtl_weight=1),
+    "style_token": ModelType("style", None, style_mode="token"),
+    "style_dim": ModelType("style", None, style_mode="value"),
     "caching_tokens": _SHORTENING, "caching_sentence": _SHORTENING, "pool_mean": _SHORTENER, "pool_max": _SHORTENER,
     "pool_linear": _SHORTENER, "grouping": _SHORTENER, "selecting": _SHORTENER, "multi_encoder": _SHORTENING,
 }
@@ -60,6 +77,8 @@ SHORTENING_TYPES = tuple(t for t, m in MODEL_TYPES.items() if m.family == "short
 CONTEXT_SENTENCES_TYPES = (*SHORTENING_TYPES, *(t for t, m in MODEL_TYPES.items()
                                                 if m.context_sentences and t not in SHORTENING_TYPES))
 SHORTENER_TYPES = tuple(t for t, m in MODEL_TYPES.items() if m.shortener)
+ARCH_KEY_TYPES = {key: tuple(t for t, m in MODEL_TYPES.items() if key in m.arch_keys)
+                  for m in MODEL_TYPES.values() for key in m.arch_keys}  # an own arch key -> the types that have it
 
 # The language pairs (English first) each `corpus.source` can provide; a new source adds its row
 # (the schema's enum lists the sources). The synthetic generator's are its target languages;

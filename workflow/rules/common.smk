@@ -2,6 +2,7 @@
 # (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
 import json
 import os
+import shlex
 import sys
 
 from mtcue import config as cfg
@@ -17,9 +18,6 @@ from mtcue.plan.models import model_spec as plan_spec
 from mtcue.study import (SIDE_COLUMNS, STYLE_TYPES, context_kind, is_contextual, pair_of, parent_checkpoint, store_columns,
                          store_name)
 
-# Steps run `mtcue ...` from the environment Snakemake itself runs in (e.g. .venv/bin).
-os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
-
 CONFIG_FILES = [str(f) for f in workflow.configfiles] or ["config/config.yaml"]
 for config_file in workflow.configfiles:  # Snakemake keeps the last of a key written twice: refused here
     cfg.read_yaml(config_file)
@@ -32,6 +30,9 @@ PAIRS = sorted({pair_of(d) for d in DIRECTIONS})
 MODELS = list(all_models(config))  # the configured models and their derived runs (plan.models)
 SPLITS = ["train", "valid", "test"]
 EVAL_SPLIT = config["evaluation"]["split"]
+# A trained model's folder as a rule's param, which Snakemake fills in with the job's wildcards (a param is filled
+# in as a string only): what a step that loads the model is given (`--model-dir`).
+MODEL_DIR = str(layout.model_dir("{direction}", "{model}"))
 MTCUE = "mtcue"
 
 
@@ -43,6 +44,26 @@ wildcard_constraints:
     split="|".join(SPLITS),
     model="|".join(MODELS),
     store=r"[^/]+",
+
+
+def shell_prefix(exports):
+    """What every shell command of the study starts with (a local job and a cluster job alike: a SLURM job's
+    Snakemake reads the workflow again): Snakemake's own prefix for bash (`shell.prefix` replaces it), the bin/ of
+    the environment Snakemake runs in first on PATH, so that steps run its `mtcue` (`.venv/bin/snakemake`, the
+    venv not activated), then `exports` ({name: value}). A prefix, not os.environ: Snakemake run in-process (a
+    notebook, the tests) leaves its caller's environment as it was."""
+    path = f"export PATH={shlex.quote(os.path.dirname(sys.executable))}:\"$PATH\";"
+    variables = [f"export {name}={shlex.quote(value)};" for name, value in exports.items()]
+    return " ".join(["set -euo pipefail;", path, *variables]) + " "
+
+
+def table_outputs(name, label):
+    """A table rule's outputs (`output: **table_outputs(...)`): the table's three files (layout.table_files), its
+    HTML shown in the report's Tables as `label`, captioned by workflow/report/{name}.rst (a caption's path is
+    the rule file's, workflow/rules/, where the rule calls this)."""
+    csv, md, html = layout.table_files(name)
+    return {"csv": csv, "md": md,
+            "html": report(html, caption=f"../report/{name}.rst", category="Tables", labels={"name": label})}
 
 
 def model_spec(w):
@@ -110,7 +131,7 @@ def iwslt22_source(direction, folder="iwslt22"):
     """The English source of a direction's IWSLT22 test set (a file of the set's folder; `folder`
     iwslt22_valid: Table 5's validation set, in the same layout)."""
     pair = pair_of(direction)
-    return f"results/eval/{folder}/{pair}/{iwslt22_files(pair)[0]}"
+    return str(layout.evalset(folder, pair) / iwslt22_files(pair)[0])
 
 
 def formality_refs(w, folder):

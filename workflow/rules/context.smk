@@ -34,9 +34,9 @@ for _store, (_context, _directions) in vector_stores(config).items():
         # Embed early, beside the BASE trainings, so the contextual trainings can then run side by side.
         priority: 10
         log:
-            f"results/logs/embed/{_store}.log",
+            layout.log("embed", _store),
         benchmark:
-            f"results/benchmarks/embed/{_store}.tsv"
+            layout.benchmark("embed", _store)
         shell:
             "OMP_NUM_THREADS={threads} mtcue embed {params.stores:q} {params.corpora:q} --columns {params.columns:q} "
             "--encoder {params.encoder:q} --pooling {params.pooling:q} --batch-size {params.batch_size:q} 2> {log:q}"
@@ -46,7 +46,7 @@ rule tags:
     input:
         split_corpora,
     output:
-        directory("results/tags/{direction}"),
+        directory(layout.store_dir("tags", "{direction}")),
     params:
         columns=",".join(store_columns(config)),
         corpora=corpus_options,
@@ -55,9 +55,9 @@ rule tags:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/tags/{direction}.log",
+        layout.log("tags", "{direction}"),
     benchmark:
-        "results/benchmarks/tags/{direction}.tsv",
+        layout.benchmark("tags", "{direction}"),
     shell:
         "mtcue tags --direction {wildcards.direction:q} {params.corpora:q} --columns {params.columns:q} "
         "--min-docs {params.min_docs:q} --out {output:q} 2> {log:q}"
@@ -67,9 +67,9 @@ rule token_store:
     input:
         split_corpora,
         spm=lambda w: layout.spm_model(w.direction),
-        data="results/bin/{direction}",
+        data=layout.bin_dir("{direction}"),
     output:
-        directory("results/tokens/{direction}"),
+        directory(layout.store_dir("tokens", "{direction}")),
     params:
         corpora=lambda w, input: corpus_options(w, input[:len(SPLITS)]),
         previous=config["context"]["doc_slots"],
@@ -77,9 +77,9 @@ rule token_store:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/token_store/{direction}.log",
+        layout.log("token_store", "{direction}"),
     benchmark:
-        "results/benchmarks/token_store/{direction}.tsv",
+        layout.benchmark("token_store", "{direction}"),
     shell:
         "mtcue token-store --direction {wildcards.direction:q} {params.corpora:q} --spm {input.spm:q} "
         "--data-bin {input.data:q} --previous {params.previous:q} --next --out {output:q} 2> {log:q}"

@@ -11,9 +11,9 @@ rule context_usage:
         unpack(trained_model),
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/records/context_usage/{direction}/{model}.{split}.json",
+        layout.record("context_usage", "{direction}", "{model}", "{split}"),
     params:
-        model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
+        model_dir=MODEL_DIR,
         batch_size=config["evaluation"]["contrastive"]["batch_size"],
         config_hash=cfg_hash,
         study=STUDY,
@@ -22,31 +22,10 @@ rule context_usage:
     resources:
         **on_gpu(evaluation_request("context")),
     log:
-        "results/logs/context_usage/{direction}.{model}.{split}.log",
+        layout.log("context_usage", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/context_usage/{direction}.{model}.{split}.tsv"
+        layout.benchmark("context_usage", "{direction}.{model}.{split}")
     shell:
         "mtcue context-usage --model-dir {params.model_dir:q} --corpus {input.corpus:q} --model {wildcards.model:q} "
         "--split {wildcards.split:q} --batch-size {params.batch_size:q} --threads {threads} "
         "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_context_usage:
-    localrule: True
-    input:
-        records=context_usage.records(config),
-    output:
-        csv="results/tables/context_usage.csv",
-        md="results/tables/context_usage.md",
-        html=report("results/tables/context_usage.html", caption="../report/context_usage.rst", category="Tables",
-                    labels={"name": "Context usage (CXMI)"}),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        "results/logs/table_context_usage.log",
-    benchmark:
-        "results/benchmarks/tables/context_usage.tsv"
-    shell:
-        "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} 2> {log:q}"

@@ -10,16 +10,16 @@
 
 rule contrastive_synthetic:
     output:
-        "results/eval/contrastive/{pair}/synthetic.jsonl",
+        layout.suite("{pair}", "synthetic"),
     params:
         docs=config["evaluation"]["contrastive"]["synthetic_docs"],
         per_phenomenon=config["evaluation"]["contrastive"]["synthetic_per_phenomenon"],
         seed=config["corpus"]["seed"],
     localrule: True  # a conversion of seconds
     log:
-        "results/logs/contrastive_synthetic/{pair}.log",
+        layout.log("contrastive_synthetic", "{pair}"),
     benchmark:
-        "results/benchmarks/contrastive_synthetic/{pair}.tsv"
+        layout.benchmark("contrastive_synthetic", "{pair}")
     shell:
         "mtcue contrastive-suite --name synthetic --pair {wildcards.pair:q} --docs {params.docs:q} "
         "--per-phenomenon {params.per_phenomenon:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
@@ -29,14 +29,14 @@ rule contrastive_from_evalset:
     input:
         "results/eval/{evalset}/{pair}/test.jsonl",
     output:
-        "results/eval/contrastive/{pair}/{evalset}.jsonl",
+        layout.suite("{pair}", "{evalset}"),
     wildcard_constraints:
         evalset="contrapro|lopes",
     localrule: True  # a conversion of seconds
     log:
-        "results/logs/contrastive_from_evalset/{pair}.{evalset}.log",
+        layout.log("contrastive_from_evalset", "{pair}.{evalset}"),
     benchmark:
-        "results/benchmarks/contrastive_from_evalset/{pair}.{evalset}.tsv"
+        layout.benchmark("contrastive_from_evalset", "{pair}.{evalset}")
     shell:
         "mtcue contrastive-suite --name {wildcards.evalset:q} --input {input:q} --out {output:q} 2> {log:q}"
 
@@ -48,14 +48,14 @@ if OPENSUBTITLES:
         input:
             lambda w: sources.local(sources.evalset_sources(config, "voita2019", "en-ru")[f"voita2019_{w.vset}"]),
         output:
-            "results/eval/contrastive/en-ru/voita2019_{vset}.jsonl",
+            layout.suite("en-ru", "voita2019_{vset}"),
         wildcard_constraints:
             vset="deixis|lex_cohesion|ellipsis_infl|ellipsis_vp",
         localrule: True  # a conversion of seconds
         log:
-            "results/logs/eval_voita2019/{vset}.log",
+            layout.log("eval_voita2019", "{vset}"),
         benchmark:
-            "results/benchmarks/eval_voita2019/{vset}.tsv"
+            layout.benchmark("eval_voita2019", "{vset}")
         shell:
             "mtcue contrastive-suite --name voita2019_{wildcards.vset:q} --input {input:q} --out {output:q} 2> {log:q}"
 
@@ -63,13 +63,13 @@ if OPENSUBTITLES:
 rule score_contrastive:
     input:
         unpack(trained_model),
-        suite="results/eval/contrastive/{direction}/{suite}.jsonl",
+        suite=layout.suite("{direction}", "{suite}"),
     output:
-        "results/records/contrastive/{direction}/{model}.{suite}.json",
+        layout.record("contrastive", "{direction}", "{model}", "{suite}"),
     wildcard_constraints:
         suite=r"synthetic|contrapro|lopes|voita2019_[a-z_]+",
     params:
-        model_dir=lambda w: f"results/models/{w.direction}/{w.model}",
+        model_dir=MODEL_DIR,
         batch_size=config["evaluation"]["contrastive"]["batch_size"],
         config_hash=cfg_hash,
         study=STUDY,
@@ -78,32 +78,10 @@ rule score_contrastive:
     resources:
         **on_gpu(evaluation_request("contrastive")),
     log:
-        "results/logs/score_contrastive/{direction}.{model}.{suite}.log",
+        layout.log("score_contrastive", "{direction}.{model}.{suite}"),
     benchmark:
-        "results/benchmarks/score_contrastive/{direction}.{model}.{suite}.tsv"
+        layout.benchmark("score_contrastive", "{direction}.{model}.{suite}")
     shell:
         "mtcue score-contrastive --model-dir {params.model_dir:q} --suite {input.suite:q} --model {wildcards.model:q} "
         "--suite-name {wildcards.suite:q} --batch-size {params.batch_size:q} --threads {threads} "
         "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_contrastive:
-    localrule: True
-    input:
-        records=contrastive.records(config),
-    output:
-        csv="results/tables/contrastive.csv",
-        md="results/tables/contrastive.md",
-        html=report("results/tables/contrastive.html", caption="../report/contrastive.rst", category="Tables",
-                    labels={"name": "Contrastive accuracy"}),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        "results/logs/table_contrastive.log",
-    benchmark:
-        "results/benchmarks/tables/contrastive.tsv"
-    shell:
-        "mtcue table-contrastive --records {input.records:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} "
-        "2> {log:q}"

@@ -21,9 +21,9 @@ if OPENSUBTITLES:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/extract_opensubtitles/{pair}.log",
+            layout.log("extract_opensubtitles", "{pair}"),
         benchmark:
-            "results/benchmarks/extract_opensubtitles/{pair}.tsv"
+            layout.benchmark("extract_opensubtitles", "{pair}")
         shell:
             "mtcue extract-opensubtitles --mirror {params.opus:q} --pair {wildcards.pair:q} --out {output.corpus:q} "
             "--films {output.films:q} --stats {output.stats:q} --min-overlap {params.rules[min_overlap]:q} "
@@ -42,9 +42,9 @@ if OPENSUBTITLES:
             cache="results/metadata/omdb_cache",
         localrule: True
         log:
-            "results/logs/omdb.log",
+            layout.log("omdb"),
         benchmark:
-            "results/benchmarks/omdb.tsv"
+            layout.benchmark("omdb")
         shell:
             "mtcue omdb --ids {input:q} --cache {params.cache:q} --out {output.metadata:q} "
             "--summary {output.summary:q} --api-url {params.omdb[api_url]:q} "
@@ -65,9 +65,9 @@ if OPENSUBTITLES:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/split_corpus/{pair}.log",
+            layout.log("split_corpus", "{pair}"),
         benchmark:
-            "results/benchmarks/split_corpus/{pair}.tsv"
+            layout.benchmark("split_corpus", "{pair}")
         shell:
             "mtcue split-corpus --corpus {input.corpus:q} --metadata {input.metadata:q} --heldout {input.heldout:q} "
             "--out-dir results/corpus/{wildcards.pair:q} --valid-pairs {params.splits[valid_pairs]:q} "
@@ -85,49 +85,12 @@ else:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/generate_corpus/{pair}.{split}.log",
+            layout.log("generate_corpus", "{pair}.{split}"),
         benchmark:
-            "results/benchmarks/generate_corpus/{pair}.{split}.tsv"
+            layout.benchmark("generate_corpus", "{pair}.{split}")
         shell:
             "mtcue generate --pair {wildcards.pair:q} --split {wildcards.split:q} --docs {params.docs:q} "
             "--seed {params.seed:q} --out {output:q} 2> {log:q}"
-
-    # Table 5's test set: the cleaned test split in IWSLT22's official layout (contrastive references,
-    # [F]-annotated), where the paper's configuration converts the official files.
-    rule eval_iwslt22:
-        input:
-            "results/clean/{pair}/test.jsonl",
-        output:
-            directory("results/eval/iwslt22/{pair}"),
-        params:
-            split="test",
-            docs=config["corpus"]["docs"]["test"],
-            seed=config["corpus"]["seed"],
-        group: PREPARE
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22/{pair}.tsv"
-        shell:
-            "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
-            "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
-
-    # Table 5's validation set, where each model's best prompt is chosen: the valid split, same layout.
-    use rule eval_iwslt22 as eval_iwslt22_valid with:
-        input:
-            "results/clean/{pair}/valid.jsonl",
-        output:
-            directory("results/eval/iwslt22_valid/{pair}"),
-        params:
-            split="valid",
-            docs=config["corpus"]["docs"]["valid"],
-            seed=config["corpus"]["seed"],
-        log:
-            "results/logs/eval_iwslt22_valid/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
 
 
 if fewshot.eamt22_pairs(config):
@@ -146,9 +109,9 @@ if fewshot.eamt22_pairs(config):
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/annotate_eamt22/{pair}.{split}.log",
+            layout.log("annotate_eamt22", "{pair}.{split}"),
         benchmark:
-            "results/benchmarks/annotate_eamt22/{pair}.{split}.tsv"
+            layout.benchmark("annotate_eamt22", "{pair}.{split}")
         shell:
             "mtcue annotate-eamt22 --input {input:q} --output {output.corpus:q} --stats {output.stats:q} 2> {log:q}"
 
@@ -158,7 +121,7 @@ rule clean:
         lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
                   f"{w.split}.jsonl",
     output:
-        corpus="results/clean/{pair}/{split}.jsonl",
+        corpus=layout.clean_corpus("{pair}", "{split}"),
         stats="results/clean/{pair}/{split}.stats.json",
     params:
         max_chars=config["clean"]["max_chars"],
@@ -166,21 +129,72 @@ rule clean:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/clean/{pair}.{split}.log",
+        layout.log("clean", "{pair}.{split}"),
     benchmark:
-        "results/benchmarks/clean/{pair}.{split}.tsv",
+        layout.benchmark("clean", "{pair}.{split}"),
     shell:
         "mtcue clean --input {input:q} --output {output.corpus:q} --stats {output.stats:q} "
         "--max-chars {params.max_chars:q} 2> {log:q}"
 
 
+# Table 5's test set (eval_iwslt22) and validation set, where each model's best prompt is chosen (eval_iwslt22_valid;
+# on the paper's data Table 6's zero-shot column too), in IWSLT22's official layout (contrastive references,
+# [F]-annotated): on the paper's data IWSLT22's official files converted (the validation set: its training data,
+# both domains; pairs without one, en-ru, choose on the test set: plan/formality.py), else the synthetic corpus's
+# cleaned split in that layout, a step of its pair's preparation. Their inputs: iwslt22_inputs (inputs.smk).
+rule eval_iwslt22:
+    input:
+        iwslt22_inputs("test"),
+    output:
+        directory(layout.evalset("iwslt22", "{pair}")),
+    params:  # the synthetic set's (what the converted official files take is their inputs)
+        **({} if OPENSUBTITLES else {"split": "test", "docs": config["corpus"]["docs"]["test"],
+                                      "seed": config["corpus"]["seed"]}),
+    group: None if OPENSUBTITLES else PREPARE
+    resources:
+        **on_cpu(STEP["prepare"]),
+    log:
+        layout.log("eval_iwslt22", "{pair}"),
+    benchmark:
+        layout.benchmark("eval_iwslt22", "{pair}")
+    shell:
+        ("mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
+         if OPENSUBTITLES else
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
+         "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}")
+
+
+rule eval_iwslt22_valid:
+    input:
+        iwslt22_inputs("valid"),
+    output:
+        directory(layout.evalset("iwslt22_valid", "{pair}")),
+    params:  # the synthetic set's (what the converted official files take is their inputs)
+        **({} if OPENSUBTITLES else {"split": "valid", "docs": config["corpus"]["docs"]["valid"],
+                                      "seed": config["corpus"]["seed"]}),
+    wildcard_constraints:
+        **({"pair": "|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"])} if OPENSUBTITLES else {}),
+    group: None if OPENSUBTITLES else PREPARE
+    resources:
+        **on_cpu(STEP["prepare"]),
+    log:
+        layout.log("eval_iwslt22_valid", "{pair}"),
+    benchmark:
+        layout.benchmark("eval_iwslt22_valid", "{pair}")
+    shell:
+        ("mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
+         "2> {log:q}" if OPENSUBTITLES else
+         "mtcue iwslt22-synth --corpus {input:q} --pair {wildcards.pair:q} --split {params.split:q} "
+         "--docs {params.docs:q} --seed {params.seed:q} --out {output:q} 2> {log:q}")
+
+
 # Table 1's figures for one pair, from the training data the models read.
 rule corpus_stats:
     input:
-        corpus="results/clean/{pair}/train.jsonl",
+        corpus=layout.clean_corpus("{pair}", "train"),
         omdb="results/metadata/omdb.summary.json" if OPENSUBTITLES else [],
     output:
-        "results/records/data/{pair}.json",
+        layout.study_record("data", "{pair}"),
     params:
         source=config["corpus"]["source"],
         config_hash=config_hash(config["corpus"]),
@@ -190,48 +204,15 @@ rule corpus_stats:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/corpus_stats/{pair}.log",
+        layout.log("corpus_stats", "{pair}"),
     benchmark:
-        "results/benchmarks/corpus_stats/{pair}.tsv"
+        layout.benchmark("corpus_stats", "{pair}")
     shell:
         "mtcue corpus-stats --corpus {input.corpus:q} --pair {wildcards.pair:q} --source {params.source:q} "
         "{params.omdb:q} --config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"
 
 
 if OPENSUBTITLES:
-
-    rule eval_iwslt22:
-        input:
-            lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22", w.pair).values()],
-        output:
-            directory("results/eval/iwslt22/{pair}"),
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22/{pair}.tsv"
-        shell:
-            "mtcue evalset --name iwslt22 --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} 2> {log:q}"
-
-    # Table 5's validation set (best prompt; Table 6's zero-shot column): IWSLT22's training data, both
-    # domains, in the test set's layout; pairs without one (en-ru) choose on the test set (plan/formality.py).
-    rule eval_iwslt22_valid:
-        input:
-            lambda w: [sources.local(s) for s in sources.evalset_sources(config, "iwslt22_valid", w.pair).values()],
-        output:
-            directory("results/eval/iwslt22_valid/{pair}"),
-        wildcard_constraints:
-            pair="|".join(config["evaluation_sets"]["iwslt22"]["valid_pairs"]),
-        resources:
-            **on_cpu(STEP["prepare"]),
-        log:
-            "results/logs/eval_iwslt22_valid/{pair}.log",
-        benchmark:
-            "results/benchmarks/eval_iwslt22_valid/{pair}.tsv"
-        shell:
-            "mtcue evalset --name iwslt22 --split valid --pair {wildcards.pair:q} --inputs {input:q} --out {output:q} "
-            "2> {log:q}"
 
     rule eval_eamt22:
         input:
@@ -241,9 +222,9 @@ if OPENSUBTITLES:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/eval_eamt22/{split}.log",
+            layout.log("eval_eamt22", "{split}"),
         benchmark:
-            "results/benchmarks/eval_eamt22/{split}.tsv"
+            layout.benchmark("eval_eamt22", "{split}")
         shell:
             "mtcue evalset --name eamt22 --pair en-pl --split {wildcards.split:q} --inputs {input:q} --out {output:q} "
             "2> {log:q}"
@@ -258,9 +239,9 @@ if OPENSUBTITLES:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/eval_contrapro.log",
+            layout.log("eval_contrapro"),
         benchmark:
-            "results/benchmarks/eval_contrapro.tsv"
+            layout.benchmark("eval_contrapro")
         shell:
             "mtcue evalset --name contrapro --pair en-de --inputs {input.json:q} {input.documents:q} "
             "--metadata {input.metadata:q} --out {output:q} 2> {log:q}"
@@ -273,8 +254,8 @@ if OPENSUBTITLES:
         resources:
             **on_cpu(STEP["prepare"]),
         log:
-            "results/logs/eval_lopes.log",
+            layout.log("eval_lopes"),
         benchmark:
-            "results/benchmarks/eval_lopes.tsv"
+            layout.benchmark("eval_lopes")
         shell:
             "mtcue evalset --name lopes --pair en-fr --inputs {input:q} --out {output:q} 2> {log:q}"

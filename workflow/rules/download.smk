@@ -20,9 +20,9 @@ if DOWNLOADS:
             policy=config["download"],
         localrule: True
         log:
-            "results/logs/download/{path}.log",
+            layout.log("download", "{path}"),
         benchmark:
-            "results/benchmarks/download/{path}.tsv"
+            layout.benchmark("download", "{path}")
         shell:
             "mtcue download --source {params.source:q} --out {output:q} --retries {params.policy[retries]:q} "
             "--backoff {params.policy[backoff_s]:q} --timeout {params.policy[timeout_s]:q} 2> {log:q}"

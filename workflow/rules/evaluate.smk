@@ -5,11 +5,11 @@
 rule translate:
     input:
         unpack(context_store),
-        model="results/models/{direction}/{model}/checkpoint_best.pt",
-        data="results/bin/{direction}",
+        model=layout.checkpoint("{direction}", "{model}"),
+        data=layout.bin_dir("{direction}"),
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/hyps/{direction}/{model}.{split}.txt",
+        layout.hyps("{direction}", "{model}", "{split}"),
     params:
         spec=spec,
         generation=json.dumps(config["generation"]),
@@ -19,9 +19,9 @@ rule translate:
     resources:
         **on_gpu(evaluation_request("translate")),
     log:
-        "results/logs/translate/{direction}.{model}.{split}.log",
+        layout.log("translate", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/translate/{direction}.{model}.{split}.tsv"
+        layout.benchmark("translate", "{direction}.{model}.{split}")
     shell:
         "mtcue translate --spec {params.spec:q} --direction {wildcards.direction:q} --data-bin {input.data:q} "
         "{params.store:q} --checkpoint {input.model:q} --split {wildcards.split:q} --corpus {input.corpus:q} "
@@ -30,10 +30,10 @@ rule translate:
 
 rule score:
     input:
-        hyps="results/hyps/{direction}/{model}.{split}.txt",
+        hyps=layout.hyps("{direction}", "{model}", "{split}"),
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/records/score/{direction}/{model}.{split}.json",
+        layout.record("score", "{direction}", "{model}", "{split}"),
     params:
         config_hash=cfg_hash,
         study=STUDY,
@@ -41,9 +41,9 @@ rule score:
     resources:
         **in_evaluation(STEP["score"]),
     log:
-        "results/logs/score/{direction}.{model}.{split}.log",
+        layout.log("score", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/score/{direction}.{model}.{split}.tsv",
+        layout.benchmark("score", "{direction}.{model}.{split}"),
     shell:
         "mtcue score --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
         "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
@@ -55,7 +55,7 @@ rule score:
 # all, or `predicted_labels` (Hoang et al.'s "w/o side info" and target-prefix rows, sideinfo.smk).
 use rule translate as translate_test_context with:
     output:
-        "results/hyps/{test_context}/{direction}/{model}.{split}.txt",
+        layout.hyps("{direction}", "{model}", "{split}", "{test_context}"),
     wildcard_constraints:
         test_context="|".join(TEST_CONTEXT),
     params:
@@ -63,23 +63,23 @@ use rule translate as translate_test_context with:
         generation=json.dumps(config["generation"]),
         store=store_option,
     log:
-        "results/logs/translate_{test_context}/{direction}.{model}.{split}.log",
+        layout.log("translate_{test_context}", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/translate_{test_context}/{direction}.{model}.{split}.tsv"
+        layout.benchmark("translate_{test_context}", "{direction}.{model}.{split}")
 
 
 use rule score as score_test_context with:
     input:
-        hyps="results/hyps/{test_context}/{direction}/{model}.{split}.txt",
+        hyps=layout.hyps("{direction}", "{model}", "{split}", "{test_context}"),
         corpus=lambda w: clean_corpus(w, w.split),
     output:
-        "results/records/score_{test_context}/{direction}/{model}.{split}.json",
+        layout.record("score_{test_context}", "{direction}", "{model}", "{split}"),
     wildcard_constraints:
         test_context="|".join(TEST_CONTEXT),
     log:
-        "results/logs/score_{test_context}/{direction}.{model}.{split}.log",
+        layout.log("score_{test_context}", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/score_{test_context}/{direction}.{model}.{split}.tsv"
+        layout.benchmark("score_{test_context}", "{direction}.{model}.{split}")
 
 
 # Whether the COMET model can be had is decided once, not by every COMET job (offline, each job
@@ -96,20 +96,20 @@ rule comet_model:
         required=["--required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
-        "results/logs/comet_model.log",
+        layout.log("comet_model"),
     benchmark:
-        "results/benchmarks/comet_model.tsv"
+        layout.benchmark("comet_model")
     shell:
         "mtcue comet-model --comet-model {params.comet[model]:q} {params.required:q} --out {output:q} 2> {log:q}"
 
 
 rule comet:
     input:
-        hyps="results/hyps/{direction}/{model}.{split}.txt",
+        hyps=layout.hyps("{direction}", "{model}", "{split}"),
         corpus=lambda w: clean_corpus(w, w.split),
         availability=rules.comet_model.output[0],
     output:
-        "results/records/comet/{direction}/{model}.{split}.json",
+        layout.record("comet", "{direction}", "{model}", "{split}"),
     params:
         config_hash=cfg_hash,
         study=STUDY,
@@ -120,9 +120,9 @@ rule comet:
     resources:
         **on_gpu(evaluation_request("comet")),
     log:
-        "results/logs/comet/{direction}.{model}.{split}.log",
+        layout.log("comet", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/comet/{direction}.{model}.{split}.tsv"
+        layout.benchmark("comet", "{direction}.{model}.{split}")
     shell:
         "mtcue comet --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
         "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "

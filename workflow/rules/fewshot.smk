@@ -13,7 +13,7 @@ rule fewshot_store:
         train=lambda w: clean_corpus(w, "train"),
         valid=lambda w: clean_corpus(w, "valid"),
     output:
-        directory("results/fewshot/{direction}/{model}"),
+        directory(layout.store_dir("fewshot", "{direction}", "{model}")),
     wildcard_constraints:
         model="|".join(FEWSHOT_MODELS) or "^$",
     params:
@@ -22,9 +22,9 @@ rule fewshot_store:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/fewshot_store/{direction}.{model}.log",
+        layout.log("fewshot_store", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/fewshot_store/{direction}.{model}.tsv"
+        layout.benchmark("fewshot_store", "{direction}.{model}")
     shell:
         "mtcue mask-store --store {input.store:q} --corpus train={input.train:q} --corpus valid={input.valid:q} "
         "--per-combination {params.per_combination:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
@@ -38,7 +38,7 @@ if OPENSUBTITLES:
             unpack(trained_model),
             test=lambda w: eamt22_set(w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
+            layout.hyps("{direction}", "{model}", "{split}", "eamt22"),
         params:
             columns=lambda w: eamt22_columns_option(w),
             generation=json.dumps(config["generation"]),
@@ -47,9 +47,9 @@ if OPENSUBTITLES:
         resources:
             **on_gpu(evaluation_request("translate")),
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
+            layout.log("eamt22_translate", "{direction}.{model}.{split}"),
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
+            layout.benchmark("eamt22_translate", "{direction}.{model}.{split}")
         shell:
             "mtcue translate-corpus --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
             "--corpus {input.test:q} {params.columns:q} --generation {params.generation:q} --threads {threads} "
@@ -61,19 +61,19 @@ else:
     use rule translate as eamt22_translate with:
         input:
             unpack(eamt22_store),
-            model="results/models/{direction}/{model}/checkpoint_best.pt",
-            data="results/bin/{direction}",
+            model=layout.checkpoint("{direction}", "{model}"),
+            data=layout.bin_dir("{direction}"),
             corpus=lambda w: clean_corpus(w, w.split),
         output:
-            "results/hyps/eamt22/{direction}/{model}.{split}.txt",
+            layout.hyps("{direction}", "{model}", "{split}", "eamt22"),
         params:
             spec=eamt22_spec,
             generation=json.dumps(config["generation"]),
             store=store_option,
         log:
-            "results/logs/eamt22_translate/{direction}.{model}.{split}.log",
+            layout.log("eamt22_translate", "{direction}.{model}.{split}"),
         benchmark:
-            "results/benchmarks/eamt22_translate/{direction}.{model}.{split}.tsv"
+            layout.benchmark("eamt22_translate", "{direction}.{model}.{split}")
 
 
 rule eamt22_score:
@@ -81,7 +81,7 @@ rule eamt22_score:
         unpack(eamt22_inputs),
         corpus=lambda w: eamt22_set(w.split) or clean_corpus(w, w.split),
     output:
-        "results/records/eamt22/{direction}/{model}.{split}.json",
+        layout.record("eamt22", "{direction}", "{model}", "{split}"),
     params:
         spec=eamt22_spec,
         config_hash=cfg_hash,
@@ -92,9 +92,9 @@ rule eamt22_score:
     resources:
         **in_evaluation(STEP["score"]),
     log:
-        "results/logs/eamt22_score/{direction}.{model}.{split}.log",
+        layout.log("eamt22_score", "{direction}.{model}.{split}"),
     benchmark:
-        "results/benchmarks/eamt22_score/{direction}.{model}.{split}.tsv"
+        layout.benchmark("eamt22_score", "{direction}.{model}.{split}")
     shell:
         "mtcue score-eamt22 --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
         "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
@@ -107,16 +107,16 @@ rule figure4:
     input:
         records=fewshot.fewshot_records(config),
     output:
-        csv="results/figures/figure4_eamt22_fewshot.csv",
-        png=report("results/figures/figure4_eamt22_fewshot.png", caption="../report/figure4.rst", category="Figures",
+        csv=layout.figure("figure4_eamt22_fewshot", "csv"),
+        png=report(layout.figure("figure4_eamt22_fewshot", "png"), caption="../report/figure4.rst", category="Figures",
                    labels={"name": "Figure 4: EAMT22 few-shot"}),
     params:
         points=json.dumps(fewshot.fewshot_points(config)),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
-        "results/logs/figure4.log",
+        layout.log("figure4"),
     benchmark:
-        "results/benchmarks/figure4.tsv"
+        layout.benchmark("figure4")
     shell:
         "mtcue figure4 --records {input.records:q} --points {params.points:q} "
         "--csv {output.csv:q} --png {output.png:q} --bootstrap-samples {params.bootstrap[samples]:q} "

@@ -7,12 +7,12 @@ rule training_curves:
     input:
         quality.inputs(config)["train"],
     output:
-        report("results/figures/training_curves.svg", caption="../report/training_curves.rst", category="Figures",
+        report(layout.figure("training_curves", "svg"), caption="../report/training_curves.rst", category="Figures",
                labels={"name": "Training curves"}),
     log:
-        "results/logs/figures/training_curves.log",
+        layout.log("figures", "training_curves"),
     benchmark:
-        "results/benchmarks/figures/training_curves.tsv"
+        layout.benchmark("figures", "training_curves")
     shell:
         "mtcue figure --kind training_curves --records {input:q} --out {output:q} 2> {log:q}"
 
@@ -22,12 +22,12 @@ rule phenomena_accuracy:
     input:
         quality.inputs(config)["scores"],
     output:
-        report("results/figures/phenomena_accuracy.svg", caption="../report/phenomena_accuracy.rst", category="Figures",
-               labels={"name": "Phenomena: accuracy per model"}),
+        report(layout.figure("phenomena_accuracy", "svg"), caption="../report/phenomena_accuracy.rst",
+               category="Figures", labels={"name": "Phenomena: accuracy per model"}),
     log:
-        "results/logs/figures/phenomena_accuracy.log",
+        layout.log("figures", "phenomena_accuracy"),
     benchmark:
-        "results/benchmarks/figures/phenomena_accuracy.tsv"
+        layout.benchmark("figures", "phenomena_accuracy")
     shell:
         "mtcue figure --kind phenomena_accuracy --records {input:q} --out {output:q} 2> {log:q}"
 
@@ -37,12 +37,12 @@ rule bleu_gain:
     input:
         quality.inputs(config)["scores"],
     output:
-        report("results/figures/bleu_gain.svg", caption="../report/bleu_gain.rst", category="Figures",
+        report(layout.figure("bleu_gain", "svg"), caption="../report/bleu_gain.rst", category="Figures",
                labels={"name": "BLEU over BASE"}),
     log:
-        "results/logs/figures/bleu_gain.log",
+        layout.log("figures", "bleu_gain"),
     benchmark:
-        "results/benchmarks/figures/bleu_gain.tsv"
+        layout.benchmark("figures", "bleu_gain")
     shell:
         "mtcue figure --kind bleu_gain --records {input:q} --out {output:q} 2> {log:q}"
 
@@ -52,16 +52,16 @@ rule bleu_gain:
 # the beam) is a parameter, so a change to any of them measures again.
 rule memory_growth:
     output:
-        csv="results/figures/memory_growth.csv",
-        svg=report("results/figures/memory_growth.svg", caption="../report/memory_growth.rst", category="Figures",
+        csv=layout.figure("memory_growth", "csv"),
+        svg=report(layout.figure("memory_growth", "svg"), caption="../report/memory_growth.rst", category="Figures",
                    labels={"name": "Memory growth with context size (Mąka et al. (2024), Figure 4)"}),
     params:
         plan=json.dumps(memory_growth.memory_growth_plan(config), sort_keys=True),
     resources:
         **on_cpu(STEP["measure"]),
     log:
-        "results/logs/figures/memory_growth.log",
+        layout.log("figures", "memory_growth"),
     benchmark:
-        "results/benchmarks/figures/memory_growth.tsv"
+        layout.benchmark("figures", "memory_growth")
     shell:
         "mtcue memory-growth --plan {params.plan:q} --csv {output.csv:q} --svg {output.svg:q} 2> {log:q}"

@@ -9,9 +9,9 @@
 rule formality_translate:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+        testset=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
     output:
-        directory("results/hyps/formality/{direction}/{model}"),
+        directory(layout.hyps_dir("formality", "{direction}", "{model}")),
     params:
         source=lambda w: iwslt22_source(w.direction),
         prompts=lambda w: json.dumps(formality.prompts_of(config, w.model)),
@@ -21,9 +21,9 @@ rule formality_translate:
     resources:
         **on_gpu(evaluation_request("translate")),
     log:
-        "results/logs/formality_translate/{direction}.{model}.log",
+        layout.log("formality_translate", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/formality_translate/{direction}.{model}.tsv"
+        layout.benchmark("formality_translate", "{direction}.{model}")
     shell:
         "mtcue translate-prompts --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
         "--source {params.source:q} --prompts {params.prompts:q} --generation {params.generation:q} "
@@ -33,28 +33,28 @@ rule formality_translate:
 use rule formality_translate as formality_translate_valid with:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
+        testset=lambda w: str(layout.evalset("iwslt22_valid", pair_of(w.direction))),
     output:
-        directory("results/hyps/formality_valid/{direction}/{model}"),
+        directory(layout.hyps_dir("formality_valid", "{direction}", "{model}")),
     params:
         source=lambda w: iwslt22_source(w.direction, "iwslt22_valid"),
         prompts=lambda w: json.dumps(formality.prompts_of(config, w.model)),
         generation=json.dumps(config["generation"]),
     log:
-        "results/logs/formality_translate_valid/{direction}.{model}.log",
+        layout.log("formality_translate_valid", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/formality_translate_valid/{direction}.{model}.tsv"
+        layout.benchmark("formality_translate_valid", "{direction}.{model}")
 
 
 rule formality_score:
     input:
-        hyps="results/hyps/formality/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+        hyps=layout.hyps_dir("formality", "{direction}", "{model}"),
+        refs=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
         valid_hyps=formality_valid_hyps,
-        valid_refs=lambda w: formality_valid_hyps(w) and f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
+        valid_refs=lambda w: formality_valid_hyps(w) and str(layout.evalset("iwslt22_valid", pair_of(w.direction))),
         train=lambda w: clean_corpus(w, "train"),  # each prompt's kind: its words vs the training contexts
     output:
-        "results/records/formality/{direction}/{model}.json",
+        layout.record("formality", "{direction}", "{model}"),
     params:
         hyps=lambda w, input: [f"{p}={input.hyps}/{p}.txt" for p in formality.prompts_of(config, w.model) or ["none"]],
         refs=lambda w, input: formality_refs(w, input.refs),
@@ -67,9 +67,9 @@ rule formality_score:
     resources:
         **in_evaluation(STEP["score"]),
     log:
-        "results/logs/formality_score/{direction}.{model}.log",
+        layout.log("formality_score", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/formality_score/{direction}.{model}.tsv"
+        layout.benchmark("formality_score", "{direction}.{model}")
     shell:
         "mtcue score-formality --hyps {params.hyps:q} --prompts {params.prompts:q} --references {params.refs:q} "
         "{params.valid:q} --train-corpus {input.train:q} --split {params.split:q} --direction {wildcards.direction:q} "
@@ -81,39 +81,16 @@ rule formality_score:
 # validation set, as the paper's "on the validation sets in all cases").
 use rule formality_score as formality_score_valid with:
     input:
-        hyps="results/hyps/formality_valid/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22_valid/{pair_of(w.direction)}",
+        hyps=layout.hyps_dir("formality_valid", "{direction}", "{model}"),
+        refs=lambda w: str(layout.evalset("iwslt22_valid", pair_of(w.direction))),
         valid_hyps=[],
         valid_refs=[],
         train=lambda w: clean_corpus(w, "train"),
     output:
-        "results/records/formality/{direction}/{model}.valid.json",
+        layout.record("formality", "{direction}", "{model}", "valid"),
     params:
         split="valid",  # the other parameters are formality_score's
     log:
-        "results/logs/formality_score/{direction}.{model}.valid.log",
+        layout.log("formality_score", "{direction}.{model}.valid"),
     benchmark:
-        "results/benchmarks/formality_score/{direction}.{model}.valid.tsv"
-
-
-rule table5_formality:
-    localrule: True
-    input:
-        # the style models' rows are supervised (style.smk)
-        records=formality.table_records(config),
-    output:
-        csv="results/tables/table5_formality.csv",
-        md="results/tables/table5_formality.md",
-        html=report("results/tables/table5_formality.html", caption="../report/table5_formality.rst", category="Tables",
-                    labels={"name": "Table 5: IWSLT22 zero-shot formality"}),
-    params:
-        models=list(dict.fromkeys(formality.formality_models(config) + [m for _d, m in style.style_models(config)])),
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        "results/logs/table5_formality.log",
-    benchmark:
-        "results/benchmarks/tables/table5_formality.tsv"
-    shell:
-        "mtcue table-formality --records {input.records:q} --models {params.models:q} "
-        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        layout.benchmark("formality_score", "{direction}.{model}.valid")

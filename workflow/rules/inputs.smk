@@ -114,6 +114,17 @@ def init_checkpoint(w):
     return {"init": outside} if outside else {}
 
 
+# ---- IWSLT22 sets (data.smk) ---------------------------------------------------------------------
+
+def iwslt22_inputs(split):
+    """What an IWSLT22 set of `split` (test, valid) is made from: on the paper's data the official files of the
+    pair (the validation set's: IWSLT22's training data), else the pair's cleaned split."""
+    if not OPENSUBTITLES:
+        return layout.clean_corpus("{pair}", split)
+    name = "iwslt22" if split == "test" else "iwslt22_valid"
+    return lambda w: [sources.local(s) for s in sources.evalset_sources(config, name, w.pair).values()]
+
+
 # ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
 
 def eamt22_store(w):
@@ -146,7 +157,7 @@ def eamt22_inputs(w):
     """Hypotheses of the split (a model without context: its ordinary translation of that split) and a
     variant's store."""
     own = is_contextual(model_entry(config, w.model)) or OPENSUBTITLES
-    hyps = f"results/hyps/{'eamt22/' if own else ''}{w.direction}/{w.model}.{w.split}.txt"
+    hyps = str(layout.hyps(w.direction, w.model, w.split, "eamt22" if own else None))
     return {"hyps": hyps, **({"fewshot": model_store(w.direction, w.model)} if w.model in FEWSHOT_MODELS else {})}
 
 
@@ -155,7 +166,7 @@ def eamt22_inputs(w):
 def formality_valid_hyps(w):
     """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
     if formality.valid_prompts(config, w.direction, w.model):
-        return f"results/hyps/formality_valid/{w.direction}/{w.model}"
+        return str(layout.hyps_dir("formality_valid", w.direction, w.model))
     return []
 
 
@@ -167,31 +178,7 @@ def formality_valid_args(w, input):
     return ["--valid-hyps", *hyps, "--valid-references", *formality_refs(w, input.valid_refs)]
 
 
-# ---- Table 6 (ablation.smk) ----------------------------------------------------------------------
-
-def zeroshot_options(kind, task):
-    """table-ablation's options of a zero-shot column (`task`: plan.ablation.ablation_zeroshot's), as arguments."""
-    reason = ["--unavailable", f"{kind}={task['unavailable']}"] if task["unavailable"] else []
-    return ["--zeroshot-direction", f"{kind}={task['direction']}", *reason]
-
-
 # ---- Voita et al. 2018 (voita2018.smk) -----------------------------------------------------------
 
 def synthetic_suite(direction):
-    return f"results/eval/contrastive/{direction}/synthetic.jsonl"
-
-
-def attention_unavailable():
-    """Why Table 7 cannot be measured in this workflow ("" when it can): the synthetic contrastive suite
-    (with its antecedents) comes from the demo's generator, through the contrastive rules (or is there)."""
-    if OPENSUBTITLES:
-        return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
-    made = any(str(f).startswith("results/eval/contrastive/") for r in workflow.rules for f in r.output)
-    # results/records/attention/{direction}/{model}.json: the direction is the record's folder
-    there = all(os.path.exists(synthetic_suite(os.path.basename(os.path.dirname(p))))
-                for p in voita2018.inputs(config)["attention"])
-    return "" if made or there else "no rule in this workflow writes the synthetic contrastive suite"
-
-
-def voita2018_attention_records(w):
-    return [] if attention_unavailable() else voita2018.inputs(config)["attention"]
+    return str(layout.suite(direction, "synthetic"))

@@ -5,7 +5,7 @@ rule spm_train:
     input:
         lambda w: clean_corpus(w, "train"),
     output:
-        model="results/spm/{direction}.model",
+        model=layout.spm_model("{direction}"),
         vocab="results/spm/{direction}.vocab",
     params:
         spm=config["spm"],
@@ -13,9 +13,9 @@ rule spm_train:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/spm_train/{direction}.log",
+        layout.log("spm_train", "{direction}"),
     benchmark:
-        "results/benchmarks/spm_train/{direction}.tsv"
+        layout.benchmark("spm_train", "{direction}")
     shell:
         "mtcue spm-train --corpus {input:q} --direction {wildcards.direction:q} --model-file {output.model:q} "
         "--vocab-size {params.spm[vocab_size]:q} --model-type {params.spm[model_type]:q} "
@@ -24,7 +24,7 @@ rule spm_train:
 
 rule spm_encode:
     input:
-        model="results/spm/{src}-{tgt}.model",
+        model=layout.spm_model("{src}-{tgt}"),
         corpus=lambda w: f"results/clean/{pair_of(w.src + '-' + w.tgt)}/{w.split}.jsonl",
     output:
         "results/prepared/{src}-{tgt}/{split}.{src}",
@@ -33,9 +33,9 @@ rule spm_encode:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/spm_encode/{src}-{tgt}.{split}.log",
+        layout.log("spm_encode", "{src}-{tgt}.{split}"),
     benchmark:
-        "results/benchmarks/spm_encode/{src}-{tgt}.{split}.tsv",
+        layout.benchmark("spm_encode", "{src}-{tgt}.{split}"),
     shell:
         "mtcue spm-encode --model-file {input.model:q} --corpus {input.corpus:q} "
         "--direction {wildcards.src:q}-{wildcards.tgt:q} "
@@ -47,14 +47,14 @@ rule binarise:
         lambda w: expand("results/prepared/{direction}/{split}.{lang}", direction=w.direction,
                          split=SPLITS, lang=w.direction.split("-")),
     output:
-        directory("results/bin/{direction}"),
+        directory(layout.bin_dir("{direction}")),
     group: PREPARE
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/binarise/{direction}.log",
+        layout.log("binarise", "{direction}"),
     benchmark:
-        "results/benchmarks/binarise/{direction}.tsv",
+        layout.benchmark("binarise", "{direction}"),
     shell:
         "mtcue binarise --prepared results/prepared/{wildcards.direction:q} --direction {wildcards.direction:q} "
         "--dest {output:q} 2> {log:q}"

@@ -4,7 +4,6 @@
 # (docs/paper-scale.md, "Offline compute nodes"; mtcue.pretrained).
 
 import os
-import shlex
 
 from mtcue.context.embed import is_random_encoder
 
@@ -12,13 +11,12 @@ from mtcue.context.embed import is_random_encoder
 PRETRAINED = "results/pretrained"
 PRETRAINED_MANIFEST = f"{PRETRAINED}/manifest.json"
 
-# Every shell command of the study starts with these (a local job and a cluster job alike: a SLURM job's
-# Snakemake reads this file again). A prefix, not os.environ: Snakemake run in-process (a notebook, the
-# tests) then leaves no study's folder behind for the models loaded later in that process. It replaces
-# Snakemake's own prefix for bash, so that comes first.
-shell.prefix("set -euo pipefail; " + " ".join(f"export {k}={shlex.quote(v)};" for k, v in {
+# Every shell command of the study reads the pretrained models from the study's folder, offline (common.smk's
+# shell_prefix: a prefix, not os.environ, so that Snakemake run in-process leaves no study's folder behind for
+# the models loaded later in that process).
+shell.prefix(shell_prefix({
     "MTCUE_PRETRAINED": os.path.abspath(PRETRAINED), "HF_HUB_CACHE": os.path.abspath(f"{PRETRAINED}/hub"),
-    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}.items()) + " ")
+    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}))
 
 
 # Its output is an input of every rule that loads a model (the embedding stores, comet_model), so a model
@@ -36,9 +34,9 @@ rule pretrained_models:
         required=["--comet-required"] if config["evaluation"]["comet"]["required"] else [],
     localrule: True
     log:
-        "results/logs/pretrained_models.log",
+        layout.log("pretrained_models"),
     benchmark:
-        "results/benchmarks/pretrained_models.tsv"
+        layout.benchmark("pretrained_models")
     # The fetch itself goes online: not through the warm server, whose hub client was imported offline.
     shell:
         "env -u HF_HUB_OFFLINE -u TRANSFORMERS_OFFLINE MTCUE_WARM=0 mtcue fetch-pretrained --folder {params.folder:q} "

@@ -7,65 +7,6 @@
 # of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
 
 
-rule table3_models:
-    localrule: True
-    input:
-        train=quality.inputs(config)["train"],
-    output:
-        csv="results/tables/table3_models.csv",
-        md="results/tables/table3_models.md",
-        html=report("results/tables/table3_models.html", caption="../report/table3_models.rst", category="Tables",
-                    labels={"name": "Table 3: models, sizes and training time"}),
-    log:
-        "results/logs/table3_models.log",
-    benchmark:
-        "results/benchmarks/tables/table3_models.tsv",
-    shell:
-        "mtcue table --kind models --records {input.train:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
-rule table4_quality:
-    localrule: True
-    input:
-        score=quality.inputs(config)["scores"],
-        comet=quality.inputs(config)["comets"],
-        train=quality.inputs(config)["train"],
-    output:
-        csv="results/tables/table4_quality.csv",
-        md="results/tables/table4_quality.md",
-        html=report("results/tables/table4_quality.html", caption="../report/table4_quality.rst", category="Tables",
-                    labels={"name": "Table 4: translation quality"}),
-    params:
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        "results/logs/table4_quality.log",
-    benchmark:
-        "results/benchmarks/tables/table4_quality.tsv",
-    shell:
-        "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
-        "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
-rule phenomena:
-    localrule: True
-    input:
-        score=quality.inputs(config)["scores"],
-    output:
-        csv="results/tables/phenomena.csv",
-        md="results/tables/phenomena.md",
-        html=report("results/tables/phenomena.html", caption="../report/phenomena.rst", category="Tables",
-                    labels={"name": "Phenomena: accuracy per phenomenon"}),
-    log:
-        "results/logs/phenomena.log",
-    benchmark:
-        "results/benchmarks/tables/phenomena.tsv",
-    shell:
-        "mtcue table --kind phenomena --records {input.score:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"
-
-
 rule mlflow_sync:
     localrule: True
     input:
@@ -78,9 +19,9 @@ rule mlflow_sync:
         experiments=json.dumps({f"{d}/{m}": experiments for (d, m), experiments in TRAINED.items()}),
         copy_models=["--copy-models"] if config["mlflow"]["copy_models"] else [],
     log:
-        f"results/logs/mlflow_sync/{STUDY}.log",
+        layout.log("mlflow_sync", STUDY),
     benchmark:
-        f"results/benchmarks/mlflow_sync/{STUDY}.tsv",
+        layout.benchmark("mlflow_sync", STUDY),
     shell:
         "mtcue track --study {params.study:q} --uri {params.uri:q} --records {input:q} "
         "--experiments {params.experiments:q} --artifacts {params.copy_models:q} --run-ids {output:q} 2> {log:q}"
@@ -98,9 +39,9 @@ rule mlflow_study:
     params:
         ui=MLFLOW_UI,  # a changed address rebuilds this page only
     log:
-        f"results/logs/mlflow_study/{STUDY}.log",
+        layout.log("mlflow_study", STUDY),
     benchmark:
-        f"results/benchmarks/mlflow_study/{STUDY}.tsv",
+        layout.benchmark("mlflow_study", STUDY),
     shell:
         "mtcue track-study --run-ids {input.runs:q} --files {input.files:q} --ui={params.ui:q} --html {output:q} "
         "2> {log:q}"
@@ -116,30 +57,12 @@ rule bench_store:
     output:
         "results/benchmarks/store/{direction}.json",
     log:
-        "results/logs/bench_store/{direction}.log",
+        layout.log("bench_store", "{direction}"),
     benchmark:
-        "results/benchmarks/bench_store/{direction}.tsv",
+        layout.benchmark("bench_store", "{direction}"),
     shell:
         "mtcue bench-store --store {input.store:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
         "--batch-size 560 --batches 10 --train-record {input.record:q} > {output:q} 2> {log:q}"
-
-
-rule table1_data:
-    localrule: True
-    input:
-        expand("results/records/data/{pair}.json", pair=PAIRS),
-    output:
-        csv="results/tables/table1_data.csv",
-        md="results/tables/table1_data.md",
-        html=report("results/tables/table1_data.html", caption="../report/table1_data.rst", category="Tables",
-                    labels={"name": "Table 1: the data"}),
-    log:
-        "results/logs/table1_data.log",
-    benchmark:
-        "results/benchmarks/table1_data.tsv"
-    shell:
-        "mtcue table --kind data --records {input:q} --csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
-        "2> {log:q}"
 
 
 # Not part of `all`: how the study's job times would spread over more cores (docs/benchmarks.md, "The demo
@@ -157,9 +80,9 @@ rule critical_path:
         snakefile=workflow.main_snakefile,
         configfiles=CONFIG_FILES,
     log:
-        "results/logs/critical_path.log",
+        layout.log("critical_path"),
     benchmark:
-        "results/benchmarks/critical_path/critical_path.tsv"
+        layout.benchmark("critical_path", "critical_path")
     shell:
         "mtcue critical-path --snakefile {params.snakefile:q} --configfile {params.configfiles:q} --study . "
         "--out {output:q} 2> {log:q}"

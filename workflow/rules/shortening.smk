@@ -8,12 +8,11 @@
 rule groupings:
     input:
         unpack(trained_model),
-        suite=lambda w: f"results/eval/contrastive/{w.direction}/"
-                        f"{shortening.groupings_suite(config, w.direction, w.model)}.jsonl",
+        suite=lambda w: str(layout.suite(w.direction, shortening.groupings_suite(config, w.direction, w.model))),
     output:
-        "results/records/groupings/{direction}/{model}.json",
+        layout.record("groupings", "{direction}", "{model}"),
     params:
-        model_dir="results/models/{direction}/{model}",
+        model_dir=MODEL_DIR,
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -21,9 +20,9 @@ rule groupings:
     resources:
         **in_evaluation(evaluation_request("groupings")),
     log:
-        "results/logs/groupings/{direction}.{model}.log",
+        layout.log("groupings", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/groupings/{direction}.{model}.tsv"
+        layout.benchmark("groupings", "{direction}.{model}")
     shell:
         "OMP_NUM_THREADS={threads} mtcue groupings --model-dir {params.model_dir:q} --model {wildcards.model:q} "
         "--suite {input.suite:q} --config-hash {params.config_hash:q} --study {params.study:q} "
@@ -35,35 +34,13 @@ rule figure_groupings:
     input:
         records=shortening.inputs(config)["groupings"],
     output:
-        csv="results/figures/shortening_groupings.csv",
-        svg=report("results/figures/shortening_groupings.svg", caption="../report/shortening_groupings.rst",
+        csv=layout.figure("shortening_groupings", "csv"),
+        svg=report(layout.figure("shortening_groupings", "svg"), caption="../report/shortening_groupings.rst",
                    category="Figures", labels={"name": "Mąka et al. (2024), Figure 3: groupings"}),
     log:
-        "results/logs/figures/shortening_groupings.log",
+        layout.log("figures", "shortening_groupings"),
     benchmark:
-        "results/benchmarks/figures/shortening_groupings.tsv"
+        layout.benchmark("figures", "shortening_groupings")
     shell:
         "mtcue figure-groupings --records {input.records:q} --csv {output.csv:q} "
         "--svg {output.svg:q} 2> {log:q}"
-
-
-rule table_shortening:
-    localrule: True
-    input:
-        score=shortening.inputs(config)["scores"],
-        contrastive=shortening.inputs(config)["contrastive"],
-    output:
-        csv="results/tables/shortening.csv",
-        md="results/tables/shortening.md",
-        html=report("results/tables/shortening.html", caption="../report/shortening.rst", category="Tables",
-                    labels={"name": "Mąka et al. (2024): sequence shortening"}),
-    params:
-        cells=json.dumps(shortening.shortening_table_cells(config)),
-    log:
-        "results/logs/table_shortening.log",
-    benchmark:
-        "results/benchmarks/tables/shortening.tsv"
-    shell:
-        "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
-        "--contrastive-records {input.contrastive:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

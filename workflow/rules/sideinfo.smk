@@ -12,7 +12,7 @@ rule side_labels:
     input:
         split_corpora,
     output:
-        directory("results/labels/{direction}"),
+        directory(layout.store_dir("labels", "{direction}")),
     params:
         columns=",".join(SIDE_COLUMNS),
         corpora=corpus_options,
@@ -21,40 +21,9 @@ rule side_labels:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/side_labels/{direction}.log",
+        layout.log("side_labels", "{direction}"),
     benchmark:
-        "results/benchmarks/side_labels/{direction}.tsv",
+        layout.benchmark("side_labels", "{direction}"),
     shell:
         "mtcue tags --direction {wildcards.direction:q} {params.corpora:q} --columns {params.columns:q} "
         "--min-docs {params.min_docs:q} --out {output:q} 2> {log:q}"
-
-
-rule table_side_information:
-    localrule: True
-    input:
-        score=side_information.inputs(config)["scores"],
-        no_context=side_information.inputs(config)["no_context"],
-        predicted=side_information.inputs(config)["predicted"],
-        valid=side_information.inputs(config)["valid"],  # what chooses each type's grid point (H_s, lambda)
-        contrastive=side_information.inputs(config)["contrastive"],
-    output:
-        csv="results/tables/side_information.csv",
-        md="results/tables/side_information.md",
-        html=report("results/tables/side_information.html", caption="../report/side_information.rst",
-                    category="Tables",
-                    labels={"name": "Hoang et al. (2018): side information"}),
-    params:
-        rows=json.dumps(side_information.side_information_table_rows(config)),
-        baseline=config["experiments"]["side_information"]["baseline"] or "",
-        bootstrap=config["evaluation"]["bootstrap"],
-    log:
-        "results/logs/table_side_information.log",
-    benchmark:
-        "results/benchmarks/tables/side_information.tsv"
-    shell:
-        "mtcue table-side-information --rows {params.rows:q} --records {input.score:q} "
-        "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "
-        "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
-        "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
-        "--alpha {params.bootstrap[alpha]:q} --csv {output.csv:q} "
-        "--md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -10,7 +10,7 @@ rule style_store:
     input:
         split_corpora,
     output:
-        directory("results/style/{direction}"),
+        directory(layout.store_dir("style", "{direction}")),
     params:
         corpora=lambda w, input: corpus_options(w, input),
         levels=(["--mapping", json.dumps(config["experiments"]["style"]["mapping"])]
@@ -20,9 +20,9 @@ rule style_store:
     resources:
         **on_cpu(STEP["prepare"]),
     log:
-        "results/logs/style_store/{direction}.log",
+        layout.log("style_store", "{direction}"),
     benchmark:
-        "results/benchmarks/style_store/{direction}.tsv"
+        layout.benchmark("style_store", "{direction}")
     shell:
         "mtcue style-levels --direction {wildcards.direction:q} {params.corpora:q} {params.levels:q} "
         "--out {output:q} 2> {log:q}"
@@ -31,14 +31,14 @@ rule style_store:
 # How the formality-score levels agree with IWSLT22's formal and informal references (levels_from: address).
 rule style_agreement:
     input:
-        lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+        lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
     output:
-        "results/records/style_agreement/{direction}.json",
+        layout.study_record("style_agreement", "{direction}"),
     localrule: True
     log:
-        "results/logs/style_agreement/{direction}.log",
+        layout.log("style_agreement", "{direction}"),
     benchmark:
-        "results/benchmarks/style_agreement/{direction}.tsv"
+        layout.benchmark("style_agreement", "{direction}")
     shell:
         "mtcue style-agreement --references {input:q} --direction {wildcards.direction:q} --out {output:q} 2> {log:q}"
 
@@ -46,9 +46,9 @@ rule style_agreement:
 rule style_translate:
     input:
         unpack(trained_model),
-        testset=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+        testset=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
     output:
-        directory("results/hyps/style/{direction}/{model}"),
+        directory(layout.hyps_dir("style", "{direction}", "{model}")),
     params:
         source=lambda w: iwslt22_source(w.direction),
         levels=",".join(map(str, config["experiments"]["style"]["levels"])),
@@ -58,9 +58,9 @@ rule style_translate:
     resources:
         **on_gpu(evaluation_request("translate")),
     log:
-        "results/logs/style_translate/{direction}.{model}.log",
+        layout.log("style_translate", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/style_translate/{direction}.{model}.tsv"
+        layout.benchmark("style_translate", "{direction}.{model}")
     shell:
         "mtcue translate-levels --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
         "--source {params.source:q} --levels {params.levels:q} --generation {params.generation:q} "
@@ -69,10 +69,10 @@ rule style_translate:
 
 rule style_score:
     input:
-        hyps="results/hyps/style/{direction}/{model}",
-        refs=lambda w: f"results/eval/iwslt22/{pair_of(w.direction)}",
+        hyps=layout.hyps_dir("style", "{direction}", "{model}"),
+        refs=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
     output:
-        "results/records/style/{direction}/{model}.json",
+        layout.record("style", "{direction}", "{model}"),
     params:
         hyps=lambda w, input: [f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]],
         refs=lambda w, input: formality_refs(w, input.refs),
@@ -84,9 +84,9 @@ rule style_score:
     resources:
         **in_evaluation(STEP["score"]),
     log:
-        "results/logs/style_score/{direction}.{model}.log",
+        layout.log("style_score", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/style_score/{direction}.{model}.tsv"
+        layout.benchmark("style_score", "{direction}.{model}")
     shell:
         "mtcue score-formality --style-levels --hyps {params.hyps:q} --references {params.refs:q} "
         "--meaning-references {params.meaning_refs:q} "
@@ -99,12 +99,12 @@ rule style_levels:
     input:
         style.style_records(config),
     output:
-        csv="results/figures/style_levels.csv",
-        svg=report("results/figures/style_levels.svg", caption="../report/style_levels.rst", category="Figures",
+        csv=layout.figure("style_levels", "csv"),
+        svg=report(layout.figure("style_levels", "svg"), caption="../report/style_levels.rst", category="Figures",
                    labels={"name": "Style levels (Jeong et al.)"}),
     log:
-        "results/logs/figures/style_levels.log",
+        layout.log("figures", "style_levels"),
     benchmark:
-        "results/benchmarks/figures/style_levels.tsv"
+        layout.benchmark("figures", "style_levels")
     shell:
         "mtcue figure-style-levels --records {input:q} --csv {output.csv:q} --svg {output.svg:q} 2> {log:q}"

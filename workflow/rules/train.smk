@@ -7,13 +7,13 @@ rule train:
     input:
         unpack(init_checkpoint),
         unpack(context_store),
-        data="results/bin/{direction}",
+        data=layout.bin_dir("{direction}"),
     output:
-        model="results/models/{direction}/{model}/checkpoint_best.pt",
-        record="results/records/train/{direction}/{model}.json",
+        model=layout.checkpoint("{direction}", "{model}"),
+        record=layout.record("train", "{direction}", "{model}"),
     params:
         spec=spec,
-        checkpoints="results/checkpoints/{direction}/{model}",
+        checkpoints=str(layout.resume_dir("{direction}", "{model}")),
         init=lambda w, input: ["--init-checkpoint", input.init] if "init" in input.keys() else [],
         store=store_option,
         study=STUDY,
@@ -29,9 +29,9 @@ rule train:
         loader_workers=lambda w, threads: max(0, threads // training_gpus() - 1),  # a rank's CPUs but its process's
         **SITE["gpu"],
     log:
-        "results/logs/train/{direction}.{model}.log",
+        layout.log("train", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/train/{direction}.{model}.tsv"
+        layout.benchmark("train", "{direction}.{model}")
     shell:
         "mtcue train --spec {params.spec:q} --direction {wildcards.direction:q} --data-bin {input.data:q} "
         "{params.store:q} {params.init:q} --checkpoint-dir {params.checkpoints:q} --out {output.model:q} "

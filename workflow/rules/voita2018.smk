@@ -9,9 +9,9 @@ rule attention_agreement:
         unpack(trained_model),
         suite=lambda w: synthetic_suite(w.direction),
     output:
-        "results/records/attention/{direction}/{model}.json",
+        layout.record("attention", "{direction}", "{model}"),
     params:
-        model_dir="results/models/{direction}/{model}",
+        model_dir=MODEL_DIR,
         config_hash=cfg_hash,
         study=STUDY,
     threads: 1
@@ -19,35 +19,10 @@ rule attention_agreement:
     resources:
         **in_evaluation(evaluation_request("attention")),
     log:
-        "results/logs/attention/{direction}.{model}.log",
+        layout.log("attention", "{direction}.{model}"),
     benchmark:
-        "results/benchmarks/attention/{direction}.{model}.tsv"
+        layout.benchmark("attention", "{direction}.{model}")
     shell:
         "OMP_NUM_THREADS={threads} mtcue attention-agreement --model-dir {params.model_dir:q} "
         "--model {wildcards.model:q} --suite {input.suite:q} --config-hash {params.config_hash:q} "
         "--study {params.study:q} --out {output:q} 2> {log:q}"
-
-
-rule table_voita2018:
-    localrule: True
-    input:
-        score=voita2018.inputs(config)["scores"],
-        random=voita2018.inputs(config)["random"],
-        attention=voita2018_attention_records,
-    output:
-        csv="results/tables/voita2018.csv",
-        md="results/tables/voita2018.md",
-        html=report("results/tables/voita2018.html", caption="../report/voita2018.rst", category="Tables",
-                    labels={"name": "Voita et al. (2018): Tables 1, 6 and 7"}),
-    params:
-        rows=json.dumps(voita2018.voita2018_rows(config)),
-        # the option and its reason as two arguments, or none
-        unavailable=lambda w: ["--attention-unavailable", attention_unavailable()] if attention_unavailable() else [],
-    log:
-        "results/logs/table_voita2018.log",
-    benchmark:
-        "results/benchmarks/tables/voita2018.tsv"
-    shell:
-        "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
-        "--attention-records {input.attention:q} {params.unavailable:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

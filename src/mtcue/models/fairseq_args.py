@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mtcue.study import CONTEXT_KIND, MODEL_TYPES, SHORTENING_TYPES, is_contextual
+from mtcue.study import MODEL_TYPES, SHORTENING_TYPES, is_contextual
 
 PLUGIN_DIR = str(Path(__file__).parent / "plugin")
 FAIRSEQ_ARCH = {t: m.arch or t for t, m in MODEL_TYPES.items()}  # model type -> its fairseq architecture
-STYLE_MODE = {"style_token": "token", "style_dim": "value"}  # task style_translation's --style-mode
 
 
 def context_marker(model_type: str) -> bool:
@@ -39,8 +38,8 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
             args += ["--context-columns", ",".join(spec["context"]["columns"])]
         if spec["context"]["random"]:
             args += ["--random-context", spec["context"]["random"], "--random-context-seed", str(spec["seed"])]
-    elif spec["type"] in STYLE_MODE:
-        args += ["--task", "style_translation", "--style-mode", STYLE_MODE[spec["type"]]]
+    elif style_mode := MODEL_TYPES[spec["type"]].style_mode:
+        args += ["--task", "style_translation", "--style-mode", style_mode]
         # the style store of training (generation gives the level itself: translator.Translator)
         args += ["--style-dir", str(context_dir)] if context_dir else []
     else:
@@ -49,7 +48,7 @@ def task_args(spec: dict, direction: str, data_bin: str | Path, context_dir: str
 
 
 def arch_args(spec: dict) -> list[str]:
-    arch = spec["arch"]
+    arch, model_type = spec["arch"], MODEL_TYPES[spec["type"]]
     args = ["--arch", FAIRSEQ_ARCH[spec["type"]], "--share-all-embeddings",
             "--encoder-embed-dim", arch["embed_dim"], "--decoder-embed-dim", arch["embed_dim"],
             "--encoder-attention-heads", arch["heads"], "--decoder-attention-heads", arch["heads"],
@@ -58,11 +57,11 @@ def arch_args(spec: dict) -> list[str]:
     if spec["type"] in SHORTENING_TYPES:
         args += ["--context-sentences", arch["context_sentences"]]
         args += ["--shortening-groups", arch["shortening_groups"]] if "shortening_groups" in arch else []
-    if CONTEXT_KIND[spec["type"]] in ("vectors", "tags"):
+    if model_type.context in ("vectors", "tags"):
         args += ["--context-dropout", arch["context_dropout"]]
-    if spec["type"] == "si_output_layer":
+    if "side_dim" in model_type.arch_keys:  # the output layer's side-information width (si_output_layer)
         args += ["--side-dim", arch["side_dim"]]
-    if CONTEXT_KIND[spec["type"]] == "vectors":  # models with a context encoder
+    if model_type.context == "vectors":  # models with a context encoder
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
                  "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-kind", spec["context"]["kind"]]
         args += [] if arch["context_positions"] else ["--no-context-positions"]
@@ -70,7 +69,7 @@ def arch_args(spec: dict) -> list[str]:
             args += ["--context-doc-positions", arch["context_doc_positions"]]
         args += [] if arch["qk_norm"] else ["--no-qk-norm"]
         args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]
-    if spec["type"] in STYLE_MODE:
+    if model_type.style_mode:
         args += ["--style-freeze", spec["style"]["freeze"], "--style-init", spec["style"]["init"]]
     return [str(a) for a in args]
 
@@ -97,13 +96,12 @@ def optimisation_args(spec: dict, use_cuda: bool, gpus: int = 1) -> list[str]:
 
 
 def criterion_args(spec: dict) -> list:
-    """Label-smoothed cross-entropy; si_mtl adds lambda times its classifier's loss (Hoang et al., eq. 8),
-    si_trg_prefix its label prefix's loss (weight 1: the labels are target tokens of the one loss)."""
-    if spec["type"] == "si_mtl":
-        return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", spec["arch"]["mtl_weight"]]
-    if spec["type"] == "si_trg_prefix":
-        return ["--criterion", "label_smoothed_cross_entropy_mtl", "--mtl-weight", 1]
-    return ["--criterion", "label_smoothed_cross_entropy"]
+    """The type's criterion (`ModelType.criterion`): label-smoothed cross-entropy, or with an auxiliary loss of
+    weight `--mtl-weight`, the config's lambda where the type has the `arch.mtl_weight` key (si_mtl's classifier,
+    Hoang et al., eq. 8), else the type's own (si_trg_prefix's label prefix, 1)."""
+    model_type = MODEL_TYPES[spec["type"]]
+    weight = spec["arch"]["mtl_weight"] if "mtl_weight" in model_type.arch_keys else model_type.mtl_weight
+    return ["--criterion", model_type.criterion, *([] if weight is None else ["--mtl-weight", weight])]
 
 
 def update_freq_per_gpu(spec: dict, gpus: int) -> int:

@@ -12,7 +12,7 @@ import argparse
 import torch
 
 from mtcue.models.fairseq_args import FAIRSEQ_ARCH
-from mtcue.study import store_kind
+from mtcue.study import MODEL_TYPES, store_kind
 
 
 def torch_device(name: str | None, option: str = "--device") -> torch.device:
@@ -58,7 +58,7 @@ def build_model(model_type: str, arch_args: dict, task: DataFreeTask):
 
     arch = FAIRSEQ_ARCH[model_type]
     task.context_kind = arch_args.get("context_kind") or store_kind(model_type) or task.context_kind
-    if model_type == "style_token" and getattr(task, "first_symbol", None) is None:
+    if MODEL_TYPES[model_type].style_mode == "token" and getattr(task, "first_symbol", None) is None:
         from mtcue.models.plugin.style.style_task import add_style_symbols
 
         task.first_symbol = add_style_symbols(task.source_dictionary)  # shared with the target side
@@ -75,7 +75,7 @@ def dummy_batch(model_type: str, task: DataFreeTask, batch_size: int = 2, length
     tokens = torch.randint(task.source_dictionary.nspecial, vocab, (batch_size, length))
     batch = {"src_tokens": tokens, "src_lengths": torch.full((batch_size,), length),
              "prev_output_tokens": tokens.flip(1)}
-    if model_type == "style_dim":  # the continuous style value of each sentence
+    if MODEL_TYPES[model_type].style_mode == "value":  # the continuous style value of each sentence
         batch["style"] = torch.zeros(batch_size)
     kind = store_kind(model_type) and task.context_kind
     if kind == "vectors":

@@ -1,11 +1,14 @@
-"""The ablation experiment (ablation.smk, the paper's Table 6): the seeded runs of its rows and its zero-shot
+"""The ablation experiment (the paper's Table 6, its rule tables.smk's): the seeded runs of its rows and its zero-shot
 columns.
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
+import json
+
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
 ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
@@ -61,18 +64,15 @@ def zeroshot_records(cfg: dict, kind: str) -> list[str]:
     task = ablation_zeroshot(cfg)[kind]
     if task["unavailable"]:
         return []
-    record = {"eamt22": "results/records/eamt22/{direction}/{model}.valid.json",
-              "formality": "results/records/formality/{direction}/{model}"
-                           + (".valid.json" if chosen_on_valid(cfg, task["direction"]) else ".json")}[kind]
-    return [record.format(direction=task["direction"], model=m) for m in ablation_runs(cfg)]
+    of = "valid" if kind == "eamt22" or chosen_on_valid(cfg, task["direction"]) else None
+    return [str(layout.record(kind, task["direction"], m, of)) for m in ablation_runs(cfg)]
 
 
 def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records Table 6 reads: `scores`, `comets` (none when evaluation.comet.model is null), `formality` and
     `eamt22` (its zero-shot columns)."""
     exp, runs = cfg["experiments"]["ablation"], ablation_runs(cfg)
-    records = lambda kind: [f"results/records/{kind}/{d}/{m}.{exp['split']}.json" for d in exp["directions"]
-                            for m in runs]
+    records = lambda kind: [str(layout.record(kind, d, m, exp["split"])) for d in exp["directions"] for m in runs]
     return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
             "formality": zeroshot_records(cfg, "formality"), "eamt22": zeroshot_records(cfg, "eamt22")}
 
@@ -81,8 +81,7 @@ def targets(cfg: dict) -> Targets:
     """The records Table 6 reads and the table."""
     exp = cfg["experiments"]["ablation"]
     return Targets(records=[r for records in inputs(cfg).values() for r in records],
-                   tables=[f"results/tables/table6_ablation.{ext}" for ext in ("csv", "md", "html")]
-                   if exp["directions"] and exp["rows"] else [])
+                   tables=layout.table_files("table6_ablation") if exp["directions"] and exp["rows"] else [])
 
 
 def check(cfg: dict) -> None:
@@ -90,7 +89,32 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "ablation", cfg["experiments"]["ablation"]["directions"])
 
 
+def zeroshot_options(kind: str, task: dict) -> list[str]:
+    """table-ablation's options of a zero-shot column (`task`: ablation_zeroshot's), as arguments."""
+    reason = ["--unavailable", f"{kind}={task['unavailable']}"] if task["unavailable"] else []
+    return ["--zeroshot-direction", f"{kind}={task['direction']}", *reason]
+
+
+def table_params(cfg: dict) -> dict:
+    """Table 6's rows, each row's seeded runs, the split shown, the zero-shot columns' options, the bootstrap."""
+    exp = cfg["experiments"]["ablation"]
+    return {"rows": json.dumps(exp["rows"]), "seeds": json.dumps(ablation_seeds(cfg)), "split": exp["split"],
+            "zeroshot": [a for kind, task in ablation_zeroshot(cfg).items() for a in zeroshot_options(kind, task)],
+            **bootstrap(cfg)}
+
+
+TABLE = Table(
+    "table6_ablation", "Table 6: ablations",
+    "mtcue table-ablation --rows {params.rows:q} --seeds {params.seeds:q} --split {params.split:q} "
+    "--records {input.score:q} "
+    "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
+    "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
+    + TABLE_OUTPUTS,
+    lambda cfg: {"score": inputs(cfg)["scores"], "comet": inputs(cfg)["comets"], "formality": inputs(cfg)["formality"],
+                 "eamt22": inputs(cfg)["eamt22"]},
+    table_params)
+
 register(Experiment(
     "ablation", "Table 6 (ablation)", targets, names=ablation_rows, names_key="rows", derives=ablation_seed_models,
     trains=lambda cfg: [(d, m) for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]],
-    check=check))
+    check=check, tables=(TABLE,)))

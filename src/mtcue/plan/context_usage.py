@@ -3,8 +3,10 @@ split's references with and without their context.
 """
 from __future__ import annotations
 
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Table, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -14,7 +16,7 @@ def records(cfg: dict) -> list[str]:
     few-shot variants (they read EAMT22's attribute sentences, which the split has not) and, of the models without
     context, all but BASE (its row is the 0 every such model gives)."""
     split, style = cfg["evaluation"]["split"], {m for _d, m in style_models(cfg)}
-    return [f"results/records/context_usage/{d}/{m}.{split}.json" for d, m in trained_models(cfg)
+    return [str(layout.record("context_usage", d, m, split)) for d, m in trained_models(cfg)
             if not {"seed_of", "fewshot"} & set(model_entry(cfg, m)) and m not in style
             and (m == "base" or context_kind(model_entry(cfg, m)) is not None)]
 
@@ -22,8 +24,14 @@ def records(cfg: dict) -> list[str]:
 def targets(cfg: dict) -> Targets:
     """The records and their table."""
     scored = records(cfg)
-    return Targets(records=scored,
-                   tables=[f"results/tables/context_usage.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+    return Targets(records=scored, tables=layout.table_files("context_usage") if scored else [])
 
 
-register(Experiment("context_usage", "context usage (CXMI)", targets))
+TABLE = Table(
+    "context_usage", "Context usage (CXMI)",
+    "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
+    "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} 2> {log:q}",
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage")
+
+register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,)))

@@ -3,9 +3,10 @@ synthetic one, or on the paper's data the configured real ones: plan.experiments
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import suites
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Table, Targets, register
 from mtcue.plan.style import style_models
 
 
@@ -14,15 +15,22 @@ def records(cfg: dict) -> list[str]:
     Table 6's and Figure 4's spread), which would double the jobs, and the style-control models (scored at
     their neutral level they would say little about context)."""
     by_direction, style = suites(cfg), {m for _d, m in style_models(cfg)}
-    return [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in trained_models(cfg)
+    return [str(layout.record("contrastive", d, m, s)) for d, m in trained_models(cfg)
             if "seed_of" not in model_entry(cfg, m) and m not in style for s in by_direction.get(d, [])]
 
 
 def targets(cfg: dict) -> Targets:
     """The records and their table."""
     scored = records(cfg)
-    return Targets(records=scored,
-                   tables=[f"results/tables/contrastive.{ext}" for ext in ("csv", "md", "html")] if scored else [])
+    return Targets(records=scored, tables=layout.table_files("contrastive") if scored else [])
 
 
-register(Experiment("contrastive", "contrastive suites", targets))
+TABLE = Table(
+    "contrastive", "Contrastive accuracy",
+    "mtcue table-contrastive --records {input.records:q} --csv {output.csv:q} "
+    "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} "
+    "2> {log:q}",
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive")
+
+register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,)))

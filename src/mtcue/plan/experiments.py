@@ -3,6 +3,7 @@ runs of a fine-tuning, the contrastive suites of each direction, and the config 
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.models import trained_models
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.study import ConfigError, seed_name
@@ -39,6 +40,11 @@ def suites(cfg: dict) -> dict[str, list[str]]:
     real ones): what contrastive.smk scores, and the sentences of the shortening experiment's groupings."""
     configured, paper = cfg["evaluation"]["contrastive"]["suites"], cfg["corpus"]["source"] == "opensubtitles"
     return {d: configured.get(d, []) if paper else ["synthetic"] for d in cfg["directions"] if d.startswith("en-")}
+
+
+def bootstrap(cfg: dict) -> dict:
+    """A table's significance options (`evaluation.bootstrap`: samples, alpha), its `params` where it marks them."""
+    return {"bootstrap": cfg["evaluation"]["bootstrap"]}
 
 
 def check_directions(cfg: dict, experiment: str, directions: list[str]) -> None:
@@ -85,5 +91,5 @@ def report_files(cfg: dict) -> list[str]:
 def model_records(cfg: dict) -> list[str]:
     """Every record of a trained model, which the MLflow sync mirrors into the model's run: each training's and
     each experiment's `Targets.records`."""
-    return sorted({*(f"results/records/train/{d}/{m}.json" for d, m in trained_models(cfg)),
+    return sorted({*(str(layout.train_record(d, m)) for d, m in trained_models(cfg)),
                    *(r for experiment in EXPERIMENTS.values() for r in experiment.targets(cfg).records)})

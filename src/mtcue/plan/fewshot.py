@@ -3,6 +3,7 @@ the points of the figure.
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import (CONTEXT_KIND, ConfigError, column_groups, columns_of, context_kind, fewshot_name,
@@ -84,14 +85,15 @@ def eamt22_pairs(cfg: dict) -> list[str]:
 
 def fewshot_records(cfg: dict) -> list[str]:
     """The EAMT22 test records of Figure 4's points."""
-    return sorted({f"results/records/eamt22/{p['direction']}/{m}.test.json" for p in fewshot_points(cfg)
+    return sorted({str(layout.record("eamt22", p["direction"], m, "test")) for p in fewshot_points(cfg)
                    for m in p["records"]})
 
 
 def targets(cfg: dict) -> Targets:
     """The records of Figure 4's points and the figure."""
     records = fewshot_records(cfg)
-    return Targets(records=records, figures=[f"results/figures/figure4_eamt22_fewshot.{ext}" for ext in ("csv", "png")]
+    return Targets(records=records,
+                   figures=[layout.figure("figure4_eamt22_fewshot", suffix) for suffix in ("csv", "png")]
                    if fewshot_points(cfg) else [])
 
 

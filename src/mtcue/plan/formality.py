@@ -2,10 +2,11 @@
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import check_directions
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap, check_directions
 from mtcue.plan.models import model_entry
 from mtcue.plan.quality import quality_models
-from mtcue.plan.registry import EXPERIMENTS, Experiment, Targets, register
+from mtcue.plan.registry import EXPERIMENTS, TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import ConfigError, is_contextual, pair_of
 
 
@@ -41,7 +42,7 @@ def formality_runs(cfg: dict) -> list[tuple[str, str]]:
 
 def formality_records(cfg: dict) -> list[str]:
     """The IWSLT22 formality records of the experiment's models."""
-    return [f"results/records/formality/{d}/{m}.json" for d, m in formality_runs(cfg)]
+    return [str(layout.record("formality", d, m)) for d, m in formality_runs(cfg)]
 
 
 def supervised_records(cfg: dict) -> list[str]:
@@ -57,8 +58,7 @@ def table_records(cfg: dict) -> list[str]:
 def targets(cfg: dict) -> Targets:
     """The records and Table 5, which also has the style models' supervised rows (style.smk)."""
     records = formality_records(cfg)
-    return Targets(records=records, tables=[f"results/tables/table5_formality.{ext}" for ext in ("csv", "md", "html")]
-                   if table_records(cfg) else [])
+    return Targets(records=records, tables=layout.table_files("table5_formality") if table_records(cfg) else [])
 
 
 def chosen_on_valid(cfg: dict, direction: str) -> bool:
@@ -86,5 +86,17 @@ def check(cfg: dict) -> None:
                           f"(evaluation_sets.iwslt22.pairs: {official}); add their pairs there or leave them out")
 
 
+def table_params(cfg: dict) -> dict:
+    """Table 5's models, the zero-shot ones and the style experiment's supervised ones, and the bootstrap."""
+    supervised = [m for _d, m in EXPERIMENTS["style"].trains(cfg)]
+    return {"models": list(dict.fromkeys(formality_models(cfg) + supervised)), **bootstrap(cfg)}
+
+
+TABLE = Table(
+    "table5_formality", "Table 5: IWSLT22 zero-shot formality",
+    "mtcue table-formality --records {input.records:q} --models {params.models:q} "
+    "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"records": table_records(cfg)}, table_params)
+
 register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
-                    names=formality_models, check=check, reads=supervised_records))
+                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,)))

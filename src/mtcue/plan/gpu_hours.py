@@ -26,7 +26,7 @@ from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.models import experiment_trainings, model_entry, model_spec, trained_models
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.schedule import Job, critical_path, list_schedule
-from mtcue.study import CONTEXT_KIND, ConfigError
+from mtcue.study import MODEL_TYPES, ConfigError
 
 TABLE3 = PAPER_FIGURES / "mtcue_table3_models.csv"
 TABLE3_TYPES = {"TAGGING": "tagging", "NOVOTNEY-CUE": "novotney_cue", "MTCUE": "mtcue"}
@@ -55,18 +55,18 @@ def paper_sentences() -> float:
 def train_weights(spec: dict, vocab_size: int) -> int:
     """The weights one target token's training passes through (biases and norms left out): the source
     encoder (once more per token-context sentence), the decoder, the output projection; MTCUE's and
-    NOVOTNEY-CUE's context encoder (over about a sentence's length of context positions) and MTCUE's
-    context attention in each decoder layer."""
-    a, kind = spec["arch"], spec["type"]
+    NOVOTNEY-CUE's context encoder (over about a sentence's length of context positions) and the context
+    attention in each decoder layer of a type that has one (MTCUE's, `ModelType.context_attention`)."""
+    a, model_type = spec["arch"], MODEL_TYPES[spec["type"]]
     d = a["embed_dim"]
     layer = lambda ffn: 4 * d * d + 2 * d * ffn
     encoder = a["encoder_layers"] * layer(a["encoder_ffn_dim"])
-    if CONTEXT_KIND[kind] == "tokens":  # the (shared) source encoder runs once more over each context sentence
+    if model_type.context == "tokens":  # the (shared) source encoder runs once more over each context sentence
         encoder *= 1 + len(spec["context"]["slot"].split(","))
     total = encoder + a["decoder_layers"] * (layer(a["decoder_ffn_dim"]) + 4 * d * d) + d * vocab_size
-    if CONTEXT_KIND[kind] == "vectors":  # a context encoder
+    if model_type.context == "vectors":  # a context encoder
         total += a["context_layers"] * layer(a["context_ffn_dim"])
-    if kind == "mtcue":
+    if model_type.context_attention:
         total += a["decoder_layers"] * 4 * d * d
     return total
 

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.models import all_models, model_spec
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import ConfigError, context_kind
@@ -27,7 +28,7 @@ def memory_growth_plan(cfg: dict) -> dict:
 
 def targets(cfg: dict) -> Targets:
     """The figure's files, where experiments.memory_growth names models."""
-    return Targets(figures=["results/figures/memory_growth.csv", "results/figures/memory_growth.svg"]
+    return Targets(figures=[layout.figure("memory_growth", suffix) for suffix in ("csv", "svg")]
                    if memory_growth_plan(cfg) else [])
 
 

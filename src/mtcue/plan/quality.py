@@ -1,9 +1,12 @@
-"""The paper's Tables 3 and 4 (report.smk): the quality models trained and scored in every direction, and the
-figures drawn from their records.
+"""The paper's Tables 1, 3 and 4 (their rules tables.smk's, the figures' figures.smk's): the quality models trained
+and scored in every direction, and the figures drawn from their records.
 """
 from __future__ import annotations
 
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.study import pairs
 
 
 def quality_models(cfg: dict) -> list[str]:
@@ -15,9 +18,9 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records the tables and figures read: `scores`, `comets` (none when evaluation.comet.model is null)
     and `train` of the quality models in every direction."""
     models, directions, split = quality_models(cfg), cfg["directions"], cfg["evaluation"]["split"]
-    records = lambda kind: [f"results/records/{kind}/{d}/{m}.{split}.json" for d in directions for m in models]
+    records = lambda kind: [str(layout.record(kind, d, m, split)) for d in directions for m in models]
     return {"scores": records("score"), "comets": records("comet") if cfg["evaluation"]["comet"]["model"] else [],
-            "train": [f"results/records/train/{d}/{m}.json" for d in directions for m in models]}
+            "train": [str(layout.train_record(d, m)) for d in directions for m in models]}
 
 
 def targets(cfg: dict) -> Targets:
@@ -29,14 +32,31 @@ def targets(cfg: dict) -> Targets:
     labelled = cfg["corpus"]["source"] == "synthetic" and any(d.startswith("en-") for d in directions)
     return Targets(
         records=[*records["scores"], *records["comets"]],
-        tables=[f"results/tables/{table}.{ext}" for table in ("table1_data", "table3_models", "table4_quality",
-                                                              *(["phenomena"] if labelled else []))
-                for ext in ("csv", "md", "html")],
-        figures=["results/figures/training_curves.svg",
-                 *(["results/figures/phenomena_accuracy.svg"] if labelled else []),
-                 *(["results/figures/bleu_gain.svg"] if len(quality_models(cfg)) > 1 else [])])
+        tables=[path for table in ("table1_data", "table3_models", "table4_quality",
+                                   *(["phenomena"] if labelled else [])) for path in layout.table_files(table)],
+        figures=[layout.figure(figure, "svg") for figure in ("training_curves",
+                                                             *(["phenomena_accuracy"] if labelled else []),
+                                                             *(["bleu_gain"] if len(quality_models(cfg)) > 1 else []))])
 
+
+TABLES = (
+    Table("table3_models", "Table 3: models, sizes and training time",
+          "mtcue table --kind models --records {input.train:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"train": inputs(cfg)["train"]}),
+    Table("table4_quality", "Table 4: translation quality",
+          "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
+          "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"score": inputs(cfg)["scores"], "comet": inputs(cfg)["comets"], "train": inputs(cfg)["train"]},
+          bootstrap),
+    Table("phenomena", "Phenomena: accuracy per phenomenon",
+          "mtcue table --kind phenomena --records {input.score:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"score": inputs(cfg)["scores"]}),
+    # Table 1 reads every pair's data record (corpus_stats), its benchmark beside the others' folder
+    Table("table1_data", "Table 1: the data", "mtcue table --kind data --records {input:q} " + TABLE_OUTPUTS,
+          lambda cfg: {"records": [str(layout.study_record("data", pair)) for pair in pairs(cfg)]},
+          benchmark=("table1_data",)),
+)
 
 register(Experiment(
     "quality", "Tables 3-4 (quality)", targets, names=quality_models,
-    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]]))
+    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES))

@@ -16,11 +16,16 @@ from mtcue.study import ConfigError
 class Targets:
     """What an experiment makes, the same fields for every one: `records`, its trained models' records (the
     MLflow sync mirrors them in each model's run); `tables` and `figures` (rule `all`, the study's MLflow
-    run); `others`, what else `all` asks for (records of no model's run)."""
+    run); `others`, what else `all` asks for (records of no model's run). Paths as strings, whether given as
+    strings or as `mtcue.layout`'s Paths (what the rules, the MLflow sync and the targets' lookups compare)."""
     records: list[str] = field(default_factory=list)
     tables: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        for name in ("records", "tables", "figures", "others"):
+            object.__setattr__(self, name, [str(path) for path in getattr(self, name)])
 
 
 def _of_validated(read: Callable[[dict], object], what: str) -> Callable[[dict], object]:
@@ -40,12 +45,38 @@ def _none(cfg: dict) -> list:
     return []
 
 
-def _no_runs(cfg: dict) -> dict:
+def _empty(cfg: dict) -> dict:
     return {}
 
 
 def _nothing(cfg: dict) -> None:
     return None
+
+
+# The end of most tables' commands: the three files (`Table.command`'s outputs) and the log.
+TABLE_OUTPUTS = "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table an experiment makes and how: workflow/rules/tables.smk makes one rule of each (its outputs
+    `common.smk`'s `table_outputs(name, label)`). `name`: its files' (layout.table_files) and its caption's
+    (workflow/report/{name}.rst); `label`: its name in the report; `command`: the shell command that writes it, a
+    Snakemake template of `{input.*}`, `{params.*}`, `{output.csv}`/`md`/`html` and `{log}`, each value `:q`;
+    `inputs(cfg)`: the records it reads, by name (its own experiment's and those it `reads`, never a file of the
+    whole study); `params(cfg)`: its other options' values, by name; `rule`: its rule's name and log's (default
+    `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name})."""
+    name: str
+    label: str
+    command: str
+    inputs: Callable[[dict], dict[str, list[str]]]
+    params: Callable[[dict], dict] = _empty
+    rule: str = ""
+    benchmark: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "rule", self.rule or self.name)
+        object.__setattr__(self, "benchmark", self.benchmark or ("tables", self.name))
 
 
 @dataclass(frozen=True)
@@ -59,16 +90,18 @@ class Experiment:
     configured models, {name: model entry} (`plan.models.all_models`). `check(cfg)`: its config checks (each
     raises ConfigError), run by `config.validate` after the unknown-model check. `reads(cfg)`: the records of
     other experiments its tables and figures read too (Table 5's supervised rows are the style experiment's),
-    so that what one of its tables trains is known from the registry (`plan.models.experiment_trainings`)."""
+    so that what one of its tables trains is known from the registry (`plan.models.experiment_trainings`).
+    `tables`: how each of its tables is made (`Table`), one rule each."""
     name: str
     label: str
     targets: Callable[[dict], Targets]
     trains: Callable[[dict], list[tuple[str, str]]] = _none
     names: Callable[[dict], list[str]] | None = None
     names_key: str = "models"
-    derives: Callable[[dict], dict[str, dict]] = _no_runs
+    derives: Callable[[dict], dict[str, dict]] = _empty
     check: Callable[[dict], None] = _nothing
     reads: Callable[[dict], list[str]] = _none
+    tables: tuple[Table, ...] = ()
 
     def __post_init__(self):
         for name in ("targets", "trains", "derives", "reads") + (("names",) if self.names else ()):

@@ -3,8 +3,11 @@ and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
+import json
+
+from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
@@ -68,18 +71,18 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     first suite: the synthetic one; on the paper's data ContraPro in en-de, Lopes et al. in en-fr) and the
     `groupings` records."""
     runs, split, by_direction = shortening_runs(cfg), cfg["evaluation"]["split"], suites(cfg)
-    return {"scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-            "contrastive": sorted(f"results/records/contrastive/{d}/{m}.{by_direction[d][0]}.json"
+    return {"scores": sorted({str(layout.record("score", d, m, split)) for d, m in runs}),
+            "contrastive": sorted(str(layout.record("contrastive", d, m, by_direction[d][0]))
                                   for d, m in runs if by_direction.get(d)),
-            "groupings": [f"results/records/groupings/{d}/{m}.json" for d, m, _suite in groupings_runs(cfg)]}
+            "groupings": [str(layout.record("groupings", d, m)) for d, m, _suite in groupings_runs(cfg)]}
 
 
 def targets(cfg: dict) -> Targets:
     """The runs' score records, the table and Figure 3."""
     runs = shortening_runs(cfg)
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/shortening.{ext}" for ext in ("csv", "md", "html")] if runs else [],
-                   figures=["results/figures/shortening_groupings.csv", "results/figures/shortening_groupings.svg"]
+                   tables=layout.table_files("shortening") if runs else [],
+                   figures=[layout.figure("shortening_groupings", suffix) for suffix in ("csv", "svg")]
                    if groupings_runs(cfg) else [])
 
 
@@ -99,5 +102,12 @@ def check(cfg: dict) -> None:
     check_derived_names(cfg, shortening_models(cfg), "context-size runs (experiments.shortening)")
 
 
+TABLE = Table(
+    "shortening", "Mąka et al. (2024): sequence shortening",
+    "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
+    "--contrastive-records {input.contrastive:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"score": inputs(cfg)["scores"], "contrastive": inputs(cfg)["contrastive"]},
+    lambda cfg: {"cells": json.dumps(shortening_table_cells(cfg))}, rule="table_shortening")
+
 register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
-                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check))
+                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,)))

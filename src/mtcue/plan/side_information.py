@@ -2,8 +2,11 @@
 """
 from __future__ import annotations
 
-from mtcue.plan.experiments import check_directions, suites
-from mtcue.plan.registry import Experiment, Targets, register
+import json
+
+from mtcue import layout
+from mtcue.plan.experiments import bootstrap, check_directions, suites
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 def side_information_rows(cfg: dict) -> list[str]:
@@ -77,22 +80,21 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
     target-prefix model predicting its labels), `valid` (the validation split's, of every grid point: what
     chooses a type's point); and the models' `contrastive` records (every suite of their direction)."""
     exp, split, runs = cfg["experiments"]["side_information"], cfg["evaluation"]["split"], side_information_models(cfg)
-    records = lambda kind, keep, split=split: sorted({f"results/records/{kind}/{d}/{m}.{split}.json"
-                                                      for d, m in runs if keep(m)})
+    records = lambda kind, keep, split=split: sorted({str(layout.record(kind, d, m, split)) for d, m in runs
+                                                      if keep(m)})
     grid = set(grid_models(cfg))
     return {"scores": records("score", lambda m: True),
             "valid": records("score", grid.__contains__, "valid"),
             "no_context": records("score_no_context", lambda m: m in exp["no_labels"]),
             "predicted": records("score_predicted_labels", lambda m: cfg["models"][m]["type"] == "si_trg_prefix"),
-            "contrastive": [f"results/records/contrastive/{d}/{m}.{s}.json" for d, m in runs
+            "contrastive": [str(layout.record("contrastive", d, m, s)) for d, m in runs
                             for s in suites(cfg).get(d, [])]}
 
 
 def targets(cfg: dict) -> Targets:
     """The score records and the table."""
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/side_information.{ext}" for ext in ("csv", "md", "html")]
-                   if side_information_models(cfg) else [])
+                   tables=layout.table_files("side_information") if side_information_models(cfg) else [])
 
 
 def check(cfg: dict) -> None:
@@ -110,5 +112,20 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "side_information", side["directions"])
 
 
+TABLE = Table(
+    "side_information", "Hoang et al. (2018): side information",
+    "mtcue table-side-information --rows {params.rows:q} --records {input.score:q} "
+    "--no-context-records {input.no_context:q} --predicted-records {input.predicted:q} "
+    "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
+    "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
+    "--alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
+    # `valid`: what chooses each type's grid point (H_s, lambda)
+    lambda cfg: {key: inputs(cfg)[name] for key, name in (("score", "scores"), ("no_context", "no_context"),
+                                                          ("predicted", "predicted"), ("valid", "valid"),
+                                                          ("contrastive", "contrastive"))},
+    lambda cfg: {"rows": json.dumps(side_information_table_rows(cfg)),
+                 "baseline": cfg["experiments"]["side_information"]["baseline"] or "", **bootstrap(cfg)},
+    rule="table_side_information")
+
 register(Experiment("side_information", "side information (Hoang et al.)", targets, trains=side_information_models,
-                    names=side_information_rows, check=check))
+                    names=side_information_rows, check=check, tables=(TABLE,)))

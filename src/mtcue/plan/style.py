@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
 from mtcue.plan.registry import Experiment, Targets, register
 from mtcue.study import STYLE_TYPES, ConfigError
@@ -15,7 +16,7 @@ def style_models(cfg: dict) -> list[tuple[str, str]]:
 
 def style_records(cfg: dict) -> list[str]:
     """The style records: each model's translations at every level, scored (Table 5's supervised rows)."""
-    return [f"results/records/style/{d}/{m}.json" for d, m in style_models(cfg)]
+    return [str(layout.record("style", d, m)) for d, m in style_models(cfg)]
 
 
 def targets(cfg: dict) -> Targets:
@@ -24,8 +25,8 @@ def targets(cfg: dict) -> Targets:
     exp, runs = cfg["experiments"]["style"], style_models(cfg)
     scored = exp["levels_from"] == "address"
     return Targets(records=style_records(cfg),
-                   figures=["results/figures/style_levels.csv", "results/figures/style_levels.svg"] if runs else [],
-                   others=[f"results/records/style_agreement/{d}.json" for d in exp["directions"]]
+                   figures=[layout.figure("style_levels", suffix) for suffix in ("csv", "svg")] if runs else [],
+                   others=[layout.study_record("style_agreement", d) for d in exp["directions"]]
                    if scored and runs else [])
 
 

@@ -2,8 +2,11 @@
 """
 from __future__ import annotations
 
+import json
+
+from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 def voita2018_rows(cfg: dict) -> list[dict]:
@@ -31,26 +34,35 @@ def voita2018_models(cfg: dict) -> list[tuple[str, str]]:
     return [(d, m) for d in exp["directions"] for m in exp["models"] if d in exp["only"].get(m, [d])]
 
 
+def attention_unavailable(cfg: dict) -> str:
+    """Why Table 7 cannot be measured ("" when it can): its attention analysis needs each pronoun's antecedent,
+    which only the synthetic corpus's contrastive suite marks (contrastive.smk writes it from the generator)."""
+    if cfg["corpus"]["source"] != "synthetic":
+        return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
+    return ""
+
+
 def inputs(cfg: dict) -> dict[str, list[str]]:
     """The records of Tables 1 and 7: `scores`, `random` (random context at test time), `attention` (Table 7:
-    the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's pronouns being English)."""
+    the previous-sentence VOITA-CONTEXT models of en->xx directions, the suite's pronouns being English; none
+    where `attention_unavailable`)."""
     exp, split, runs = cfg["experiments"]["voita2018"], cfg["evaluation"]["split"], voita2018_models(cfg)
     entry = cfg["models"]
     return {
-        "scores": sorted({f"results/records/score/{d}/{m}.{split}.json" for d, m in runs}),
-        "random": sorted({f"results/records/score_random_context/{d}/{m}.{split}.json" for d, m in runs
+        "scores": sorted({str(layout.record("score", d, m, split)) for d, m in runs}),
+        "random": sorted({str(layout.record("score_random_context", d, m, split)) for d, m in runs
                           if m in exp["random_test"]}),
-        "attention": sorted(f"results/records/attention/{d}/{m}.json" for d, m in runs
-                            if d.startswith("en-") and entry[m]["type"] == "voita_context"
-                            and entry[m].get("context_slot", "prev1") == "prev1"),
+        "attention": [] if attention_unavailable(cfg) else sorted(
+            str(layout.record("attention", d, m)) for d, m in runs
+            if d.startswith("en-") and entry[m]["type"] == "voita_context"
+            and entry[m].get("context_slot", "prev1") == "prev1"),
     }
 
 
 def targets(cfg: dict) -> Targets:
     """The score records and the table."""
     return Targets(records=inputs(cfg)["scores"],
-                   tables=[f"results/tables/voita2018.{ext}" for ext in ("csv", "md", "html")]
-                   if voita2018_models(cfg) else [])
+                   tables=layout.table_files("voita2018") if voita2018_models(cfg) else [])
 
 
 def check(cfg: dict) -> None:
@@ -67,7 +79,22 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "voita2018", voita["directions"])
 
 
+def table_params(cfg: dict) -> dict:
+    """The table's rows and, where Table 7 cannot be measured, the option and its reason as two arguments."""
+    unavailable = attention_unavailable(cfg)
+    return {"rows": json.dumps(voita2018_rows(cfg)),
+            "unavailable": ["--attention-unavailable", unavailable] if unavailable else []}
+
+
+TABLE = Table(
+    "voita2018", "Voita et al. (2018): Tables 1, 6 and 7",
+    "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
+    "--attention-records {input.attention:q} {params.unavailable:q} " + TABLE_OUTPUTS,
+    lambda cfg: {"score": inputs(cfg)["scores"], "random": inputs(cfg)["random"],
+                 "attention": inputs(cfg)["attention"]},
+    table_params, rule="table_voita2018")
+
 register(Experiment(
-    "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check,
+    "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check, tables=(TABLE,),
     names=lambda cfg: list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
                                          + cfg["experiments"]["voita2018"]["random_test"]))))

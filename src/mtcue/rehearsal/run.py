@@ -12,21 +12,27 @@ from pathlib import Path
 
 import yaml
 
+from mtcue import layout
 from mtcue.config import merge, read_yaml, validate
 from mtcue.io import atomic_write_text
 from mtcue.outputs import OWNED_MARKER, OutputFolderError, exclusive
+from mtcue.plan import EXPERIMENTS
 from mtcue.rehearsal.configs import is_study, load_plan, override, slice_study
 from mtcue.rehearsal.mirror import build_sources
 from mtcue.rehearsal.stand_ins import COMET_STAND_IN, OMDB_KEY, comet_stand_in, serve_omdb
 
-REPORT_ITEM = re.compile(r'report\(\s*"(results/[^"]+)"[^)]*category="(Tables|Figures)"', re.S)
+# A figure the rule files put in the report, as they write it (`report(layout.figure(name, suffix), ...,
+# category="Figures")`); the tables are the registry's (tables.smk).
+REPORT_FIGURE = re.compile(r'report\(\s*layout\.figure\(\s*"(\w+)",\s*"(\w+)"\)[^)]*category="Figures"', re.S)
 
 
 def report_outputs(repo: str | Path) -> list[str]:
-    """Every table and figure the workflow reports (`report(...)` in workflow/rules, Tables and Figures)."""
-    found = []
+    """Every table and figure the workflow reports, by its path in the layout: each table the registered
+    experiments declare (its HTML) and each figure of workflow/rules (`REPORT_FIGURE`)."""
+    found = [str(layout.table(table.name, "html"))
+             for experiment in EXPERIMENTS.values() for table in experiment.tables]
     for rules in sorted(Path(repo, "workflow", "rules").glob("*.smk")):
-        found += [m.group(1) for m in REPORT_ITEM.finditer(rules.read_text(encoding="utf-8"))]
+        found += [str(layout.figure(*m.groups())) for m in REPORT_FIGURE.finditer(rules.read_text(encoding="utf-8"))]
     return sorted(found)
 
 

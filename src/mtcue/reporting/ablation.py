@@ -30,8 +30,8 @@ from mtcue.reporting.kit import (
     study_names,
     write_table,
 )
-from mtcue.reporting.layout import Block
 from mtcue.reporting.quality import QUALITY_COLUMNS, _comet_footnotes, _quality_records, quality_table
+from mtcue.reporting.render import Block
 
 PAPER_ABLATION_CSV = PAPER_FIGURES / "mtcue_table6_ablation.csv"
 QUALITY = [c for c in QUALITY_COLUMNS if c.source != "paper"]  # BLEU, COMET, phenomena %

@@ -16,7 +16,7 @@ import pandas as pd
 from mtcue.evaluation.context_usage import interval
 from mtcue.io import atomic_write_text
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key
-from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, render_html, render_markdown
 
 CSV_COLUMNS = ["direction", "model", "split", "group", "cxmi", "low", "high", "n", "reads_context",
                "cross_entropy_context", "cross_entropy_no_context", "without_context"]

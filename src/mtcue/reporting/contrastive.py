@@ -21,7 +21,7 @@ from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key, read_table_csv
-from mtcue.reporting.layout import Block, Layout, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, render_html, render_markdown
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"

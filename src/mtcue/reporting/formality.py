@@ -18,7 +18,7 @@ from mtcue.evaluation.formality import ATTRIBUTES, KINDS
 from mtcue.evaluation.score import bootstrap_interval, paired_bootstrap_ci
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, read_table_csv, study_names, write_table
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 PAPER_FORMALITY_CSV = PAPER_FIGURES / "mtcue_table5_iwslt22_formality.csv"
 PAPER_METRICS = ("formal", "informal", "average")

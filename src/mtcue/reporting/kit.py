@@ -18,7 +18,7 @@ import pandas as pd
 from mtcue.evaluation.score import CorpusScore, SegmentStats, bleu_from_stats
 from mtcue.io import atomic_write_text
 from mtcue.layout import RESULTS, mlflow_page
-from mtcue.reporting.layout import Block, Layout, flat_columns, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, flat_columns, render_html, render_markdown
 from mtcue.study import display_name
 
 

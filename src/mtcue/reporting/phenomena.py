@@ -21,7 +21,7 @@ from mtcue.reporting.kit import (
     study_names,
     write_table,
 )
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 
 def phenomena_table(score_records: Iterable[dict], split: str = "test") -> pd.DataFrame:

@@ -46,7 +46,7 @@ from mtcue.reporting.kit import (
     to_display,
     write_table,
 )
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 PAPER_QUALITY_CSV = PAPER_FIGURES / "mtcue_table4_quality.csv"
 

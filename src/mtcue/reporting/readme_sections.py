@@ -15,8 +15,8 @@ from mtcue.reporting.context_usage import NO_USE
 from mtcue.reporting.contrastive import difference_text
 from mtcue.reporting.formality import formality_table, kind_counts
 from mtcue.reporting.kit import AVERAGE, BOOTSTRAP, MARKUP, NA, Bootstrap, display_name, format_number, model_key
-from mtcue.reporting.layout import markdown_table
 from mtcue.reporting.quality import quality_marks, quality_table
+from mtcue.reporting.render import markdown_table
 from mtcue.reporting.results import Run
 from mtcue.reporting.table3 import models_table
 from mtcue.reporting.verdicts import ablation_claims, ablation_claims_wide, fewshot_claims, formality_claims

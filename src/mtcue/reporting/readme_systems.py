@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mtcue.reporting.kit import NA, display_name
-from mtcue.reporting.layout import markdown_table
+from mtcue.reporting.render import markdown_table
 from mtcue.reporting.side_information import CLAIMS
 
 SIGNIFICANT = 0.05  # the side-information table's paired bootstrap: p <= this marks a row above/below BASE

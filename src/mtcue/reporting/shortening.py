@@ -12,7 +12,7 @@ import pandas as pd
 from mtcue.reporting.contrastive import MEAN_MEASURE as MEASURE
 from mtcue.reporting.contrastive import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
 from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 # The shortening paper's row names, by model type (its Tables 2-3 and the published CSV).
 PAPER_LABELS = {"base": "Sentence-level", "concat": "Single-encoder", "multi_encoder": "Multi-encoder",

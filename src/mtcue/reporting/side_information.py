@@ -15,7 +15,7 @@ from mtcue.evaluation.score import paired_bootstrap
 from mtcue.paper import PAPER_FIGURES
 from mtcue.plan.side_information import grid_points
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label

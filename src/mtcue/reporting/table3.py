@@ -13,7 +13,7 @@ import pandas as pd
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import NA, Runs, by_cell, display_name, model_key, read_table_csv, study_names, write_table
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 from mtcue.study import CONTEXT_KIND
 
 PAPER_MODELS_CSV = PAPER_FIGURES / "mtcue_table3_models.csv"

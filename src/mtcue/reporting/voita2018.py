@@ -10,7 +10,7 @@ import pandas as pd
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.layout import Block
+from mtcue.reporting.render import Block
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
 PAPER_ATTENTION_CSV = PAPER_FIGURES / "voita2018_table7_attention.csv"

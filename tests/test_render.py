@@ -1,7 +1,7 @@
 """Table layouts rendered as Markdown and as a self-contained HTML page."""
 import pandas as pd
 
-from mtcue.reporting.layout import Block, Layout, inline_html, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, inline_html, render_html, render_markdown
 from test_tables import html_tables
 
 
