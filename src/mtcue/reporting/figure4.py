@@ -133,7 +133,7 @@ def figure4(frame: pd.DataFrame) -> Figure:
     our points into a sliver."""
     ours = frame[frame["source"] == "ours"]
     directions = list(dict.fromkeys(ours["direction"]))
-    fig = Figure(figsize=(10, 3.6 * len(directions)))
+    fig = Figure(figsize=(10, 4.6 * len(directions)))  # room for the accuracy legend below its panel
     axes = fig.subplots(len(directions), 2, squeeze=False)
     for row, direction in zip(axes, directions):
         here = ours[ours["direction"] == direction]
@@ -170,7 +170,8 @@ def figure4(frame: pd.DataFrame) -> Figure:
         if paper_ax is not row[1]:
             handles += paper_ax.get_legend_handles_labels()[0]
         row[1].legend(handles=handles, fontsize=7, loc="lower right")
-        row[0].legend(fontsize=7, loc="lower right")  # what the triangles (lower bounds) and circles are
+        # what the triangles (lower bounds) and circles are, below the panel: inside, it hid points or anchors
+        row[0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2)
     fig.tight_layout()
     return fig
 
