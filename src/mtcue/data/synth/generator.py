@@ -68,7 +68,7 @@ def sample_document_of(pair: str, split: str, d: int, seed: int) -> Document:
 
 def generate(pair: str, split: str, n_docs: int, seed: int) -> list[dict]:
     """The samples of `n_docs` documents, in document order; the same arguments give the
-    same samples (see `document`)."""
+    same samples (see `sample_document_of`)."""
     target = _target(pair)
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}: expected one of {', '.join(SPLITS)}")
