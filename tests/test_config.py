@@ -26,6 +26,23 @@ def test_shipped_configs_validate_and_fill_defaults():
     assert pairs(paper) == ["en-de", "en-fr", "en-pl", "en-ru"]
 
 
+def test_diagnosis_overlays_change_only_their_epochs():
+    """docs/study.md's diagnosis runs: each overlay, given after the demo's config, is a valid study that
+    differs from the demo only in the training length it names (the rest of the training kept)."""
+    changed = {"fewshot_30_epochs.yaml": (("experiments", "fewshot", "training"), 30),
+               "mtcue_36_epochs.yaml": (("models", "mtcue", "training"), 36)}
+    assert sorted(p.name for p in (REPO / "config" / "diagnosis").glob("*.yaml")) == sorted(changed)
+    for name, (keys, epochs) in changed.items():
+        base = demo()
+        merged = cfg.load_files([REPO / "config" / "config.yaml", REPO / "config" / "diagnosis" / name])
+        node, expected = merged, base
+        for key in keys[:-1]:
+            node, expected = node[key], expected[key]
+        assert node[keys[-1]] == {**expected[keys[-1]], "max_epoch": epochs, "patience": epochs}
+        node.pop(keys[-1]), expected.pop(keys[-1])
+        assert merged == base
+
+
 @pytest.mark.parametrize("mutate, where", [
     (lambda c: c.update(unknown_key=1), "(top level)"),
     (lambda c: c["training"].update(lr="fast"), "training.lr"),
