@@ -101,3 +101,34 @@ def test_every_table_and_figure_is_an_artifact_of_the_studys_mlflow_run_linked_f
     assert Path(page.flags["report"].caption.get_path_or_uri(secret_free=True)).is_file()
     (sync,) = [job for job in jobs if job.rule.name == "mlflow_sync"]
     assert " --artifacts " in sync.format_wildcards(sync.rule.shellcmd)
+
+
+@pytest.mark.parametrize("interrupted", [True, False])
+def test_make_report_replaces_the_report_only_when_snakemake_finished_it(tmp_path, monkeypatch, interrupted):
+    """Snakemake writes its report as it goes: an interrupted `make report` must leave the previous report, not
+    half of a new one, and no scratch behind."""
+    import subprocess
+
+    from mtcue.reporting import study_report
+
+    out = tmp_path / "results" / "report.html"
+    out.parent.mkdir()
+    out.write_text("the previous report")
+
+    def snakemake(command, **_):
+        partial = Path(command[command.index("--report") + 1])
+        assert partial.parent != out.parent and partial.name == "report.html"
+        partial.write_text("<html>half" if interrupted else "<html>the new report</html>")
+        if interrupted:
+            raise subprocess.CalledProcessError(130, command)
+
+    monkeypatch.setattr(study_report, "result_status", lambda cfg: (["results/tables/table4_quality.csv"], []))
+    monkeypatch.setattr(study_report.subprocess, "run", snakemake)
+    monkeypatch.chdir(tmp_path)
+    if interrupted:
+        with pytest.raises(subprocess.CalledProcessError):
+            study_report.write_report({"study": "demo"}, str(out), "Snakefile")
+    else:
+        assert study_report.write_report({"study": "demo"}, str(out), "Snakefile") == []
+    assert out.read_text() == ("the previous report" if interrupted else "<html>the new report</html>")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.html"]

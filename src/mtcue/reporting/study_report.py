@@ -3,7 +3,9 @@ figures that exist, however few (a study grown one table at a time), the list of
 study's MLflow page rebuilt for the UI's address, through which each table number links to its run.
 
 Snakemake's `--report` of the whole study stops at the first result that does not exist; given the built results
-as targets, it reports those.
+as targets, it reports those. It writes its file as it goes, so it writes into a scratch folder beside `out`, and
+the report replaces `out` only when complete: an interrupted `make report` leaves the previous report, never half
+of a new one.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mtcue.io import scratch_directory
 from mtcue.layout import mlflow_page
 from mtcue.plan.experiments import report_files
 
@@ -49,8 +52,11 @@ def write_report(cfg: dict, out: str, snakefile: str, configfile: str | None = N
         built.append(page)
     # the report's front page names what it leaves out (the Snakefile hands it to the page's template)
     names = " ".join(Path(m).name for m in missing)
-    subprocess.run([*snakemake(*built), "--report", out], env={**os.environ, "MTCUE_REPORT_NOT_BUILT": names},
-                   check=True)
+    with scratch_directory(".mtcue-report-", parent=Path(out).resolve().parent) as scratch:
+        partial = scratch / Path(out).name  # Snakemake takes the format from the suffix
+        subprocess.run([*snakemake(*built), "--report", str(partial)],
+                       env={**os.environ, "MTCUE_REPORT_NOT_BUILT": names}, check=True)
+        os.replace(partial, out)
     if missing:
         log.warning("%s: %d results not built yet, left out: %s", out, len(missing), ", ".join(missing))
     return missing
