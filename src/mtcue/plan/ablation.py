@@ -8,7 +8,7 @@ import json
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
 ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
@@ -112,7 +112,25 @@ TABLE = Table(
     + TABLE_OUTPUTS,
     lambda cfg: {"score": inputs(cfg)["scores"], "comet": inputs(cfg)["comets"], "formality": inputs(cfg)["formality"],
                  "eamt22": inputs(cfg)["eamt22"]},
-    table_params)
+    table_params,
+    step=Step("table-ablation", "Table 6: each ablation row against the full model",
+              "mtcue.reporting.ablation:write_ablation_table", (
+                  Option("--rows", json=True, required=True,
+                         help='JSON {"Table 6 label": "model", ...}, the full model first'),
+                  Option("--split", default="valid", help="split of the score records shown"),
+                  Option("--seeds", json=True, default="{}",
+                         help='JSON {"model": ["run", ...]}: the runs averaged per row (plan.ablation.ablation_seeds); '
+                              "default one run, the model itself"),
+                  Option("--records", name="score_records", records="score", required=True,
+                         help="score records of every row model and direction"),
+                  Option("--comet-records", records="comet"),
+                  Option("--formality-records", records="formality", help="IWSLT22 formality records, one per row model"),
+                  Option("--eamt22-records", records="eamt22", help="EAMT22 records, one per row model"),
+                  Option("--zeroshot-direction", name="zeroshot_directions", pairs=True, metavar="KIND=DIRECTION",
+                         help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl"),
+                  Option("--unavailable", pairs=True, metavar="KIND=REASON",
+                         help="why a zero-shot record kind has no records (the column shows n/a and the reason)")),
+              bootstrap=True))
 
 register(Experiment(
     "ablation", "Table 6 (ablation)", targets, names=ablation_rows, names_key="rows", derives=ablation_seed_models,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -32,6 +32,9 @@ TABLE = Table(
     "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
     "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
     "--alpha {params.bootstrap[alpha]:q} 2> {log:q}",
-    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage")
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage",
+    step=Step("table-context-usage", "the context-usage table (CXMI per model and direction, per phenomenon) from "
+              "context_usage records", "mtcue.reporting.context_usage:write_context_usage_table",
+              (Option("--records", records="context_usage", required=True),), bootstrap=True))
 
 register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 
 
@@ -31,6 +31,9 @@ TABLE = Table(
     "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
     "--alpha {params.bootstrap[alpha]:q} "
     "2> {log:q}",
-    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive")
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive",
+    step=Step("table-contrastive", "the contrastive table (models x suites) from contrastive records",
+              "mtcue.reporting.contrastive:write_contrastive_table",
+              (Option("--records", records="contrastive", required=True),), bootstrap=True))
 
 register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,)))

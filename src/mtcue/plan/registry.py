@@ -58,6 +58,43 @@ TABLE_OUTPUTS = "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 
 
 
 @dataclass(frozen=True)
+class Option:
+    """An option of a table's `mtcue` step (`Step`): `flag`, `help`, and what its writer gets, by `name` (default
+    the flag's: `--comet-records`, `comet_records`): with `records`, the records of that kind in the files it names
+    (one or more where `required`, else any), each number's MLflow run named from them unless `linked` is False;
+    with `json`, its decoded JSON; with `pairs`, its KIND=VALUE items as a dict; else the text given (`nargs`,
+    `default`, `choices` as argparse takes them)."""
+    flag: str
+    help: str = ""
+    name: str = ""
+    records: str = ""
+    linked: bool = True
+    json: bool = False
+    pairs: bool = False
+    required: bool = False
+    nargs: str | None = None
+    default: object = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "name", self.name or self.flag.lstrip("-").replace("-", "_"))
+
+
+@dataclass(frozen=True)
+class Step:
+    """The `mtcue {name}` step that writes a table, registered from the registry by reporting/cli.py: `write`, the
+    writer ("module:function", a reporting module's, named so that the plan imports no stage), called with keyword
+    arguments only: each of its `options` by its name, `csv`, `md`, `runs` (the MLflow runs of the linked records)
+    and, with `bootstrap`, the step's --bootstrap-samples and --alpha as `bootstrap`."""
+    name: str
+    help: str
+    write: str
+    options: tuple[Option, ...]
+    bootstrap: bool = False
+
+
+@dataclass(frozen=True)
 class Table:
     """A table an experiment makes and how: workflow/rules/tables.smk makes one rule of each (its outputs
     `common.smk`'s `table_outputs(name, label)`). `name`: its files' (layout.table_files) and its caption's
@@ -65,7 +102,8 @@ class Table:
     Snakemake template of `{input.*}`, `{params.*}`, `{output.csv}`/`md`/`html` and `{log}`, each value `:q`;
     `inputs(cfg)`: the records it reads, by name (its own experiment's and those it `reads`, never a file of the
     whole study); `params(cfg)`: its other options' values, by name; `rule`: its rule's name and log's (default
-    `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name})."""
+    `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name}); `step`: the
+    `mtcue` step its `command` runs (None: a step another table declares)."""
     name: str
     label: str
     command: str
@@ -73,6 +111,7 @@ class Table:
     params: Callable[[dict], dict] = _empty
     rule: str = ""
     benchmark: tuple[str, ...] = ()
+    step: Step | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rule", self.rule or self.name)

@@ -7,7 +7,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
@@ -107,7 +107,15 @@ TABLE = Table(
     "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
     "--contrastive-records {input.contrastive:q} " + TABLE_OUTPUTS,
     lambda cfg: {"score": inputs(cfg)["scores"], "contrastive": inputs(cfg)["contrastive"]},
-    lambda cfg: {"cells": json.dumps(shortening_table_cells(cfg))}, rule="table_shortening")
+    lambda cfg: {"cells": json.dumps(shortening_table_cells(cfg))}, rule="table_shortening",
+    step=Step("table-shortening", "the shortening paper's Tables 2-3: BLEU and contrastive accuracy (by antecedent "
+              "distance) per model and context size, beside the shortening paper's",
+              "mtcue.reporting.shortening:write_shortening_table", (
+                  Option("--cells", json=True, required=True,
+                         help='JSON [{"model", "type", "context_size", "run"}] (table order; shortening_table_cells)'),
+                  Option("--records", name="scores", records="score", required=True, help="score records"),
+                  Option("--contrastive-records", name="contrastive", records="contrastive",
+                         help="contrastive records (one suite a direction)"))))
 
 register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
                     names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,)))

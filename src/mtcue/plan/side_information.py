@@ -6,7 +6,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_directions, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 def side_information_rows(cfg: dict) -> list[str]:
@@ -125,7 +125,26 @@ TABLE = Table(
                                                           ("contrastive", "contrastive"))},
     lambda cfg: {"rows": json.dumps(side_information_table_rows(cfg)),
                  "baseline": cfg["experiments"]["side_information"]["baseline"] or "", **bootstrap(cfg)},
-    rule="table_side_information")
+    rule="table_side_information",
+    step=Step("table-side-information", "Hoang et al. (2018) Table 3: BLEU of the ways of feeding side-information "
+              "labels against the baseline, contrastive accuracy, beside Hoang et al.'s",
+              "mtcue.reporting.side_information:write_side_information_table", (
+                  Option("--rows", json=True, required=True,
+                         help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
+                              "(table order)"),
+                  Option("--records", name="scores", records="score", required=True, help="score records"),
+                  Option("--no-context-records", name="no_context_scores", records="score",
+                         help="score records of decoding without labels"),
+                  Option("--predicted-records", name="predicted_scores", records="score",
+                         help="score records of the target-prefix model decoding with the labels it predicts"),
+                  Option("--contrastive-records", name="contrastive", records="contrastive",
+                         help="contrastive records (en->xx)"),
+                  # what chooses each grid point, not a number of the table: no run of its own
+                  Option("--valid-records", name="valid_scores", records="score", linked=False,
+                         help="score records of the validation split: the claims compare each system's grid point "
+                              "with the best validation BLEU (without them: the best test BLEU, said so in the table)"),
+                  Option("--baseline", default="",
+                         help="the model 'without side information' (significance reference)")), bootstrap=True))
 
 register(Experiment("side_information", "side information (Hoang et al.)", targets, trains=side_information_models,
                     names=side_information_rows, check=check, tables=(TABLE,)))

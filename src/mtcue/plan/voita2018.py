@@ -6,7 +6,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 def voita2018_rows(cfg: dict) -> list[dict]:
@@ -92,7 +92,17 @@ TABLE = Table(
     "--attention-records {input.attention:q} {params.unavailable:q} " + TABLE_OUTPUTS,
     lambda cfg: {"score": inputs(cfg)["scores"], "random": inputs(cfg)["random"],
                  "attention": inputs(cfg)["attention"]},
-    table_params, rule="table_voita2018")
+    table_params, rule="table_voita2018",
+    step=Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level systems and the context "
+              "attention's agreement with pronoun antecedents, beside Voita et al.'s",
+              "mtcue.reporting.voita2018:write_voita2018_table", (
+                  Option("--rows", json=True, required=True,
+                         help='JSON [{"label", "model", "variant": "" or "random"}] (table order)'),
+                  Option("--records", name="scores", records="score", required=True, help="score records"),
+                  Option("--random-records", name="random_scores", records="score",
+                         help="score records of random context at test time"),
+                  Option("--attention-records", name="attention", records="attention"),
+                  Option("--attention-unavailable", default="", help="why there are no attention records"))))
 
 register(Experiment(
     "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check, tables=(TABLE,),
