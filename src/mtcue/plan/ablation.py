@@ -3,12 +3,13 @@ columns.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
 ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
@@ -124,7 +125,8 @@ TABLE = Table(
                   Option("--records", name="score_records", records="score", required=True,
                          help="score records of every row model and direction"),
                   Option("--comet-records", records="comet"),
-                  Option("--formality-records", records="formality", help="IWSLT22 formality records, one per row model"),
+                  Option("--formality-records", records="formality",
+                         help="IWSLT22 formality records, one per row model"),
                   Option("--eamt22-records", records="eamt22", help="EAMT22 records, one per row model"),
                   Option("--zeroshot-direction", name="zeroshot_directions", pairs=True, metavar="KIND=DIRECTION",
                          help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl"),
@@ -135,4 +137,7 @@ TABLE = Table(
 register(Experiment(
     "ablation", "Table 6 (ablation)", targets, names=ablation_rows, names_key="rows", derives=ablation_seed_models,
     trains=lambda cfg: [(d, m) for m in ablation_runs(cfg) for d in cfg["experiments"]["ablation"]["directions"]],
-    check=check, tables=(TABLE,)))
+    check=check, tables=(TABLE,),
+    # Table 6's claims and Figure 4's
+    sections=(Section("mtcue.reporting.readme_sections:claims_section", 40, bootstrap=True),),
+    results={"table6": functools.partial(layout.table, "table6_ablation", "csv")}))

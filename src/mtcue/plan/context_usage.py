@@ -3,10 +3,11 @@ split's references with and without their context.
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -37,4 +38,6 @@ TABLE = Table(
               "context_usage records", "mtcue.reporting.context_usage:write_context_usage_table",
               (Option("--records", records="context_usage", required=True),), bootstrap=True))
 
-register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,)))
+register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:context_usage_section", 60),),
+                    results={"context_usage": functools.partial(layout.table, "context_usage", "csv")}))

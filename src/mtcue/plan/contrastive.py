@@ -3,10 +3,11 @@ synthetic one, or on the paper's data the configured real ones: plan.experiments
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 
 
@@ -36,4 +37,6 @@ TABLE = Table(
               "mtcue.reporting.contrastive:write_contrastive_table",
               (Option("--records", records="contrastive", required=True),), bootstrap=True))
 
-register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,)))
+register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:contrastive_section", 50),),
+                    results={"contrastive": functools.partial(layout.table, "contrastive", "csv")}))

@@ -2,11 +2,13 @@
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_directions
 from mtcue.plan.models import model_entry
 from mtcue.plan.quality import quality_models
-from mtcue.plan.registry import EXPERIMENTS, TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import (EXPERIMENTS, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets,
+                                 register)
 from mtcue.study import ConfigError, is_contextual, pair_of
 
 
@@ -103,4 +105,6 @@ TABLE = Table(
                Option("--models", nargs="+", required=True, help="row order (config names)")), bootstrap=True))
 
 register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
-                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,)))
+                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:formality_section", 20, bootstrap=True),),
+                    results={"table5": functools.partial(layout.table, "table5_formality", "csv")}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import pairs
 
 
@@ -71,4 +71,7 @@ TABLES = (
 
 register(Experiment(
     "quality", "Tables 3-4 (quality)", targets, names=quality_models,
-    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES))
+    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES,
+    sections=(Section("mtcue.reporting.readme_sections:bleu_section", 10, headline=True, bootstrap=True),
+              Section("mtcue.reporting.readme_sections:phenomena_section", 11),
+              Section("mtcue.reporting.readme_sections:models_section", 12))))

@@ -3,11 +3,12 @@ and context size, and the directions they are trained and scored in.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
@@ -118,4 +119,6 @@ TABLE = Table(
                          help="contrastive records (one suite a direction)"))))
 
 register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
-                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,)))
+                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_systems:shortening_section", 100, headline=True),),
+                    results={"shortening": functools.partial(layout.table, "shortening", "csv")}))

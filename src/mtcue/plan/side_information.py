@@ -2,11 +2,12 @@
 """
 from __future__ import annotations
 
+import functools
 import json
 
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_directions, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 def side_information_rows(cfg: dict) -> list[str]:
@@ -147,4 +148,6 @@ TABLE = Table(
                          help="the model 'without side information' (significance reference)")), bootstrap=True))
 
 register(Experiment("side_information", "side information (Hoang et al.)", targets, trains=side_information_models,
-                    names=side_information_rows, check=check, tables=(TABLE,)))
+                    names=side_information_rows, check=check, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_systems:side_information_section", 80, headline=True),),
+                    results={"side_information": functools.partial(layout.table, "side_information", "csv")}))

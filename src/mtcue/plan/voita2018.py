@@ -2,11 +2,12 @@
 """
 from __future__ import annotations
 
+import functools
 import json
 
 from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Step, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 def voita2018_rows(cfg: dict) -> list[dict]:
@@ -93,8 +94,8 @@ TABLE = Table(
     lambda cfg: {"score": inputs(cfg)["scores"], "random": inputs(cfg)["random"],
                  "attention": inputs(cfg)["attention"]},
     table_params, rule="table_voita2018",
-    step=Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level systems and the context "
-              "attention's agreement with pronoun antecedents, beside Voita et al.'s",
+    step=Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level systems and the "
+              "context attention's agreement with pronoun antecedents, beside Voita et al.'s",
               "mtcue.reporting.voita2018:write_voita2018_table", (
                   Option("--rows", json=True, required=True,
                          help='JSON [{"label", "model", "variant": "" or "random"}] (table order)'),
@@ -107,4 +108,6 @@ TABLE = Table(
 register(Experiment(
     "voita2018", "Voita et al. (2018)", targets, trains=voita2018_models, check=check, tables=(TABLE,),
     names=lambda cfg: list(dict.fromkeys(cfg["experiments"]["voita2018"]["models"]
-                                         + cfg["experiments"]["voita2018"]["random_test"]))))
+                                         + cfg["experiments"]["voita2018"]["random_test"])),
+    sections=(Section("mtcue.reporting.readme_sections:voita2018_section", 70, headline=True),),
+    results={"voita2018": functools.partial(layout.table, "voita2018", "csv")}))

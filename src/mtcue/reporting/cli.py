@@ -82,8 +82,6 @@ def _table_command(step):
     """The command of a table's step (plan.registry.Step): its options' values as its writer takes them, by
     keyword."""
     def command(a):
-        from importlib import import_module
-
         from mtcue.records import load_records
         from mtcue.reporting import kit
 
@@ -100,8 +98,7 @@ def _table_command(step):
             values[option.name] = value
         if step.bootstrap:
             values["bootstrap"] = kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha)
-        module, function = step.write.split(":")
-        getattr(import_module(module), function)(**values, csv=a.csv, md=a.md, runs=_runs(a, *linked))
+        step.writer()(**values, csv=a.csv, md=a.md, runs=_runs(a, *linked))
     return command
 
 
