@@ -397,7 +397,7 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
     assert readers == {(d, seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
     # validation-split scores: the ablation's (and the side-information grid points', which choose their point)
-    grid = set(side_information.grid_models(cfg.load(REPO / "config" / name)))
+    grid = set(side_information.SIDE_INFORMATION.grid_models(cfg.load(REPO / "config" / name)))
     scored = {(d, m) for d, m in re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout)
               if m not in grid}
     runs = {seed_name(m, s) for m in rows - {"base"} for s in range(1, seeds + 1)}

@@ -8,7 +8,7 @@ import functools
 import json
 
 from mtcue import layout
-from mtcue.plan.experiments import bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
+from mtcue.plan.experiments import Keyed, bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.formality import chosen_on_valid, formality_directions
 from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 
@@ -43,15 +43,13 @@ def zeroshot_options(kind: str, task: dict) -> list[str]:
     return ["--zeroshot-direction", f"{kind}={task['direction']}", *reason]
 
 
-class Ablation:
+class Ablation(Keyed):
     """An ablation of config section experiments.{key}: each row model against the full one, seeded, with the
     zero-shot columns, in the table `table` (its files' and rule's name) labelled `label`."""
 
     def __init__(self, key: str = "ablation", table: str = "table6_ablation", label: str = "Table 6"):
-        self.key, self.table, self.label = key, table, label
-
-    def config(self, cfg: dict) -> dict:
-        return cfg["experiments"][self.key]
+        super().__init__(key)
+        self.table, self.label = table, label
 
     def rows(self, cfg: dict) -> list[str]:
         """The models of the table's rows (experiments.{key}.rows), each once."""
