@@ -90,6 +90,10 @@ class Option:
         object.__setattr__(self, "name", self.name or self.flag.lstrip("-").replace("-", "_"))
 
 
+# The --records of the tables of other papers' systems: their score records, as `scores`.
+SCORES = Option("--records", name="scores", records="score", required=True, help="score records")
+
+
 @dataclass(frozen=True)
 class Step:
     """The `mtcue {name}` step that writes a table, registered from the registry by reporting/cli.py: `write`, the

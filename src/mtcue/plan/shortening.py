@@ -8,7 +8,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, check_only, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
+from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 
 
@@ -114,7 +114,7 @@ TABLE = Table(
               "mtcue.reporting.shortening:write_shortening_table", (
                   Option("--cells", json=True, required=True,
                          help='JSON [{"model", "type", "context_size", "run"}] (table order; shortening_table_cells)'),
-                  Option("--records", name="scores", records="score", required=True, help="score records"),
+                  SCORES,
                   Option("--contrastive-records", name="contrastive", records="contrastive",
                          help="contrastive records (one suite a direction)"))))
 

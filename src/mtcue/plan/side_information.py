@@ -9,7 +9,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, bootstrap, check_directions, suites
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
+from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 
 # `mtcue table-side-information`, the step of Hoang et al.'s table
@@ -19,7 +19,7 @@ STEP = Step("table-side-information", "Hoang et al. (2018) Table 3: BLEU of the 
                 Option("--rows", json=True, required=True,
                        help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
                             "(table order)"),
-                Option("--records", name="scores", records="score", required=True, help="score records"),
+                SCORES,
                 Option("--no-context-records", name="no_context_scores", records="score",
                        help="score records of decoding without labels"),
                 Option("--predicted-records", name="predicted_scores", records="score",

@@ -9,7 +9,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, check_directions, check_only
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
+from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 # `mtcue table-voita2018`, the step of Voita et al.'s table
@@ -18,7 +18,7 @@ STEP = Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the 
             "mtcue.reporting.voita2018:write_voita2018_table", (
                 Option("--rows", json=True, required=True,
                        help='JSON [{"label", "model", "variant": "" or "random"}] (table order)'),
-                Option("--records", name="scores", records="score", required=True, help="score records"),
+                SCORES,
                 Option("--random-records", name="random_scores", records="score",
                        help="score records of random context at test time"),
                 Option("--attention-records", name="attention", records="attention"),
