@@ -116,8 +116,8 @@ def _add_option(s, option) -> None:
 
 
 def _register_tables(step) -> None:
-    """Each registered experiment's table steps (`Table.step`), once each: a table reads its options' records and
-    writes its three files."""
+    """Each registered experiment's table steps (`Table.step`), once each (the quality experiment's four tables share
+    `mtcue table`): a table reads its options' records and writes its three files."""
     from mtcue.plan import EXPERIMENTS
 
     steps = {table.step.name: table.step for experiment in EXPERIMENTS.values() for table in experiment.tables
