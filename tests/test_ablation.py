@@ -35,7 +35,7 @@ from mtcue.models.params import count_config
 from mtcue.models.plugin.context_dataset import ContextDataset, other_samples
 from mtcue.models.plugin.qk_norm_attention import QKNormAttention
 from mtcue.plan import side_information
-from mtcue.plan.ablation import ablation_zeroshot
+from mtcue.plan.ablation import ABLATION
 from mtcue.plan.models import model_spec
 from mtcue.records import write_record
 from mtcue.reporting.ablation import ablation_display, ablation_table
@@ -355,21 +355,21 @@ def test_ablation_section_names_known_models_and_directions():
 
 def test_zeroshot_columns_read_records_only_where_they_are_written():
     c = demo()
-    unavailable = {k: v["unavailable"] for k, v in ablation_zeroshot(c).items()}
+    unavailable = {k: v["unavailable"] for k, v in ABLATION.zeroshot(c).items()}
     assert unavailable["formality"] is None  # the demo's Table 5 runs in en-de, where the ablations are
     c["experiments"]["formality"]["directions"] = []
-    assert "no formality experiment" in ablation_zeroshot(c)["formality"]["unavailable"]
+    assert "no formality experiment" in ABLATION.zeroshot(c)["formality"]["unavailable"]
     assert unavailable["eamt22"] == "the ablation models are not trained in en-pl (experiments.ablation.directions: en-de)"
     c["experiments"]["fewshot"]["directions"] = []
-    assert "no fewshot experiment" in ablation_zeroshot(c)["eamt22"]["unavailable"]
+    assert "no fewshot experiment" in ABLATION.zeroshot(c)["eamt22"]["unavailable"]
     c["experiments"]["formality"] = {"directions": ["en-de", "en-ru"]}   # as the formality experiment will add
     c["experiments"]["fewshot"]["directions"] = ["en-pl"]
-    zeroshot = ablation_zeroshot(c)
+    zeroshot = ABLATION.zeroshot(c)
     assert zeroshot["formality"] == {"direction": "en-de", "unavailable": None}
     assert zeroshot["eamt22"]["unavailable"] == ("the ablation models are not trained in en-pl "
                                                  "(experiments.ablation.directions: en-de)")
     c["experiments"]["ablation"]["directions"] = ["en-de", "en-pl"]
-    assert ablation_zeroshot(c)["eamt22"]["unavailable"] is None
+    assert ABLATION.zeroshot(c)["eamt22"]["unavailable"] is None
 
 
 # ---- the DAG -----------------------------------------------------------------------------------
@@ -397,7 +397,7 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
     assert readers == {(d, seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
     # validation-split scores: the ablation's (and the side-information grid points', which choose their point)
-    grid = set(side_information.grid_models(cfg.load(REPO / "config" / name)))
+    grid = set(side_information.SIDE_INFORMATION.grid_models(cfg.load(REPO / "config" / name)))
     scored = {(d, m) for d, m in re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout)
               if m not in grid}
     runs = {seed_name(m, s) for m in rows - {"base"} for s in range(1, seeds + 1)}

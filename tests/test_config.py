@@ -4,7 +4,7 @@ import yaml
 from conftest import REPO
 from mtcue import config as cfg
 from mtcue.models.fairseq_args import task_args
-from mtcue.plan.ablation import ablation_seeds
+from mtcue.plan.ablation import ABLATION
 from mtcue.plan.experiments import experiment_models
 from mtcue.plan.fewshot import eamt22_columns, fewshot_models, fewshot_points, fewshot_setting
 from mtcue.plan.formality import formality_directions
@@ -215,8 +215,8 @@ def test_seeded_runs_repeat_only_the_fine_tunings_and_keep_run_1s_name_and_spec(
     # run 1 is the model itself, trained exactly as with one seed: nothing already trained is retrained
     for model, direction in (("mtcue", "en-de"), ("mtcue_no_doc", "en-de"), ("mtcue_fewshot_5", "en-pl")):
         assert model_spec(c, model, direction) == model_spec(one, model, direction)
-    assert ablation_seeds(c)["mtcue_no_doc"] == ["mtcue_no_doc", "mtcue_no_doc_seed2", "mtcue_no_doc_seed3"]
-    assert ablation_seeds(c)["base"] == ["base"]   # trained from scratch: the shared parent, once
+    assert ABLATION.seeds(c)["mtcue_no_doc"] == ["mtcue_no_doc", "mtcue_no_doc_seed2", "mtcue_no_doc_seed3"]
+    assert ABLATION.seeds(c)["base"] == ["base"]   # trained from scratch: the shared parent, once
     spec = model_spec(c, "mtcue_no_doc_seed3", "en-de")
     assert spec["seed"] == c["seed"] + 2 and spec["init_from"] == "base"
     assert {k: v for k, v in spec.items() if k not in ("seed", "model")} == \

@@ -18,7 +18,7 @@ from mtcue.models.translate import translate
 from mtcue.plan.fewshot import fewshot_models
 from mtcue.plan.memory_growth import memory_growth_plan
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.voita2018 import voita2018_models
+from mtcue.plan.voita2018 import VOITA2018
 
 ARCH = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
         "decoder_ffn_dim": 32}
@@ -173,7 +173,7 @@ def only_kept(c: dict, experiment: str, name: str, directions: list[str]) -> Non
 def random_test_reads_random_context(c: dict) -> None:
     """translate_test_context (voita2018.smk) gives each random_test model its spec with shuffled context:
     fairseq's arguments must carry it."""
-    for direction, model in voita2018_models(c):
+    for direction, model in VOITA2018.models(c):
         if model in c["experiments"]["voita2018"]["random_test"]:
             spec = model_spec(c, model, direction)
             spec["context"]["random"] = "shuffle"

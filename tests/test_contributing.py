@@ -1,7 +1,8 @@
 """docs/contributing.md, followed as written: in a scratch copy of the repository a throwaway model family and a
 throwaway experiment are added touching only the files the page names, and twice over under other names (the
 steps find where to write by the files' structure, so a second model and experiment go in beside the first); the
-dry run plans their jobs and the new experiment's table rule makes its table from score records."""
+dry run plans their jobs, the new experiment's table rule makes its table from score records through its own
+`mtcue` step, and the rendered results show its section: no shared file lists the experiment."""
 import ast
 import json
 import os
@@ -36,14 +37,17 @@ def architecture(args):
     concat_architecture(args)
 '''
 
-# Adding an experiment, step 1: its plan, registered, with its table (Table 4's kind, its records only).
+# Adding an experiment, step 1: its plan, registered, with its table (its records only), the table's `mtcue` step
+# and its section of the rendered results.
 PLAN = '''\
 """The {name} experiment: its models trained and scored in its directions, and one table of their scores."""
 from __future__ import annotations
 
+import functools
+
 from mtcue import layout
 from mtcue.plan.experiments import check_directions
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 
 
 def runs(cfg: dict) -> list[tuple[str, str]]:
@@ -61,11 +65,36 @@ def check(cfg: dict) -> None:
     check_directions(cfg, "{name}", cfg["experiments"]["{name}"]["directions"])
 
 
-TABLE = Table("{name}", "the {name} experiment", "mtcue table --records {{input.records:q}} " + TABLE_OUTPUTS,
-              lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}")
+TABLE = Table("{name}", "the {name} experiment", "mtcue table-{name} --records {{input.records:q}} " + TABLE_OUTPUTS,
+              lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}",
+              step=Step("table-{name}", "the {name} experiment's table", "mtcue.reporting.{name}:write_{name}_table",
+                        (Option("--records", records="score", required=True),)))
 
 register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check, tables=(TABLE,),
-                    names=lambda cfg: cfg["experiments"]["{name}"]["models"]))
+                    names=lambda cfg: cfg["experiments"]["{name}"]["models"],
+                    sections=(Section("mtcue.reporting.{name}:{name}_section", 1000),),
+                    results={{"{name}": functools.partial(layout.table, "{name}", "csv")}}))
+'''
+
+# Its table: the writer its step calls (by keyword) and its section of the rendered results.
+TABLE_MODULE = '''\
+"""The {name} experiment's table and its section of the rendered results."""
+from __future__ import annotations
+
+import pandas as pd
+
+from mtcue.reporting.kit import display_name, write_table
+
+
+def write_{name}_table(*, records, csv, md, runs):
+    df = pd.DataFrame([{{"model": display_name(r["model"]), "direction": r["direction"], "bleu": r["bleu"]}}
+                       for r in records]).set_index("model")
+    write_table(df, csv, md, "The {name} experiment", [], runs=runs)
+
+
+def {name}_section(run):
+    table = run.{name}
+    return [] if table is None else [f"The {name} experiment: BLEU {{table['bleu'].iloc[0]:.1f}}."]
 '''
 
 ARCH = {"embed_dim": 64, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 128, "decoder_layers": 2,
@@ -143,8 +172,10 @@ def add_model(repo: Path, name: str) -> set[str]:
 
 def add_experiment(repo: Path, name: str, model: str) -> set[str]:
     """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table (its rule is
-    tables.smk's, from the registry); the files touched."""
+    tables.smk's, its `mtcue` step reporting/cli.py's, its section readme.py's: all from the registry); the files
+    touched."""
     (repo / f"src/mtcue/plan/{name}.py").write_text(PLAN.format(name=name))
+    (repo / f"src/mtcue/reporting/{name}.py").write_text(TABLE_MODULE.format(name=name))
     import_last(repo / "src/mtcue/plan/__init__.py", name)
     add_yaml_entry(repo / "src/mtcue/schemas/config.schema.yaml", ["properties", "experiments", "properties"], name,
                    {"description": f"The {name} experiment (tests/test_contributing.py).", "type": "object",
@@ -152,7 +183,8 @@ def add_experiment(repo: Path, name: str, model: str) -> set[str]:
                     "properties": {"models": {"type": "array", "items": {"type": "string"}, "default": [model]},
                                    "directions": {"type": "array", "items": {"type": "string"},
                                                   "default": ["en-de"]}}})
-    return {f"src/mtcue/plan/{name}.py", "src/mtcue/plan/__init__.py", "src/mtcue/schemas/config.schema.yaml"}
+    return {f"src/mtcue/plan/{name}.py", f"src/mtcue/reporting/{name}.py", "src/mtcue/plan/__init__.py",
+            "src/mtcue/schemas/config.schema.yaml"}
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -181,6 +213,7 @@ def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
                "src/mtcue/study.py": "src/mtcue/study.py", "config/config.yaml": "config/config.yaml",
                "src/mtcue/schemas/config.schema.yaml": "src/mtcue/schemas/config.schema.yaml",
                f"src/mtcue/plan/{experiment}.py": "src/mtcue/plan/{experiment}.py",
+               f"src/mtcue/reporting/{experiment}.py": "src/mtcue/reporting/{experiment}.py",
                "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py"}
     assert set(spelled) == touched
     for path in touched:
@@ -189,6 +222,19 @@ def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
             assert spelled[path] in section("Adding a model"), path
         if not in_model:
             assert spelled[path] in section("Adding an experiment"), path
+
+
+def touched_files(repo: Path, before: dict[str, bytes]) -> set[str]:
+    """The files and folders of the scratch copy that differ from `before` (`snapshot`), added or changed."""
+    now = snapshot(repo)
+    return {path for path in now if before.get(path) != now[path]}
+
+
+def snapshot(repo: Path) -> dict[str, bytes]:
+    """Every file's bytes (a folder: b"") of the copy's source, workflow and config."""
+    return {path.relative_to(repo).as_posix(): b"" if path.is_dir() else path.read_bytes()
+            for folder in ("src", "workflow", "config") for path in (repo / folder).rglob("*")
+            if "__pycache__" not in path.parts}
 
 
 def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_planned_and_tabled(tmp_path):
@@ -200,7 +246,9 @@ def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_plann
 
     added = [("probe", "probe_study"), ("echo", "echo_study")]  # (model family and type, experiment)
     for model, experiment in added:
+        files = snapshot(repo)
         touched = add_model(repo, model) | add_experiment(repo, experiment, model)
+        assert touched_files(repo, files) == touched   # exactly these, nothing else
         page_names_every_file(touched, (model, experiment))
 
     # The plugin registers each new family's model with fairseq, as every family's.
@@ -226,3 +274,13 @@ def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_plann
     table = (repo / "work/results/tables/probe_study.md").read_text()
     assert "PROBE" in table and f"{record['bleu']:.1f}" in table, table
     assert all((repo / f"work/results/tables/probe_study.{ext}").is_file() for ext in ("csv", "html"))
+
+    # The rendered results show its section, from its table beside a run's records (the README fixture's run).
+    shutil.copytree(DATA / "readme_fixture/records", repo / "work/results/records", dirs_exist_ok=True)
+    readme = repo / "work/README.md"
+    shutil.copy(DATA / "readme_fixture/README.md", readme)
+    run = subprocess.run([sys.executable, "-m", "mtcue.cli", "readme-results", "--records", "results/records",
+                          "--readme", "README.md"], cwd=repo / "work", capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(repo / "src")})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert f"The probe_study experiment: BLEU {record['bleu']:.1f}." in readme.read_text()

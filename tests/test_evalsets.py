@@ -88,7 +88,7 @@ def test_paper_config_wires_iwslt22_validation_where_it_exists():
 
     from mtcue import config as cfg
     from mtcue.data import sources
-    from mtcue.plan.ablation import zeroshot_records
+    from mtcue.plan.ablation import ABLATION
     from mtcue.plan.formality import chosen_on_valid
 
     paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
@@ -98,7 +98,7 @@ def test_paper_config_wires_iwslt22_validation_where_it_exists():
     urls = sources.all_urls(paper, ["en-de", "en-ru"])
     assert ("https://raw.githubusercontent.com/amazon-science/contrastive-controlled-mt/main/IWSLT2022/data/train/"
             "en-de/formality-control.train.telephony.en-de.formal.annotated.de") in urls
-    records = zeroshot_records(paper, "formality")
+    records = ABLATION.zeroshot_records(paper, "formality")
     assert records and all(r.startswith("results/records/formality/en-de/") and r.endswith(".valid.json")
                            for r in records)
 

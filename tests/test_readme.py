@@ -1,5 +1,6 @@
 """The README's results are rendered from records and say which run they come from (issue 13.9)."""
 import hashlib
+from types import SimpleNamespace
 
 import pytest
 
@@ -605,7 +606,7 @@ def test_the_other_systems_sections_condense_their_csvs():
         {"table": "bleu", "direction": "en-de", "row": "mtl", "metric": "p_worse", "value": 0.2},
         {"table": "claims", "direction": "en-de", "row": "output_layer_best", "metric": "holds", "value": 1.0},
         {"table": "claims", "direction": "en-de", "row": "trg_prefix_h_not_above_base", "metric": "holds", "value": None}])
-    lines = side_information_section(side)
+    lines = side_information_section(SimpleNamespace(side_information=side))
     assert "| output-layer | 31.46+ |" in lines and "| mtl | 29.00 |" in lines and "| base | 30.00 |" in lines
     assert any(line.startswith("- Hoang et al.'s claim \"output-layer") and line.endswith("en-de holds.")
                for line in lines)
@@ -617,7 +618,7 @@ def test_the_other_systems_sections_condense_their_csvs():
     table5 = pd.DataFrame([{"model": "STYLE-DIM (supervised)", "prompt_kind": "unseen", "en-de formal": 90.0,
                             "en-de informal": 90.0, "en-de average": 90.0, "en-de average low": 88.04,
                             "en-de average high": 91.96}, {"model": "MTCUE", "prompt_kind": "unseen"}])
-    lines = style_section(levels, table5)
+    lines = style_section(SimpleNamespace(style_levels=levels, table5=table5))
     assert ("| en-de, STYLE-DIM | 10.0 / 51.0 | 20.0 / 52.0 | 30.0 / 53.0 | 40.0 / 54.0 | 90.0 / 55.0 | yes | "
             "90.0 / 90.0 (90.0 [88.0, 92.0]) |") in lines
     assert "| en-de, STYLE-TOKEN | 10.0 / 51.0 | 60.0 / 52.0 | 50.0 / 53.0 | 70.0 / 54.0 | 80.0 / 55.0 | no | n/a |" in lines
@@ -628,10 +629,11 @@ def test_the_other_systems_sections_condense_their_csvs():
                                              ("Grouping (C=1)", "d=2", "this study", 40.0),
                                              ("Grouping (C=1)", "d=1", "this study", 55.0),
                                              ("Grouping (C=1)", "accuracy", "shortening paper (IWSLT17)", 70.0))])
-    lines = shortening_section(short)
+    lines = shortening_section(SimpleNamespace(shortening=short))
     assert "| system | en-de BLEU | en-de all / pronouns % | en-de pronouns d=1/d=2 % |" in lines
     assert "| Grouping (C=1) | 25.00 | 60.0 / 50.0 | 55/40 |" in lines
-    assert side_information_section(None) == style_section(None, None) == shortening_section(None) == []
+    none = SimpleNamespace(side_information=None, style_levels=None, table5=None, shortening=None)
+    assert side_information_section(none) == style_section(none) == shortening_section(none) == []
 
 
 # A recorded slice of the demo (en-de BASE and MTCUE: their train, score, COMET and formality records) and the

@@ -16,7 +16,7 @@ from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.shortening.shortening_base import true_mean
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.shortening import shortening_runs
+from mtcue.plan.shortening import SHORTENING
 from mtcue.study import SHORTENING_TYPES
 from test_plugin import save_fairseq_checkpoint
 from test_voita2018 import assert_beam_scores_are_teacher_forced
@@ -350,7 +350,7 @@ def demo_config():
 
 def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
     cfg = demo_config()
-    runs = shortening_runs(cfg)
+    runs = SHORTENING.runs(cfg)
     for family in SHORTENING_TYPES:
         assert ("en-de", f"{family}_c1") in runs and ("en-fr", f"{family}_c1") in runs
         assert ("en-de", f"{family}_c2") in runs and ("en-fr", f"{family}_c2") not in runs
@@ -362,7 +362,7 @@ def test_demo_runs_each_model_per_context_size_and_cuts_size_two_to_en_de():
     assert concat["context"]["slot"] == "prev1,prev2" and concat["init_from"] == "base"
     assert model_spec(cfg, "concat", "en-de")["context"]["slot"] == "prev1"  # part 1's run, unchanged
     paper = cfgmod.load(REPO / "config" / "paper.yaml")
-    assert {r for r in shortening_runs(paper) if r[1].startswith("concat")} == {
+    assert {r for r in SHORTENING.runs(paper) if r[1].startswith("concat")} == {
         (d, m) for d in ("en-de", "en-fr") for m in ("concat", "concat_c2", "concat_c3")}
     spec = model_spec(cfg, "grouping_c2", "en-de")
     assert spec["context"]["slot"] == "prev1,prev2" and spec["arch"]["context_sentences"] == 2
@@ -426,7 +426,7 @@ def test_demo_dag_fine_tunes_every_run_and_builds_the_table():
                   "--configfile", str(REPO / "config" / "config.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     out = run.stdout
-    for direction, model in shortening_runs(demo_config()):
+    for direction, model in SHORTENING.runs(demo_config()):
         assert f"results/records/score/{direction}/{model}.test.json" in out
         assert f"results/records/contrastive/{direction}/{model}.synthetic.json" in out
     assert "results/models/en-fr/grouping_c2/" not in out
@@ -563,10 +563,10 @@ def test_figure3_csv_names_each_weight_and_run_and_the_svg_counts_the_groups_use
 
 
 def test_figure3_runs_are_grouping_and_selecting_at_the_smallest_context_size_on_the_directions_suite():
-    from mtcue.plan.shortening import groupings_runs, inputs
-
-    assert groupings_runs(demo_config()) == [("en-de", "grouping_c1", "synthetic"), ("en-de", "selecting_c1", "synthetic")]
+    assert SHORTENING.groupings_runs(demo_config()) == [("en-de", "grouping_c1", "synthetic"),
+                                                        ("en-de", "selecting_c1", "synthetic")]
     paper = cfgmod.load(REPO / "config" / "paper.yaml")
-    assert groupings_runs(paper) == [("en-de", "grouping_c1", "contrapro"), ("en-de", "selecting_c1", "contrapro")]
-    assert inputs(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
-                                                  "results/records/groupings/en-de/selecting_c1.json"]
+    assert SHORTENING.groupings_runs(paper) == [("en-de", "grouping_c1", "contrapro"),
+                                                ("en-de", "selecting_c1", "contrapro")]
+    assert SHORTENING.inputs(demo_config())["groupings"] == ["results/records/groupings/en-de/grouping_c1.json",
+                                                             "results/records/groupings/en-de/selecting_c1.json"]

@@ -406,18 +406,18 @@ def test_paper_grid_points_are_scored_on_validation_and_named_in_the_table():
     from mtcue.plan import side_information
 
     paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
-    valid = side_information.inputs(paper)["valid"]
+    valid = side_information.SIDE_INFORMATION.inputs(paper)["valid"]
     assert len(valid) == 8 * (4 + 4)
     assert "results/records/score/pl-en/si_output_layer_h256.valid.json" in valid
     assert "results/records/score/en-de/si_mtl_l0001.valid.json" in valid
     assert not [v for v in valid if "si_src_prefix" in v or "si_base" in v or not v.endswith(".valid.json")]
-    labels = [r["label"] for r in side_information.side_information_table_rows(paper)]
+    labels = [r["label"] for r in side_information.SIDE_INFORMATION.table_rows(paper)]
     assert "output-layer (H_s 128)" in labels and "output-layer, w/o side info at test (H_s 512)" in labels
     assert "mtl (lambda 0.001)" in labels and "mtl (lambda 1)" in labels
     assert len(labels) == len(set(labels))
     # the demo's one point per type: nothing to choose, no validation decoding
-    assert side_information.inputs(cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"),
-                                                 source="config.yaml"))["valid"] == []
+    demo = cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"), source="config.yaml")
+    assert side_information.SIDE_INFORMATION.inputs(demo)["valid"] == []
 
 
 # ---- the workflow -------------------------------------------------------------------------------

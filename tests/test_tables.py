@@ -500,3 +500,19 @@ def test_the_papers_printed_base_average_is_set_beside_its_rows_mean(tmp_path):
     assert ("The paper prints BASE's average BLEU as 34.65; its eight directions average 34.55 (the avg of its rows "
             'here, with every direction shown), so its "+1.51 BLEU over BASE" for MTCUE (36.16) is +1.51 against the '
             "printed average and +1.62 against the directions' mean.") in (tmp_path / "q.md").read_text()
+
+
+def test_each_table_rule_runs_a_step_registered_from_the_registry(capsys):
+    """reporting/cli.py registers the steps the registered tables declare (`Table.step`): each table rule's command
+    names one, and `mtcue <step>` takes the options each of its `Option`s declares."""
+    from mtcue.plan import EXPERIMENTS
+
+    tables = [table for experiment in EXPERIMENTS.values() for table in experiment.tables]
+    steps = {table.step.name: table.step for table in tables if table.step}
+    assert {table.command.split()[1] for table in tables} == set(steps)
+    for name, step in steps.items():
+        with pytest.raises(SystemExit) as done:
+            main([name, "--help"])
+        assert done.value.code == 0
+        usage = capsys.readouterr().out
+        assert all(option.flag in usage for option in step.options), name

@@ -22,7 +22,7 @@ from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.voita.voita_context_model import GatedContextLayer
 from mtcue.options import with_provenance
 from mtcue.plan.models import model_spec
-from mtcue.plan.voita2018 import voita2018_models, voita2018_rows
+from mtcue.plan.voita2018 import VOITA2018
 from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
 
@@ -453,7 +453,7 @@ def test_demo_trains_six_fine_tunes_and_the_next_sentence_model_in_en_ru_only():
     from mtcue import config as cfgmod
 
     c = demo_config()
-    new = [(d, m) for d, m in voita2018_models(c) if m != "base"]
+    new = [(d, m) for d, m in VOITA2018.models(c) if m != "base"]
     assert sorted(new) == sorted([(d, m) for d in ("en-ru", "en-de", "en-fr") for m in ("concat", "voita_context")]
                                  + [("en-ru", "voita_context_next")])
     spec = model_spec(c, "voita_context_next", "en-ru")
@@ -462,7 +462,7 @@ def test_demo_trains_six_fine_tunes_and_the_next_sentence_model_in_en_ru_only():
     from mtcue.models import fairseq_args as fa
     args = fa.task_args(spec, "en-ru", "bin", "tokens")
     assert args[args.index("--context-slot") + 1] == "next1" and "--context-columns" not in args
-    assert [r["label"] for r in voita2018_rows(c)] == [
+    assert [r["label"] for r in VOITA2018.rows(c)] == [
         "baseline (context-agnostic Transformer)", "concatenation (previous sentence)",
         "context encoder (previous sentence)", "context encoder (random context)", "context encoder (next sentence)"]
 
@@ -471,12 +471,12 @@ def test_table7_is_measured_where_the_synthetic_suite_marks_antecedents():
     """Read off the config, never the disk: on the synthetic corpus the attention record of each en->xx
     previous-sentence VOITA-CONTEXT model; on the paper's data none, and the reason the table gives."""
     from mtcue import config as cfgmod
-    from mtcue.plan.voita2018 import attention_unavailable, inputs
+    from mtcue.plan.voita2018 import attention_unavailable
 
     demo, paper = demo_config(), cfgmod.load(REPO / "config" / "paper.yaml")
-    assert attention_unavailable(demo) == "" and inputs(demo)["attention"] == [
+    assert attention_unavailable(demo) == "" and VOITA2018.inputs(demo)["attention"] == [
         f"results/records/attention/{d}/voita_context.json" for d in ("en-de", "en-fr", "en-ru")]
-    assert "pronoun antecedents" in attention_unavailable(paper) and inputs(paper)["attention"] == []
+    assert "pronoun antecedents" in attention_unavailable(paper) and VOITA2018.inputs(paper)["attention"] == []
 
 
 @pytest.mark.parametrize("change, message", [
@@ -504,7 +504,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
     def score(model, bleu):
         return {"model": model, "direction": "en-ru", "bleu": bleu, "study": "demo"}
 
-    rows = voita2018_rows(demo_config())
+    rows = VOITA2018.rows(demo_config())
     attention = {"model": "voita_context", "direction": "en-ru", "study": "demo",
                  "pronouns": {"all": {"n": 4, "attention": 0.75, "random": 0.5, "first": 0.25, "last": 0.5}},
                  "table6": {"pronouns": {"all": {"n": 9, "attention": 0.5, "random": 1.0, "first": 1.0, "last": 1.0}}}}

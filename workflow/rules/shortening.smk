@@ -1,5 +1,5 @@
 # Sequence shortening (Mąka et al. 2024, Tables 2-3): the shortening family's
-# runs per context size ({model}_c{C}, plan.shortening.shortening_models) train, translate and are scored
+# runs per context size ({model}_c{C}, plan.shortening's Shortening.models) train, translate and are scored
 # (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
 # trained model of an en->xx direction); here the table of both and the paper's Figure 3 (how Latent Grouping
 # and Selecting group the pieces of a sentence of the contrastive suite).
@@ -8,7 +8,9 @@
 rule groupings:
     input:
         unpack(trained_model),
-        suite=lambda w: str(layout.suite(w.direction, shortening.groupings_suite(config, w.direction, w.model))),
+        suite=lambda w: str(
+            layout.suite(w.direction, shortening.SHORTENING.groupings_suite(config, w.direction, w.model))
+        ),
     output:
         layout.record("groupings", "{direction}", "{model}"),
     params:
@@ -32,7 +34,7 @@ rule groupings:
 rule figure_groupings:
     localrule: True
     input:
-        records=shortening.inputs(config)["groupings"],
+        records=shortening.SHORTENING.inputs(config)["groupings"],
     output:
         csv=layout.figure("shortening_groupings", "csv"),
         svg=report(layout.figure("shortening_groupings", "svg"), caption="../report/shortening_groupings.rst",

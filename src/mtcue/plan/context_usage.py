@@ -3,10 +3,11 @@ split's references with and without their context.
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 from mtcue.study import context_kind
 
@@ -32,6 +33,11 @@ TABLE = Table(
     "mtcue table-context-usage --records {input.records:q} --csv {output.csv:q} "
     "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
     "--alpha {params.bootstrap[alpha]:q} 2> {log:q}",
-    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage")
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage",
+    step=Step("table-context-usage", "the context-usage table (CXMI per model and direction, per phenomenon) from "
+              "context_usage records", "mtcue.reporting.context_usage:write_context_usage_table",
+              (Option("--records", records="context_usage", required=True),), bootstrap=True))
 
-register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,)))
+register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:context_usage_section", 60),),
+                    results={"context_usage": functools.partial(layout.table, "context_usage", "csv")}))

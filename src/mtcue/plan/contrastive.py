@@ -3,10 +3,11 @@ synthetic one, or on the paper's data the configured real ones: plan.experiments
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
-from mtcue.plan.registry import Experiment, Table, Targets, register
+from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.plan.style import style_models
 
 
@@ -31,6 +32,11 @@ TABLE = Table(
     "--md {output.md:q} --html {output.html:q} --bootstrap-samples {params.bootstrap[samples]:q} "
     "--alpha {params.bootstrap[alpha]:q} "
     "2> {log:q}",
-    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive")
+    lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive",
+    step=Step("table-contrastive", "the contrastive table (models x suites) from contrastive records",
+              "mtcue.reporting.contrastive:write_contrastive_table",
+              (Option("--records", records="contrastive", required=True),), bootstrap=True))
 
-register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,)))
+register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:contrastive_section", 50),),
+                    results={"contrastive": functools.partial(layout.table, "contrastive", "csv")}))

@@ -15,6 +15,17 @@ def experiment_models(cfg: dict) -> dict[str, list[str]]:
     return {name: experiment.names(cfg) for name, experiment in EXPERIMENTS.items() if experiment.names}
 
 
+class Keyed:
+    """An experiment's plan that reads its config section by its key (experiments.{key}), so that a variant of
+    the experiment is the same class with another key (and a schema section of its own)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def config(self, cfg: dict) -> dict:
+        return cfg["experiments"][self.key]
+
+
 def seed_runs(cfg: dict, experiment: str, model: str, entry: dict) -> list[str]:
     """The runs of `model` that `experiment` (ablation, fewshot) averages (`entry`: its model entry): a fine-tuning (a model with
     `init_from`) once per seed of experiments.{experiment}.seeds, a model trained from scratch (BASE)

@@ -3,9 +3,10 @@ the points of the figure.
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import check_derived_names, check_directions, seed_runs, with_seeds
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Section, Targets, register
 from mtcue.study import (CONTEXT_KIND, ConfigError, column_groups, columns_of, context_kind, fewshot_name,
                          is_contextual, pair_of, selected_columns)
 
@@ -123,4 +124,5 @@ register(Experiment(
     "fewshot", "Figure 4 (EAMT22 few-shot)", targets,
     names=fewshot_parents,
     trains=lambda cfg: [(p["direction"], m) for p in fewshot_points(cfg) for m in p["records"]],
-    derives=fewshot_models, check=check))
+    derives=fewshot_models, check=check, sections=(Section("mtcue.reporting.readme_sections:fewshot_section", 30, headline=True),),
+    results={"figure4": functools.partial(layout.figure, "figure4_eamt22_fewshot", "csv")}))

@@ -2,11 +2,13 @@
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap, check_directions
 from mtcue.plan.models import model_entry
 from mtcue.plan.quality import quality_models
-from mtcue.plan.registry import EXPERIMENTS, TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import (EXPERIMENTS, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets,
+                                 register)
 from mtcue.study import ConfigError, is_contextual, pair_of
 
 
@@ -96,7 +98,13 @@ TABLE = Table(
     "table5_formality", "Table 5: IWSLT22 zero-shot formality",
     "mtcue table-formality --records {input.records:q} --models {params.models:q} "
     "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
-    lambda cfg: {"records": table_records(cfg)}, table_params)
+    lambda cfg: {"records": table_records(cfg)}, table_params,
+    step=Step("table-formality", "Table 5 (IWSLT22 zero-shot formality) from formality records",
+              "mtcue.reporting.formality:write_formality_table",
+              (Option("--records", records="formality", required=True),
+               Option("--models", nargs="+", required=True, help="row order (config names)")), bootstrap=True))
 
 register(Experiment("formality", "Table 5 (IWSLT22 formality)", targets, trains=formality_runs,
-                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,)))
+                    names=formality_models, check=check, reads=supervised_records, tables=(TABLE,),
+                    sections=(Section("mtcue.reporting.readme_sections:formality_section", 20, bootstrap=True),),
+                    results={"table5": functools.partial(layout.table, "table5_formality", "csv")}))

@@ -2,9 +2,10 @@
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.models import all_models, model_spec
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Section, Targets, register
 from mtcue.study import ConfigError, context_kind
 
 
@@ -43,4 +44,6 @@ def check(cfg: dict) -> None:
                                   "(a token or vector store)")
 
 
-register(Experiment("memory_growth", "memory growth (Mąka et al. (2024), Figure 4)", targets, check=check))
+register(Experiment("memory_growth", "memory growth (Mąka et al. (2024), Figure 4)", targets, check=check,
+                    sections=(Section("mtcue.reporting.readme_sections:memory_section", 110),),
+                    results={"memory": functools.partial(layout.figure, "memory_growth", "csv")}))

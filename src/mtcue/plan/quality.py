@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mtcue import layout
 from mtcue.plan.experiments import bootstrap
-from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Table, Targets, register
+from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import pairs
 
 
@@ -39,24 +39,39 @@ def targets(cfg: dict) -> Targets:
                                                              *(["bleu_gain"] if len(quality_models(cfg)) > 1 else []))])
 
 
+# `mtcue table`, the step of all four tables (--kind), its --records of the kind's record kind
+STEP = Step("table", "assemble a table from records", "mtcue.reporting.quality:write_table_of_kind", (
+    Option("--kind", choices=("quality", "phenomena", "models", "data"), default="quality",
+           help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); phenomena: per-phenomenon "
+                "accuracy; models: sizes and training time (paper Table 3); data: pairs and context shares (paper "
+                "Table 1, from data records)"),
+    Option("--records", records="any", required=True,
+           help="score records (train records for --kind models, data records for --kind data)"),
+    Option("--comet-records", records="comet", help="quality: COMET records of the same hypotheses"),
+    Option("--train-records", records="train", linked=False,
+           help="quality: train records, for footnotes on the context encoders")), bootstrap=True)
+
 TABLES = (
     Table("table3_models", "Table 3: models, sizes and training time",
           "mtcue table --kind models --records {input.train:q} " + TABLE_OUTPUTS,
-          lambda cfg: {"train": inputs(cfg)["train"]}),
+          lambda cfg: {"train": inputs(cfg)["train"]}, step=STEP),
     Table("table4_quality", "Table 4: translation quality",
           "mtcue table --records {input.score:q} --comet-records {input.comet:q} --train-records {input.train:q} "
           "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
           lambda cfg: {"score": inputs(cfg)["scores"], "comet": inputs(cfg)["comets"], "train": inputs(cfg)["train"]},
-          bootstrap),
+          bootstrap, step=STEP),
     Table("phenomena", "Phenomena: accuracy per phenomenon",
           "mtcue table --kind phenomena --records {input.score:q} " + TABLE_OUTPUTS,
-          lambda cfg: {"score": inputs(cfg)["scores"]}),
+          lambda cfg: {"score": inputs(cfg)["scores"]}, step=STEP),
     # Table 1 reads every pair's data record (corpus_stats), its benchmark beside the others' folder
     Table("table1_data", "Table 1: the data", "mtcue table --kind data --records {input:q} " + TABLE_OUTPUTS,
           lambda cfg: {"records": [str(layout.study_record("data", pair)) for pair in pairs(cfg)]},
-          benchmark=("table1_data",)),
+          benchmark=("table1_data",), step=STEP),
 )
 
 register(Experiment(
     "quality", "Tables 3-4 (quality)", targets, names=quality_models,
-    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES))
+    trains=lambda cfg: [(d, m) for m in quality_models(cfg) for d in cfg["directions"]], tables=TABLES,
+    sections=(Section("mtcue.reporting.readme_sections:bleu_section", 10, headline=True, bootstrap=True),
+              Section("mtcue.reporting.readme_sections:phenomena_section", 11),
+              Section("mtcue.reporting.readme_sections:models_section", 12))))

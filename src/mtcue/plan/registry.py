@@ -6,8 +6,10 @@ plan module may register and `plan.models` may read it.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mtcue.study import ConfigError
 
@@ -53,8 +55,76 @@ def _nothing(cfg: dict) -> None:
     return None
 
 
+def _function(name: str) -> Callable:
+    """The function named "module:function", imported when called for (the plan names reporting's functions
+    without importing the stage)."""
+    module, function = name.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
 # The end of most tables' commands: the three files (`Table.command`'s outputs) and the log.
 TABLE_OUTPUTS = "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of a table's `mtcue` step (`Step`): `flag`, `help`, and what its writer gets, by `name` (default
+    the flag's: `--comet-records`, `comet_records`): with `records`, the records of that kind in the files it names
+    (one or more where `required`, else any; "any": of any kind, for a writer that checks them), each number's
+    MLflow run named from them unless `linked` is False; with `json`, its decoded JSON; with `pairs`, its KIND=VALUE
+    items as a dict; else the text given (`nargs`, `default`, `choices` as argparse takes them)."""
+    flag: str
+    help: str = ""
+    name: str = ""
+    records: str = ""
+    linked: bool = True
+    json: bool = False
+    pairs: bool = False
+    required: bool = False
+    nargs: str | None = None
+    default: object = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "name", self.name or self.flag.lstrip("-").replace("-", "_"))
+
+
+# The --records of the tables of other papers' systems: their score records, as `scores`.
+SCORES = Option("--records", name="scores", records="score", required=True, help="score records")
+
+
+@dataclass(frozen=True)
+class Step:
+    """The `mtcue {name}` step that writes a table, registered from the registry by reporting/cli.py: `write`, the
+    writer ("module:function", a reporting module's, named so that the plan imports no stage), called with keyword
+    arguments only: each of its `options` by its name, `csv`, `md`, `runs` (the MLflow runs of the linked records)
+    and, with `bootstrap`, the step's --bootstrap-samples and --alpha as `bootstrap`."""
+    name: str
+    help: str
+    write: str
+    options: tuple[Option, ...]
+    bootstrap: bool = False
+
+    def writer(self) -> Callable:
+        return _function(self.write)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section of the rendered results (`mtcue readme-results`, reporting/readme.py): `render`, its function
+    ("module:function" of reporting) given the run (reporting.results.Run) and, with `bootstrap`, the bootstrap,
+    returning its Markdown lines (none where the run has nothing to show); `place`, its place on the results page
+    (ascending: the MTCue paper's results, then the other papers' systems, then memory growth); `headline`, in the
+    README's block too."""
+    render: str
+    place: int
+    headline: bool = False
+    bootstrap: bool = False
+
+    def lines(self, run, bootstrap) -> list[str]:
+        render = _function(self.render)
+        return render(run, bootstrap) if self.bootstrap else render(run)
 
 
 @dataclass(frozen=True)
@@ -65,7 +135,8 @@ class Table:
     Snakemake template of `{input.*}`, `{params.*}`, `{output.csv}`/`md`/`html` and `{log}`, each value `:q`;
     `inputs(cfg)`: the records it reads, by name (its own experiment's and those it `reads`, never a file of the
     whole study); `params(cfg)`: its other options' values, by name; `rule`: its rule's name and log's (default
-    `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name})."""
+    `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name}); `step`: the
+    `mtcue` step its `command` runs (None: a step another table declares)."""
     name: str
     label: str
     command: str
@@ -73,6 +144,7 @@ class Table:
     params: Callable[[dict], dict] = _empty
     rule: str = ""
     benchmark: tuple[str, ...] = ()
+    step: Step | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rule", self.rule or self.name)
@@ -91,7 +163,9 @@ class Experiment:
     raises ConfigError), run by `config.validate` after the unknown-model check. `reads(cfg)`: the records of
     other experiments its tables and figures read too (Table 5's supervised rows are the style experiment's),
     so that what one of its tables trains is known from the registry (`plan.models.experiment_trainings`).
-    `tables`: how each of its tables is made (`Table`), one rule each."""
+    `tables`: how each of its tables is made (`Table`), one rule each. `sections`: its sections of the rendered
+    results (`Section`); `results`: the CSVs they read beside a run's records, {name: its path given the results
+    folder}, each the run's attribute of that name (reporting.results.Run; None where the file is missing)."""
     name: str
     label: str
     targets: Callable[[dict], Targets]
@@ -102,6 +176,8 @@ class Experiment:
     check: Callable[[dict], None] = _nothing
     reads: Callable[[dict], list[str]] = _none
     tables: tuple[Table, ...] = ()
+    sections: tuple[Section, ...] = ()
+    results: dict[str, Callable[[Path], Path]] = field(default_factory=dict)
 
     def __post_init__(self):
         for name in ("targets", "trains", "derives", "reads") + (("names",) if self.names else ()):

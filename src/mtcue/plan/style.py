@@ -2,9 +2,10 @@
 """
 from __future__ import annotations
 
+import functools
 from mtcue import layout
 from mtcue.plan.experiments import check_directions, check_only
-from mtcue.plan.registry import Experiment, Targets, register
+from mtcue.plan.registry import Experiment, Section, Targets, register
 from mtcue.study import STYLE_TYPES, ConfigError
 
 
@@ -45,4 +46,6 @@ def check(cfg: dict) -> None:
 
 
 register(Experiment("style", "style control (Jeong et al.)", targets, trains=style_models,
-                    names=lambda cfg: cfg["experiments"]["style"]["models"], check=check))
+                    names=lambda cfg: cfg["experiments"]["style"]["models"], check=check,
+                    sections=(Section("mtcue.reporting.readme_systems:style_section", 90, headline=True),),
+                    results={"style_levels": functools.partial(layout.figure, "style_levels", "csv")}))

@@ -100,7 +100,7 @@ def ablation_table(
     """(ablation, model) x (group, metric). `rows`: label -> model, the first the full model.
     `zeroshot`: {record kind: records} and `zeroshot_directions`: {kind: direction} of each task
     in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}. `seeds`: {row model: its runs}
-    (plan.ablation.ablation_seeds; default one run, the model itself): each value is the mean over the
+    (plan.ablation's Ablation.seeds; default one run, the model itself): each value is the mean over the
     row's runs, with its sample standard deviation in "<metric> sd" (NaN for one run) and the
     number of runs in ("", "n_seeds"); Δ is the difference of the means; the BLEU p-value and the
     paper's figures are those of the first runs."""
@@ -247,16 +247,17 @@ def ablation_footnotes(df: pd.DataFrame, score_records: Sequence[dict], comet_re
     return notes
 
 
-def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict], csv_path: str | Path,
-                         md_path: str | Path, comet_records: Sequence[dict] = (),
-                         zeroshot: Mapping[str, Sequence[dict]] | None = None,
-                         zeroshot_directions: Mapping[str, str] | None = None,
+def write_ablation_table(*, rows: Mapping[str, str], score_records: Sequence[dict], csv: str | Path, md: str | Path,
+                         comet_records: Sequence[dict] = (), formality_records: Sequence[dict] = (),
+                         eamt22_records: Sequence[dict] = (), zeroshot_directions: Mapping[str, str] | None = None,
                          unavailable: Mapping[str, str] | None = None, split: str = "valid",
                          bootstrap: Bootstrap = BOOTSTRAP, runs: Runs | None = None,
-                       seeds: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+                         seeds: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Table 6: numbers (with Δ and p columns) in the CSV, "value (Δ)" cells in the Markdown; with
-    `runs`, the MLflow run of each quality direction's and each available zero-shot task's cells."""
+    `runs`, the MLflow run of each quality direction's and each available zero-shot task's cells. The zero-shot
+    columns' records: `formality_records` (IWSLT22) and `eamt22_records`."""
     zeroshot_directions, unavailable = zeroshot_directions or {}, unavailable or {}
+    zeroshot = {"formality": formality_records, "eamt22": eamt22_records}
     df = ablation_table(rows, score_records, comet_records, zeroshot, zeroshot_directions, unavailable, split,
                         bootstrap=bootstrap, seeds=seeds)
     title = f"Ablations, study {study_names(score_records)} (cf. MTCue paper, Table 6)"
@@ -267,5 +268,5 @@ def write_ablation_table(rows: Mapping[str, str], score_records: Sequence[dict],
     display = ablation_display(df, bootstrap.alpha)
     rows_of = dict(zip(df.index.get_level_values("ablation"), df.index.get_level_values("model")))
     blocks = [runs.linked(Block("", display), rows_of)] if runs else []
-    write_table(df, csv_path, md_path, title, footnotes, display, runs=runs, blocks=blocks, run_groups=run_groups)
+    write_table(df, csv, md, title, footnotes, display, runs=runs, blocks=blocks, run_groups=run_groups)
     return df

@@ -33,29 +33,6 @@ def _runs(a, *records: list[dict]):
     return Runs.of_records([r for group in records for r in group], getattr(a, "html", None))
 
 
-def cmd_table(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import kit, phenomena, quality, table3
-
-    if a.kind == "models":
-        train = load_records(a.records, "train")
-        table3.write_models_table(train, a.csv, a.md, runs=_runs(a, train))
-        return
-    if a.kind == "data":
-        from mtcue.reporting.table1 import write_data_table
-
-        write_data_table(load_records(a.records, "data"), a.csv, a.md)
-        return
-    records = load_records(a.records, "score")
-    if a.kind == "quality":
-        comets = load_records(a.comet_records, "comet")
-        quality.write_quality_table(records, a.csv, a.md, comets, load_records(a.train_records, "train"),
-                                   bootstrap=kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
-                                   runs=_runs(a, records, comets))
-    else:
-        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, a.csv, a.md, _runs(a, records))
-
-
 def cmd_figure(a):
     from mtcue.plots import save_svg
     from mtcue.records import load_records
@@ -101,80 +78,60 @@ def _by_kind(items: list[str], option: str) -> dict[str, str]:
     return dict(pairs)
 
 
-def cmd_table_ablation(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import ablation, kit
+def _table_command(step):
+    """The command of a table's step (plan.registry.Step): its options' values as its writer takes them, by
+    keyword."""
+    def command(a):
+        from mtcue.records import load_records
+        from mtcue.reporting import kit
 
-    zeroshot = {"formality": load_records(a.formality_records, "formality"),
-                "eamt22": load_records(a.eamt22_records, "eamt22")}
-    scores, comets = load_records(a.records, "score"), load_records(a.comet_records, "comet")
-    ablation.write_ablation_table(
-        json.loads(a.rows), scores, a.csv, a.md, comets,
-        zeroshot, _by_kind(a.zeroshot_direction, "--zeroshot-direction"), _by_kind(a.unavailable, "--unavailable"),
-        a.split, kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha), _runs(a, scores, comets, *zeroshot.values()),
-        json.loads(a.seeds))
-
-
-def cmd_table_voita2018(a):
-    from mtcue.records import load_records
-    from mtcue.reporting.voita2018 import write_voita2018_table
-
-    scores, random = load_records(a.records, "score"), load_records(a.random_records, "score")
-    attention = load_records(a.attention_records, "attention")
-    write_voita2018_table(json.loads(a.rows), scores, random, attention, a.csv, a.md, a.attention_unavailable,
-                          _runs(a, scores, random, attention))
-
-
-def cmd_table_shortening(a):
-    from mtcue.records import load_records
-    from mtcue.reporting.shortening import write_shortening_table
-
-    scores, contrastive = load_records(a.records, "score"), load_records(a.contrastive_records, "contrastive")
-    write_shortening_table(json.loads(a.cells), scores, contrastive, a.csv, a.md, _runs(a, scores, contrastive))
+        values, linked = {}, []
+        for option in step.options:
+            value = getattr(a, option.name)
+            if option.records:
+                value = load_records(value, None if option.records == "any" else option.records)
+                linked += [value] if option.linked else []
+            elif option.json:
+                value = json.loads(value)
+            elif option.pairs:
+                value = _by_kind(value, option.flag)
+            values[option.name] = value
+        if step.bootstrap:
+            values["bootstrap"] = kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha)
+        step.writer()(**values, csv=a.csv, md=a.md, runs=_runs(a, *linked))
+    return command
 
 
-def cmd_table_side_information(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import kit
-    from mtcue.reporting.side_information import write_side_information_table
-
-    scores, no_context = load_records(a.records, "score"), load_records(a.no_context_records, "score")
-    predicted = load_records(a.predicted_records, "score")
-    contrastive = load_records(a.contrastive_records, "contrastive")
-    write_side_information_table(json.loads(a.rows), scores, no_context, predicted, contrastive, a.baseline or None,
-                                 a.csv, a.md, _runs(a, scores, no_context, predicted, contrastive),
-                                 kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha),
-                                 load_records(a.valid_records, "score"))
-
-
-def cmd_table_formality(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import kit
-    from mtcue.reporting.formality import write_formality_table
-
-    records = load_records(a.records, "formality")
-    write_formality_table(records, a.models, a.csv, a.md, _runs(a, records),
-                          kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+def _add_option(s, option) -> None:
+    """A Step's option as argparse's: records a list of files, pairs KIND=VALUE items."""
+    kwargs = {"dest": option.name, "help": option.help or None, "metavar": option.metavar}
+    if option.records:
+        kwargs |= {"nargs": "+", "required": True} if option.required else {"nargs": "*", "default": []}
+    elif option.pairs:
+        kwargs |= {"nargs": "+", "action": "extend", "default": []}
+    else:
+        kwargs |= {"nargs": option.nargs, "default": option.default, "required": option.required,
+                   "choices": option.choices}
+    s.add_argument(option.flag, **kwargs)
 
 
-def cmd_table_contrastive(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import kit
-    from mtcue.reporting.contrastive import write_contrastive_table
+def _register_tables(step) -> None:
+    """Each registered experiment's table steps (`Table.step`), once each (the quality experiment's four tables share
+    `mtcue table`): a table reads its options' records and writes its three files."""
+    from mtcue.plan import EXPERIMENTS
 
-    records = load_records(a.records, "contrastive")
-    write_contrastive_table(records, a.csv, a.md, _runs(a, records),
-                            kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
-
-
-def cmd_table_context_usage(a):
-    from mtcue.records import load_records
-    from mtcue.reporting import kit
-    from mtcue.reporting.context_usage import write_context_usage_table
-
-    records = load_records(a.records, "context_usage")
-    write_context_usage_table(records, a.csv, a.md, _runs(a, records),
-                              kit.Bootstrap(n=a.bootstrap_samples, alpha=a.alpha))
+    steps = {table.step.name: table.step for experiment in EXPERIMENTS.values() for table in experiment.tables
+             if table.step}
+    for declared in steps.values():
+        s = step(declared.name, _table_command(declared), declared.help, _table_files)
+        for option in declared.options:
+            _add_option(s, option)
+        if declared.bootstrap:
+            s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
+                           help="resamples of the paired bootstrap (significance, intervals)")
+            s.add_argument("--alpha", type=significance_level, default=0.05,
+                           help="significance level: intervals cover 1 - alpha")
+        _table_options(s)
 
 
 def cmd_track(a):
@@ -273,20 +230,7 @@ def cmd_critical_path(a):
 
 
 def register(step) -> None:
-    s = step("table", cmd_table, "assemble a table from records", _table_files)
-    s.add_argument("--kind", choices=["quality", "phenomena", "models", "data"], default="quality",
-                   help="quality: BLEU, COMET and phenomena with significance marks (paper Table 4); "
-                        "phenomena: per-phenomenon accuracy; models: sizes and training time (paper Table 3); "
-                        "data: pairs and context shares (paper Table 1, from data records)")
-    s.add_argument("--records", nargs="+", required=True,
-                   help="score records (train records for --kind models, data records for --kind data)")
-    s.add_argument("--comet-records", nargs="*", default=[], help="quality: COMET records of the same hypotheses")
-    s.add_argument("--train-records", nargs="*", default=[],
-                   help="quality: train records, for footnotes on the context encoders")
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="quality: paired bootstrap resamples")
-    s.add_argument("--alpha", type=significance_level, default=0.05,
-                   help="quality: systems with p > alpha against the best are marked indistinguishable from it")
-    _table_options(s)
+    _register_tables(step)
 
     s = step("figure", cmd_figure, "draw a figure (SVG) from records", options("out"))
     s.add_argument("--kind", required=True, choices=["training_curves", "phenomena_accuracy", "bleu_gain"],
@@ -320,85 +264,6 @@ def register(step) -> None:
                    help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
-
-    s = step("table-ablation", cmd_table_ablation, "Table 6: each ablation row against the full model", _table_files)
-    s.add_argument("--rows", required=True, help='JSON {"Table 6 label": "model", ...}, the full model first')
-    s.add_argument("--split", default="valid", help="split of the score records shown")
-    s.add_argument("--seeds", default="{}", help='JSON {"model": ["run", ...]}: the runs averaged per row '
-                   "(plan.ablation.ablation_seeds); default one run, the model itself")
-    s.add_argument("--records", nargs="+", required=True, help="score records of every row model and direction")
-    s.add_argument("--comet-records", nargs="*", default=[])
-    s.add_argument("--formality-records", nargs="*", default=[], help="IWSLT22 formality records, one per row model")
-    s.add_argument("--eamt22-records", nargs="*", default=[], help="EAMT22 records, one per row model")
-    s.add_argument("--zeroshot-direction", nargs="+", action="extend", default=[], metavar="KIND=DIRECTION",
-                   help="direction of each zero-shot task, e.g. formality=en-de eamt22=en-pl")
-    s.add_argument("--unavailable", nargs="+", action="extend", default=[], metavar="KIND=REASON",
-                   help="why a zero-shot record kind has no records (the column shows n/a and the reason)")
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
-    s.add_argument("--alpha", type=significance_level, default=0.05)
-    _table_options(s)
-
-    s = step("table-formality", cmd_table_formality, "Table 5 (IWSLT22 zero-shot formality) from formality records",
-             _table_files)
-    s.add_argument("--records", nargs="+", required=True)
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of the accuracies' intervals")
-    s.add_argument("--alpha", type=significance_level, default=0.05, help="the intervals are (1 - alpha)")
-    s.add_argument("--models", nargs="+", required=True, help="row order (config names)")
-    _table_options(s)
-
-    s = step("table-voita2018", cmd_table_voita2018, "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level "
-             "systems and the context attention's agreement with pronoun antecedents, beside Voita et al.'s",
-             _table_files)
-    s.add_argument("--rows", required=True, help='JSON [{"label", "model", "variant": "" or "random"}] (table order)')
-    s.add_argument("--records", nargs="+", required=True, help="score records")
-    s.add_argument("--random-records", nargs="*", default=[], help="score records of random context at test time")
-    s.add_argument("--attention-records", nargs="*", default=[])
-    s.add_argument("--attention-unavailable", default="", help="why there are no attention records")
-    _table_options(s)
-
-    s = step("table-shortening", cmd_table_shortening, "the shortening paper's Tables 2-3: BLEU and "
-             "contrastive accuracy (by antecedent distance) per model and context size, beside the shortening paper's",
-             _table_files)
-    s.add_argument("--cells", required=True,
-                   help='JSON [{"model", "type", "context_size", "run"}] (table order; config.shortening_table_cells)')
-    s.add_argument("--records", nargs="+", required=True, help="score records")
-    s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (one suite a direction)")
-    _table_options(s)
-
-    s = step("table-side-information", cmd_table_side_information, "Hoang et al. (2018) Table 3: BLEU of the ways "
-             "of feeding side-information labels against the baseline, contrastive accuracy, beside Hoang et al.'s",
-             _table_files)
-    s.add_argument("--rows", required=True,
-                   help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
-                        '(table order)')
-    s.add_argument("--records", nargs="+", required=True, help="score records")
-    s.add_argument("--no-context-records", nargs="*", default=[], help="score records of decoding without labels")
-    s.add_argument("--predicted-records", nargs="*", default=[],
-                   help="score records of the target-prefix model decoding with the labels it predicts")
-    s.add_argument("--contrastive-records", nargs="*", default=[], help="contrastive records (en->xx)")
-    s.add_argument("--valid-records", nargs="*", default=[],
-                   help="score records of the validation split: the claims compare each system's grid point with "
-                        "the best validation BLEU (without them: the best test BLEU, said so in the table)")
-    s.add_argument("--baseline", default="", help="the model 'without side information' (significance reference)")
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000)
-    s.add_argument("--alpha", type=significance_level, default=0.05)
-    _table_options(s)
-
-    s = step("table-contrastive", cmd_table_contrastive,
-             "the contrastive table (models x suites) from contrastive records", _table_files)
-    s.add_argument("--records", nargs="+", required=True)
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000,
-                   help="resamples of the paired interval of each model's difference from BASE")
-    s.add_argument("--alpha", type=significance_level, default=0.05)
-    _table_options(s)
-
-    s = step("table-context-usage", cmd_table_context_usage,
-             "the context-usage table (CXMI per model and direction, per phenomenon) from context_usage records",
-             _table_files)
-    s.add_argument("--records", nargs="+", required=True)
-    s.add_argument("--bootstrap-samples", type=positive_int, default=1000, help="resamples of each CXMI's interval")
-    s.add_argument("--alpha", type=significance_level, default=0.05)
-    _table_options(s)
 
     s = step("track", cmd_track, "mirror the records of trained models into MLflow, one run per model and direction",
              options("run_ids"))

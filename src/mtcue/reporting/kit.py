@@ -83,7 +83,8 @@ class Runs:
             folder = Path(html).parent  # a study's results/tables/, else a folder beside the working directory's study
             root = folder.parent if folder.name == "tables" else RESULTS
             page = os.path.relpath(mlflow_page(studies[0], root), folder)
-        return cls(", ".join(studies), frozenset((r["direction"], r["model"]) for r in records), page)
+        # a pair's data record (Table 1's) is no model's run
+        return cls(", ".join(studies), frozenset((r["direction"], r["model"]) for r in records if "model" in r), page)
 
     def name(self, direction: str, model: str) -> str | None:
         """The run's name, None where the table's records have no run of (direction, model)."""

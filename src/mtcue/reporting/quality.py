@@ -28,6 +28,7 @@ from mtcue.evaluation.score import (
     mean_stats,
 )
 from mtcue.paper import PAPER_FIGURES
+from mtcue.records import RecordError
 from mtcue.reporting.kit import (
     AVERAGE,
     BOOTSTRAP,
@@ -46,6 +47,7 @@ from mtcue.reporting.kit import (
     to_display,
     write_table,
 )
+from mtcue.reporting import phenomena, table1, table3
 from mtcue.reporting.render import Block
 
 PAPER_QUALITY_CSV = PAPER_FIGURES / "mtcue_table4_quality.csv"
@@ -339,3 +341,25 @@ def quality_blocks(df: pd.DataFrame, display: pd.DataFrame, columns: Sequence[Co
         paper = display.xs(paper_label, axis=1, level=1)[ours.columns] if paper_label in labels else None
         blocks.append(Block(QUALITY_HEADINGS.get(col.label, col.label), ours, paper, PAPER_QUALITY_LABEL, note))
     return blocks
+
+
+# What `mtcue table --kind` makes: the kind of its --records and its writer.
+_RECORDS_OF_KIND = {"quality": "score", "phenomena": "score", "models": "train", "data": "data"}
+
+
+def write_table_of_kind(*, kind: str, records: Sequence[dict], comet_records: Sequence[dict],
+                        train_records: Sequence[dict], bootstrap: Bootstrap, runs: Runs, csv: str | Path,
+                        md: str | Path) -> None:
+    """`mtcue table`: Table 4 (`kind` quality), the phenomena table, Table 3 (models) or Table 1 (data), from
+    `records` of the kind's record kind (plan.quality's step)."""
+    wrong = sorted({r["kind"] for r in records} - {_RECORDS_OF_KIND[kind]})
+    if wrong:
+        raise RecordError(f"--kind {kind}: expected {_RECORDS_OF_KIND[kind]} records, found {', '.join(wrong)}")
+    if kind == "models":
+        table3.write_models_table(records, csv, md, runs=runs)
+    elif kind == "data":
+        table1.write_data_table(records, csv, md)
+    elif kind == "quality":
+        write_quality_table(records, csv, md, comet_records, train_records, bootstrap=bootstrap, runs=runs)
+    else:
+        phenomena.write_phenomena_table(phenomena.phenomena_table(records), records, csv, md, runs)

@@ -2,10 +2,10 @@
 by hand.
 
 `mtcue readme-results --records results/records --readme README.md --results-page docs/results.md`
-(`make readme`) replaces what lies between BEGIN and END in the results page with every section
-(`readme_sections`, `readme_systems`: Tables 3 and 4, the phenomena, Table 5, Figure 4, the claims worded
-by `verdicts`, the contrastive suites with each model's difference from BASE, the context usage, each other
-system's table, memory growth) and in the README with
+(`make readme`) replaces what lies between BEGIN and END in the results page with every section the registered
+experiments declare (`Experiment.sections`, functions of `readme_sections` and `readme_systems`: Tables 3 and 4,
+the phenomena, Table 5, Figure 4, the claims worded by `verdicts`, the contrastive suites with each model's
+difference from BASE, the context usage, each other system's table, memory growth) and in the README with
 the headlines (Table 4's BLEU, Figure 4's points and one table per other system family), naming the run
 they come from (study, commit, seed). Records of further runs (other seeds, or the same seed on another
 machine) add a table of the spread between runs to the page. Each block's first line holds a checksum of
@@ -19,21 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mtcue.io import atomic_write_text, read_text
+from mtcue.plan import EXPERIMENTS
 from mtcue.reporting.kit import BOOTSTRAP, Bootstrap
-from mtcue.reporting.readme_sections import (
-    bleu_section,
-    claims_section,
-    context_usage_section,
-    contrastive_section,
-    fewshot_section,
-    formality_section,
-    memory_section,
-    models_section,
-    phenomena_section,
-    spread_section,
-    voita2018_section,
-)
-from mtcue.reporting.readme_systems import shortening_section, side_information_section, style_section
+from mtcue.reporting.readme_sections import spread_section
 from mtcue.reporting.results import Run
 
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -41,39 +29,29 @@ STAMP = "<!-- rendered from records by `make readme` (mtcue readme-results); do 
 _STAMP = re.compile(r"^<!-- rendered from records .* sha256 ([0-9a-f]{12}) -->\n")
 
 
+def _sections(run: Run, bootstrap: Bootstrap, headlines: bool) -> list[str]:
+    """The registered experiments' sections of the results (`Experiment.sections`) in their places, with the
+    headlines only where `headlines`, each after an empty line; those with nothing to show left out."""
+    sections = sorted((s for e in EXPERIMENTS.values() for s in e.sections if s.headline or not headlines),
+                      key=lambda s: s.place)
+    return [line for section in sections if (lines := section.lines(run, bootstrap)) for line in ("", *lines)]
+
+
 def render(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
     """The results block (stamp line, then Markdown) for the first run, with the spread over all."""
     first = runs[0]
-    body = [f"From one run of the study: {first.describe()}.", "", *bleu_section(first, bootstrap), "",
-            *phenomena_section(first), "", *models_section(first)]
-    if formality := formality_section(first, bootstrap):
-        body += ["", *formality]
-    if fewshot := fewshot_section(first):
-        body += ["", *fewshot]
-    if claims := claims_section(first, bootstrap):
-        body += ["", *claims]
-    for section in (contrastive_section(first), context_usage_section(first), voita2018_section(first),
-                    side_information_section(first.side_information),
-                    style_section(first.style_levels, first.table5), shortening_section(first.shortening),
-                    memory_section(first)):
-        if section:
-            body += ["", *section]
+    body = [f"From one run of the study: {first.describe()}.", *_sections(first, bootstrap, headlines=False)]
     if len(runs) > 1:
         body += ["", *spread_section(runs)]
     return _stamped(body)
 
 
 def render_headlines(runs: Sequence[Run], bootstrap: Bootstrap = BOOTSTRAP) -> str:
-    """The README's block: of the first run, Table 4's BLEU, Figure 4's points and the headline table of each
-    other system family, each section as `render` writes it (the rest is the results page's)."""
+    """The README's block: of the first run, the headline sections (Table 4's BLEU, Figure 4's points and the
+    headline table of each other system family), each as `render` writes it (the rest is the results page's)."""
     first = runs[0]
-    body = [f"From one run of the study: {first.describe(commit=False)} (its commit: [Results](docs/results.md)).", "",
-            *bleu_section(first, bootstrap)]
-    for section in (fewshot_section(first), voita2018_section(first), side_information_section(first.side_information),
-                    style_section(first.style_levels, first.table5), shortening_section(first.shortening)):
-        if section:
-            body += ["", *section]
-    return _stamped(body)
+    return _stamped([f"From one run of the study: {first.describe(commit=False)} (its commit: "
+                     "[Results](docs/results.md)).", *_sections(first, bootstrap, headlines=True)])
 
 
 def _stamped(body: list[str]) -> str:

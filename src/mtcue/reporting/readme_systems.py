@@ -1,13 +1,14 @@
 """The README's sections for the systems compared beside MTCue (issues 26 and 27): Hoang et al.'s side
 information, supervised style control and sequence shortening, each condensed from its table's CSV
-(docs/formats.md, section 7). Every function returns [] when its CSV is absent, so a study without the
-system renders without the section."""
+(docs/formats.md, section 7), a run's (`Run`) result of that name. Every function returns [] when its CSV is
+absent, so a study without the system renders without the section."""
 from __future__ import annotations
 
 import pandas as pd
 
 from mtcue.reporting.kit import NA, display_name
 from mtcue.reporting.render import markdown_table
+from mtcue.reporting.results import Run
 from mtcue.reporting.side_information import CLAIMS
 
 SIGNIFICANT = 0.05  # the side-information table's paired bootstrap: p <= this marks a row above/below BASE
@@ -26,9 +27,10 @@ def _per_direction(ours: pd.DataFrame, rows: list[str]):
             index="row", columns="metric", values="value", aggfunc="first").reindex(rows)
 
 
-def side_information_section(table: pd.DataFrame | None) -> list[str]:
+def side_information_section(run: Run) -> list[str]:
     """Hoang et al. Table 3 on our directions: BLEU with the significance mark against BASE, the contrastive
     accuracy where the direction has a suite, then each of Hoang et al.'s claims as our numbers decide it."""
+    table = run.side_information
     if table is None or table.empty:
         return []
     ours = table[table["table"] == "bleu"]
@@ -54,10 +56,11 @@ def side_information_section(table: pd.DataFrame | None) -> list[str]:
     return lines if lines[-1] else lines[:-1]
 
 
-def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> list[str]:
+def style_section(run: Run) -> list[str]:
     """Supervised style control: formal accuracy and meaning preservation (chrF) at each level of the sweep per
     direction and model, whether formality rises with the level, and the Table 5 average at the extremes
     (levels 5 and 1) with its interval."""
+    levels, table5 = run.style_levels, run.table5
     if levels is None or levels.empty:
         return []
     sweep = levels.pivot_table(index=["direction", "model"], columns="level", values="formal_accuracy")
@@ -89,9 +92,10 @@ def style_section(levels: pd.DataFrame | None, table5: pd.DataFrame | None) -> l
             "figures above; one run each:", "", *markdown_table(display)]
 
 
-def shortening_section(table: pd.DataFrame | None) -> list[str]:
+def shortening_section(run: Run) -> list[str]:
     """The shortening paper's Tables 2-3 on our data: per system and context size, BLEU and the synthetic
     contrastive accuracy (all / pronouns, by the paper's per-token mean), and the pronouns by antecedent distance."""
+    table = run.shortening
     if table is None or table.empty:
         return []
     ours = table[table["source"] == "this study"]

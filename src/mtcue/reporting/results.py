@@ -3,11 +3,13 @@ them: `mtcue readme-results --records results/records` loads one `Run` per folde
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from mtcue.plan import EXPERIMENTS
 from mtcue.records import load_records
 
 
@@ -22,17 +24,15 @@ class Run:
     eamt22: list[dict] = ()
     split: str = "test"
     formality: list[dict] = ()
-    table6: pd.DataFrame | None = None    # results/tables/table6_ablation.csv
-    figure4: pd.DataFrame | None = None   # results/figures/figure4_eamt22_fewshot.csv
-    contrastive: pd.DataFrame | None = None  # results/tables/contrastive.csv
-    voita2018: pd.DataFrame | None = None    # results/tables/voita2018.csv
     translating: frozenset[str] = frozenset()  # the models scored on the test split (Tables 4, Voita et al.'s)
-    memory: pd.DataFrame | None = None       # results/figures/memory_growth.csv
-    side_information: pd.DataFrame | None = None  # results/tables/side_information.csv
-    table5: pd.DataFrame | None = None       # results/tables/table5_formality.csv (its supervised rows)
-    style_levels: pd.DataFrame | None = None  # results/figures/style_levels.csv
-    shortening: pd.DataFrame | None = None   # results/tables/shortening.csv
-    context_usage: pd.DataFrame | None = None  # results/tables/context_usage.csv
+    # the experiments' result CSVs (Experiment.results), each an attribute of the run (`run.table6`)
+    frames: Mapping[str, pd.DataFrame | None] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> pd.DataFrame | None:
+        frames = self.__dict__.get("frames", {})
+        if name not in frames:
+            raise AttributeError(f"{type(self).__name__} has no attribute or result {name!r}")
+        return frames[name]
 
     @classmethod
     def load(cls, records_dir: str | Path, split: str = "test") -> Run:
@@ -54,14 +54,10 @@ class Run:
         formality = [r for r in load_records(folder, "formality")   # Table 5's; Table 6 reads the validation set's
                      if (r["direction"], r["model"]) in scored and r.get("split", "test") == "test"]
         eamt22 = [r for r in eamt22 if r["split"] == "test"]   # Figure 4's; Table 6 reads the validation split's
-        csvs = (folder.parent / "tables" / "table6_ablation.csv", folder.parent / "figures" / "figure4_eamt22_fewshot.csv",
-                folder.parent / "tables" / "contrastive.csv", folder.parent / "tables" / "voita2018.csv")
+        frames = {name: _read_csv(path(folder.parent)) for experiment in EXPERIMENTS.values()
+                  for name, path in experiment.results.items()}
         run = cls(str(folder), scores, comets, [r for r in trains if (r["direction"], r["model"]) in scored], eamt22,
-                  split, formality, *map(_read_csv, csvs), translating,
-                  *(_read_csv(folder.parent / f) for f in ("figures/memory_growth.csv", "tables/side_information.csv",
-                                                           "tables/table5_formality.csv", "figures/style_levels.csv",
-                                                           "tables/shortening.csv")),
-                  context_usage=_read_csv(folder.parent / "tables" / "context_usage.csv"))
+                  split, formality, translating, frames)
         if not run.scores or not run.trains:
             raise ValueError(f"{folder}: needs score records of the {split} split and train records")
         return run

@@ -160,7 +160,9 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
                                  bootstrap: Bootstrap = BOOTSTRAP, valid_scores: Sequence[dict] = ()) -> None:
     """The CSV is long (docs/formats.md, section 7): tables bleu (metrics bleu, p_better, p_worse,
     contrastive_accuracy), paper (Hoang et al.'s BLEU), claims (holds: 1 / 0 / empty) and chosen (each type's compared
-    grid point; metric: what chose it, CHOSEN_BY; `valid_scores` the validation split's score records)."""
+    grid point; metric: what chose it, CHOSEN_BY; `valid_scores` the validation split's score records; `baseline`
+    empty or None where there is none)."""
+    baseline = baseline or None
     not_valid = sorted({f"{r['model']} ({r['direction']}, split {r.get('split')})" for r in valid_scores
                         if r.get("split") != "valid"})
     if not_valid:  # a grid point chosen on test would be reported on test: optimistic
