@@ -9,6 +9,7 @@ from mtcue import config as cfg
 from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.plan import evaluation as plan_evaluation
 from mtcue.plan import resources as plan_resources
 from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
                         side_information, style, voita2018)

@@ -87,9 +87,8 @@ TRAIN_RETRIES = max((training_of(d, m)["jobs"] for d, m in TRAINED), default=1) 
 
 # ---- translation with test-time context (evaluate.smk, voita2018.smk, sideinfo.smk) --------------
 
-# Context at test time only (its training spec says otherwise; the ContextDataset's --random-context):
-# another test sentence's line or row, none at all, or labels to be predicted (si_trg_prefix).
-TEST_CONTEXT = {"random_context": "shuffle", "no_context": "drop", "predicted_labels": "predict"}
+# Context at test time only (plan/evaluation.py): {setting: the ContextDataset's --random-context}.
+TEST_CONTEXT = plan_evaluation.TEST_CONTEXT
 
 
 def test_context_spec(w):

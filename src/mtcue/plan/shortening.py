@@ -110,4 +110,5 @@ TABLE = Table(
     lambda cfg: {"cells": json.dumps(shortening_table_cells(cfg))}, rule="table_shortening")
 
 register(Experiment("shortening", "sequence shortening", targets, trains=shortening_runs, derives=shortening_models,
-                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,)))
+                    names=lambda cfg: cfg["experiments"]["shortening"]["models"], check=check, tables=(TABLE,),
+                    figure_records=lambda cfg: inputs(cfg)["groupings"]))
