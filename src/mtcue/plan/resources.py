@@ -172,6 +172,21 @@ def evaluation(cfg: dict, kind: str, model: str, direction: str) -> dict:
     return {"runtime": _minutes(cfg, minutes, FLOOR["runtime"]), "mem_mb": mem_mb}
 
 
+# The request kind of each step of a trained model's evaluation job (plan.evaluation's records by kind; a
+# translation is "translate"); a score of files asks PAPER_STEPS' "score".
+RECORD_REQUESTS = {"comet": "comet", "context_usage": "context", "contrastive": "contrastive", "attention": "attention",
+                   "groupings": "groupings"}
+
+
+def evaluation_job(cfg: dict, steps, model: str, direction: str) -> dict:
+    """A trained model's evaluation job (`plan.evaluation.Evaluation`: its steps one after another in one process):
+    the sum of its steps' runtimes and the most memory any of them asks, at most the site's longest job."""
+    kinds = [*("translate" for _ in steps.translations), *(RECORD_REQUESTS.get(kind) for kind, _ in steps.records)]
+    requests = [evaluation(cfg, kind, model, direction) if kind else step(cfg, "score") for kind in kinds]
+    return {"runtime": min(max_minutes(cfg), sum(r["runtime"] for r in requests)),
+            "mem_mb": max(r["mem_mb"] for r in requests)}
+
+
 def evaluation_hours(cfg: dict, model: str, direction: str) -> float:
     """A trained model's evaluation at its expected time (the calendar's figure; the requests add a margin): its
     test split translated, scored by COMET, its context usage and a contrastive suite, one after another."""

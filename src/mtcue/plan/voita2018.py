@@ -1,4 +1,5 @@
-"""Voita et al. (2018)'s experiment (voita2018.smk, their Tables 1 and 7): its rows and runs.
+"""Voita et al. (2018)'s experiment (their Tables 1 and 7): its rows and runs. The random-context translation and
+the attention analysis are steps of each model's evaluation (plan/evaluation.py).
 """
 from __future__ import annotations
 
