@@ -44,6 +44,8 @@ def test_hand_computed_evaluations_of_the_demo(demo):
     assert demo["en-de", "base"].outputs("{direction}", "{model}")[:3] == [
         "results/hyps/{direction}/{model}.test.txt", "results/hyps/{direction}/{model}.valid.txt",
         "results/hyps/formality/{direction}/{model}"]
+    assert demo["en-de", "base"].folders("en-de", "base") == {"results/hyps/formality/en-de/base",
+                                                              "results/hyps/formality_valid/en-de/base"}
 
 
 # The rule that wrote a record of a kind (and what it is of) before evaluation was one job per model.

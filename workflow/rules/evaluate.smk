@@ -39,7 +39,7 @@ for number, (evaluation, runs) in enumerate(plan_evaluation.profiles(config).ite
             input:
                 unpack(evaluation_inputs(evaluation)),
             output:
-                *(directory(path) if "{model}." not in path else path
+                *(directory(path) if path in evaluation.folders("{direction}", "{model}") else path
                   for path in evaluation.outputs("{direction}", "{model}")),
             wildcard_constraints:
                 direction=direction,

@@ -48,6 +48,10 @@ class Evaluation:
         return [*(str(translation_path(t, direction, model)) for t in self.translations),
                 *(str(layout.record(kind, direction, model, of)) for kind, of in self.records)]
 
+    def folders(self, direction: str, model: str) -> set[str]:
+        """Those of its outputs that are folders (an evaluation set's translations, a file per prompt or level)."""
+        return {str(translation_path(t, direction, model)) for t in self.translations if t[1] is None}
+
 
 def translation_path(translation: Translation, direction: str, model: str):
     setting, split = translation
