@@ -29,29 +29,12 @@ def on_cpu(request):
     return {**request, **SITE["cpu"]}
 
 
-def in_evaluation(request):
-    """A CPU step of an evaluation job: the job's (GPU) partition."""
-    return {**request, **SITE["gpu"]}
-
-
-def evaluation_request(kind):
-    """An evaluation step's runtime and mem_mb (plan_resources.evaluation's kinds), per model and direction."""
-
-    def request(w):
-        key = (kind, w.model, w.direction)
-        if key not in _EVALUATION_REQUESTS:
-            _EVALUATION_REQUESTS[key] = plan_resources.evaluation(config, kind, w.model, w.direction)
-        return _EVALUATION_REQUESTS[key]
-
-    return {"runtime": lambda w: request(w)["runtime"], "mem_mb": lambda w: request(w)["mem_mb"]}
-
-
 def evaluation_job_request(evaluation):
     """A trained model's evaluation job's runtime (its steps' summed) and mem_mb (their most), per model and
     direction (plan_resources.evaluation_job)."""
 
     def request(w):
-        key = ("evaluate", w.model, w.direction)
+        key = (w.model, w.direction)
         if key not in _EVALUATION_REQUESTS:
             _EVALUATION_REQUESTS[key] = plan_resources.evaluation_job(config, evaluation, w.model, w.direction)
         return _EVALUATION_REQUESTS[key]
