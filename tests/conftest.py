@@ -12,10 +12,34 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 def dry_run(*args: str, workdir: Path | None = None) -> subprocess.CompletedProcess:
     """`snakemake -n -p` of the repository's Snakefile in `workdir` (default: a new empty folder), never in
-    the checkout itself, whose results/ a finished `make demo` fills: a test must not depend on it."""
+    the checkout itself, whose results/ a finished `make demo` fills: a test must not depend on it. Its stdout ends
+    with each evaluation job's steps as their own command lines (`evaluation_commands`), as `mtcue <step>` runs
+    them by hand."""
     with tempfile.TemporaryDirectory(prefix="dry-run-") as fresh:
-        return subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir or fresh),
-                               "-n", "-p", *args], cwd=REPO, capture_output=True, text=True)
+        run = subprocess.run([SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir or fresh),
+                              "-n", "-p", *args], cwd=REPO, capture_output=True, text=True)
+    run.stdout += evaluation_commands(run.stdout)
+    return run
+
+
+def evaluation_tasks(stdout: str) -> list[list[str]]:
+    """The steps of every evaluation job a `snakemake -n -p` printed (`mtcue evaluate --tasks JSON`, one job per
+    trained model): each step's command line, as `mtcue <step> ...` runs it by hand."""
+    import re
+    import shlex
+
+    tasks = []
+    for line in re.findall(r"^.*mtcue evaluate --tasks .*$", stdout, re.M):
+        words = shlex.split(line[line.index("mtcue evaluate"):])
+        tasks += json.loads(words[words.index("--tasks") + 1])
+    return tasks
+
+
+def evaluation_commands(stdout: str) -> str:
+    """The evaluation jobs' steps as shell command lines (`mtcue translate --spec ...`), one a line."""
+    import shlex
+
+    return "".join(f"mtcue {shlex.join(task)}\n" for task in evaluation_tasks(stdout))
 
 
 def make_sample(i, doc="d0", en="Did you see the letter?", de="Hast du den Brief gesehen?",

@@ -50,12 +50,13 @@ def paper():
 
 
 def test_the_paper_study_plans_few_right_sized_sbatch_submissions():
-    """Before issue 44: 1,623 submissions for 1,696 jobs, 257 GPU jobs at the profile's 60 min / 8 GB."""
+    """Before issue 44: 1,623 submissions for 1,696 jobs, 257 GPU jobs at the profile's 60 min / 8 GB. Since issue
+    55 a trained model's evaluation is one job (1,697 jobs before: 1,257 evaluation steps of 249 models)."""
     plan = cluster_plan("--configfile", "config/paper.yaml")
-    assert len(plan["jobs"]) == 1697  # the same study, and the login-node fetch of its pretrained models
+    assert len(plan["jobs"]) == 1697 - 1257 + 249  # the same study, and the login-node fetch of its pretrained models
     assert plan["submissions"] <= 700, plan["submissions"]
     gpu = [j for j in plan["jobs"] if j["resources"].get("gpu") == "1"]
-    assert len(gpu) > 1000
+    assert sum(j["rule"].startswith("evaluate_") for j in gpu) == 249 and len(gpu) > 249 * 2
     unsized = [j["rule"] for j in gpu if "runtime" not in j["resources"] or j["resources"].get("mem_mb") == "8000"]
     assert unsized == []
     train = [j for j in gpu if j["rule"] == "train"]
@@ -77,13 +78,13 @@ def paper_audit():
 
 def test_the_tiny_table4_asks_minutes_in_few_submissions():
     """Issue 52: a smoke test asks at most 30 minutes and 4 GB for any job or group (the preparation's five
-    steps in a row at 5 minutes; each evaluation's GPU steps one after another: Table 4 alone asks the
-    translation and COMETINHO, 5 minutes each, with its score beside; no contrastive or CXMI scoring, issue 51)."""
+    steps in a row at 5 minutes; each model's evaluation one job, issue 55: its translation, score, COMETINHO,
+    context usage and contrastive score one after another, 5 minutes each, and the most memory one asks)."""
     subs = audit("table4_quality", "--configfile", "config/tiny.yaml")
     assert [s["kind"] for s in subs].count("train") == 2 and len(subs) == 6
     assert max(s["minutes"] for s in subs) <= 30 and max(s["mem_mb"] for s in subs) <= 4000, subs
     evals = [s for s in subs if s["kind"] == "eval_{direction}_{model}"]
-    assert [(s["GPUs"], s["minutes"], s["mem_mb"]) for s in evals] == [(1, 10, 3000)] * 2
+    assert [(s["GPUs"], s["minutes"], s["mem_mb"]) for s in evals] == [(1, 25, 2000)] * 2
 
 
 def test_overrides_on_the_command_line_take_effect():
@@ -130,9 +131,11 @@ def test_the_profile_sets_nothing_a_command_line_option_would_replace():
 
 
 def test_a_partition_for_one_rule_of_a_group_is_refused_with_what_to_do():
-    with pytest.raises(RuntimeError, match=r"--set-resources translate:slurm_partition: rule translate runs in the "
-                                           r"job group 'eval_\{direction\}_\{model\}'.*slurm.gpu_partition"):
-        audit("table4_quality", "--configfile", "config/tiny.yaml", "--set-resources", "translate:slurm_partition=a100")
+    # the tiny study's en-de models evaluate alike: one evaluation rule (evaluate.smk), in the group that names the job
+    with pytest.raises(RuntimeError, match=r"--set-resources evaluate_1_en_de:slurm_partition: rule evaluate_1_en_de "
+                                           r"runs in the job group 'eval_\{direction\}_\{model\}'.*slurm.gpu_partition"):
+        audit("table4_quality", "--configfile", "config/tiny.yaml", "--set-resources",
+              "evaluate_1_en_de:slurm_partition=a100")
     # a rule of no group takes its own
     subs = audit("table4_quality", "--configfile", "config/tiny.yaml", "--set-resources", "train:slurm_partition=a100")
     assert {s["partition"] for s in subs if s["kind"] == "train"} == {"a100"}
@@ -197,6 +200,21 @@ def test_an_evaluation_is_sized_from_its_work(paper):
     # a model twice as dear per line (NOVOTNEY-CUE's Table 3 figure, 1.29) decodes for longer
     assert resources.evaluation_work(paper, "contrastive", "novotney_cue", "en-de") == pytest.approx(
         10000 * 4 * 1.29 * 3600 / resources.paper_sentences() / 60)
+
+
+def test_a_models_evaluation_job_asks_its_steps_minutes_added_up_and_their_most_memory(paper):
+    """Issue 55: one process runs the steps one after another. A paper MTCUE's test split translated (5 min,
+    16 GB), scored (10 min, 2 GB: PAPER_STEPS' score) and scored by COMET (10 min, 16 GB): 25 minutes, 16 GB."""
+    from mtcue.plan.evaluation import Evaluation
+
+    steps = Evaluation(((None, "test"),), (("comet", "test"), ("score", "test")))
+    assert resources.step(paper, "score") == {"runtime": 10, "mem_mb": 2000}
+    assert resources.evaluation_job(paper, steps, "mtcue", "en-de") == {"runtime": 25, "mem_mb": 16000}
+    # the scores alone ask their own memory; no job asks more than the site's longest
+    assert resources.evaluation_job(paper, Evaluation((), (("score", "test"),)), "mtcue", "en-de") == {
+        "runtime": 10, "mem_mb": 2000}
+    many = Evaluation(tuple((None, f"s{i}") for i in range(400)), ())
+    assert resources.evaluation_job(paper, many, "mtcue", "en-de")["runtime"] == paper["slurm"]["max_minutes"]
 
 
 def test_a_study_without_mtcue_asks_for_its_trainings_too():

@@ -162,17 +162,19 @@ def test_the_study_calendar_schedules_every_training_after_its_parent(paper):
 def test_the_docs_calendar_is_the_generated_one(paper, capsys):
     from mtcue.cli import main
 
+    from mtcue.plan.evaluation import evaluations
     from mtcue.plan.resources import evaluation_hours
 
     assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--gpus", "8", "16", "32", "64"]) == 0
     printed = capsys.readouterr().out
-    # every training's evaluation after it, and the profile's 32 jobs at once
-    evaluation = {(d, m): evaluation_hours(paper, m, d) for d, m in gpu_hours.trained_models(paper)}
+    # every training's evaluation job after it, and the profile's 32 jobs at once
+    steps = evaluations(paper)
+    evaluation = {(d, m): evaluation_hours(paper, steps.get((d, m)), m, d) for d, m in gpu_hours.trained_models(paper)}
     calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), evaluation, PROFILE["jobs"])
     assert printed == gpu_hours.gpu_hours_markdown(paper) + "\n" + calendar
     assert calendar in (REPO / "docs" / "paper-scale.md").read_text()
     # 32 jobs at once: 64 GPUs finish no sooner than 32
-    assert "| 32 | 10.5 days (251 h) | 99% |" in calendar and "| 64 | 10.5 days (251 h) | 50% |" in calendar
+    assert "| 32 | 10.4 days (251 h) | 99% |" in calendar and "| 64 | 10.4 days (251 h) | 49% |" in calendar
 
 
 def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
@@ -198,6 +200,7 @@ def test_one_tables_cost_is_its_experiments_trainings_and_their_parents(paper):
 
 def test_the_docs_one_table_cost_is_the_generated_one(paper, capsys):
     from mtcue.cli import main
+    from mtcue.plan.evaluation import evaluations
     from mtcue.plan.resources import evaluation_hours
 
     assert main(["gpu-hours", "--config", str(REPO / "config" / "paper.yaml"), "--target", "table4_quality",
@@ -205,9 +208,12 @@ def test_the_docs_one_table_cost_is_the_generated_one(paper, capsys):
     printed = capsys.readouterr().out
     table = gpu_hours.target_markdown(paper, ["table4_quality"])
     trained = gpu_hours.target_trainings(paper, ["table4_quality"])
-    evaluation = {(d, m): evaluation_hours(paper, m, d) for d, m in trained}  # each training's evaluation after it
+    steps = evaluations(paper)  # each training's evaluation job after it
+    evaluation = {(d, m): evaluation_hours(paper, steps.get((d, m)), m, d) for d, m in trained}
     calendar = gpu_hours.calendar_markdown(paper, (8, 16, 32, 64), evaluation, PROFILE["jobs"], ["table4_quality"])
     assert printed == table + "\n" + calendar
     assert table + "\n" + calendar in (REPO / "docs" / "paper-scale.md").read_text()
-    # the calendar of Table 4 alone: its critical path is BASE-PM then TAGGING, not the study's shortening runs
-    assert "- Critical path, expected: 3.1 days (75 h), base_pm (de-en) -> tagging (de-en)" in calendar
+    # the calendar of Table 4 alone: its critical path is BASE-PM then TAGGING and its evaluation (en-de's, which
+    # Table 5 and the contrastive suite add to), not the study's shortening runs
+    assert ("- Critical path, expected: 3.1 days (75 h), base_pm (en-de) -> tagging (en-de) -> evaluation of tagging "
+            "(en-de)") in calendar

@@ -92,7 +92,8 @@ def test_every_other_step_writes_folders_or_standard_output(tmp_path):
     folder_or_stdout = {"embed", "tags", "token-store", "style-levels", "mask-store", "bench-store", "iwslt22-synth",
                         "binarise", "translate-text", "translate-prompts", "translate-levels", "bench-translate",
                         "count-params", "gpu-hours", "cluster-plan", "readme-results", "rehearsal", "check-config",
-                        "ui"}  # folders: outputs.atomic_directory's guard; ui writes nothing (it serves the store)
+                        "ui", "evaluate"}  # folders: outputs.atomic_directory's guard; ui writes nothing (it serves the
+    # store); evaluate writes through its tasks, each guarded as its own step
     parsers = _subparsers()
     assert set(parsers) == set(WRITES) | folder_or_stdout
     for name in folder_or_stdout:

@@ -2,6 +2,7 @@
 exact public formats: an OPUS copy, the held-out lists, a fake OMDb, IWSLT22 and ContraPro."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, dry_run
+from conftest import REPO, dry_run, evaluation_commands
 from local_http import serve
 from mtcue.corpus import read_corpus
 from mtcue.data.opus_synth import generate_mirror
@@ -131,18 +132,21 @@ def test_the_paper_config_lists_the_whole_data_path():
     # Table 5 on the official IWSLT22 sources, each model once for all its prompts: five models x en-de, en-ru;
     # en-de's prompts also on its validation set (where each model's best prompt is chosen, Table 6's zero-shot
     # column): the four models with prompts and Table 6's eight other ablation models
-    assert jobs["formality_translate"] == "10" and jobs["formality_translate_valid"] == "12"
-    assert "--source results/eval/iwslt22_valid/en-de/formality-control.test.en-de.en" in run.stdout
+    steps = evaluation_commands(run.stdout)  # each trained model's evaluation is one job of these steps
+    prompted = re.findall(r"^mtcue translate-prompts .* --out results/hyps/(formality\w*)/", steps, re.M)
+    assert (prompted.count("formality"), prompted.count("formality_valid")) == (10, 12)
+    assert "--source results/eval/iwslt22_valid/en-de/formality-control.test.en-de.en" in steps
     assert ("mtcue translate-prompts --model-dir results/models/en-ru/mtcue "
-            "--source results/eval/iwslt22/en-ru/formality-control.test.en-ru.en") in run.stdout
+            "--source results/eval/iwslt22/en-ru/formality-control.test.en-ru.en") in steps
     # Figure 4: en-pl's lines annotated by EAMT22's rules; every model (BASE too) on the official test set:
     # MTCUE and TAGGING in eight settings and BASE (17); Table 6's ten row models on the official dev.json
     # (its zero-shot column reads the validation sets)
-    assert jobs["annotate_eamt22"] == "3" and jobs["eamt22_translate"] == "27" and jobs["fewshot_store"] == "14"
+    assert jobs["annotate_eamt22"] == "3" and jobs["fewshot_store"] == "14"
+    assert len(re.findall(r"^mtcue translate-corpus .*--out results/hyps/eamt22/", steps, re.M)) == 27
     assert ("mtcue translate-corpus --model-dir results/models/en-pl/mtcue --corpus results/eval/eamt22/en-pl/test.jsonl "
-            "--columns doc0,cue1,cue2,cue3") in run.stdout
-    assert "translate-corpus --model-dir results/models/en-pl/base --corpus results/eval/eamt22/en-pl/test.jsonl  --gen" in run.stdout
-    assert "--corpus results/eval/eamt22/en-pl/test.jsonl --direction en-pl --model tagging_fewshot_30" in run.stdout
+            "--columns doc0,cue1,cue2,cue3") in steps
+    assert "translate-corpus --model-dir results/models/en-pl/base --corpus results/eval/eamt22/en-pl/test.jsonl --gen" in steps
+    assert "--corpus results/eval/eamt22/en-pl/test.jsonl --direction en-pl --model tagging_fewshot_30" in steps
 
 
 def test_extraction_workers_are_the_rules_threads():

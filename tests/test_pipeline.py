@@ -110,6 +110,45 @@ def test_table_from_the_dag(study):
 
 
 @pytest.mark.slow
+def test_one_evaluation_job_writes_what_the_separate_steps_wrote(study, tmp_path):
+    """Issue 55: en-de MTCUE's evaluation ran as one job (`mtcue evaluate`: its translations of both splits and of
+    Table 5's prompts, their scores, COMET, context usage, the contrastive suite, EAMT22); each of its tasks run
+    as a command of its own, one process each, in a copy of the study writes the same hypotheses byte for byte
+    and the same records but for their time."""
+    import shlex
+    import shutil
+
+    from conftest import evaluation_tasks
+
+    shown = snakemake(study, "-n", "-p", "-f", "results/records/score/en-de/mtcue.test.json")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    tasks = evaluation_tasks(shown.stdout)
+    steps = {task[0] for task in tasks}
+    assert {"translate", "score", "comet", "context-usage", "score-contrastive", "translate-prompts"} <= steps, steps
+    copy = tmp_path / "copy"
+    shutil.copytree(study / "results", copy / "results", symlinks=True)
+    outputs = [task[task.index("--out") + 1] for task in tasks]
+    for out in outputs:
+        shutil.rmtree(copy / out) if (copy / out).is_dir() else (copy / out).unlink()
+    mtcue = str(Path(sys.executable).parent / "mtcue")
+    for task in tasks:
+        alone = subprocess.run([mtcue, *task], cwd=copy, capture_output=True, text=True,
+                               env={**os.environ, "MTCUE_WARM": "0"})
+        assert alone.returncode == 0, f"mtcue {shlex.join(task)}: {alone.stderr[-2000:]}"
+    for out in outputs:
+        merged, separate = study / out, copy / out
+        files = [p.relative_to(merged) for p in sorted(merged.rglob("*")) if p.is_file()
+                 and p.name != ".snakemake_timestamp"] if merged.is_dir() else [Path()]
+        assert files and (not merged.is_dir() or {p.relative_to(separate) for p in separate.rglob("*")
+                                                   if p.is_file()} == set(files)), out
+        for name in files:
+            a, b = (merged / name).read_bytes(), (separate / name).read_bytes()
+            if out.startswith("results/records/"):
+                a, b = ({**json.loads(text), "created": None} for text in (a, b))
+            assert a == b, merged / name
+
+
+@pytest.mark.slow
 def test_models_table_from_the_training_records(study):
     table = pd.read_csv(study / "results" / "tables" / "table3_models.csv").set_index("model")
     assert list(table.index) == ["BASE", "BASE-PM", "TAGGING", "NOVOTNEY-CUE", "MTCUE"]

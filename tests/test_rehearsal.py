@@ -236,11 +236,13 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
     # the paper's 1,528 jobs, less the two DistilBERT and the two MiniLM-v2 stores that the one stand-in
     # encoder's two stores (mean, CLS) replace; 1,694 with issues 35 and 36 (validation translations of the
     # side-information grid, IWSLT22 validation, CONCAT at 2-3 sentences, Figure 3, no phenomena table); 1,695
-    # with issue 44's fetch of the pretrained models (pretrained_models)
-    assert summary["exit"] == 0 and summary["planned"] == 1695
+    # with issue 44's fetch of the pretrained models (pretrained_models); 687 since a trained model's evaluation is
+    # one job (issue 55: 1,257 evaluation jobs became 249)
+    assert summary["exit"] == 0 and summary["planned"] == 687
     assert summary["planned_by_rule"]["train"] == 249 and summary["planned_by_rule"]["download"] == 47
-    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 1695
-    assert "jobs planned (dry run): 1695" in (tmp_path / "out" / "summary.md").read_text()
+    assert sum(n for rule, n in summary["planned_by_rule"].items() if rule.startswith("evaluate_")) == 249
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned"] == 687
+    assert "jobs planned (dry run): 687" in (tmp_path / "out" / "summary.md").read_text()
     unlabelled = {"results/tables/phenomena.html", "results/figures/phenomena_accuracy.svg"}  # OpenSubtitles
     assert summary["tables_and_figures"] == {**dict.fromkeys(report_outputs(REPO), "not made"),
                                              **dict.fromkeys(unlabelled, "not planned")}
@@ -249,11 +251,14 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0
-    # 246: with the local fetch of the pretrained models
-    assert summary["executed"] == summary["planned"] == 246 and summary["planned_by_rule"]["train"] == 26
+    # 246 with the local fetch of the pretrained models; 141 since a trained model's evaluation is one job (issue 55:
+    # 26 evaluation jobs, one per trained model)
+    assert summary["executed"] == summary["planned"] == 141 and summary["planned_by_rule"]["train"] == 26
+    assert sum(n for rule, n in summary["planned_by_rule"].items() if rule.startswith("evaluate_")) == 26
     # every rule of the whole study runs, but the evaluation sets of the directions the slice leaves out
     whole = rehearse(REPO, tmp_path / "whole", PAPER, PLAN, dry_run=True)
-    assert set(whole["planned_by_rule"]) - set(summary["planned_by_rule"]) == {"eval_lopes", "eval_voita2019"}
+    kinds = lambda planned: {re.sub(r"^evaluate_\w+$", "evaluate", rule) for rule in planned}  # a rule per profile
+    assert kinds(whole["planned_by_rule"]) - kinds(summary["planned_by_rule"]) == {"eval_lopes", "eval_voita2019"}
     made = summary["tables_and_figures"]
     # every table and figure of the workflow's report (style control's at paper scale too: labels from address
     # forms), but the phenomena table and figure, which the paper study does not plan: OpenSubtitles labels none

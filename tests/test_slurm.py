@@ -25,18 +25,18 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 # No accounting daemon on the test cluster: job states come from squeue (sacct would fail), and
 # the first status check comes after 2 s instead of the plugin's 40.
 TEST_CLUSTER = ["--slurm-status-command", "squeue", "--slurm-init-seconds-before-status-checks", "2"]
-LOCAL_RULES = {"pretrained_models", "comet_model", "mlflow_sync", "table4_quality"}
-# config/tiny.yaml's Table 4: 23 jobs, 6 sbatch submissions: the pair's preparation, the embedding store, each
-# training, and each trained model's evaluation (translation, then COMET beside the score: Table 4 reads those
-# records only, issue 51), as {submission: (GPU, time limit, CPUs)} from src/mtcue/plan/resources.py: every
-# request at its floor; the preparation's five steps in a row (generate, clean, spm_train, spm_encode, binarise:
-# 5 x 5 min) with its three splits side by side, the evaluation's two GPU steps one after another (2 x 5 min)
-# with the score beside COMET. Issue 52: at most 30 minutes and 4 GB.
-TABLE4_JOBS = 23  # and the fetch of its pretrained models, a local rule
+LOCAL_RULES = {"pretrained_models", "comet_model", "contrastive_synthetic", "mlflow_sync", "table4_quality"}
+# config/tiny.yaml's Table 4: 20 jobs, 6 sbatch submissions: the pair's preparation, the embedding store, each
+# training, and each trained model's evaluation (one job, issue 55: its translation, score, COMET, context usage
+# and contrastive score one after another in one process), as {submission: (GPU, time limit, CPUs)} from
+# src/mtcue/plan/resources.py: every request at its floor; the preparation's five steps in a row (generate,
+# clean, spm_train, spm_encode, binarise: 5 x 5 min) with its three splits side by side, the evaluation's five
+# steps' minutes added up (5 x 5 min) on one CPU. Issue 52: at most 30 minutes and 4 GB.
+TABLE4_JOBS = 20  # and the fetch of its pretrained models, a local rule
 GROUPS = ("prepare", "eval_en-de_base", "eval_en-de_mtcue")
 SUBMISSIONS = {"prepare": (False, "00:25:00", "3"), "embed_all-MiniLM-L6-v2.mean": (True, "00:05:00", "1"),
-               "train": (True, "00:20:00", "1"), "eval_en-de_base": (True, "00:10:00", "2"),
-               "eval_en-de_mtcue": (True, "00:10:00", "2")}
+               "train": (True, "00:20:00", "1"), "eval_en-de_base": (True, "00:25:00", "1"),
+               "eval_en-de_mtcue": (True, "00:25:00", "1")}
 # A training of BASE long enough to outlast a one-minute limit: on tiny's corpus, 128-d, 2 + 2 layers, 150 epochs
 # without early stopping, about 1.2 s an epoch on this project's 2-core machine (3 min).
 LONG_BASE = """
@@ -150,16 +150,16 @@ def test_slurm_ran_the_study_in_few_right_sized_jobs(study):
 
 def test_a_partition_on_the_command_line_keeps_every_other_request(study):
     """The profile's documented override: `--default-resources slurm_partition=...` (the profile sets no
-    default-resources of its own to lose): the rerun scores land there with their own time limits."""
+    default-resources of its own to lose): the rerun evaluations land there with their own time limits."""
     root, before = study
-    run = snakemake(root, "table4_quality", "--configfile", "config/tiny.yaml", "--forcerun", "score",
+    run = snakemake(root, "table4_quality", "--configfile", "config/tiny.yaml", "--forcerun", "evaluate_1_en_de",
                     "--default-resources", f"slurm_partition={local_slurm.OTHER_PARTITION}")
     assert run.returncode == 0, run.stderr[-4000:]
     seen = {job["JobId"] for job in before}
     new = [job for job in local_slurm.jobs() if job["JobId"] not in seen]
-    # nothing upstream reran: each model's evaluation job holds its score alone (5 min, no GPU)
+    # nothing upstream reran: each model's evaluation job again (tiny's en-de models evaluate alike: one rule)
     assert sorted(rule_of(job) for job in new) == ["eval_en-de_base", "eval_en-de_mtcue"]
-    assert {(job["Partition"], job["TimeLimit"]) for job in new} == {(local_slurm.OTHER_PARTITION, "00:05:00")}
+    assert {(job["Partition"], job["TimeLimit"]) for job in new} == {(local_slurm.OTHER_PARTITION, "00:25:00")}
 
 
 def long_base(root: Path, max_minutes: int = 1) -> list[str]:

@@ -219,7 +219,7 @@ def test_every_value_in_a_shell_command_is_quoted():
     unquoted = [f"{where} {{{field}}}" for where, command in commands
                 for _, field, spec, _ in string.Formatter().parse(command)
                 if field is not None and not UNQUOTED.match(field) and not (spec or "").endswith("q")]
-    assert len(commands) > 60 and unquoted == []
+    assert len(commands) > 50 and unquoted == []  # 54 since a model's evaluation is one rule per profile (issue 55)
 
 
 def test_the_check_sees_an_unquoted_value(tmp_path):

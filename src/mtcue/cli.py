@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
 
     for package in STEP_PACKAGES:
         importlib.import_module(f"mtcue.{package}.cli").register(step)
+    p.set_defaults(run_step=main)  # a step that runs others (`mtcue evaluate`) runs each as `mtcue <step>` would
     return p
 
 

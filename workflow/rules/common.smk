@@ -9,6 +9,7 @@ from mtcue import config as cfg
 from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.plan import evaluation as plan_evaluation
 from mtcue.plan import resources as plan_resources
 from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
                         side_information, style, voita2018)
@@ -30,9 +31,6 @@ PAIRS = sorted({pair_of(d) for d in DIRECTIONS})
 MODELS = list(all_models(config))  # the configured models and their derived runs (plan.models)
 SPLITS = ["train", "valid", "test"]
 EVAL_SPLIT = config["evaluation"]["split"]
-# A trained model's folder as a rule's param, which Snakemake fills in with the job's wildcards (a param is filled
-# in as a string only): what a step that loads the model is given (`--model-dir`).
-MODEL_DIR = str(layout.model_dir("{direction}", "{model}"))
 MTCUE = "mtcue"
 
 

@@ -1,7 +1,7 @@
-# Contrastive evaluation (docs/formats.md, section 8): every trained model of an en->xx direction
-# force-decodes each candidate of each suite of its direction with the example's own context
-# (`mtcue score-contrastive`, through mtcue.Translator); right only if the correct candidate scores
-# strictly best. Suites: the synthetic corpus's own (formality, speaker/addressee gender, anaphoric
+# Contrastive evaluation (docs/formats.md, section 8): the suites, written here. Every trained model of an en->xx
+# direction force-decodes each candidate of each suite of its direction with the example's own context
+# (`mtcue score-contrastive`, through mtcue.Translator; a step of the model's evaluation job, evaluate.smk); right
+# only if the correct candidate scores strictly best. Suites: the synthetic corpus's own (formality, speaker/addressee gender, anaphoric
 # pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
 # Voita et al. 2019's consistency sets (EN-RU).
 
@@ -59,29 +59,3 @@ if OPENSUBTITLES:
         shell:
             "mtcue contrastive-suite --name voita2019_{wildcards.vset:q} --input {input:q} --out {output:q} 2> {log:q}"
 
-
-rule score_contrastive:
-    input:
-        unpack(trained_model),
-        suite=layout.suite("{direction}", "{suite}"),
-    output:
-        layout.record("contrastive", "{direction}", "{model}", "{suite}"),
-    wildcard_constraints:
-        suite=r"synthetic|contrapro|lopes|voita2019_[a-z_]+",
-    params:
-        model_dir=MODEL_DIR,
-        batch_size=config["evaluation"]["contrastive"]["batch_size"],
-        config_hash=cfg_hash,
-        study=STUDY,
-    threads: 1
-    group: EVAL
-    resources:
-        **on_gpu(evaluation_request("contrastive")),
-    log:
-        layout.log("score_contrastive", "{direction}.{model}.{suite}"),
-    benchmark:
-        layout.benchmark("score_contrastive", "{direction}.{model}.{suite}")
-    shell:
-        "mtcue score-contrastive --model-dir {params.model_dir:q} --suite {input.suite:q} --model {wildcards.model:q} "
-        "--suite-name {wildcards.suite:q} --batch-size {params.batch_size:q} --threads {threads} "
-        "--config-hash {params.config_hash:q} --study {params.study:q} --out {output:q} 2> {log:q}"

@@ -1,85 +1,10 @@
-# Translation of the evaluation split with beam search, then scoring into JSON records: BLEU and
-# phenomena (score), COMET (comet).
-
-
-rule translate:
-    input:
-        unpack(context_store),
-        model=layout.checkpoint("{direction}", "{model}"),
-        data=layout.bin_dir("{direction}"),
-        corpus=lambda w: clean_corpus(w, w.split),
-    output:
-        layout.hyps("{direction}", "{model}", "{split}"),
-    params:
-        spec=spec,
-        generation=json.dumps(config["generation"]),
-        store=store_option,
-    threads: 1
-    group: EVAL
-    resources:
-        **on_gpu(evaluation_request("translate")),
-    log:
-        layout.log("translate", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("translate", "{direction}.{model}.{split}")
-    shell:
-        "mtcue translate --spec {params.spec:q} --direction {wildcards.direction:q} --data-bin {input.data:q} "
-        "{params.store:q} --checkpoint {input.model:q} --split {wildcards.split:q} --corpus {input.corpus:q} "
-        "--generation {params.generation:q} --threads {threads} --out {output:q} 2> {log:q}"
-
-
-rule score:
-    input:
-        hyps=layout.hyps("{direction}", "{model}", "{split}"),
-        corpus=lambda w: clean_corpus(w, w.split),
-    output:
-        layout.record("score", "{direction}", "{model}", "{split}"),
-    params:
-        config_hash=cfg_hash,
-        study=STUDY,
-    group: EVAL
-    resources:
-        **in_evaluation(STEP["score"]),
-    log:
-        layout.log("score", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("score", "{direction}.{model}.{split}"),
-    shell:
-        "mtcue score --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
-        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
-        "--config-hash {params.config_hash:q} --out {output:q} 2> {log:q}"
-
-
-# A model translated (and scored) with other context than its own at test time only (TEST_CONTEXT, inputs.smk):
-# `random_context`, another test sentence's (Voita et al.'s Table 1 row, voita2018.smk), `no_context`, none at
-# all, or `predicted_labels` (Hoang et al.'s "w/o side info" and target-prefix rows, sideinfo.smk).
-use rule translate as translate_test_context with:
-    output:
-        layout.hyps("{direction}", "{model}", "{split}", "{test_context}"),
-    wildcard_constraints:
-        test_context="|".join(TEST_CONTEXT),
-    params:
-        spec=test_context_spec,
-        generation=json.dumps(config["generation"]),
-        store=store_option,
-    log:
-        layout.log("translate_{test_context}", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("translate_{test_context}", "{direction}.{model}.{split}")
-
-
-use rule score as score_test_context with:
-    input:
-        hyps=layout.hyps("{direction}", "{model}", "{split}", "{test_context}"),
-        corpus=lambda w: clean_corpus(w, w.split),
-    output:
-        layout.record("score_{test_context}", "{direction}", "{model}", "{split}"),
-    wildcard_constraints:
-        test_context="|".join(TEST_CONTEXT),
-    log:
-        layout.log("score_{test_context}", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("score_{test_context}", "{direction}.{model}.{split}")
+# A trained model's evaluation is one job (`mtcue evaluate`: one process, which imports torch and fairseq once):
+# its translations (each split it is scored on, test-time context, the IWSLT22 prompts and style levels, the EAMT22
+# set), their scores into records (BLEU and phenomena, COMET, formality, EAMT22 and style scores), its context
+# usage, contrastive scores, attention and groupings, each step the command line it has by hand (`mtcue translate
+# ...`, `mtcue score ...`). What each model's evaluation writes is derived from the registered experiments'
+# records (plan/evaluation.py); the models that write the same files share a profile, and each profile has a rule
+# per direction here (a rule's outputs cannot depend on a wildcard's value), its models its wildcard constraint.
 
 
 # Whether the COMET model can be had is decided once, not by every COMET job (offline, each job
@@ -103,29 +28,32 @@ rule comet_model:
         "mtcue comet-model --comet-model {params.comet[model]:q} {params.required:q} --out {output:q} 2> {log:q}"
 
 
-rule comet:
-    input:
-        hyps=layout.hyps("{direction}", "{model}", "{split}"),
-        corpus=lambda w: clean_corpus(w, w.split),
-        availability=rules.comet_model.output[0],
-    output:
-        layout.record("comet", "{direction}", "{model}", "{split}"),
-    params:
-        config_hash=cfg_hash,
-        study=STUDY,
-        comet=config["evaluation"]["comet"],
-        required=["--required"] if config["evaluation"]["comet"]["required"] else [],
-    threads: 1
-    group: EVAL
-    resources:
-        **on_gpu(evaluation_request("comet")),
-    log:
-        layout.log("comet", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("comet", "{direction}.{model}.{split}")
-    shell:
-        "mtcue comet --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
-        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
-        "--config-hash {params.config_hash:q} --comet-model {params.comet[model]:q} "
-        "--batch-size {params.comet[batch_size]:q} {params.required:q} --availability {input.availability:q} "
-        "--out {output:q} 2> {log:q}"
+for number, (evaluation, runs) in enumerate(plan_evaluation.profiles(config).items(), 1):
+    # the attention and grouping analyses read their threads from OMP_NUM_THREADS (on one CPU thread)
+    analyses = bool({kind for kind, _ in evaluation.records} & {"attention", "groupings"})
+    for direction in sorted({d for d, _ in runs}):
+
+        rule:
+            name:
+                f"evaluate_{number}_{direction.replace('-', '_')}"
+            input:
+                unpack(evaluation_inputs(evaluation)),
+            output:
+                *(directory(path) if path in evaluation.folders("{direction}", "{model}") else path
+                  for path in evaluation.outputs("{direction}", "{model}")),
+            wildcard_constraints:
+                direction=direction,
+                model="|".join(m for d, m in runs if d == direction),
+            params:
+                tasks=evaluation_tasks(evaluation),
+            threads: 1
+            group: EVAL  # the model's cluster job, named by its group (docs/paper-scale.md)
+            resources:
+                **on_gpu(evaluation_job_request(evaluation)),
+            log:
+                layout.log("evaluate", "{direction}.{model}"),
+            benchmark:
+                layout.benchmark("evaluate", "{direction}.{model}")
+            shell:
+                ("OMP_NUM_THREADS={threads} mtcue evaluate --tasks {params.tasks:q} 2> {log:q}" if analyses
+                 else "mtcue evaluate --tasks {params.tasks:q} 2> {log:q}")

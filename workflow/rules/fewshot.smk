@@ -4,7 +4,8 @@
 # zero-shot, the ablations) is evaluated on a split with the attribute sentences as context (Figure 4: the
 # test split, Table 6's zero-shot column: the validation split); each variant runs once per seed
 # (experiments.fewshot.seeds); on the paper's data, on the official EAMT22 test set (dev.json for the
-# validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk).
+# validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk). The EAMT22
+# translations and scores are steps of each model's evaluation job (evaluate.smk); here the stores and Figure 4.
 
 
 rule fewshot_store:
@@ -28,78 +29,6 @@ rule fewshot_store:
     shell:
         "mtcue mask-store --store {input.store:q} --corpus train={input.train:q} --corpus valid={input.valid:q} "
         "--per-combination {params.per_combination:q} --seed {params.seed:q} --out {output:q} 2> {log:q}"
-
-
-if OPENSUBTITLES:
-
-    # The official EAMT22 test set, each row with its own attribute sentences.
-    rule eamt22_translate:
-        input:
-            unpack(trained_model),
-            test=lambda w: eamt22_set(w.split),
-        output:
-            layout.hyps("{direction}", "{model}", "{split}", "eamt22"),
-        params:
-            columns=lambda w: eamt22_columns_option(w),
-            generation=json.dumps(config["generation"]),
-        threads: 1
-        group: EVAL
-        resources:
-            **on_gpu(evaluation_request("translate")),
-        log:
-            layout.log("eamt22_translate", "{direction}.{model}.{split}"),
-        benchmark:
-            layout.benchmark("eamt22_translate", "{direction}.{model}.{split}")
-        shell:
-            "mtcue translate-corpus --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
-            "--corpus {input.test:q} {params.columns:q} --generation {params.generation:q} --threads {threads} "
-            "--out {output:q} 2> {log:q}"
-
-else:
-
-    # The study's test split with the attribute sentences as context (translate, evaluate.smk).
-    use rule translate as eamt22_translate with:
-        input:
-            unpack(eamt22_store),
-            model=layout.checkpoint("{direction}", "{model}"),
-            data=layout.bin_dir("{direction}"),
-            corpus=lambda w: clean_corpus(w, w.split),
-        output:
-            layout.hyps("{direction}", "{model}", "{split}", "eamt22"),
-        params:
-            spec=eamt22_spec,
-            generation=json.dumps(config["generation"]),
-            store=store_option,
-        log:
-            layout.log("eamt22_translate", "{direction}.{model}.{split}"),
-        benchmark:
-            layout.benchmark("eamt22_translate", "{direction}.{model}.{split}")
-
-
-rule eamt22_score:
-    input:
-        unpack(eamt22_inputs),
-        corpus=lambda w: eamt22_set(w.split) or clean_corpus(w, w.split),
-    output:
-        layout.record("eamt22", "{direction}", "{model}", "{split}"),
-    params:
-        spec=eamt22_spec,
-        config_hash=cfg_hash,
-        study=STUDY,
-        detector=config["experiments"]["fewshot"]["detector"],
-        fewshot=lambda w, input: ["--fewshot-store", input.fewshot] if "fewshot" in input.keys() else [],
-    group: EVAL
-    resources:
-        **in_evaluation(STEP["score"]),
-    log:
-        layout.log("eamt22_score", "{direction}.{model}.{split}"),
-    benchmark:
-        layout.benchmark("eamt22_score", "{direction}.{model}.{split}")
-    shell:
-        "mtcue score-eamt22 --hyps {input.hyps:q} --corpus {input.corpus:q} --direction {wildcards.direction:q} "
-        "--model {wildcards.model:q} --split {wildcards.split:q} --study {params.study:q} "
-        "--config-hash {params.config_hash:q} --detector {params.detector:q} --spec {params.spec:q} "
-        "{params.fewshot:q} --out {output:q} 2> {log:q}"
 
 
 rule figure4:

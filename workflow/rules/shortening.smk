@@ -1,34 +1,8 @@
 # Sequence shortening (Mąka et al. 2024, Tables 2-3): the shortening family's
-# runs per context size ({model}_c{C}, plan.shortening's Shortening.models) train, translate and are scored
-# (BLEU) through the ordinary rules and by the contrastive suites through contrastive.smk (every
-# trained model of an en->xx direction); here the table of both and the paper's Figure 3 (how Latent Grouping
-# and Selecting group the pieces of a sentence of the contrastive suite).
-
-
-rule groupings:
-    input:
-        unpack(trained_model),
-        suite=lambda w: str(
-            layout.suite(w.direction, shortening.SHORTENING.groupings_suite(config, w.direction, w.model))
-        ),
-    output:
-        layout.record("groupings", "{direction}", "{model}"),
-    params:
-        model_dir=MODEL_DIR,
-        config_hash=cfg_hash,
-        study=STUDY,
-    threads: 1
-    group: EVAL
-    resources:
-        **in_evaluation(evaluation_request("groupings")),
-    log:
-        layout.log("groupings", "{direction}.{model}"),
-    benchmark:
-        layout.benchmark("groupings", "{direction}.{model}")
-    shell:
-        "OMP_NUM_THREADS={threads} mtcue groupings --model-dir {params.model_dir:q} --model {wildcards.model:q} "
-        "--suite {input.suite:q} --config-hash {params.config_hash:q} --study {params.study:q} "
-        "--out {output:q} 2> {log:q}"
+# runs per context size ({model}_c{C}, plan.shortening's Shortening.models) train through the ordinary rule and are
+# translated, scored (BLEU), scored on the contrastive suites and, for Figure 3, their groupings measured (how
+# Latent Grouping and Selecting group the pieces of a sentence of the contrastive suite) in each model's
+# evaluation job (evaluate.smk); here the figure (the table is tables.smk's).
 
 
 rule figure_groupings:

@@ -1,8 +1,8 @@
 # Hoang et al. (2018): side information as discrete labels (genres, PG rating, country, decade), fed to
-# NMT in Hoang et al.'s ways (si_* models, fine-tuned from BASE through the ordinary train, translate and
-# score rules); the output-layer model also translated without labels, the target-prefix model with the
-# labels it predicts (translate_test_context, voita2018.smk); the contrastive suites score every model of
-# an en->xx direction (contrastive.smk).
+# NMT in Hoang et al.'s ways (si_* models, fine-tuned from BASE through the ordinary train rule and evaluated
+# as every model, evaluate.smk); the output-layer model also translated without labels, the target-prefix model
+# with the labels it predicts (test-time context, a step of its evaluation); the contrastive suites score every
+# model of an en->xx direction (contrastive.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, Hoang et al.'s beside.
 
 

@@ -3,7 +3,8 @@
 # register labels, or at paper scale each target's formality score, binned and flattened), then each
 # translates Table 5's test set at every level of experiments.style.levels, scored by the official rule
 # (supervised rows of Table 5) and by meaning preservation (chrF against the references, Jeong et al.'s
-# Table 1), and drawn as the level sweep.
+# Table 1), and drawn as the level sweep. The level translations and their scores are steps of each style model's
+# evaluation job (evaluate.smk); here the store, the levels' agreement and the sweep.
 
 
 rule style_store:
@@ -41,57 +42,6 @@ rule style_agreement:
         layout.benchmark("style_agreement", "{direction}")
     shell:
         "mtcue style-agreement --references {input:q} --direction {wildcards.direction:q} --out {output:q} 2> {log:q}"
-
-
-rule style_translate:
-    input:
-        unpack(trained_model),
-        testset=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
-    output:
-        directory(layout.hyps_dir("style", "{direction}", "{model}")),
-    params:
-        source=lambda w: iwslt22_source(w.direction),
-        levels=",".join(map(str, config["experiments"]["style"]["levels"])),
-        generation=json.dumps(config["generation"]),
-    threads: 1
-    group: EVAL
-    resources:
-        **on_gpu(evaluation_request("translate")),
-    log:
-        layout.log("style_translate", "{direction}.{model}"),
-    benchmark:
-        layout.benchmark("style_translate", "{direction}.{model}")
-    shell:
-        "mtcue translate-levels --model-dir results/models/{wildcards.direction:q}/{wildcards.model:q} "
-        "--source {params.source:q} --levels {params.levels:q} --generation {params.generation:q} "
-        "--threads {threads} --out {output:q} 2> {log:q}"
-
-
-rule style_score:
-    input:
-        hyps=layout.hyps_dir("style", "{direction}", "{model}"),
-        refs=lambda w: str(layout.evalset("iwslt22", pair_of(w.direction))),
-    output:
-        layout.record("style", "{direction}", "{model}"),
-    params:
-        hyps=lambda w, input: [f"level{n}={input.hyps}/level{n}.txt" for n in config["experiments"]["style"]["levels"]],
-        refs=lambda w, input: formality_refs(w, input.refs),
-        # The plain formal and informal references: meaning preservation (chrF), Jeong et al.'s Table 1.
-        meaning_refs=lambda w, input: [f"{input.refs}/{n}" for n in iwslt22_files(pair_of(w.direction))[1:3]],
-        config_hash=cfg_hash,
-        study=STUDY,
-    group: EVAL
-    resources:
-        **in_evaluation(STEP["score"]),
-    log:
-        layout.log("style_score", "{direction}.{model}"),
-    benchmark:
-        layout.benchmark("style_score", "{direction}.{model}")
-    shell:
-        "mtcue score-formality --style-levels --hyps {params.hyps:q} --references {params.refs:q} "
-        "--meaning-references {params.meaning_refs:q} "
-        "--direction {wildcards.direction:q} --model {wildcards.model:q} --study {params.study:q} "
-        "--config-hash {params.config_hash:q} --out {output:q} 2> {log:q}"
 
 
 rule style_levels:

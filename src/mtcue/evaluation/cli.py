@@ -213,7 +213,23 @@ def cmd_context_usage(a):
              result["cxmi"], result["n"])
 
 
+def cmd_evaluate(a):
+    from mtcue.evaluation.evaluate import parse_tasks, run
+
+    tasks = parse_tasks(a.tasks)
+    code = run(tasks, a.run_step)
+    if code:
+        raise RuntimeError(f"a task exited with status {code} (its error is above)")
+
+
 def register(step) -> None:
+    s = step("evaluate", cmd_evaluate,
+             "a trained model's evaluation in one process: each task an evaluation step's command line (its "
+             "translations, their scores, context usage, contrastive scores), run one after another as `mtcue "
+             "<step>` runs it; the first to fail stops the rest")
+    s.add_argument("--tasks", required=True,
+                   help='JSON: the command lines, [["translate", "--spec", ...], ["score", "--hyps", ...], ...]')
+
     s = step("context-usage", cmd_context_usage,
              "context usage of a trained model (CXMI, Fernandes et al. 2021): cross-entropy of the references "
              "without the model's context minus with it, overall and per phenomenon, into a record", options("out"))

@@ -107,6 +107,7 @@ def cmd_count_params(a):
 def cmd_gpu_hours(a):
     from mtcue.plan.gpu_hours import calendar_markdown, gpu_hours_markdown, target_markdown, target_trainings
     from mtcue.plan.models import trained_models
+    from mtcue.plan.evaluation import evaluations
     from mtcue.plan.resources import evaluation_hours
     from mtcue.plan.submissions import profile_jobs
 
@@ -114,7 +115,8 @@ def cmd_gpu_hours(a):
     print(target_markdown(cfg, a.target) if a.target else gpu_hours_markdown(cfg), end="")
     if a.gpus:
         trained = target_trainings(cfg, a.target) if a.target else trained_models(cfg)
-        evaluation = {(d, m): evaluation_hours(cfg, m, d) for d, m in trained}
+        steps = evaluations(cfg)
+        evaluation = {(d, m): evaluation_hours(cfg, steps.get((d, m)), m, d) for d, m in trained}
         print("\n" + calendar_markdown(cfg, tuple(a.gpus), evaluation, a.jobs or profile_jobs(), a.target), end="")
 
 

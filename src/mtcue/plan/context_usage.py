@@ -1,5 +1,5 @@
-"""Context usage (context_usage.smk, CXMI as Fernandes et al. 2021): which trained models score the evaluation
-split's references with and without their context.
+"""Context usage (CXMI as Fernandes et al. 2021, a step of each model's evaluation): which trained models score the
+evaluation split's references with and without their context.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The IWSLT22 zero-shot formality experiment (formality.smk, Table 5): its directions and prompts.
+"""The IWSLT22 zero-shot formality experiment (Table 5): its directions and prompts. Its prompted translations
+and their scores are steps of each model's evaluation (plan/evaluation.py).
 """
 from __future__ import annotations
 

@@ -163,9 +163,12 @@ class Experiment:
     raises ConfigError), run by `config.validate` after the unknown-model check. `reads(cfg)`: the records of
     other experiments its tables and figures read too (Table 5's supervised rows are the style experiment's),
     so that what one of its tables trains is known from the registry (`plan.models.experiment_trainings`).
-    `tables`: how each of its tables is made (`Table`), one rule each. `sections`: its sections of the rendered
-    results (`Section`); `results`: the CSVs they read beside a run's records, {name: its path given the results
-    folder}, each the run's attribute of that name (reporting.results.Run; None where the file is missing)."""
+    `figure_records(cfg)`: the records its figures read that neither `targets(cfg).records` nor its tables
+    list (the shortening experiment's groupings), so that every trained model's evaluation is known from the
+    registry (`plan.evaluation`). `tables`: how each of its tables is made (`Table`), one rule each. `sections`:
+    its sections of the rendered results (`Section`); `results`: the CSVs they read beside a run's records, {name:
+    its path given the results folder}, each the run's attribute of that name (reporting.results.Run; None where
+    the file is missing)."""
     name: str
     label: str
     targets: Callable[[dict], Targets]
@@ -175,12 +178,13 @@ class Experiment:
     derives: Callable[[dict], dict[str, dict]] = _empty
     check: Callable[[dict], None] = _nothing
     reads: Callable[[dict], list[str]] = _none
+    figure_records: Callable[[dict], list[str]] = _none
     tables: tuple[Table, ...] = ()
     sections: tuple[Section, ...] = ()
     results: dict[str, Callable[[Path], Path]] = field(default_factory=dict)
 
     def __post_init__(self):
-        for name in ("targets", "trains", "derives", "reads") + (("names",) if self.names else ()):
+        for name in ("targets", "trains", "derives", "reads", "figure_records") + (("names",) if self.names else ()):
             object.__setattr__(self, name, _of_validated(getattr(self, name), f"experiment '{self.name}' {name}"))
 
 

@@ -58,7 +58,6 @@ COMET_DEFAULT_MEM_MB = 16000
 EVAL_START_MINUTES = 3  # a step's process start, its model's and data's loading
 EVAL_MARGIN = 2  # over the work: estimates, not measurements (docs/paper-scale.md)
 EVAL_MEM_MB = 16000  # a decoding's model, corpus and context store at the paper's size
-EVAL_KINDS = ("translate", "comet", "context", "contrastive")  # what every trained model's evaluation runs
 
 
 def data_scale(cfg: dict) -> float:
@@ -172,10 +171,35 @@ def evaluation(cfg: dict, kind: str, model: str, direction: str) -> dict:
     return {"runtime": _minutes(cfg, minutes, FLOOR["runtime"]), "mem_mb": mem_mb}
 
 
-def evaluation_hours(cfg: dict, model: str, direction: str) -> float:
-    """A trained model's evaluation at its expected time (the calendar's figure; the requests add a margin): its
-    test split translated, scored by COMET, its context usage and a contrastive suite, one after another."""
-    return sum(EVAL_START_MINUTES + evaluation_work(cfg, kind, model, direction) for kind in EVAL_KINDS) / 60
+# The request kind of each step of a trained model's evaluation job (plan.evaluation's records by kind; a
+# translation is "translate"); a score of files asks PAPER_STEPS' "score".
+RECORD_REQUESTS = {"comet": "comet", "context_usage": "context", "contrastive": "contrastive", "attention": "attention",
+                   "groupings": "groupings"}
+
+
+def step_kinds(steps) -> list[str | None]:
+    """The request kind of each step of an evaluation (`plan.evaluation.Evaluation`): "translate" for each
+    translation, RECORD_REQUESTS' for each record (None: a score of files)."""
+    return [*("translate" for _ in steps.translations), *(RECORD_REQUESTS.get(kind) for kind, _ in steps.records)]
+
+
+def evaluation_job(cfg: dict, steps, model: str, direction: str) -> dict:
+    """A trained model's evaluation job (`plan.evaluation.Evaluation`: its steps one after another in one process):
+    the sum of its steps' runtimes and the most memory any of them asks, at most the site's longest job."""
+    kinds = step_kinds(steps)
+    requests = [evaluation(cfg, kind, model, direction) if kind else step(cfg, "score") for kind in kinds]
+    return {"runtime": min(max_minutes(cfg), sum(r["runtime"] for r in requests)),
+            "mem_mb": max(r["mem_mb"] for r in requests)}
+
+
+def evaluation_hours(cfg: dict, steps, model: str, direction: str) -> float:
+    """A trained model's evaluation job at its expected time (the calendar's figure; the requests add a margin):
+    one process's start, then its steps' work one after another (`steps`: its `plan.evaluation.Evaluation`; None,
+    a model no experiment evaluates: 0)."""
+    if steps is None:
+        return 0.0
+    work = sum(evaluation_work(cfg, kind, model, direction) for kind in step_kinds(steps) if kind)
+    return (EVAL_START_MINUTES + work) / 60
 
 
 def site(cfg: dict) -> dict[str, dict]:

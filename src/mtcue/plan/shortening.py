@@ -128,7 +128,8 @@ class Shortening(Keyed):
             lambda cfg: {"score": self.inputs(cfg)["scores"], "contrastive": self.inputs(cfg)["contrastive"]},
             lambda cfg: {"cells": json.dumps(self.table_cells(cfg))}, rule=f"table_{self.key}", step=STEP)
         return Experiment(self.key, self.label, self.targets, trains=self.runs, derives=self.models,
-                          names=self.names, check=self.check, tables=(table,), **declared)
+                          names=self.names, check=self.check, tables=(table,),
+                          figure_records=lambda cfg: self.inputs(cfg)["groupings"], **declared)
 
 
 SHORTENING = Shortening()

@@ -1,4 +1,5 @@
-"""Voita et al. (2018)'s experiment (voita2018.smk, their Tables 1 and 7): its rows and runs. `Voita2018` reads
+"""Voita et al. (2018)'s experiment (their Tables 1 and 7): its rows and runs; the random-context translation and
+the attention analysis are steps of each model's evaluation (plan/evaluation.py). `Voita2018` reads
 its config section by its key, so a variant (other models or directions) is `Voita2018(key, label)` registered
 beside it, with its own schema section.
 """
