@@ -6,13 +6,11 @@
 # second after 60 jobs, 10-47% of a core, growing; snakemake/snakemake#2967, #3744). One machine has
 # no submission rate to limit, so here the loop wakes only when a job finishes.
 #
-# MTCUE_WARM: each `mtcue` step is forked from a server that imported torch and fairseq once
-# (mtcue.warm; about 2.4 s of CPU saved per model step). Set MTCUE_WARM=0 to run every step cold.
-
-import os
+# Steps run cold here, each its own process, so Snakemake's benchmark files measure them. `make demo` opts
+# into the warm start (MTCUE_WARM=1, mtcue.warm): its 272 model jobs would each spend about 3 s more importing
+# torch and fairseq, which its 45-minute budget cannot pay (docs/benchmarks.md, "The warm start").
 
 
 onstart:
     if workflow.local_exec and not workflow.remote_exec:
         workflow.scheduler.job_rate_limiter = None
-        os.environ.setdefault("MTCUE_WARM", "1")
