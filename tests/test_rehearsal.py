@@ -251,10 +251,10 @@ def test_a_dry_run_plans_the_whole_paper_study(tmp_path):
 def test_a_slice_of_the_paper_study_runs_to_the_end(tmp_path):
     summary = rehearse(REPO, tmp_path / "out", PAPER, PLAN, cores="2", slice_file=SLICE)
     assert summary["failed"] == [] and summary["exit"] == 0
-    # 246 with the local fetch of the pretrained models; 141 since a trained model's evaluation is one job (issue 55:
-    # 26 evaluation jobs, one per trained model)
+    # 246 with the local fetch of the pretrained models; 141 since a trained model's evaluation is one job (issue 55):
+    # 25 evaluation jobs for 26 trainings, as en-pl BASE-PM is only TAGGING's parent there (no table reads its records)
     assert summary["executed"] == summary["planned"] == 141 and summary["planned_by_rule"]["train"] == 26
-    assert sum(n for rule, n in summary["planned_by_rule"].items() if rule.startswith("evaluate_")) == 26
+    assert sum(n for rule, n in summary["planned_by_rule"].items() if rule.startswith("evaluate_")) == 25
     # every rule of the whole study runs, but the evaluation sets of the directions the slice leaves out
     whole = rehearse(REPO, tmp_path / "whole", PAPER, PLAN, dry_run=True)
     kinds = lambda planned: {re.sub(r"^evaluate_\w+$", "evaluate", rule) for rule in planned}  # a rule per profile
