@@ -214,8 +214,9 @@ def test_files_take_the_umask_the_process_has_when_writing(tmp_path):
 
 
 def test_one_server_serves_a_local_snakemake_run(env, tmp_path):
-    """The jobs of one local run get the same environment (the thread variables follow a rule's threads, 1
-    in every rule of the demo): the socket's key gives them one server."""
+    """The jobs of one local run that opts into the warm start (`make demo` sets MTCUE_WARM=1) get the same
+    environment (the thread variables follow a rule's threads, 1 in every rule of the demo): the socket's key
+    gives them one server."""
     (tmp_path / "Snakefile").write_text(f"""include: "{REPO / 'workflow' / 'rules' / 'local.smk'}"
 rule all:
     input: expand("help/{{i}}.txt", i=range(3))
@@ -225,7 +226,7 @@ rule step:
     shell: "{MTCUE} {' '.join(STEP)} 2> {{output}}"
 """, encoding="utf-8")
     run = subprocess.run([SNAKEMAKE, "--cores", "2", "all"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env={name: value for name, value in env.items() if name != "MTCUE_WARM"})
+                         env={**env, "MTCUE_WARM": "1"})
     assert run.returncode == 0, run.stderr[-2000:]
     assert all(MAY_READ in (tmp_path / "help" / f"{i}.txt").read_text() for i in range(3))
     assert len(_processes(env["TMPDIR"])) == 1
