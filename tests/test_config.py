@@ -26,19 +26,20 @@ def test_shipped_configs_validate_and_fill_defaults():
     assert pairs(paper) == ["en-de", "en-fr", "en-pl", "en-ru"]
 
 
-def test_diagnosis_overlays_change_only_their_epochs():
+def test_diagnosis_overlays_change_only_what_they_name():
     """docs/study.md's diagnosis runs: each overlay, given after the demo's config, is a valid study that
-    differs from the demo only in the training length it names (the rest of the training kept)."""
-    changed = {"fewshot_30_epochs.yaml": (("experiments", "fewshot", "training"), 30),
-               "mtcue_36_epochs.yaml": (("models", "mtcue", "training"), 36)}
+    differs from the demo only in the training length or the training corpus it names (the rest kept)."""
+    changed = {"fewshot_30_epochs.yaml": (("experiments", "fewshot", "training"), {"max_epoch": 30, "patience": 30}),
+               "mtcue_36_epochs.yaml": (("models", "mtcue", "training"), {"max_epoch": 36, "patience": 36}),
+               "corpus_4x.yaml": (("corpus", "docs"), {"train": 1600})}
     assert sorted(p.name for p in (REPO / "config" / "diagnosis").glob("*.yaml")) == sorted(changed)
-    for name, (keys, epochs) in changed.items():
+    for name, (keys, values) in changed.items():
         base = demo()
         merged = cfg.load_files([REPO / "config" / "config.yaml", REPO / "config" / "diagnosis" / name])
         node, expected = merged, base
         for key in keys[:-1]:
             node, expected = node[key], expected[key]
-        assert node[keys[-1]] == {**expected[keys[-1]], "max_epoch": epochs, "patience": epochs}
+        assert node[keys[-1]] == {**expected[keys[-1]], **values}
         node.pop(keys[-1]), expected.pop(keys[-1])
         assert merged == base
 
