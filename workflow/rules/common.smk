@@ -149,7 +149,7 @@ MLFLOW_STUDY = str(layout.mlflow_page(STUDY))
 MLFLOW_UI = os.environ.get("MTCUE_MLFLOW_UI", "")
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
-FEWSHOT_MODELS = fewshot.fewshot_models(config)  # the few-shot variants, which rules look up per job
+FEWSHOT_MODELS = fewshot.FEWSHOT.models(config)  # the few-shot variants, which rules look up per job
 # Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, context stores).
 TRAINED = trained_models(config)
 

@@ -93,7 +93,7 @@ else:
             "--seed {params.seed:q} --out {output:q} 2> {log:q}"
 
 
-if fewshot.eamt22_pairs(config):
+if fewshot.FEWSHOT.eamt22_pairs(config):
 
     # EAMT22's attribute annotation (section 3.2): what each line's Polish shows, as EAMT22's context
     # sentences, for the few-shot settings.
@@ -104,7 +104,7 @@ if fewshot.eamt22_pairs(config):
             corpus="results/annotated/{pair}/{split}.jsonl",
             stats="results/annotated/{pair}/{split}.stats.json",
         wildcard_constraints:
-            pair="|".join(fewshot.eamt22_pairs(config)),
+            pair="|".join(fewshot.FEWSHOT.eamt22_pairs(config)),
         group: PREPARE
         resources:
             **on_cpu(STEP["prepare"]),
@@ -118,7 +118,7 @@ if fewshot.eamt22_pairs(config):
 
 rule clean:
     input:
-        lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
+        lambda w: f"results/{'annotated' if w.pair in fewshot.FEWSHOT.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
                   f"{w.split}.jsonl",
     output:
         corpus=layout.clean_corpus("{pair}", "{split}"),

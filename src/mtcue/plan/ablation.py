@@ -9,7 +9,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
-from mtcue.plan.formality import chosen_on_valid, formality_directions
+from mtcue.plan.formality import FORMALITY, chosen_on_valid
 from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
@@ -78,7 +78,7 @@ class Ablation(Keyed):
         ablation, out = self.config(cfg), {}
         for kind, experiment in ZEROSHOT_RECORDS.items():
             direction = ablation["zeroshot"][kind]
-            directions = (formality_directions(cfg) if experiment == "formality"
+            directions = (FORMALITY.directions(cfg) if experiment == "formality"
                           else cfg["experiments"][experiment]["directions"])
             if not directions:
                 reason = f"this config runs no {experiment} experiment (experiments.{experiment}), which writes them"

@@ -8,7 +8,7 @@ from mtcue import layout
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.plan.style import style_models
+from mtcue.plan.style import STYLE
 from mtcue.study import context_kind
 
 
@@ -16,7 +16,7 @@ def records(cfg: dict) -> list[str]:
     """The same models as the contrastive suites (no repeats with other seeds, no style-control models), but the
     few-shot variants (they read EAMT22's attribute sentences, which the split has not) and, of the models without
     context, all but BASE (its row is the 0 every such model gives)."""
-    split, style = cfg["evaluation"]["split"], {m for _d, m in style_models(cfg)}
+    split, style = cfg["evaluation"]["split"], {m for _d, m in STYLE.models(cfg)}
     return [str(layout.record("context_usage", d, m, split)) for d, m in trained_models(cfg)
             if not {"seed_of", "fewshot"} & set(model_entry(cfg, m)) and m not in style
             and (m == "base" or context_kind(model_entry(cfg, m)) is not None)]

@@ -8,14 +8,14 @@ from mtcue import layout
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.plan.style import style_models
+from mtcue.plan.style import STYLE
 
 
 def records(cfg: dict) -> list[str]:
     """Every trained model of a direction scores its suites, but the repeats with other seeds (`seed_of`:
     Table 6's and Figure 4's spread), which would double the jobs, and the style-control models (scored at
     their neutral level they would say little about context)."""
-    by_direction, style = suites(cfg), {m for _d, m in style_models(cfg)}
+    by_direction, style = suites(cfg), {m for _d, m in STYLE.models(cfg)}
     return [str(layout.record("contrastive", d, m, s)) for d, m in trained_models(cfg)
             if "seed_of" not in model_entry(cfg, m) and m not in style for s in by_direction.get(d, [])]
 

@@ -261,7 +261,7 @@ def register(step) -> None:
                    help="resamples of the confidence interval of the first parent's difference to the second")
     s.add_argument("--alpha", type=significance_level, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
-                   help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
+                   help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.Fewshot.points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
 
