@@ -13,7 +13,11 @@ SRC = REPO / "src" / "mtcue"
 STAGES = ("data", "context", "models", "evaluation", "reporting")
 SHARED = ("study.py", "config.py", "layout.py", "corpus.py", "io.py", "outputs.py", "records.py", "options.py", "paper.py",
           "plots.py", "polish.py", "suites.py", "schedule.py", "pretrained.py",
-          *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")))
+          *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")),
+          # an experiment's plan is shared too; its table or figure module is reporting's
+          "experiments/__init__.py",
+          *(p.relative_to(SRC).as_posix() for name in ("__init__.py", "plan.py")
+            for p in (SRC / "experiments").glob(f"*/{name}")))
 
 
 def imported_modules(path: Path) -> set[str]:

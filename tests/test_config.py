@@ -4,10 +4,10 @@ import yaml
 from conftest import REPO
 from mtcue import config as cfg
 from mtcue.models.fairseq_args import task_args
-from mtcue.plan.ablation import ABLATION
+from mtcue.experiments.ablation.plan import ABLATION
 from mtcue.plan.experiments import experiment_models
-from mtcue.plan.fewshot import FEWSHOT
-from mtcue.plan.formality import FORMALITY
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.formality.plan import FORMALITY
 from mtcue.plan.models import all_models, model_columns, model_spec
 from mtcue.study import CONTEXT_KIND, CORPUS_PAIRS, pair_of, pairs, store_columns, store_name
 

@@ -15,10 +15,10 @@ import torch
 from mtcue import config as cfg
 from mtcue.models import fairseq_args as fa
 from mtcue.models.translate import translate
-from mtcue.plan.fewshot import FEWSHOT
-from mtcue.plan.memory_growth import MEMORY_GROWTH
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.voita2018 import VOITA2018
+from mtcue.experiments.voita2018.plan import VOITA2018
 
 ARCH = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
         "decoder_ffn_dim": 32}

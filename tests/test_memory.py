@@ -10,7 +10,7 @@ import torch
 from conftest import REPO, dry_run
 from mtcue import config as cfgmod
 from mtcue.models import memory
-from mtcue.plan.memory_growth import MEMORY_GROWTH
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 
 CPU = torch.device("cpu")
 MIB = 2 ** 20
@@ -246,7 +246,7 @@ def test_a_plan_naming_an_unknown_model_is_a_clear_error(case, tmp_path, caplog)
         message = f"--plan: the spec of '{name}' has the model type 'nope', not one of ["
     elif case == "no_curves":
         del plan["curves"]
-        message = "--plan: lacks 'curves' (give what plan.memory_growth.MemoryGrowth.plan writes: batch, beam, curves, seed, specs"
+        message = "--plan: lacks 'curves' (give what MemoryGrowth.plan writes: batch, beam, curves, seed, specs"
     else:
         plan = [plan]
         message = "--plan: lacks 'batch'"

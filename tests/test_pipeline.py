@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from mtcue.plan.fewshot import FEWSHOT
+from mtcue.experiments.fewshot.plan import FEWSHOT
 from mtcue.study import store_name
 
 ARCH = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,

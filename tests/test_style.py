@@ -13,7 +13,7 @@ import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.style.style_task import StyleDataset
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.style import STYLE
+from mtcue.experiments.style.plan import STYLE
 from mtcue.options import with_provenance
 from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
@@ -536,7 +536,7 @@ def style_record(model, direction, levels):
 
 
 def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
-    from mtcue.reporting.formality import formality_table
+    from mtcue.experiments.formality.table import formality_table
 
     record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
     table = formality_table([record], ["style_dim"])
@@ -547,7 +547,7 @@ def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
 def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_path):
     import pandas as pd
 
-    from mtcue.reporting.style_levels import monotonic, write_style_levels
+    from mtcue.experiments.style.figure import monotonic, write_style_levels
     from svg_canvas import labels_off_canvas
 
     records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),

@@ -1,5 +1,6 @@
 # Validated configuration (defaults filled from the schema) and the study's targets, read from its plan
-# (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
+# (src/mtcue/plan/ and each experiment's src/mtcue/experiments/{name}/plan.py); the input functions of single rule
+# files are in inputs.smk.
 import json
 import os
 import shlex
@@ -9,10 +10,14 @@ from mtcue import config as cfg
 from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.formality.plan import FORMALITY
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
+from mtcue.experiments.shortening.plan import SHORTENING
+from mtcue.experiments.style.plan import STYLE
 from mtcue.plan import evaluation as plan_evaluation
 from mtcue.plan import resources as plan_resources
-from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
-                        side_information, style, voita2018)
+from mtcue.plan import quality
 from mtcue.plan.experiments import model_records, report_files, study_targets
 from mtcue.plan.models import all_models, model_entry, trained_entries, trained_models, vector_stores
 from mtcue.plan.models import model_spec as plan_spec
@@ -149,7 +154,7 @@ MLFLOW_STUDY = str(layout.mlflow_page(STUDY))
 MLFLOW_UI = os.environ.get("MTCUE_MLFLOW_UI", "")
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
-FEWSHOT_MODELS = fewshot.FEWSHOT.models(config)  # the few-shot variants, which rules look up per job
+FEWSHOT_MODELS = FEWSHOT.models(config)  # the few-shot variants, which rules look up per job
 # Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, context stores).
 TRAINED = trained_models(config)
 

@@ -5,7 +5,7 @@
 # pronouns 1-3 lines back), or on the paper's data ContraPro (EN-DE), Lopes et al. (EN-FR) and
 # Voita et al. 2019's consistency sets (EN-RU).
 
-# Which models score which suites: plan/contrastive.py (plan.experiments.suites).
+# Which models score which suites: experiments/contrastive/plan.py (plan.experiments.suites).
 
 
 rule contrastive_synthetic:

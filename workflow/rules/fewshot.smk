@@ -1,5 +1,5 @@
 # EAMT22 few-shot attribute control (paper section 3.2, Figure 4). Each few-shot variant
-# (plan.fewshot.Fewshot.models) fine-tunes its parent on a masked copy of the parent's store: the attribute
+# (experiments.fewshot.plan.Fewshot.models) fine-tunes its parent on a masked copy of the parent's store: the attribute
 # sentences kept for N lines per attribute combination. Any model (the variants, their parents
 # zero-shot, the ablations) is evaluated on a split with the attribute sentences as context (Figure 4: the
 # test split, Table 6's zero-shot column: the validation split); each variant runs once per seed
@@ -34,13 +34,13 @@ rule fewshot_store:
 rule figure4:
     localrule: True
     input:
-        records=fewshot.FEWSHOT.records(config),
+        records=FEWSHOT.records(config),
     output:
         csv=layout.figure("figure4_eamt22_fewshot", "csv"),
         png=report(layout.figure("figure4_eamt22_fewshot", "png"), caption="../report/figure4.rst", category="Figures",
                    labels={"name": "Figure 4: EAMT22 few-shot"}),
     params:
-        points=json.dumps(fewshot.FEWSHOT.points(config)),
+        points=json.dumps(FEWSHOT.points(config)),
         bootstrap=config["evaluation"]["bootstrap"],
     log:
         layout.log("figure4"),

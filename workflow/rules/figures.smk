@@ -56,7 +56,7 @@ rule memory_growth:
         svg=report(layout.figure("memory_growth", "svg"), caption="../report/memory_growth.rst", category="Figures",
                    labels={"name": "Memory growth with context size (Mąka et al. (2024), Figure 4)"}),
     params:
-        plan=json.dumps(memory_growth.MEMORY_GROWTH.plan(config), sort_keys=True),
+        plan=json.dumps(MEMORY_GROWTH.plan(config), sort_keys=True),
     resources:
         **on_cpu(STEP["measure"]),
     log:

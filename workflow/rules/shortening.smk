@@ -1,5 +1,5 @@
 # Sequence shortening (Mąka et al. 2024, Tables 2-3): the shortening family's
-# runs per context size ({model}_c{C}, plan.shortening's Shortening.models) train through the ordinary rule and are
+# runs per context size ({model}_c{C}, Shortening.models) train through the ordinary rule and are
 # translated, scored (BLEU), scored on the contrastive suites and, for Figure 3, their groupings measured (how
 # Latent Grouping and Selecting group the pieces of a sentence of the contrastive suite) in each model's
 # evaluation job (evaluate.smk); here the figure (the table is tables.smk's).
@@ -8,7 +8,7 @@
 rule figure_groupings:
     localrule: True
     input:
-        records=shortening.SHORTENING.inputs(config)["groupings"],
+        records=SHORTENING.inputs(config)["groupings"],
     output:
         csv=layout.figure("shortening_groupings", "csv"),
         svg=report(layout.figure("shortening_groupings", "svg"), caption="../report/shortening_groupings.rst",

@@ -14,8 +14,8 @@ rule style_store:
         directory(layout.store_dir("style", "{direction}")),
     params:
         corpora=lambda w, input: corpus_options(w, input),
-        levels=(["--mapping", json.dumps(style.STYLE.config(config)["mapping"])]
-                if style.STYLE.config(config)["levels_from"] == "labels"
+        levels=(["--mapping", json.dumps(STYLE.config(config)["mapping"])]
+                if STYLE.config(config)["levels_from"] == "labels"
                 else ["--levels-from", "address", "--seed", config["seed"]]),
     group: PREPARE
     resources:
@@ -47,7 +47,7 @@ rule style_agreement:
 rule style_levels:
     localrule: True
     input:
-        style.STYLE.records(config),
+        STYLE.records(config),
     output:
         csv=layout.figure("style_levels", "csv"),
         svg=report(layout.figure("style_levels", "svg"), caption="../report/style_levels.rst", category="Figures",

@@ -9,7 +9,7 @@ from pathlib import Path
 from mtcue import config as cfgmod
 from mtcue.io import atomic_write_text
 from mtcue.options import json_option, options, positive_int, with_provenance
-from mtcue.plan.memory_growth import MEMORY_GROWTH
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 from mtcue.plan.models import model_spec
 
 
@@ -282,7 +282,7 @@ def register(step) -> None:
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",
              options("csv", "svg"))
     plan = s.add_mutually_exclusive_group(required=True)
-    plan.add_argument("--plan", help="what to measure, as JSON (plan.memory_growth.MemoryGrowth.plan; what Snakemake passes)")
+    plan.add_argument("--plan", help="what to measure, as JSON (MemoryGrowth.plan; what Snakemake passes)")
     plan.add_argument("--config", help="a config file, its experiments.memory_growth")
     s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
     s.add_argument("--threads", type=positive_int, default=1)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mtcue import layout
-from mtcue.plan.formality import FORMALITY
+from mtcue.experiments.formality.plan import FORMALITY
 from mtcue.plan.models import model_entry
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.study import is_contextual

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mtcue.reporting.context_usage import NO_USE
-from mtcue.reporting.contrastive import difference_text
-from mtcue.reporting.formality import formality_table, kind_counts
+from mtcue.experiments.context_usage.table import NO_USE
+from mtcue.experiments.contrastive.table import difference_text
+from mtcue.experiments.formality.table import formality_table, kind_counts
 from mtcue.reporting.kit import AVERAGE, BOOTSTRAP, MARKUP, NA, Bootstrap, display_name, format_number, model_key
 from mtcue.reporting.quality import quality_marks, quality_table
 from mtcue.reporting.render import markdown_table

@@ -9,7 +9,7 @@ import pandas as pd
 from mtcue.reporting.kit import NA, display_name
 from mtcue.reporting.render import markdown_table
 from mtcue.reporting.results import Run
-from mtcue.reporting.side_information import CLAIMS
+from mtcue.experiments.side_information.table import CLAIMS
 
 SIGNIFICANT = 0.05  # the side-information table's paired bootstrap: p <= this marks a row above/below BASE
 LEVELS = (1, 2, 3, 4, 5)

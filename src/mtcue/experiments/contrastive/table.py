@@ -31,7 +31,7 @@ CSV_COLUMNS = ["direction", "model", "suite", "group", "accuracy", "n", "ties", 
                "vs_base_high", "source", "measure"]  # then run
 # What decides a verdict (the CSV's `measure`): here the summed log-probability; the shortening paper's numbers
 # the per-token mean (its authors score with fairseq's SequenceScorer, whose score is the mean over the target's
-# tokens and </s>, and feed ContraPro's evaluate.py); its own table (reporting/shortening.py) shows ours so too.
+# tokens and </s>, and feed ContraPro's evaluate.py); its own table (experiments/shortening/table.py) shows ours so too.
 SUM_MEASURE, MEAN_MEASURE = "summed log-probability", "per-token mean log-probability"
 OURS = "this study"
 BASELINE = "base"  # the model every other one is compared with, on the same examples

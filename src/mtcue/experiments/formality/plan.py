@@ -16,7 +16,7 @@ from mtcue.study import ConfigError, is_contextual, pair_of
 
 # `mtcue table-formality`, the step of every formality table
 STEP = Step("table-formality", "Table 5 (IWSLT22 zero-shot formality) from formality records",
-            "mtcue.reporting.formality:write_formality_table",
+            "mtcue.experiments.formality.table:write_formality_table",
             (Option("--records", records="formality", required=True),
              Option("--models", nargs="+", required=True, help="row order (config names)")), bootstrap=True)
 

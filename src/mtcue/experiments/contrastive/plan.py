@@ -8,7 +8,7 @@ from mtcue import layout
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.plan.style import STYLE
+from mtcue.experiments.style.plan import STYLE
 
 
 def records(cfg: dict) -> list[str]:
@@ -34,7 +34,7 @@ TABLE = Table(
     "2> {log:q}",
     lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive",
     step=Step("table-contrastive", "the contrastive table (models x suites) from contrastive records",
-              "mtcue.reporting.contrastive:write_contrastive_table",
+              "mtcue.experiments.contrastive.table:write_contrastive_table",
               (Option("--records", records="contrastive", required=True),), bootstrap=True))
 
 register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,),

@@ -61,7 +61,7 @@ def difference_ci(runs_a: Sequence[dict], runs_b: Sequence[dict], bootstrap: Boo
 
 def figure4_frame(records: Sequence[dict], points: Sequence[dict], run_names: Runs | None = None,
                   bootstrap: Bootstrap = BOOTSTRAP) -> pd.DataFrame:
-    """One row per point (plan.fewshot.Fewshot.points: direction, model, setting, per_combination, `records`: the
+    """One row per point (Fewshot.points: direction, model, setting, per_combination, `records`: the
     runs, one per seed) from its EAMT22 records, accuracies in % (the mean over the runs; `sd`, `bleu_sd`:
     their standard deviation), with the MLflow run of the first run's model (given `run_names`); the first
     parent's rows carry its difference to the second parent of the same setting (difference_ci); then the

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtcue.reporting.contrastive import MEAN_MEASURE as MEASURE
-from mtcue.reporting.contrastive import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
+from mtcue.experiments.contrastive.table import MEAN_MEASURE as MEASURE
+from mtcue.experiments.contrastive.table import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
 from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
 from mtcue.reporting.render import Block
 

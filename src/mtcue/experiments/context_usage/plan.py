@@ -8,7 +8,7 @@ from mtcue import layout
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.plan.style import STYLE
+from mtcue.experiments.style.plan import STYLE
 from mtcue.study import context_kind
 
 
@@ -35,7 +35,7 @@ TABLE = Table(
     "--alpha {params.bootstrap[alpha]:q} 2> {log:q}",
     lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage",
     step=Step("table-context-usage", "the context-usage table (CXMI per model and direction, per phenomenon) from "
-              "context_usage records", "mtcue.reporting.context_usage:write_context_usage_table",
+              "context_usage records", "mtcue.experiments.context_usage.table:write_context_usage_table",
               (Option("--records", records="context_usage", required=True),), bootstrap=True))
 
 register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,),

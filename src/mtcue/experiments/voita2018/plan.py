@@ -16,7 +16,7 @@ from mtcue.study import ConfigError, context_kind
 # `mtcue table-voita2018`, the step of Voita et al.'s table
 STEP = Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level systems and the "
             "context attention's agreement with pronoun antecedents, beside Voita et al.'s",
-            "mtcue.reporting.voita2018:write_voita2018_table", (
+            "mtcue.experiments.voita2018.table:write_voita2018_table", (
                 Option("--rows", json=True, required=True,
                        help='JSON [{"label", "model", "variant": "" or "random"}] (table order)'),
                 SCORES,

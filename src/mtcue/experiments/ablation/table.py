@@ -100,7 +100,7 @@ def ablation_table(
     """(ablation, model) x (group, metric). `rows`: label -> model, the first the full model.
     `zeroshot`: {record kind: records} and `zeroshot_directions`: {kind: direction} of each task
     in ZEROSHOT_TASKS, or `unavailable`: {kind: why there are none}. `seeds`: {row model: its runs}
-    (plan.ablation's Ablation.seeds; default one run, the model itself): each value is the mean over the
+    (experiments.ablation.plan's Ablation.seeds; default one run, the model itself): each value is the mean over the
     row's runs, with its sample standard deviation in "<metric> sd" (NaN for one run) and the
     number of runs in ("", "n_seeds"); Δ is the difference of the means; the BLEU p-value and the
     paper's figures are those of the first runs."""

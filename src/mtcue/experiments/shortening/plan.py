@@ -17,7 +17,7 @@ from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
 # `mtcue table-shortening`, the step of the shortening paper's table
 STEP = Step("table-shortening", "the shortening paper's Tables 2-3: BLEU and contrastive accuracy (by antecedent "
             "distance) per model and context size, beside the shortening paper's",
-            "mtcue.reporting.shortening:write_shortening_table", (
+            "mtcue.experiments.shortening.table:write_shortening_table", (
                 Option("--cells", json=True, required=True,
                        help='JSON [{"model", "type", "context_size", "run"}] (table order; Shortening.table_cells)'),
                 SCORES,

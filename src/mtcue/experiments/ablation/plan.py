@@ -9,7 +9,7 @@ import json
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
-from mtcue.plan.formality import FORMALITY, chosen_on_valid
+from mtcue.experiments.formality.plan import FORMALITY, chosen_on_valid
 from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
@@ -17,12 +17,12 @@ ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
 
 # `mtcue table-ablation`, the step of every ablation's table
 STEP = Step("table-ablation", "Table 6: each ablation row against the full model",
-            "mtcue.reporting.ablation:write_ablation_table", (
+            "mtcue.experiments.ablation.table:write_ablation_table", (
                 Option("--rows", json=True, required=True,
                        help='JSON {"Table 6 label": "model", ...}, the full model first'),
                 Option("--split", default="valid", help="split of the score records shown"),
                 Option("--seeds", json=True, default="{}",
-                       help='JSON {"model": ["run", ...]}: the runs averaged per row (plan.ablation\'s '
+                       help='JSON {"model": ["run", ...]}: the runs averaged per row (experiments.ablation.plan\'s '
                             "Ablation.seeds); default one run, the model itself"),
                 Option("--records", name="score_records", records="score", required=True,
                        help="score records of every row model and direction"),
@@ -95,7 +95,7 @@ class Ablation(Keyed):
     def zeroshot_records(self, cfg: dict, kind: str) -> list[str]:
         """The records of the zero-shot column `kind`, on the validation sets (the paper: "on the validation sets
         in all cases"): EAMT22's dev.json and IWSLT22's validation set (the demo: its valid split; at paper scale
-        IWSLT22's training data, where the pair has some, else the test set's records: plan.formality.chosen_on_valid,
+        IWSLT22's training data, where the pair has some, else the test set's records: formality's chosen_on_valid,
         docs/deviations.md). None where the column cannot be measured."""
         task = self.zeroshot(cfg)[kind]
         if task["unavailable"]:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from mtcue.evaluation.score import paired_bootstrap
 from mtcue.paper import PAPER_FIGURES
-from mtcue.plan.side_information import grid_points
+from mtcue.experiments.side_information.plan import grid_points
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, read_table_csv, study_names, write_table
 from mtcue.reporting.render import Block
 

@@ -15,7 +15,7 @@ from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
 # `mtcue table-side-information`, the step of Hoang et al.'s table
 STEP = Step("table-side-information", "Hoang et al. (2018) Table 3: BLEU of the ways of feeding side-information "
             "labels against the baseline, contrastive accuracy, beside Hoang et al.'s",
-            "mtcue.reporting.side_information:write_side_information_table", (
+            "mtcue.experiments.side_information.table:write_side_information_table", (
                 Option("--rows", json=True, required=True,
                        help='JSON [{"label", "model", "type", "variant": "", "no_context" or "predicted_labels"}] '
                             "(table order)"),
