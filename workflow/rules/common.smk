@@ -10,9 +10,9 @@ from mtcue import config as cfg
 from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.experiments import rule_files as experiment_rules
 from mtcue.experiments.fewshot.plan import FEWSHOT
 from mtcue.experiments.formality.plan import FORMALITY
-from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 from mtcue.experiments.shortening.plan import SHORTENING
 from mtcue.experiments.style.plan import STYLE
 from mtcue.plan import evaluation as plan_evaluation
@@ -60,13 +60,12 @@ def shell_prefix(exports):
     return " ".join(["set -euo pipefail;", path, *variables]) + " "
 
 
-def table_outputs(name, label):
-    """A table rule's outputs (`output: **table_outputs(...)`): the table's three files (layout.table_files), its
-    HTML shown in the report's Tables as `label`, captioned by workflow/report/{name}.rst (a caption's path is
-    the rule file's, workflow/rules/, where the rule calls this)."""
-    csv, md, html = layout.table_files(name)
+def table_outputs(table):
+    """A table rule's outputs (`output: **table_outputs(...)`): the `Table`'s three files (layout.table_files), its
+    HTML shown in the report's Tables as its label, captioned by its caption file."""
+    csv, md, html = layout.table_files(table.name)
     return {"csv": csv, "md": md,
-            "html": report(html, caption=f"../report/{name}.rst", category="Tables", labels={"name": label})}
+            "html": report(html, caption=table.caption, category="Tables", labels={"name": table.label})}
 
 
 def model_spec(w):
@@ -90,13 +89,13 @@ def clean_corpus(w, split):
 
 def model_store(direction, model):
     """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT), the
-    side-information labels (the si_* models, sideinfo.smk) or the style store (style_token, style_dim); None
+    variant: its setting's masked copy, experiments/fewshot/rules.smk), the token store (VOITA-CONTEXT, CONCAT), the
+    side-information labels (the si_* models, experiments/side_information/rules.smk) or the style store (style_token, style_dim); None
     for BASE."""
     entry = model_entry(config, model)
     if "fewshot" in entry:
         return layout.store_dir("fewshot", direction, model)
-    if entry["type"] in STYLE_TYPES:  # not context: a style level per line (style.smk)
+    if entry["type"] in STYLE_TYPES:  # not context: a style level per line (experiments/style/rules.smk)
         return layout.store_dir("style", direction)
     kind = context_kind(entry)
     if kind == "vectors":

@@ -120,7 +120,7 @@ def iwslt22_inputs(split):
     return lambda w: [sources.local(s) for s in sources.evalset_sources(config, name, w.pair).values()]
 
 
-# ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
+# ---- EAMT22 few-shot (experiments/fewshot/rules.smk) ---------------------------------------------------------------
 
 def eamt22_store(w):
     """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps

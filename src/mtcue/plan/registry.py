@@ -130,13 +130,15 @@ class Section:
 @dataclass(frozen=True)
 class Table:
     """A table an experiment makes and how: workflow/rules/tables.smk makes one rule of each (its outputs
-    `common.smk`'s `table_outputs(name, label)`). `name`: its files' (layout.table_files) and its caption's
-    (workflow/report/{name}.rst); `label`: its name in the report; `command`: the shell command that writes it, a
+    `common.smk`'s `table_outputs(table)`). `name`: its files' (layout.table_files); `label`: its name in the
+    report; `command`: the shell command that writes it, a
     Snakemake template of `{input.*}`, `{params.*}`, `{output.csv}`/`md`/`html` and `{log}`, each value `:q`;
     `inputs(cfg)`: the records it reads, by name (its own experiment's and those it `reads`, never a file of the
     whole study); `params(cfg)`: its other options' values, by name; `rule`: its rule's name and log's (default
     `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name}); `step`: the
-    `mtcue` step its `command` runs (None: a step another table declares)."""
+    `mtcue` step its `command` runs (None: a step another table declares); `caption`: its caption in the report, a
+    reStructuredText file, absolute or relative to workflow/rules/ (default ../report/{name}.rst: the quality tables',
+    in workflow/report/; an experiment's captions are in its folder)."""
     name: str
     label: str
     command: str
@@ -145,9 +147,11 @@ class Table:
     rule: str = ""
     benchmark: tuple[str, ...] = ()
     step: Step | None = None
+    caption: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "rule", self.rule or self.name)
+        object.__setattr__(self, "caption", self.caption or f"../report/{self.name}.rst")
         object.__setattr__(self, "benchmark", self.benchmark or ("tables", self.name))
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 from mtcue import layout
-from mtcue.plan.experiments import Keyed, bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.experiments.formality.plan import FORMALITY, chosen_on_valid
+from mtcue.plan.experiments import Keyed, bootstrap, check_derived_names, check_directions, seed_runs, with_seeds
 from mtcue.plan.registry import TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("table6_ablation.rst"))
 
 # Table 6's zero-shot columns: record kind -> the experiment whose rules write those records.
 ZEROSHOT_RECORDS = {"formality": "formality", "eamt22": "fewshot"}
@@ -141,7 +145,7 @@ class Ablation(Keyed):
             "--records {input.score:q} "
             "--comet-records {input.comet:q} --formality-records {input.formality:q} --eamt22-records {input.eamt22:q} "
             "{params.zeroshot:q} --bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} "
-            + TABLE_OUTPUTS, self.table_inputs, self.table_params, step=STEP)
+            + TABLE_OUTPUTS, self.table_inputs, self.table_params, step=STEP, caption=CAPTION)
         return Experiment(self.key, f"{self.label} ({self.key})", self.targets, names=self.rows, names_key="rows",
                           derives=self.seed_models, trains=self.trains, check=self.check, tables=(table,), **declared)
 

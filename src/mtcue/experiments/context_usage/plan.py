@@ -4,12 +4,17 @@ evaluation split's references with and without their context.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+
 from mtcue import layout
+from mtcue.experiments.style.plan import STYLE
 from mtcue.plan.experiments import bootstrap
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.experiments.style.plan import STYLE
 from mtcue.study import context_kind
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("context_usage.rst"))
 
 
 def records(cfg: dict) -> list[str]:
@@ -36,7 +41,7 @@ TABLE = Table(
     lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_context_usage",
     step=Step("table-context-usage", "the context-usage table (CXMI per model and direction, per phenomenon) from "
               "context_usage records", "mtcue.experiments.context_usage.table:write_context_usage_table",
-              (Option("--records", records="context_usage", required=True),), bootstrap=True))
+              (Option("--records", records="context_usage", required=True),), bootstrap=True), caption=CAPTION)
 
 register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,),
                     sections=(Section("mtcue.reporting.readme_sections:context_usage_section", 60),),

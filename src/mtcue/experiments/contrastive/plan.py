@@ -1,14 +1,19 @@
-"""Contrastive evaluation (contrastive.smk): the models that score the suites of each en->xx direction (the
+"""Contrastive evaluation (experiments/contrastive/rules.smk): the models that score the suites of each en->xx direction (the
 synthetic one, or on the paper's data the configured real ones: plan.experiments.suites).
 """
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+
 from mtcue import layout
+from mtcue.experiments.style.plan import STYLE
 from mtcue.plan.experiments import bootstrap, suites
 from mtcue.plan.models import model_entry, trained_models
 from mtcue.plan.registry import Experiment, Option, Section, Step, Table, Targets, register
-from mtcue.experiments.style.plan import STYLE
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("contrastive.rst"))
 
 
 def records(cfg: dict) -> list[str]:
@@ -35,7 +40,7 @@ TABLE = Table(
     lambda cfg: {"records": records(cfg)}, bootstrap, rule="table_contrastive",
     step=Step("table-contrastive", "the contrastive table (models x suites) from contrastive records",
               "mtcue.experiments.contrastive.table:write_contrastive_table",
-              (Option("--records", records="contrastive", required=True),), bootstrap=True))
+              (Option("--records", records="contrastive", required=True),), bootstrap=True), caption=CAPTION)
 
 register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,),
                     sections=(Section("mtcue.reporting.readme_sections:contrastive_section", 50),),

@@ -6,6 +6,8 @@ with its own schema section.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, bootstrap, check_directions
 from mtcue.plan.models import model_entry
@@ -13,6 +15,9 @@ from mtcue.plan.quality import quality_models
 from mtcue.plan.registry import (EXPERIMENTS, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets,
                                  register)
 from mtcue.study import ConfigError, is_contextual, pair_of
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("table5_formality.rst"))
 
 # `mtcue table-formality`, the step of every formality table
 STEP = Step("table-formality", "Table 5 (IWSLT22 zero-shot formality) from formality records",
@@ -70,7 +75,7 @@ class Formality(Keyed):
         return [str(layout.record("formality", d, m)) for d, m in self.runs(cfg)]
 
     def supervised_records(self, cfg: dict) -> list[str]:
-        """The style experiment's records (style.smk), the table's supervised rows beside the zero-shot ones."""
+        """The style experiment's records (experiments/style/rules.smk), the table's supervised rows beside the zero-shot ones."""
         return EXPERIMENTS[self.supervised].targets(cfg).records
 
     def table_records(self, cfg: dict) -> list[str]:
@@ -78,7 +83,7 @@ class Formality(Keyed):
         return self.records(cfg) + self.supervised_records(cfg)
 
     def targets(self, cfg: dict) -> Targets:
-        """The records and the table, which also has the style models' supervised rows (style.smk)."""
+        """The records and the table, which also has the style models' supervised rows (experiments/style/rules.smk)."""
         return Targets(records=self.records(cfg),
                        tables=layout.table_files(self.table) if self.table_records(cfg) else [])
 
@@ -106,7 +111,7 @@ class Formality(Keyed):
             self.table, f"{self.label}: IWSLT22 zero-shot formality",
             "mtcue table-formality --records {input.records:q} --models {params.models:q} "
             "--bootstrap-samples {params.bootstrap[samples]:q} --alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
-            lambda cfg: {"records": self.table_records(cfg)}, self.table_params, step=STEP)
+            lambda cfg: {"records": self.table_records(cfg)}, self.table_params, step=STEP, caption=CAPTION)
         return Experiment(self.key, f"{self.label} (IWSLT22 formality)", self.targets, trains=self.runs,
                           names=self.models, check=self.check, reads=self.supervised_records, tables=(table,),
                           **declared)

@@ -1,4 +1,4 @@
-"""Mąka et al. (2024), Figure 4 (figures.smk): what `mtcue memory-growth` measures. `MemoryGrowth` reads its config
+"""Mąka et al. (2024), Figure 4 (its rules.smk): what `mtcue memory-growth` measures. `MemoryGrowth` reads its config
 section by its key, so a variant (other curves or batch) is `MemoryGrowth(key, label)` registered beside it, with
 its own schema section.
 """

@@ -1,4 +1,4 @@
-"""The sequence-shortening experiment (shortening.smk, the shortening paper's Tables 2-3): its runs, one per model
+"""The sequence-shortening experiment (experiments/shortening/rules.smk, the shortening paper's Tables 2-3): its runs, one per model
 and context size, and the directions they are trained and scored in. `Shortening` reads its config section by its
 key, so a variant (other models, context sizes or directions) is `Shortening(key, label, table_label)` registered
 beside it, with its own schema section.
@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, check_derived_names, check_directions, check_only, suites
 from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import SHORTENING_TYPES, ConfigError, shortening_name
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("shortening.rst"))
 
 
 # `mtcue table-shortening`, the step of the shortening paper's table
@@ -126,7 +130,8 @@ class Shortening(Keyed):
             "mtcue table-shortening --cells {params.cells:q} --records {input.score:q} "
             "--contrastive-records {input.contrastive:q} " + TABLE_OUTPUTS,
             lambda cfg: {"score": self.inputs(cfg)["scores"], "contrastive": self.inputs(cfg)["contrastive"]},
-            lambda cfg: {"cells": json.dumps(self.table_cells(cfg))}, rule=f"table_{self.key}", step=STEP)
+            lambda cfg: {"cells": json.dumps(self.table_cells(cfg))}, rule=f"table_{self.key}", step=STEP,
+            caption=CAPTION)
         return Experiment(self.key, self.label, self.targets, trains=self.runs, derives=self.models,
                           names=self.names, check=self.check, tables=(table,),
                           figure_records=lambda cfg: self.inputs(cfg)["groupings"], **declared)

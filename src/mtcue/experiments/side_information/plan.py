@@ -1,4 +1,4 @@
-"""Hoang et al.'s side-information experiment (sideinfo.smk, their Table 3): its rows and runs. `SideInformation`
+"""Hoang et al.'s side-information experiment (experiments/side_information/rules.smk, their Table 3): its rows and runs. `SideInformation`
 reads its config section by its key, so a variant (other models, baseline or directions) is
 `SideInformation(key, label, table_label)` registered beside it, with its own schema section.
 """
@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, bootstrap, check_directions, suites
 from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import CONTEXT_KIND, ConfigError, is_contextual
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("side_information.rst"))
 
 # `mtcue table-side-information`, the step of Hoang et al.'s table
 STEP = Step("table-side-information", "Hoang et al. (2018) Table 3: BLEU of the ways of feeding side-information "
@@ -157,7 +161,8 @@ class SideInformation(Keyed):
             "--contrastive-records {input.contrastive:q} --valid-records {input.valid:q} "
             "--baseline {params.baseline:q} --bootstrap-samples {params.bootstrap[samples]:q} "
             "--alpha {params.bootstrap[alpha]:q} " + TABLE_OUTPUTS,
-            self.table_inputs, self.table_params, rule=f"table_{self.key}", step=STEP)
+            self.table_inputs, self.table_params, rule=f"table_{self.key}", step=STEP,
+            caption=CAPTION)
         return Experiment(self.key, self.label, self.targets, trains=self.models, names=self.rows, check=self.check,
                           tables=(table,), **declared)
 

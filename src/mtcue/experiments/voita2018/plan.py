@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 from mtcue import layout
 from mtcue.plan.experiments import Keyed, check_directions, check_only
 from mtcue.plan.registry import SCORES, TABLE_OUTPUTS, Experiment, Option, Section, Step, Table, Targets, register
 from mtcue.study import ConfigError, context_kind
+
+# The table's caption in the report (a variant's table shares it)
+CAPTION = str(Path(__file__).with_name("voita2018.rst"))
 
 # `mtcue table-voita2018`, the step of Voita et al.'s table
 STEP = Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the document-level systems and the "
@@ -28,7 +32,7 @@ STEP = Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the 
 
 def attention_unavailable(cfg: dict) -> str:
     """Why Table 7 cannot be measured ("" when it can): its attention analysis needs each pronoun's antecedent,
-    which only the synthetic corpus's contrastive suite marks (contrastive.smk writes it from the generator)."""
+    which only the synthetic corpus's contrastive suite marks (experiments/contrastive/rules.smk writes it from the generator)."""
     if cfg["corpus"]["source"] != "synthetic":
         return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
     return ""
@@ -119,7 +123,8 @@ class Voita2018(Keyed):
             self.key, f"{self.label}: Tables 1, 6 and 7",
             "mtcue table-voita2018 --rows {params.rows:q} --records {input.score:q} --random-records {input.random:q} "
             "--attention-records {input.attention:q} {params.unavailable:q} " + TABLE_OUTPUTS,
-            self.table_inputs, self.table_params, rule=f"table_{self.key}", step=STEP)
+            self.table_inputs, self.table_params, rule=f"table_{self.key}", step=STEP,
+            caption=CAPTION)
         return Experiment(self.key, self.label, self.targets, trains=self.models, check=self.check,
                           tables=(table,), names=self.names, **declared)
 

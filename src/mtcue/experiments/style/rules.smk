@@ -6,6 +6,8 @@
 # Table 1), and drawn as the level sweep. The level translations and their scores are steps of each style model's
 # evaluation job (evaluate.smk); here the store, the levels' agreement and the sweep.
 
+from mtcue.experiments.style.plan import STYLE
+
 
 rule style_store:
     input:
@@ -50,7 +52,7 @@ rule style_levels:
         STYLE.records(config),
     output:
         csv=layout.figure("style_levels", "csv"),
-        svg=report(layout.figure("style_levels", "svg"), caption="../report/style_levels.rst", category="Figures",
+        svg=report(layout.figure("style_levels", "svg"), caption="style_levels.rst", category="Figures",
                    labels={"name": "Style levels (Jeong et al.)"}),
     log:
         layout.log("figures", "style_levels"),

@@ -2,7 +2,7 @@
 # NMT in Hoang et al.'s ways (si_* models, fine-tuned from BASE through the ordinary train rule and evaluated
 # as every model, evaluate.smk); the output-layer model also translated without labels, the target-prefix model
 # with the labels it predicts (test-time context, a step of its evaluation); the contrastive suites score every
-# model of an en->xx direction (contrastive.smk).
+# model of an en->xx direction (experiments/contrastive/rules.smk).
 # One table: BLEU against the baseline, contrastive accuracy, TAGGING and MTCUE beside, Hoang et al.'s beside.
 
 

@@ -4,6 +4,8 @@
 # Latent Grouping and Selecting group the pieces of a sentence of the contrastive suite) in each model's
 # evaluation job (evaluate.smk); here the figure (the table is tables.smk's).
 
+from mtcue.experiments.shortening.plan import SHORTENING
+
 
 rule figure_groupings:
     localrule: True
@@ -11,7 +13,7 @@ rule figure_groupings:
         records=SHORTENING.inputs(config)["groupings"],
     output:
         csv=layout.figure("shortening_groupings", "csv"),
-        svg=report(layout.figure("shortening_groupings", "svg"), caption="../report/shortening_groupings.rst",
+        svg=report(layout.figure("shortening_groupings", "svg"), caption="shortening_groupings.rst",
                    category="Figures", labels={"name": "Mąka et al. (2024), Figure 3: groupings"}),
     log:
         layout.log("figures", "shortening_groupings"),

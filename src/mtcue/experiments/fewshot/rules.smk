@@ -7,6 +7,8 @@
 # validation split), the training lines annotated by EAMT22's rules (annotate_eamt22, data.smk). The EAMT22
 # translations and scores are steps of each model's evaluation job (evaluate.smk); here the stores and Figure 4.
 
+from mtcue.experiments.fewshot.plan import FEWSHOT
+
 
 rule fewshot_store:
     input:
@@ -37,7 +39,7 @@ rule figure4:
         records=FEWSHOT.records(config),
     output:
         csv=layout.figure("figure4_eamt22_fewshot", "csv"),
-        png=report(layout.figure("figure4_eamt22_fewshot", "png"), caption="../report/figure4.rst", category="Figures",
+        png=report(layout.figure("figure4_eamt22_fewshot", "png"), caption="figure4.rst", category="Figures",
                    labels={"name": "Figure 4: EAMT22 few-shot"}),
     params:
         points=json.dumps(FEWSHOT.points(config)),
