@@ -45,7 +45,7 @@ report: "workflow/report/workflow.rst"
 refuse_grouped_site_overrides()  # every rule is known now (inputs.smk)
 
 
-# Every experiment's tables and figures (each plan module's `targets`, common.smk's all_targets).
+# Every experiment's tables and figures (each experiment plan's `targets`, common.smk's all_targets).
 rule all:
     input:
         all_targets(),

@@ -1,4 +1,5 @@
-"""The experiment registry: each plan module registers one `Experiment` (at its bottom), and everything that
+"""The experiment registry: each experiment's plan (mtcue/experiments/{name}/plan.py, and the quality tables'
+plan/quality.py) registers one `Experiment` (at its bottom), and everything that
 goes over the study's experiments (the trained runs, the unknown-model check, the config checks, the GPU-hour
 rows, the MLflow mirror's records, `rule all`) reads `EXPERIMENTS`. Imports nothing of the plan, so every
 plan module may register and `plan.models` may read it.
@@ -159,8 +160,8 @@ class Table:
 class Experiment:
     """One experiment of the study.
 
-    `name`: its plan module, rule file and `experiments.{name}` section; `label`: what it is (the GPU-hour
-    table's row). `targets(cfg)`: its `Targets`. `trains(cfg)`: the (direction, run) pairs whose results it
+    `name`: its `experiments.{name}` config section (and, but for a variant, its folder's); `label`: what it is
+    (the GPU-hour table's row). `targets(cfg)`: its `Targets`. `trains(cfg)`: the (direction, run) pairs whose results it
     gives (`plan.models.trained_models`). `names(cfg)`: the configured models it names (None: it names none), under the key
     `experiments.{name}.{names_key}` (the unknown-model check). `derives(cfg)`: the runs it derives from
     configured models, {name: model entry} (`plan.models.all_models`). `check(cfg)`: its config checks (each
@@ -192,7 +193,7 @@ class Experiment:
             object.__setattr__(self, name, _of_validated(getattr(self, name), f"experiment '{self.name}' {name}"))
 
 
-# {name: experiment}, in registration order (plan/__init__.py imports the modules in the study's order).
+# {name: experiment}, in registration order (mtcue/experiments/__init__.py imports them in the study's order).
 EXPERIMENTS: dict[str, Experiment] = {}
 
 

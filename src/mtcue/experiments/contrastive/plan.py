@@ -1,4 +1,4 @@
-"""Contrastive evaluation (experiments/contrastive/rules.smk): the models that score the suites of each en->xx direction (the
+"""Contrastive evaluation (its rules.smk): the models that score the suites of each en->xx direction (the
 synthetic one, or on the paper's data the configured real ones: plan.experiments.suites).
 """
 from __future__ import annotations

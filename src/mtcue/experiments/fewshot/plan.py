@@ -1,4 +1,4 @@
-"""The few-shot experiment (experiments/fewshot/rules.smk, the paper's Figure 4): the fine-tuned variants of each setting and
+"""The few-shot experiment (its rules.smk, the paper's Figure 4): the fine-tuned variants of each setting and
 the points of the figure. `Fewshot` reads its config section by its key, so a variant (other parents, settings or
 directions) is `Fewshot(key, label)` registered beside it, with its own schema section.
 """

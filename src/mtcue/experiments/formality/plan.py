@@ -75,7 +75,7 @@ class Formality(Keyed):
         return [str(layout.record("formality", d, m)) for d, m in self.runs(cfg)]
 
     def supervised_records(self, cfg: dict) -> list[str]:
-        """The style experiment's records (experiments/style/rules.smk), the table's supervised rows beside the zero-shot ones."""
+        """The style experiment's records (style's rules.smk), the table's supervised rows beside the zero-shot ones."""
         return EXPERIMENTS[self.supervised].targets(cfg).records
 
     def table_records(self, cfg: dict) -> list[str]:
@@ -83,7 +83,7 @@ class Formality(Keyed):
         return self.records(cfg) + self.supervised_records(cfg)
 
     def targets(self, cfg: dict) -> Targets:
-        """The records and the table, which also has the style models' supervised rows (experiments/style/rules.smk)."""
+        """The records and the table, which also has the style models' supervised rows (style's rules.smk)."""
         return Targets(records=self.records(cfg),
                        tables=layout.table_files(self.table) if self.table_records(cfg) else [])
 

@@ -1,4 +1,4 @@
-"""The sequence-shortening experiment (experiments/shortening/rules.smk, the shortening paper's Tables 2-3): its runs, one per model
+"""The sequence-shortening experiment (its rules.smk, the shortening paper's Tables 2-3): its runs, one per model
 and context size, and the directions they are trained and scored in. `Shortening` reads its config section by its
 key, so a variant (other models, context sizes or directions) is `Shortening(key, label, table_label)` registered
 beside it, with its own schema section.

@@ -1,4 +1,4 @@
-"""Hoang et al.'s side-information experiment (experiments/side_information/rules.smk, their Table 3): its rows and runs. `SideInformation`
+"""Hoang et al.'s side-information experiment (its rules.smk, their Table 3): its rows and runs. `SideInformation`
 reads its config section by its key, so a variant (other models, baseline or directions) is
 `SideInformation(key, label, table_label)` registered beside it, with its own schema section.
 """

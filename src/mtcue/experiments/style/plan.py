@@ -1,4 +1,4 @@
-"""Jeong et al.'s style control (experiments/style/rules.smk, Table 5's supervised rows and the level sweep): its runs. `Style` reads
+"""Jeong et al.'s style control (its rules.smk, Table 5's supervised rows and the level sweep): its runs. `Style` reads
 its config section by its key, so a variant (other models or directions) is `Style(key, label)` registered beside
 it, with its own schema section.
 """

@@ -32,7 +32,7 @@ STEP = Step("table-voita2018", "Voita et al. (2018) Tables 1 and 7: BLEU of the 
 
 def attention_unavailable(cfg: dict) -> str:
     """Why Table 7 cannot be measured ("" when it can): its attention analysis needs each pronoun's antecedent,
-    which only the synthetic corpus's contrastive suite marks (experiments/contrastive/rules.smk writes it from the generator)."""
+    which only the synthetic corpus's contrastive suite marks (contrastive's rules.smk writes it from the generator)."""
     if cfg["corpus"]["source"] != "synthetic":
         return "needs pronoun antecedents (Voita et al.: CoreNLP on OpenSubtitles); only the synthetic suite has them"
     return ""
