@@ -1,7 +1,7 @@
 """The sections of the README's results for the MTCue paper's tables and figures, Voita et al. (2018) and the
 contrastive suites, each condensed from one run's records and tables (`results.Run`): Tables 3 and 4, the
 phenomena, Table 5, Figure 4, the claims (`verdicts`), memory growth and the spread between runs. The
-other systems' sections are `readme_systems`.
+other systems' sections are in their experiments' folders (side information, style control, shortening).
 """
 from __future__ import annotations
 

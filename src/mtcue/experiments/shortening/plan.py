@@ -140,5 +140,5 @@ class Shortening(Keyed):
 SHORTENING = Shortening()
 
 register(SHORTENING.experiment(
-    sections=(Section("mtcue.reporting.readme_systems:shortening_section", 100, headline=True),),
+    sections=(Section("mtcue.experiments.shortening.table:shortening_section", 100, headline=True),),
     results={"shortening": functools.partial(layout.table, "shortening", "csv")}))

@@ -11,8 +11,9 @@ import pandas as pd
 
 from mtcue.experiments.contrastive.table import MEAN_MEASURE as MEASURE
 from mtcue.experiments.contrastive.table import PAPER_CONTRASTIVE_CSV, PAPER_SUITES
-from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.render import Block
+from mtcue.reporting.kit import NA, Runs, format_number, per_direction, read_table_csv, study_names, write_table
+from mtcue.reporting.render import Block, markdown_table
+from mtcue.reporting.results import Run
 
 # The shortening paper's row names, by model type (its Tables 2-3 and the published CSV).
 PAPER_LABELS = {"base": "Sentence-level", "concat": "Single-encoder", "multi_encoder": "Multi-encoder",
@@ -127,3 +128,29 @@ def write_shortening_table(cells: Sequence[dict], scores: Sequence[dict], contra
     ]
     write_table(df, csv, md, "Sequence shortening for context-aware MT: BLEU and contrastive accuracy", footnotes,
                 blocks=blocks)
+
+
+def shortening_section(run: Run) -> list[str]:
+    """The shortening paper's Tables 2-3 on our data: per system and context size, BLEU and the synthetic
+    contrastive accuracy (all / pronouns, by the paper's per-token mean), and the pronouns by antecedent distance."""
+    table = run.shortening
+    if table is None or table.empty:
+        return []
+    ours = table[table["source"] == "this study"]
+    rows = list(dict.fromkeys(ours["row"]))
+    display = pd.DataFrame(index=pd.Index(rows, name="system"))
+    for direction, cell in per_direction(ours, rows):
+        column = cell.get
+        display[f"{direction} BLEU"] = [format_number(v, 2) for v in column("BLEU", pd.Series(index=rows))]
+        display[f"{direction} all / pronouns %"] = [
+            f"{format_number(a, 1)} / {format_number(p, 1)}"
+            for a, p in zip(column("accuracy", pd.Series(index=rows)), column("pronouns", pd.Series(index=rows)))]
+        distances = sorted((c for c in cell.columns if str(c).startswith("d=")), key=lambda c: int(c[2:]))
+        if distances:
+            display[f"{direction} pronouns {'/'.join(distances)} %"] = [
+                "/".join(format_number(cell.loc[r, d], 0) for d in distances) for r in rows]
+    return ["Sequence shortening (Mąka et al. (2024), Tables 2-3 in `results/tables/shortening.md`, its IWSLT17 "
+            "numbers beside): test BLEU and synthetic contrastive accuracy (all phenomena / anaphoric pronouns, and "
+            "the pronouns by antecedent distance; candidates judged by their per-token mean log-probability, the "
+            "paper's measure) per system and number C of previous sentences read; one run each:",
+            "", *markdown_table(display.fillna(NA))]

@@ -170,5 +170,5 @@ class SideInformation(Keyed):
 SIDE_INFORMATION = SideInformation()
 
 register(SIDE_INFORMATION.experiment(
-    sections=(Section("mtcue.reporting.readme_systems:side_information_section", 80, headline=True),),
+    sections=(Section("mtcue.experiments.side_information.table:side_information_section", 80, headline=True),),
     results={"side_information": functools.partial(layout.table, "side_information", "csv")}))

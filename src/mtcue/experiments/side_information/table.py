@@ -14,8 +14,10 @@ import pandas as pd
 from mtcue.evaluation.score import paired_bootstrap
 from mtcue.paper import PAPER_FIGURES
 from mtcue.experiments.side_information.plan import grid_points
-from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.render import Block
+from mtcue.reporting.kit import (BOOTSTRAP, NA, Bootstrap, Runs, format_number, per_direction, read_table_csv,
+                                study_names, write_table)
+from mtcue.reporting.render import Block, markdown_table
+from mtcue.reporting.results import Run
 
 PAPER_CSV = PAPER_FIGURES / "sideinfo_hoang_bleu.csv"
 NO_CONTEXT = "no_context"  # the row variant: the model decoded without any label
@@ -231,3 +233,37 @@ def write_side_information_table(rows: Sequence[dict], scores: Sequence[dict], n
         *([runs.footnote()] if runs else []),  # the CSV's run column names each cell's run
     ]
     write_table(df, csv, md, "Hoang et al. (2018): NMT with side information", footnotes, blocks=blocks)
+
+
+# The README's section: p <= this marks a row significantly above/below BASE (the table's paired bootstrap)
+SIGNIFICANT = 0.05
+
+
+def side_information_section(run: Run) -> list[str]:
+    """Hoang et al. Table 3 on our directions: BLEU with the significance mark against BASE, the contrastive
+    accuracy where the direction has a suite, then each of Hoang et al.'s claims as our numbers decide it."""
+    table = run.side_information
+    if table is None or table.empty:
+        return []
+    ours = table[table["table"] == "bleu"]
+    rows = list(dict.fromkeys(ours["row"]))
+    display = pd.DataFrame(index=pd.Index(rows, name="system"))
+    for direction, cell in per_direction(ours, rows):
+        better, worse = (cell.get(p, pd.Series(1.0, index=rows)).fillna(1.0) for p in ("p_better", "p_worse"))
+        display[f"{direction} BLEU"] = [
+            format_number(cell.loc[r, "bleu"], 2)
+            + ("+" if better[r] <= SIGNIFICANT else "−" if worse[r] <= SIGNIFICANT else "")
+            for r in rows]
+        for metric in (c for c in cell.columns if str(c).startswith("contrastive_")):
+            display[f"{direction} {metric.removeprefix('contrastive_')} contrastive %"] = [
+                format_number(v, 1) for v in cell[metric]]
+    claims = table[(table["table"] == "claims") & (table["metric"] == "holds")]
+    lines = ["Hoang et al. (2018), side information (Table 3 in `results/tables/side_information.md`, Hoang et al.'s "
+             "numbers beside): test BLEU, + / − significantly above / below the baseline without side information "
+             "(paired bootstrap, p ≤ 0.05); one run each:", "", *markdown_table(display), ""]
+    for name, sentence in CLAIMS:
+        verdicts = [f"{r['direction']} {'holds' if r['value'] == 1 else 'does not hold'}"
+                    for _, r in claims[claims["row"] == name].iterrows() if not pd.isna(r["value"])]
+        if verdicts:
+            lines.append(f"- Hoang et al.'s claim \"{sentence}\": " + "; ".join(verdicts) + ".")
+    return lines if lines[-1] else lines[:-1]

@@ -62,5 +62,5 @@ class Style(Keyed):
 STYLE = Style()
 
 register(STYLE.experiment(
-    sections=(Section("mtcue.reporting.readme_systems:style_section", 90, headline=True),),
+    sections=(Section("mtcue.experiments.style.figure:style_section", 90, headline=True),),
     results={"style_levels": functools.partial(layout.figure, "style_levels", "csv")}))
