@@ -44,5 +44,5 @@ TABLE = Table(
               (Option("--records", records="context_usage", required=True),), bootstrap=True), caption=CAPTION)
 
 register(Experiment("context_usage", "context usage (CXMI)", targets, tables=(TABLE,),
-                    sections=(Section("mtcue.reporting.readme_sections:context_usage_section", 60),),
+                    sections=(Section("mtcue.experiments.context_usage.table:context_usage_section", 60),),
                     results={"context_usage": functools.partial(layout.table, "context_usage", "csv")}))

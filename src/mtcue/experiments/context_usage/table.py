@@ -16,7 +16,8 @@ import pandas as pd
 from mtcue.evaluation.context_usage import interval
 from mtcue.io import atomic_write_text
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key
-from mtcue.reporting.render import Block, Layout, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, markdown_table, render_html, render_markdown
+from mtcue.reporting.results import Run
 
 CSV_COLUMNS = ["direction", "model", "split", "group", "cxmi", "low", "high", "n", "reads_context",
                "cross_entropy_context", "cross_entropy_no_context", "without_context"]
@@ -109,3 +110,22 @@ def write_context_usage_table(records: Sequence[dict], csv: str | Path, md: str 
     atomic_write_text(csv, long_rows(records, runs, shown).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))
+
+
+def context_usage_section(run: Run) -> list[str]:
+    """Which systems read their context: CXMI per model and direction, with the verdict of its interval."""
+    if run.context_usage is None:
+        return []
+    usage = run.context_usage[run.context_usage["group"] == "all"]
+    if usage.empty:
+        return []
+    table = usage.assign(cell=[f"{c:+.4f} {r}" for c, r in zip(usage["cxmi"], usage["reads_context"])]).pivot_table(
+        index="model", columns="direction", values="cell", aggfunc="first")
+    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
+    display = table.loc[models].rename(index=display_name).rename_axis("model").fillna(NA)
+    display.columns = [f"{d} CXMI" for d in display.columns]
+    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] != NO_USE, "model"]}, key=model_key)
+    return ["Context usage (`results/tables/context_usage.md`): CXMI (Fernandes et al. 2021), the cross-entropy of the "
+            "test references without the model's context minus with it (nats per token), and whether its 95% "
+            "bootstrap interval excludes 0 (the model reads its context; below 0, to its loss). Systems that read "
+            f"their context in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]

@@ -43,5 +43,5 @@ TABLE = Table(
               (Option("--records", records="contrastive", required=True),), bootstrap=True), caption=CAPTION)
 
 register(Experiment("contrastive", "contrastive suites", targets, tables=(TABLE,),
-                    sections=(Section("mtcue.reporting.readme_sections:contrastive_section", 50),),
+                    sections=(Section("mtcue.experiments.contrastive.table:contrastive_section", 50),),
                     results={"contrastive": functools.partial(layout.table, "contrastive", "csv")}))

@@ -21,7 +21,8 @@ from mtcue.evaluation.score import mean_from_stats, mean_stats, paired_bootstrap
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, html_path, model_key, read_table_csv
-from mtcue.reporting.render import Block, Layout, render_html, render_markdown
+from mtcue.reporting.render import Block, Layout, markdown_table, render_html, render_markdown
+from mtcue.reporting.results import Run
 
 PAPER_CONTRASTIVE_CSV = PAPER_FIGURES / "shortening_iwslt17_contrastive.csv"
 PAPER_LABEL = "shortening paper (IWSLT17), contrastive accuracy"
@@ -185,3 +186,39 @@ def write_contrastive_table(records: Sequence[dict], csv: str | Path, md: str | 
     atomic_write_text(csv, long_rows(records, runs, vs_base).to_csv(index=False))
     atomic_write_text(md, render_markdown(layout))
     atomic_write_text(html_path(md), render_html(layout))
+
+
+def contrastive_section(run: Run) -> list[str]:
+    """The synthetic contrastive suites: accuracy overall and on the pronouns, per model and direction."""
+    if run.contrastive is None:
+        return []
+    # The models that translate the test split; the ablation rows and few-shot variants are in the table, and
+    # the systems with a section of their own (side information, shortening) show their accuracy there.
+    own_section = set().union(*(set(t["model"].dropna()) for t in (run.side_information, run.shortening)
+                                if t is not None and "model" in t))
+    shared = {r["model"] for r in run.scores} | (set(run.voita2018["model"].dropna())
+                                                if run.voita2018 is not None and "model" in run.voita2018 else set())
+    shown = {m for m in run.translating if m not in own_section or m in shared}
+    ours = run.contrastive[(run.contrastive["source"] == "this study") & (run.contrastive["suite"] == "synthetic")
+                           & run.contrastive["model"].isin(shown)]
+    if ours.empty:
+        return []
+    groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
+    ours = ours[ours["group"].isin(groups)]
+    paired = "vs_base" in ours
+    cells = ours.assign(cell=[f"{100 * r.accuracy:.1f}" + (
+        f" ({difference_text({'difference': r.vs_base, 'low': r.vs_base_low, 'high': r.vs_base_high})})"
+        if paired and not pd.isna(r.vs_base) else "") for r in ours.itertuples()])
+    table = cells.pivot_table(index="model", columns=["direction", "group"], values="cell", aggfunc="first")
+    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
+    display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
+    for direction in sorted({d for d, _ in table.columns}):
+        display[f"{direction} all / pronoun"] = [
+            " / ".join(str(table.get((direction, g), pd.Series(dtype=object)).get(m, NA)) for g in groups)
+            .replace("nan", NA) for m in models]
+    return ["Contrastive accuracy (%) on the synthetic suites (`results/tables/contrastive.md`, per phenomenon "
+            "and antecedent distance): the correct translation must score strictly above every variant that "
+            "differs in one context-dependent word; all phenomena / anaphoric pronouns"
+            + (", each model's difference from BASE on the same examples in brackets with its 95% paired-bootstrap "
+               "interval (a difference beyond chance only where it excludes 0)" if paired else "") + ":", "",
+            *markdown_table(display.fillna(NA))]

@@ -18,7 +18,9 @@ from mtcue.evaluation.eamt22 import ATTRIBUTES, accuracy_mean_from_stats
 from mtcue.evaluation.score import paired_bootstrap_ci
 from mtcue.io import atomic_write_text
 from mtcue.paper import PAPER_FIGURES
-from mtcue.reporting.kit import BOOTSTRAP, Bootstrap, Runs
+from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, Runs, display_name, format_mean_sd, format_number
+from mtcue.reporting.render import markdown_table
+from mtcue.reporting.results import Run
 
 PAPER_ANCHORS_CSV = PAPER_FIGURES / "mtcue_eamt22_anchors.csv"
 # sd: of accuracy_mean over the point's runs; difference, ci_low, ci_high: accuracy_mean of this (first)
@@ -190,3 +192,41 @@ def write_figure4(records: Sequence[dict], points: Sequence[dict], csv: str | Pa
     atomic_write_text(csv, frame.to_csv(index=False, float_format="%.2f"))
     plot_figure4(frame, png)
     return frame
+
+
+def _eamt22_cell(records: Sequence[dict]) -> str:
+    """Mean attribute accuracy / BLEU of a point's runs (their mean, ± sd over several)."""
+    accuracy = [math.nan if r["accuracy_mean"] is None else 100 * r["accuracy_mean"] for r in records]
+    bleu = [r["bleu"] for r in records]
+    if len(records) == 1:
+        return f"{format_number(accuracy[0], 1)} / {bleu[0]:.2f}"
+    bleu_text = f"{np.mean(bleu):.2f} ± {np.std(bleu, ddof=1):.2f}"
+    return f"{format_mean_sd(np.mean(accuracy), np.std(accuracy, ddof=1))} / {bleu_text}"
+
+
+def fewshot_section(run: Run) -> list[str]:
+    """Figure 4's points: per direction and parent, mean attribute accuracy / BLEU in each setting."""
+    lines = []
+    for direction in sorted({r["direction"] for r in run.eamt22}):
+        records = [r for r in run.eamt22 if r["direction"] == direction]
+        variants = [r for r in records if r["fewshot"]]
+        if not variants:
+            continue
+        parents = list(dict.fromkeys(r["fewshot"]["parent"] for r in variants))
+        settings = sorted({(r["supervised_samples"], r["fewshot"]["setting"]) for r in variants})
+        display = pd.DataFrame(index=pd.Index([display_name(p) for p in parents], name="model"))
+        by_model = {r["model"]: r for r in records}
+        display["zero-shot"] = [_eamt22_cell([by_model[p]]) if p in by_model else NA for p in parents]
+        for samples, setting in settings:
+            of: dict[str, list[dict]] = {}
+            for r in sorted(variants, key=lambda r: r["model"]):
+                if r["fewshot"]["setting"] == setting:
+                    of.setdefault(r["fewshot"]["parent"], []).append(r)
+            display[f"{setting} ({samples} lines)"] = [_eamt22_cell(of[p]) if p in of else NA for p in parents]
+        baselines = [r for r in records if not r["context_columns"]]
+        baseline = "; ".join(f"{display_name(r['model'])} without context: {_eamt22_cell([r])}" for r in baselines)
+        lines += [f"EAMT22 few-shot ({direction}; Figure 4 in `results/figures/figure4_eamt22_fewshot.png`): mean "
+                  "attribute accuracy (%) / BLEU, zero-shot and fine-tuned with the attribute sentences of N "
+                  "annotated training lines (mean ± sd over the seeds of a repeated fine-tuning)"
+                  f"{'; ' + baseline if baseline else ''}:", "", *markdown_table(display), ""]
+    return lines[:-1]

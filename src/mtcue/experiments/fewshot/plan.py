@@ -129,5 +129,5 @@ class Fewshot(Keyed):
 FEWSHOT = Fewshot()
 
 register(FEWSHOT.experiment(
-    sections=(Section("mtcue.reporting.readme_sections:fewshot_section", 30, headline=True),),
+    sections=(Section("mtcue.experiments.fewshot.figure:fewshot_section", 30, headline=True),),
     results={"figure4": functools.partial(layout.figure, "figure4_eamt22_fewshot", "csv")}))

@@ -132,5 +132,5 @@ class Voita2018(Keyed):
 VOITA2018 = Voita2018()
 
 register(VOITA2018.experiment(
-    sections=(Section("mtcue.reporting.readme_sections:voita2018_section", 70, headline=True),),
+    sections=(Section("mtcue.experiments.voita2018.table:voita2018_section", 70, headline=True),),
     results={"voita2018": functools.partial(layout.table, "voita2018", "csv")}))

@@ -10,7 +10,8 @@ import pandas as pd
 
 from mtcue.paper import PAPER_FIGURES
 from mtcue.reporting.kit import NA, Runs, read_table_csv, study_names, write_table
-from mtcue.reporting.render import Block
+from mtcue.reporting.render import Block, markdown_table
+from mtcue.reporting.results import Run
 
 PAPER_BLEU_CSV = PAPER_FIGURES / "voita2018_en_ru_bleu.csv"
 PAPER_ATTENTION_CSV = PAPER_FIGURES / "voita2018_table7_attention.csv"
@@ -116,3 +117,31 @@ def write_voita2018_table(rows: Sequence[dict], scores: Sequence[dict], random_s
         *([runs.footnote()] if runs else []),
     ]
     write_table(df, csv, md, "Voita et al. (2018): context-aware Transformer", footnotes, blocks=blocks)
+
+
+# The README's section: the attention tables' selections of pronouns
+ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",
+                        "attention_any_nouns": "every context (Table 6)"}
+
+
+def voita2018_section(run: Run) -> list[str]:
+    """Voita et al. (2018) Table 1 (BLEU) and the attention agreement, ours beside the paper's en-ru."""
+    if run.voita2018 is None:
+        return []
+    bleu = run.voita2018[(run.voita2018["table"] == "bleu") & (run.voita2018["metric"] == "bleu")]
+    if bleu.empty:
+        return []
+    table = bleu.pivot_table(index="row", columns="direction", values="value", aggfunc="first", sort=False)
+    lines = ["Voita et al. (2018), Table 1 (`results/tables/voita2018.md`): test BLEU of the sentence-level "
+             "baseline, the concatenation baseline and the context-aware model, ours beside the paper's en-ru:", "",
+             *markdown_table(table.map(lambda v: NA if pd.isna(v) else f"{v:.2f}"))]
+    attention = run.voita2018[run.voita2018["table"].isin(("attention", "attention_any_nouns"))
+                              & (run.voita2018["row"] == "all")]
+    if not attention.empty:
+        shown = attention.pivot_table(index=["table", "direction"], columns="metric", values="value", aggfunc="first")
+        shown = shown[[m for m in ("n", "attention", "random", "first", "last") if m in shown.columns]]
+        shown.index = pd.Index([f"{d}, {ATTENTION_SELECTIONS[t]}" for t, d in shown.index], name="pronouns")
+        lines += ["", "Attention agreement (%): how often the context token the source pronoun attends to most "
+                  "lies in its antecedent, against random, first and last noun:", "",
+                  *markdown_table(shown.map(lambda v: NA if pd.isna(v) else f"{v:.0f}" if v == int(v) else f"{v:.1f}"))]
+    return lines
