@@ -5,9 +5,9 @@
 #                                                 └-> translate -> score -> tables, MLflow
 #
 # Each stage is one file in workflow/rules/ and one package in src/mtcue/; its logic is a small
-# function called through the `mtcue <step>` command line. Each experiment is one plan module in src/mtcue/plan/,
-# registered in mtcue.plan.EXPERIMENTS, which common.smk reads (and tables.smk: a rule per table it declares),
-# and a rule file for its own steps. Formats between stages: docs/formats.md.
+# function called through the `mtcue <step>` command line. Each experiment is one folder, src/mtcue/experiments/{name}/:
+# its plan (registered in mtcue.plan.EXPERIMENTS, which common.smk reads, and tables.smk: a rule per table it
+# declares), its table module, captions and its own rules (rules.smk). Formats between stages: docs/formats.md.
 
 # The study is exactly one config: the files given with --configfile (defaults from the schema
 # only), else the embedded default. Snakemake's `configfile:` directive would merge the default
@@ -28,11 +28,9 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/figures.smk"
-include: "workflow/rules/fewshot.smk"
-include: "workflow/rules/contrastive.smk"
-include: "workflow/rules/shortening.smk"
-include: "workflow/rules/sideinfo.smk"
-include: "workflow/rules/style.smk"
+# each experiment's own rules, where it has steps beyond training, evaluation and its tables (mtcue.experiments)
+for rule_file in experiment_rules():
+    include: rule_file
 include: "workflow/rules/tables.smk"
 
 
@@ -47,7 +45,7 @@ report: "workflow/report/workflow.rst"
 refuse_grouped_site_overrides()  # every rule is known now (inputs.smk)
 
 
-# Every experiment's tables and figures (each plan module's `targets`, common.smk's all_targets).
+# Every experiment's tables and figures (each experiment plan's `targets`, common.smk's all_targets).
 rule all:
     input:
         all_targets(),

@@ -34,11 +34,11 @@ from mtcue.models import fairseq_args as fa
 from mtcue.models.params import count_config
 from mtcue.models.plugin.context_dataset import ContextDataset, other_samples
 from mtcue.models.plugin.qk_norm_attention import QKNormAttention
-from mtcue.plan import side_information
-from mtcue.plan.ablation import ABLATION
+from mtcue.experiments.side_information.plan import SIDE_INFORMATION
+from mtcue.experiments.ablation.plan import ABLATION
 from mtcue.plan.models import model_spec
 from mtcue.records import write_record
-from mtcue.reporting.ablation import ablation_display, ablation_table
+from mtcue.experiments.ablation.table import ablation_display, ablation_table
 from mtcue.study import seed_name, store_columns
 
 ABLATIONS = ["mtcue_no_context_encoder", "mtcue_no_positions", "mtcue_discrete", "mtcue_no_metadata",
@@ -397,7 +397,7 @@ def test_ablation_models_train_only_in_the_ablation_directions(name, directions)
     seeds = cfg.load(REPO / "config" / name)["experiments"]["ablation"]["seeds"]
     assert readers == {(d, seed_name("mtcue_discrete", s)) for d in directions for s in range(1, seeds + 1)}
     # validation-split scores: the ablation's (and the side-information grid points', which choose their point)
-    grid = set(side_information.SIDE_INFORMATION.grid_models(cfg.load(REPO / "config" / name)))
+    grid = set(SIDE_INFORMATION.grid_models(cfg.load(REPO / "config" / name)))
     scored = {(d, m) for d, m in re.findall(r"results/records/score/(\S+)/(\S+)\.valid\.json", run.stdout)
               if m not in grid}
     runs = {seed_name(m, s) for m in rows - {"base"} for s in range(1, seeds + 1)}

@@ -4,12 +4,14 @@ a local run that the cluster's job groups leave alone. tests/test_slurm.py runs 
 import re
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import REPO, SNAKEMAKE, dry_run
 from mtcue import config as cfgmod
+from mtcue.experiments import rule_files as experiment_rules
 from mtcue.plan import gpu_hours, resources, submissions
 from mtcue.plan.models import trained_models
 
@@ -20,7 +22,7 @@ JOB = re.compile(r"^(?P<indent> *)rule (?P<rule>\S+):\n(?P<body>(?:.+\n)*?)Shell
 def local_rules() -> set[str]:
     """Rules that run where Snakemake runs: `localrule: True` in workflow/rules/, and `all` (no command)."""
     names = {"all"}
-    for path in (REPO / "workflow" / "rules").glob("*.smk"):
+    for path in [*(REPO / "workflow" / "rules").glob("*.smk"), *map(Path, experiment_rules())]:
         blocks = re.split(r"^\s*(?:rule (\w+):|use rule \w+ as (\w+) with:)", path.read_text(), flags=re.M)
         for plain, used, body in zip(blocks[1::3], blocks[2::3], blocks[3::3]):
             if "localrule: True" in body:

@@ -8,12 +8,17 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from mtcue.experiments import rule_files as experiment_rules
 
 SRC = REPO / "src" / "mtcue"
 STAGES = ("data", "context", "models", "evaluation", "reporting")
 SHARED = ("study.py", "config.py", "layout.py", "corpus.py", "io.py", "outputs.py", "records.py", "options.py", "paper.py",
           "plots.py", "polish.py", "suites.py", "schedule.py", "pretrained.py",
-          *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")))
+          *(f"plan/{p.name}" for p in (SRC / "plan").glob("*.py")),
+          # an experiment's plan is shared too; its table or figure module is reporting's
+          "experiments/__init__.py",
+          *(p.relative_to(SRC).as_posix() for name in ("__init__.py", "plan.py")
+            for p in (SRC / "experiments").glob(f"*/{name}")))
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -75,7 +80,7 @@ def test_every_model_type_is_registered_from_its_family_folder():
 def test_the_rules_give_input_functions_no_fake_wildcards():
     """A rule's path is the results layout's (mtcue.layout) of a direction and model, not an input function
     called with a made-up wildcards object."""
-    rules = [*(REPO / "workflow" / "rules").glob("*.smk"), REPO / "Snakefile"]
+    rules = [*(REPO / "workflow" / "rules").glob("*.smk"), *map(Path, experiment_rules()), REPO / "Snakefile"]
     assert [r.name for r in rules if "SimpleNamespace" in r.read_text(encoding="utf-8")] == []
 
 

@@ -4,10 +4,10 @@ import yaml
 from conftest import REPO
 from mtcue import config as cfg
 from mtcue.models.fairseq_args import task_args
-from mtcue.plan.ablation import ABLATION
+from mtcue.experiments.ablation.plan import ABLATION
 from mtcue.plan.experiments import experiment_models
-from mtcue.plan.fewshot import eamt22_columns, fewshot_models, fewshot_points, fewshot_setting
-from mtcue.plan.formality import formality_directions
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.formality.plan import FORMALITY
 from mtcue.plan.models import all_models, model_columns, model_spec
 from mtcue.study import CONTEXT_KIND, CORPUS_PAIRS, pair_of, pairs, store_columns, store_name
 
@@ -188,7 +188,7 @@ def test_fewshot_variants_are_models_derived_from_the_experiment():
     from mtcue.models.fairseq_args import arch_args
 
     c = demo()
-    fewshot = fewshot_models(c)
+    fewshot = FEWSHOT.models(c)
     assert [n for n in fewshot if "_seed" not in n] == [f"{m}_fewshot_{s}" for m in ("mtcue", "tagging")
                                                          for s in ("1", "5", "30", "full")]
     assert set(fewshot) <= set(all_models(c)) and not set(fewshot) & set(c["models"])
@@ -201,8 +201,8 @@ def test_fewshot_variants_are_models_derived_from_the_experiment():
     args = arch_args(spec)
     assert args[args.index("--context-doc-positions") + 1] == "6"  # the parent's six document slots
     assert "--context-doc-positions" not in arch_args(model_spec(c, "tagging_fewshot_5", "en-pl"))
-    assert fewshot_setting(c, "tagging", "zero_shot") == "tagging"  # zero-shot: the parent, not fine-tuned
-    points = fewshot_points(c)
+    assert FEWSHOT.setting(c, "tagging", "zero_shot") == "tagging"  # zero-shot: the parent, not fine-tuned
+    points = FEWSHOT.points(c)
     assert {(p["model"], p["setting"], p["record"]) for p in points} >= {
         ("mtcue", "zero_shot", "mtcue"), ("mtcue", "full", "mtcue_fewshot_full"), ("base", "baseline", "base")}
 
@@ -225,7 +225,7 @@ def test_seeded_runs_repeat_only_the_fine_tunings_and_keep_run_1s_name_and_spec(
     variant = model_spec(c, "tagging_fewshot_1_seed2", "en-pl")
     assert variant["seed"] == c["seed"] + 1 and variant["init_from"] == "tagging"
     assert variant["fewshot"]["setting"] == "1"
-    points = {(p["model"], p["setting"]): p["records"] for p in fewshot_points(c)}
+    points = {(p["model"], p["setting"]): p["records"] for p in FEWSHOT.points(c)}
     assert points[("mtcue", "5")] == ["mtcue_fewshot_5", "mtcue_fewshot_5_seed2", "mtcue_fewshot_5_seed3"]
     assert points[("mtcue", "zero_shot")] == ["mtcue"] and points[("base", "baseline")] == ["base"]
     assert cfg.load(REPO / "config" / "paper.yaml")["experiments"]["ablation"]["seeds"] == 1   # as the paper
@@ -241,15 +241,15 @@ def test_the_paper_config_runs_the_papers_eight_settings():
         figure = list(csv.DictReader(f))
     assert [s.replace("_", "-").upper() for s in settings] == [r["setting"].upper() for r in figure]
     assert [str(v) for v in settings.values()] == [r["supervised_samples_per_combination"] for r in figure]
-    assert len(fewshot_models(paper)) == 14  # 7 fine-tuned settings x (MTCUE, TAGGING)
+    assert len(FEWSHOT.models(paper)) == 14  # 7 fine-tuned settings x (MTCUE, TAGGING)
 
 
 def test_eamt22_context_keeps_only_columns_a_model_reads():
     raw = demo()
     raw["models"]["mtcue"]["context_columns"] = ["metadata"]
     c = cfg.validate(raw)
-    assert eamt22_columns(c, c["models"]["mtcue"]) == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
-    assert eamt22_columns(c, c["models"]["tagging"]) == ["doc0", "cue1", "cue2", "cue3"]
+    assert FEWSHOT.eamt22_columns(c, c["models"]["mtcue"]) == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
+    assert FEWSHOT.eamt22_columns(c, c["models"]["tagging"]) == ["doc0", "cue1", "cue2", "cue3"]
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -271,7 +271,7 @@ def test_wrong_fewshot_sections_are_errors(mutate, message):
 
 def test_the_paper_config_runs_table5_on_the_official_iwslt22_sets():
     paper = cfg.load(REPO / "config" / "paper.yaml")
-    assert formality_directions(paper) == ["en-de", "en-ru"]
+    assert FORMALITY.directions(paper) == ["en-de", "en-ru"]
     assert paper["evaluation_sets"]["iwslt22"]["pairs"] == ["en-de", "en-ru"]
     raw = cfg.load(REPO / "config" / "paper.yaml")
     raw["evaluation_sets"]["iwslt22"]["pairs"] = ["en-de"]

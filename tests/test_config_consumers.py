@@ -15,10 +15,10 @@ import torch
 from mtcue import config as cfg
 from mtcue.models import fairseq_args as fa
 from mtcue.models.translate import translate
-from mtcue.plan.fewshot import fewshot_models
-from mtcue.plan.memory_growth import memory_growth_plan
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.voita2018 import VOITA2018
+from mtcue.experiments.voita2018.plan import VOITA2018
 
 ARCH = {"embed_dim": 16, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 32, "decoder_layers": 1,
         "decoder_ffn_dim": 32}
@@ -183,7 +183,7 @@ def random_test_reads_random_context(c: dict) -> None:
 
 def fewshot_reads_the_attribute_sentences(c: dict) -> None:
     """The EAMT22 settings give the attribute sentences (cues) as context: each few-shot fine-tuning reads them."""
-    variants = [(d, m) for d, m in trained(c, "fewshot") if m in fewshot_models(c)]
+    variants = [(d, m) for d, m in trained(c, "fewshot") if m in FEWSHOT.models(c)]
     assert variants
     for direction, model in variants:
         args = fa.task_args(model_spec(c, model, direction), direction, "bin", "store")
@@ -191,7 +191,7 @@ def fewshot_reads_the_attribute_sentences(c: dict) -> None:
 
 
 def memory_plan_covers(c: dict) -> None:
-    plan = memory_growth_plan(c)
+    plan = MEMORY_GROWTH.plan(c)
     n = c["experiments"]["memory_growth"]["context_sentences"]
     assert all(len(models) == n for models in plan["curves"].values())
 
@@ -217,7 +217,7 @@ EXPERIMENTS = [
     ("memory_growth.context_sentences", 1025, False, "experiments.memory_growth.context_sentences", None),
     ("memory_growth.context_sentences", 100000, False, "experiments.memory_growth.context_sentences", None),
     ("memory_growth.context_sentences", 0, False, "experiments.memory_growth.context_sentences", None),
-    ("memory_growth.length", 1023, True, None, lambda c: memory_growth_plan(c)["batch"]["length"] == 1023),
+    ("memory_growth.length", 1023, True, None, lambda c: MEMORY_GROWTH.plan(c)["batch"]["length"] == 1023),
     ("memory_growth.length", 1024, False, "experiments.memory_growth.length", None),
     ("memory_growth.length", 1, False, "experiments.memory_growth.length", None),
     ("memory_growth.sentences", 0, False, "experiments.memory_growth.sentences", None),

@@ -85,7 +85,7 @@ def _record(model, result, direction="en-de"):
 
 
 def test_table_says_which_models_read_their_context(tmp_path):
-    from mtcue.reporting.context_usage import write_context_usage_table
+    from mtcue.experiments.context_usage.table import write_context_usage_table
     from mtcue.reporting.kit import Runs
     from table_links import unlinked_numbers
 

@@ -166,7 +166,7 @@ def test_score_count_mismatch():
 
 
 def test_table_rows_from_a_hand_set_record(tmp_path):
-    from mtcue.reporting.contrastive import write_contrastive_table
+    from mtcue.experiments.contrastive.table import write_contrastive_table
 
     result = evaluate(_examples(), [c for *_, c in CONTRAPRO])
     record = {"kind": "contrastive", "model": "base", "direction": "en-de", "suite": "contrapro",
@@ -255,7 +255,7 @@ def _record(model, scores, suite="contrapro"):
 
 
 def test_every_difference_from_base_has_a_paired_interval(tmp_path):
-    from mtcue.reporting.contrastive import differences, write_contrastive_table
+    from mtcue.experiments.contrastive.table import differences, write_contrastive_table
 
     right, wrong = [(-1.0, 2), (-2.0, 2), (-3.0, 2)], [(-3.0, 2), (-2.0, 2), (-1.0, 2)]
     base = _record("base", [c for *_, c in CONTRAPRO])          # right on c0, c3, c4: 60%
@@ -296,7 +296,7 @@ def test_every_difference_from_base_has_a_paired_interval(tmp_path):
 
 
 def test_differences_need_the_same_examples():
-    from mtcue.reporting.contrastive import differences
+    from mtcue.experiments.contrastive.table import differences
 
     base = _record("base", [c for *_, c in CONTRAPRO])
     other = _record("concat", [c for *_, c in CONTRAPRO])

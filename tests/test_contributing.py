@@ -37,8 +37,14 @@ def architecture(args):
     concat_architecture(args)
 '''
 
-# Adding an experiment, step 1: its plan, registered, with its table (its records only), the table's `mtcue` step
-# and its section of the rendered results.
+# Adding an experiment, step 1: its folder, whose __init__.py imports its plan.
+PACKAGE = '''\
+"""The {name} experiment (tests/test_contributing.py's throwaway experiment)."""
+from mtcue.experiments.{name} import plan  # noqa: F401
+'''
+
+# Step 2: its plan, registered, with its table (its records only), the table's `mtcue` step and its section of the
+# rendered results.
 PLAN = '''\
 """The {name} experiment: its models trained and scored in its directions, and one table of their scores."""
 from __future__ import annotations
@@ -67,16 +73,16 @@ def check(cfg: dict) -> None:
 
 TABLE = Table("{name}", "the {name} experiment", "mtcue table-{name} --records {{input.records:q}} " + TABLE_OUTPUTS,
               lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}",
-              step=Step("table-{name}", "the {name} experiment's table", "mtcue.reporting.{name}:write_{name}_table",
+              step=Step("table-{name}", "the {name} experiment's table", "mtcue.experiments.{name}.table:write_{name}_table",
                         (Option("--records", records="score", required=True),)))
 
 register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check, tables=(TABLE,),
                     names=lambda cfg: cfg["experiments"]["{name}"]["models"],
-                    sections=(Section("mtcue.reporting.{name}:{name}_section", 1000),),
+                    sections=(Section("mtcue.experiments.{name}.table:{name}_section", 1000),),
                     results={{"{name}": functools.partial(layout.table, "{name}", "csv")}}))
 '''
 
-# Its table: the writer its step calls (by keyword) and its section of the rendered results.
+# Step 3, its table module: the writer its step calls (by keyword) and its section of the rendered results.
 TABLE_MODULE = '''\
 """The {name} experiment's table and its section of the rendered results."""
 from __future__ import annotations
@@ -149,8 +155,8 @@ def add_model_type(study: Path, name: str, row: str) -> None:
 
 
 def import_last(package_init: Path, name: str) -> None:
-    """The experiment's module imported last by `plan/__init__.py`, whose import order is the registry's."""
-    imports = python_node(package_init, lambda n: isinstance(n, ast.ImportFrom) and n.module == "mtcue.plan")
+    """The experiment imported last by `mtcue/experiments/__init__.py`, whose import order is the registry's."""
+    imports = python_node(package_init, lambda n: isinstance(n, ast.ImportFrom) and n.module == "mtcue.experiments")
     last = imports.names[-1]
     insert(package_init, offset_of(package_init.read_text(), last.end_lineno, last.end_col_offset), f", {name}")
 
@@ -174,17 +180,21 @@ def add_experiment(repo: Path, name: str, model: str) -> set[str]:
     """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table (its rule is
     tables.smk's, its `mtcue` step reporting/cli.py's, its section readme.py's: all from the registry); the files
     touched."""
-    (repo / f"src/mtcue/plan/{name}.py").write_text(PLAN.format(name=name))
-    (repo / f"src/mtcue/reporting/{name}.py").write_text(TABLE_MODULE.format(name=name))
-    import_last(repo / "src/mtcue/plan/__init__.py", name)
+    folder = repo / "src/mtcue/experiments" / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text(PACKAGE.format(name=name))
+    (folder / "plan.py").write_text(PLAN.format(name=name))
+    (folder / "table.py").write_text(TABLE_MODULE.format(name=name))
+    import_last(repo / "src/mtcue/experiments/__init__.py", name)
     add_yaml_entry(repo / "src/mtcue/schemas/config.schema.yaml", ["properties", "experiments", "properties"], name,
                    {"description": f"The {name} experiment (tests/test_contributing.py).", "type": "object",
                     "additionalProperties": False, "default": {},
                     "properties": {"models": {"type": "array", "items": {"type": "string"}, "default": [model]},
                                    "directions": {"type": "array", "items": {"type": "string"},
                                                   "default": ["en-de"]}}})
-    return {f"src/mtcue/plan/{name}.py", f"src/mtcue/reporting/{name}.py", "src/mtcue/plan/__init__.py",
-            "src/mtcue/schemas/config.schema.yaml"}
+    return {f"src/mtcue/experiments/{name}", f"src/mtcue/experiments/{name}/__init__.py",
+            f"src/mtcue/experiments/{name}/plan.py", f"src/mtcue/experiments/{name}/table.py",
+            "src/mtcue/experiments/__init__.py", "src/mtcue/schemas/config.schema.yaml"}
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -215,9 +225,11 @@ def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
                f"src/mtcue/models/plugin/{model}/{model}_model.py": "models/plugin/{family}/{type}_model.py",
                "src/mtcue/study.py": "src/mtcue/study.py", "config/config.yaml": "config/config.yaml",
                "src/mtcue/schemas/config.schema.yaml": "src/mtcue/schemas/config.schema.yaml",
-               f"src/mtcue/plan/{experiment}.py": "src/mtcue/plan/{experiment}.py",
-               f"src/mtcue/reporting/{experiment}.py": "src/mtcue/reporting/{experiment}.py",
-               "src/mtcue/plan/__init__.py": "src/mtcue/plan/__init__.py"}
+               f"src/mtcue/experiments/{experiment}": "src/mtcue/experiments/{experiment}/",
+               f"src/mtcue/experiments/{experiment}/__init__.py": "src/mtcue/experiments/{experiment}/__init__.py",
+               f"src/mtcue/experiments/{experiment}/plan.py": "src/mtcue/experiments/{experiment}/plan.py",
+               f"src/mtcue/experiments/{experiment}/table.py": "src/mtcue/experiments/{experiment}/table.py",
+               "src/mtcue/experiments/__init__.py": "src/mtcue/experiments/__init__.py"}
     assert set(spelled) == touched
     for path in touched:
         in_model = path.startswith(("src/mtcue/models/", "src/mtcue/study.py", "config/"))

@@ -14,7 +14,7 @@ from mtcue.data.synth.generator import generate
 from mtcue.evaluation.eamt22 import accuracy_mean_from_stats, requested, score_eamt22
 from mtcue.polish import detect
 from mtcue.records import read_record
-from mtcue.reporting.figure4 import figure4, figure4_frame, write_figure4
+from mtcue.experiments.fewshot.figure import figure4, figure4_frame, write_figure4
 
 FORMALITY = {"formal": ["pani"], "informal": ["twój"]}
 SPEAKER = {"feminine": ["chciałam"], "masculine": ["chciałem"]}

@@ -88,8 +88,8 @@ def test_paper_config_wires_iwslt22_validation_where_it_exists():
 
     from mtcue import config as cfg
     from mtcue.data import sources
-    from mtcue.plan.ablation import ABLATION
-    from mtcue.plan.formality import chosen_on_valid
+    from mtcue.experiments.ablation.plan import ABLATION
+    from mtcue.experiments.formality.plan import chosen_on_valid
 
     paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
     assert chosen_on_valid(paper, "en-de") and not chosen_on_valid(paper, "en-ru")

@@ -13,7 +13,7 @@ from mtcue.context.store import ContextStore
 from mtcue.evaluation.formality import FormalityTestSet, official_label, score_formality
 from mtcue.io import write_lines
 from mtcue.records import read_record, write_record
-from mtcue.reporting.formality import formality_table, write_formality_table
+from mtcue.experiments.formality.table import formality_table, write_formality_table
 
 FORMAL_REF = "Können [F]Sie[/F] mir helfen? [F]Ihr[/F] Auto steht dort."
 INFORMAL_REF = "Kannst [F]du[/F] mir helfen? [F]Dein[/F] Auto steht dort."
@@ -406,7 +406,7 @@ def test_table5_rows_per_prompt_kind_with_intervals_beside_the_papers_rows(tmp_p
 
 
 def test_a_difference_is_paired_and_its_interval_excludes_zero_only_when_it_should():
-    from mtcue.reporting.formality import difference
+    from mtcue.experiments.formality.table import difference
     from mtcue.reporting.kit import Bootstrap
 
     base = formality_record("base", "en-de", {"none": (None, None, "FIFI-" * 20)})

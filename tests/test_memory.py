@@ -10,7 +10,7 @@ import torch
 from conftest import REPO, dry_run
 from mtcue import config as cfgmod
 from mtcue.models import memory
-from mtcue.plan.memory_growth import memory_growth_plan
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 
 CPU = torch.device("cpu")
 MIB = 2 ** 20
@@ -81,13 +81,13 @@ CONFIG = {
 
 
 def test_the_plan_uses_the_largest_trained_context_beyond_it():
-    plan = memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG)))
+    plan = MEMORY_GROWTH.plan(cfgmod.validate(copy.deepcopy(CONFIG)))
     assert plan["curves"] == {"concat": ["concat"] * 3, "cue": ["mtcue", "mtcue", "mtcue"]}
     assert set(plan["specs"]) == {"concat", "mtcue"} and plan["beam"] == 2 and plan["vocab_size"] == 200
     assert plan["batch"] == {"sentences": 2, "length": 6}
     none = copy.deepcopy(CONFIG)
     none["experiments"]["memory_growth"]["models"] = {}
-    assert memory_growth_plan(cfgmod.validate(none)) is None
+    assert MEMORY_GROWTH.plan(cfgmod.validate(none)) is None
 
 
 @pytest.mark.parametrize("models, wrong", [({"x": "absent"}, "'absent' is not a model"),
@@ -101,7 +101,7 @@ def test_a_curve_of_an_unknown_or_sentence_level_model_is_an_error_naming_it(mod
 
 @pytest.fixture(scope="module")
 def rows():
-    return memory.measure(memory_growth_plan(cfgmod.validate(copy.deepcopy(CONFIG))), "cpu")
+    return memory.measure(MEMORY_GROWTH.plan(cfgmod.validate(copy.deepcopy(CONFIG))), "cpu")
 
 
 def peaks(rows, model, phase):
@@ -152,7 +152,7 @@ def test_the_demo_draws_the_shortening_papers_figure4_models():
     """The shortening paper's Figure 4: single- and multi-encoder, Caching Tokens, average and linear pooling,
     Grouping and Selecting (it leaves out Caching Sentence and max pooling); each shortening curve reads its
     C = 1 run, then its C = 2 run (the largest the demo trains) beyond."""
-    plan = memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))
+    plan = MEMORY_GROWTH.plan(cfgmod.load(REPO / "config" / "config.yaml"))
     for family in ("multi_encoder", "caching_tokens", "pool_mean", "pool_linear", "grouping", "selecting"):
         assert plan["curves"][family] == [f"{family}_c1"] + [f"{family}_c2"] * 7, family
     assert plan["curves"]["concat"] == ["concat"] * 8
@@ -164,7 +164,7 @@ def test_multi_encoder_and_linear_pooling_read_stacked_sentences_and_grow_in_dec
     toy["models"] |= {"multi_encoder": {"type": "multi_encoder", "arch": TOY},
                       "pool_linear": {"type": "pool_linear", "arch": TOY}}
     toy["experiments"]["memory_growth"]["models"] = {"multi_encoder": "multi_encoder", "pool_linear": "pool_linear"}
-    rows = memory.measure(memory_growth_plan(cfgmod.validate(toy)), "cpu")
+    rows = memory.measure(MEMORY_GROWTH.plan(cfgmod.validate(toy)), "cpu")
     for model in ("multi_encoder", "pool_linear"):
         decode = peaks(rows, model, "decode")
         assert len(decode) == 3 and all(a < b for a, b in zip(decode, decode[1:])), (model, decode)
@@ -175,7 +175,7 @@ def test_paper_figure_has_the_shortening_familys_curves():
     beside the document-level models, each c = 1..3 its run trained with c sentences, the C = 3 run beyond."""
     from mtcue.study import SHORTENING_TYPES
 
-    plan = memory_growth_plan(cfgmod.load(REPO / "config" / "paper.yaml"))
+    plan = MEMORY_GROWTH.plan(cfgmod.load(REPO / "config" / "paper.yaml"))
     family = {"caching_tokens", "caching_sentence", "pool_mean", "pool_max", "pool_linear", "grouping", "selecting",
               "multi_encoder"}
     assert family <= set(plan["curves"]) and {"mtcue", "concat"} <= set(plan["curves"])
@@ -228,7 +228,7 @@ def test_an_output_path_holding_a_users_file_is_refused_before_measuring(tmp_pat
 
 
 def _plan() -> dict:
-    return memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))
+    return MEMORY_GROWTH.plan(cfgmod.load(REPO / "config" / "config.yaml"))
 
 
 @pytest.mark.parametrize("case", ["unknown_model", "unknown_type", "no_curves", "not_an_object"])
@@ -246,7 +246,7 @@ def test_a_plan_naming_an_unknown_model_is_a_clear_error(case, tmp_path, caplog)
         message = f"--plan: the spec of '{name}' has the model type 'nope', not one of ["
     elif case == "no_curves":
         del plan["curves"]
-        message = "--plan: lacks 'curves' (give what config.memory_growth_plan writes: batch, beam, curves, seed, specs"
+        message = "--plan: lacks 'curves' (give what MemoryGrowth.plan writes: batch, beam, curves, seed, specs"
     else:
         plan = [plan]
         message = "--plan: lacks 'batch'"
@@ -275,7 +275,7 @@ def test_the_demo_figure_keeps_its_labels_on_the_canvas_and_gives_each_curve_its
     from mtcue.plots import save_svg
     from svg_canvas import labels_off_canvas
 
-    curves = memory_growth_plan(cfgmod.load(REPO / "config" / "config.yaml"))["curves"]
+    curves = MEMORY_GROWTH.plan(cfgmod.load(REPO / "config" / "config.yaml"))["curves"]
     rows = [{"model": m, "context_sentences": c, "phase": p, "peak_mib": 1.0 + i * c}
             for i, m in enumerate(curves) for c in range(1, 9) for p in memory.PHASES]
     fig = memory.figure(rows)

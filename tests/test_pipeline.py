@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from mtcue.plan.fewshot import eamt22_columns
+from mtcue.experiments.fewshot.plan import FEWSHOT
 from mtcue.study import store_name
 
 ARCH = {"embed_dim": 32, "heads": 2, "encoder_layers": 1, "encoder_ffn_dim": 64, "decoder_layers": 1,
@@ -480,7 +480,7 @@ def test_translate_corpus_gives_the_studys_eamt22_translations(study, model, par
     from mtcue import config as cfg
 
     tiny = cfg.validate(TINY)
-    columns = ",".join(eamt22_columns(tiny, tiny["models"][parent]))
+    columns = ",".join(FEWSHOT.eamt22_columns(tiny, tiny["models"][parent]))
     run = subprocess.run([str(Path(sys.executable).parent / "mtcue"), "translate-corpus", "--model-dir",
                           f"results/models/en-de/{model}", "--corpus", "results/clean/en-de/test.jsonl",
                           "--columns", columns, "--generation", json.dumps(TINY["generation"]),

@@ -594,7 +594,9 @@ def test_the_memory_section_condenses_the_figure(tmp_path):
 def test_the_other_systems_sections_condense_their_csvs():
     import pandas as pd
 
-    from mtcue.reporting.readme_systems import shortening_section, side_information_section, style_section
+    from mtcue.experiments.shortening.table import shortening_section
+    from mtcue.experiments.side_information.table import side_information_section
+    from mtcue.experiments.style.figure import style_section
 
     side = pd.DataFrame([
         {"table": "bleu", "direction": "en-de", "row": "base", "metric": "bleu", "value": 30.0},

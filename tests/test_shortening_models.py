@@ -16,7 +16,7 @@ from mtcue.models.plugin.context_dataset import TokenContextDataset
 from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.shortening.shortening_base import true_mean
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.shortening import SHORTENING
+from mtcue.experiments.shortening.plan import SHORTENING
 from mtcue.study import SHORTENING_TYPES
 from test_plugin import save_fairseq_checkpoint
 from test_voita2018 import assert_beam_scores_are_teacher_forced
@@ -455,7 +455,7 @@ def contrastive(direction, model, accuracy, pronoun, by_distance):
 
 
 def test_table_puts_ours_by_distance_beside_the_seeds_by_the_papers_measure(tmp_path):
-    from mtcue.reporting.shortening import write_shortening_table
+    from mtcue.experiments.shortening.table import write_shortening_table
 
     cells = [{"model": "base", "type": "base", "context_size": 0, "run": "base"},
              {"model": "grouping", "type": "grouping", "context_size": 2, "run": "grouping_c2"},

@@ -273,7 +273,7 @@ def test_drop_and_predict_give_every_sample_no_context():
 def test_side_information_table_from_hand_made_records(tmp_path):
     import pandas as pd
 
-    from mtcue.reporting.side_information import write_side_information_table
+    from mtcue.experiments.side_information.table import write_side_information_table
 
     good = [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 20  # every n-gram right: BLEU 100 per segment
     bad = [[1, 0, 0, 0, 5, 4, 3, 2, 5, 5]] * 20
@@ -339,7 +339,7 @@ def test_claims_compare_each_system_by_its_chosen_grid_point(tmp_path, valid, ch
     the first row with the best of every row."""
     import pandas as pd
 
-    from mtcue.reporting.side_information import write_side_information_table
+    from mtcue.experiments.side_information.table import write_side_information_table
 
     stats = [[5, 4, 3, 2, 5, 4, 3, 2, 5, 5]] * 5
     rows = [{"label": "base", "model": "base", "type": "base", "variant": ""},
@@ -386,7 +386,7 @@ def _score(model, bleu, split):
 def test_a_grid_without_a_validation_record_of_every_point_is_refused(tmp_path):
     """H_s 128 scored on validation, H_s 64 not: choosing among the scored points only (or on test) would hide
     that the grid was not tuned as Hoang et al.'s; the step names the missing point and what to pass."""
-    from mtcue.reporting.side_information import write_side_information_table
+    from mtcue.experiments.side_information.table import write_side_information_table
 
     scores = [_score("base", 30.0, "test"), _score("si_h64", 31.0, "test"), _score("si_h128", 32.0, "test")]
     with pytest.raises(ValueError, match=r"si_output_layer: no validation score record of grid point\(s\) si_h64 "
@@ -403,21 +403,21 @@ def test_paper_grid_points_are_scored_on_validation_and_named_in_the_table():
     """The paper's grids (H_s 64-512, lambda 0.001-1) in eight directions: every grid point, and only those, has a
     validation-split score record among the table's inputs, and each row names its point."""
     from mtcue import config as cfg
-    from mtcue.plan import side_information
+    from mtcue.experiments.side_information.plan import SIDE_INFORMATION
 
     paper = cfg.validate(cfg.read_yaml(REPO / "config" / "paper.yaml"), source="paper.yaml")
-    valid = side_information.SIDE_INFORMATION.inputs(paper)["valid"]
+    valid = SIDE_INFORMATION.inputs(paper)["valid"]
     assert len(valid) == 8 * (4 + 4)
     assert "results/records/score/pl-en/si_output_layer_h256.valid.json" in valid
     assert "results/records/score/en-de/si_mtl_l0001.valid.json" in valid
     assert not [v for v in valid if "si_src_prefix" in v or "si_base" in v or not v.endswith(".valid.json")]
-    labels = [r["label"] for r in side_information.SIDE_INFORMATION.table_rows(paper)]
+    labels = [r["label"] for r in SIDE_INFORMATION.table_rows(paper)]
     assert "output-layer (H_s 128)" in labels and "output-layer, w/o side info at test (H_s 512)" in labels
     assert "mtl (lambda 0.001)" in labels and "mtl (lambda 1)" in labels
     assert len(labels) == len(set(labels))
     # the demo's one point per type: nothing to choose, no validation decoding
     demo = cfg.validate(cfg.read_yaml(REPO / "config" / "config.yaml"), source="config.yaml")
-    assert side_information.SIDE_INFORMATION.inputs(demo)["valid"] == []
+    assert SIDE_INFORMATION.inputs(demo)["valid"] == []
 
 
 # ---- the workflow -------------------------------------------------------------------------------

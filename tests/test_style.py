@@ -13,7 +13,7 @@ import mtcue.models.plugin  # noqa: F401  (registers task and models)
 from mtcue.models.params import DataFreeTask, build_model
 from mtcue.models.plugin.style.style_task import StyleDataset
 from mtcue.plan.models import model_spec, trained_models
-from mtcue.plan.style import style_models
+from mtcue.experiments.style.plan import STYLE
 from mtcue.options import with_provenance
 from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
@@ -414,13 +414,11 @@ def test_address_levels_agree_with_iwslt22_references(tmp_path):
 
 def test_paper_style_levels_come_from_address_scores_with_their_agreement():
     from mtcue import config as cfgmod
-    from mtcue.plan.style import targets
-
     paper = cfgmod.load(REPO / "config" / "paper.yaml")
     assert paper["experiments"]["style"]["levels_from"] == "address"
-    assert targets(paper).others == ["results/records/style_agreement/en-de.json",
+    assert STYLE.targets(paper).others == ["results/records/style_agreement/en-de.json",
                                         "results/records/style_agreement/en-ru.json"]
-    assert targets(cfgmod.load(REPO / "config" / "config.yaml")).others == []
+    assert STYLE.targets(cfgmod.load(REPO / "config" / "config.yaml")).others == []
 
 
 def test_score_style_takes_level_5_as_formal_and_level_1_as_informal(tmp_path):
@@ -474,7 +472,7 @@ def test_demo_fine_tunes_eight_style_models_from_base():
     from mtcue.models import fairseq_args as fa
 
     c = demo_config()
-    pairs = style_models(c)
+    pairs = STYLE.models(c)
     assert len(pairs) == 8 and sorted(d for d, _m in pairs).count("en-ru") == 2
     assert {m for d, m in pairs if d == "en-ru"} == {"style_token", "style_dim"}
     spec = model_spec(c, "style_token_freeze_all", "en-de")
@@ -498,7 +496,7 @@ def test_paper_config_names_a_parent_checkpoint_and_the_seeds_settings():
     assert spec["training"]["lr"] == 1e-4 and spec["training"]["weight_decay"] == 1e-3
     args = fa.optimisation_args(spec, use_cuda=True)
     assert args[args.index("--batch-size") + 1] == "16"
-    assert {d for d, _m in style_models(c)} == {"en-de", "en-ru"}
+    assert {d for d, _m in STYLE.models(c)} == {"en-de", "en-ru"}
 
 
 @pytest.mark.parametrize("change, message", [
@@ -538,7 +536,7 @@ def style_record(model, direction, levels):
 
 
 def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
-    from mtcue.reporting.formality import formality_table
+    from mtcue.experiments.formality.table import formality_table
 
     record = style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)})
     table = formality_table([record], ["style_dim"])
@@ -549,7 +547,7 @@ def test_table5_marks_the_style_rows_supervised_with_their_level_outputs():
 def test_level_sweep_csv_has_the_issues_columns_and_says_whether_it_rises(tmp_path):
     import pandas as pd
 
-    from mtcue.reporting.style_levels import monotonic, write_style_levels
+    from mtcue.experiments.style.figure import monotonic, write_style_levels
     from svg_canvas import labels_off_canvas
 
     records = [style_record("style_dim", "en-de", {1: (1, 3), 3: (2, 2), 5: (3, 1)}),

@@ -22,7 +22,7 @@ from mtcue.models.plugin.pretrained import is_context_key
 from mtcue.models.plugin.voita.voita_context_model import GatedContextLayer
 from mtcue.options import with_provenance
 from mtcue.plan.models import model_spec
-from mtcue.plan.voita2018 import VOITA2018
+from mtcue.experiments.voita2018.plan import VOITA2018
 from mtcue.records import write_record
 from test_plugin import save_fairseq_checkpoint
 
@@ -471,7 +471,7 @@ def test_table7_is_measured_where_the_synthetic_suite_marks_antecedents():
     """Read off the config, never the disk: on the synthetic corpus the attention record of each en->xx
     previous-sentence VOITA-CONTEXT model; on the paper's data none, and the reason the table gives."""
     from mtcue import config as cfgmod
-    from mtcue.plan.voita2018 import attention_unavailable
+    from mtcue.experiments.voita2018.plan import attention_unavailable
 
     demo, paper = demo_config(), cfgmod.load(REPO / "config" / "paper.yaml")
     assert attention_unavailable(demo) == "" and VOITA2018.inputs(demo)["attention"] == [
@@ -499,7 +499,7 @@ def test_table_puts_ours_beside_the_seeds(tmp_path):
 
     from mtcue import config as cfgmod
     from mtcue.reporting.kit import Runs
-    from mtcue.reporting.voita2018 import write_voita2018_table
+    from mtcue.experiments.voita2018.table import write_voita2018_table
 
     def score(model, bleu):
         return {"model": model, "direction": "en-ru", "bleu": bleu, "study": "demo"}

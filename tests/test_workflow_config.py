@@ -6,12 +6,14 @@ import os
 import re
 import string
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import REPO, SNAKEMAKE, dry_run
 from mtcue import config as cfg
+from mtcue.experiments import rule_files as experiment_rules
 from mtcue.plan.models import all_models
 from mtcue.study import SHORTENING_TYPES, store_name
 
@@ -213,7 +215,8 @@ def registered_commands():
 
 def test_every_value_in_a_shell_command_is_quoted():
     """A file name, wildcard or config value reaches the shell only through Snakemake's :q (shlex.quote)."""
-    commands = [(f"{path.name}:{line}", command) for path in sorted((REPO / "workflow" / "rules").glob("*.smk"))
+    rule_files = [*sorted((REPO / "workflow" / "rules").glob("*.smk")), *map(Path, experiment_rules())]
+    commands = [(f"{path.relative_to(REPO)}:{line}", command) for path in rule_files
                 for line, command in shell_commands(path)]
     commands += [(f"table {table}", command) for table, command in registered_commands()]
     unquoted = [f"{where} {{{field}}}" for where, command in commands

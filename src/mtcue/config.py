@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mtcue.experiments.fewshot.plan import FEWSHOT
 from mtcue.io import TextFileError, read_text
 from mtcue.plan import EXPERIMENTS
 from mtcue.study import (ARCH_KEY_TYPES, CONTEXT_KIND, CONTEXT_SENTENCES_TYPES, CORPUS_PAIRS, ENGLISH,
@@ -171,7 +172,7 @@ def _check_semantics(cfg: dict) -> None:
     for experiment in EXPERIMENTS.values():
         experiment.check(cfg)
     selections = {"context.columns": cfg["context"]["columns"],
-                  "experiments.fewshot.context_columns": cfg["experiments"]["fewshot"]["context_columns"]}
+                  f"experiments.{FEWSHOT.key}.context_columns": FEWSHOT.config(cfg)["context_columns"]}
     selections.update({f"models.{name}.context_columns": m["context_columns"]
                        for name, m in cfg["models"].items() if "context_columns" in m})
     known = [*column_groups(cfg), *store_columns(cfg)]

@@ -1,5 +1,6 @@
 # Validated configuration (defaults filled from the schema) and the study's targets, read from its plan
-# (src/mtcue/plan/: one module per experiment); the input functions of single rule files are in inputs.smk.
+# (src/mtcue/plan/ and each experiment's src/mtcue/experiments/{name}/plan.py); the input functions of single rule
+# files are in inputs.smk.
 import json
 import os
 import shlex
@@ -9,10 +10,14 @@ from mtcue import config as cfg
 from mtcue import layout
 from mtcue.data import sources
 from mtcue.data.evalsets import iwslt22_files
+from mtcue.experiments import rule_files as experiment_rules
+from mtcue.experiments.fewshot.plan import FEWSHOT
+from mtcue.experiments.formality.plan import FORMALITY
+from mtcue.experiments.shortening.plan import SHORTENING
+from mtcue.experiments.style.plan import STYLE
 from mtcue.plan import evaluation as plan_evaluation
 from mtcue.plan import resources as plan_resources
-from mtcue.plan import (ablation, context_usage, contrastive, fewshot, formality, memory_growth, quality, shortening,
-                        side_information, style, voita2018)
+from mtcue.plan import quality
 from mtcue.plan.experiments import model_records, report_files, study_targets
 from mtcue.plan.models import all_models, model_entry, trained_entries, trained_models, vector_stores
 from mtcue.plan.models import model_spec as plan_spec
@@ -55,13 +60,12 @@ def shell_prefix(exports):
     return " ".join(["set -euo pipefail;", path, *variables]) + " "
 
 
-def table_outputs(name, label):
-    """A table rule's outputs (`output: **table_outputs(...)`): the table's three files (layout.table_files), its
-    HTML shown in the report's Tables as `label`, captioned by workflow/report/{name}.rst (a caption's path is
-    the rule file's, workflow/rules/, where the rule calls this)."""
-    csv, md, html = layout.table_files(name)
+def table_outputs(table):
+    """A table rule's outputs (`output: **table_outputs(...)`): the `Table`'s three files (layout.table_files), its
+    HTML shown in the report's Tables as its label, captioned by its caption file."""
+    csv, md, html = layout.table_files(table.name)
     return {"csv": csv, "md": md,
-            "html": report(html, caption=f"../report/{name}.rst", category="Tables", labels={"name": label})}
+            "html": report(html, caption=table.caption, category="Tables", labels={"name": table.label})}
 
 
 def model_spec(w):
@@ -85,13 +89,13 @@ def clean_corpus(w, split):
 
 def model_store(direction, model):
     """The store a model trains on: a vector store per encoder, TAGGING's tag store (a few-shot
-    variant: its setting's masked copy, fewshot.smk), the token store (VOITA-CONTEXT, CONCAT), the
-    side-information labels (the si_* models, sideinfo.smk) or the style store (style_token, style_dim); None
+    variant: its setting's masked copy, experiments/fewshot/rules.smk), the token store (VOITA-CONTEXT, CONCAT), the
+    side-information labels (the si_* models, experiments/side_information/rules.smk) or the style store (style_token, style_dim); None
     for BASE."""
     entry = model_entry(config, model)
     if "fewshot" in entry:
         return layout.store_dir("fewshot", direction, model)
-    if entry["type"] in STYLE_TYPES:  # not context: a style level per line (style.smk)
+    if entry["type"] in STYLE_TYPES:  # not context: a style level per line (experiments/style/rules.smk)
         return layout.store_dir("style", direction)
     kind = context_kind(entry)
     if kind == "vectors":
@@ -149,7 +153,7 @@ MLFLOW_STUDY = str(layout.mlflow_page(STUDY))
 MLFLOW_UI = os.environ.get("MTCUE_MLFLOW_UI", "")
 # The real evaluation sets of the configured pairs (the paper's data path only).
 EVAL_SETS = sources.evalset_targets(config, PAIRS) if OPENSUBTITLES else []
-FEWSHOT_MODELS = fewshot.fewshot_models(config)  # the few-shot variants, which rules look up per job
+FEWSHOT_MODELS = FEWSHOT.models(config)  # the few-shot variants, which rules look up per job
 # Every (direction, model) the study trains, with the experiments it serves (the MLflow mirror, context stores).
 TRAINED = trained_models(config)
 

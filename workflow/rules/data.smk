@@ -93,7 +93,7 @@ else:
             "--seed {params.seed:q} --out {output:q} 2> {log:q}"
 
 
-if fewshot.eamt22_pairs(config):
+if FEWSHOT.eamt22_pairs(config):
 
     # EAMT22's attribute annotation (section 3.2): what each line's Polish shows, as EAMT22's context
     # sentences, for the few-shot settings.
@@ -104,7 +104,7 @@ if fewshot.eamt22_pairs(config):
             corpus="results/annotated/{pair}/{split}.jsonl",
             stats="results/annotated/{pair}/{split}.stats.json",
         wildcard_constraints:
-            pair="|".join(fewshot.eamt22_pairs(config)),
+            pair="|".join(FEWSHOT.eamt22_pairs(config)),
         group: PREPARE
         resources:
             **on_cpu(STEP["prepare"]),
@@ -118,7 +118,7 @@ if fewshot.eamt22_pairs(config):
 
 rule clean:
     input:
-        lambda w: f"results/{'annotated' if w.pair in fewshot.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
+        lambda w: f"results/{'annotated' if w.pair in FEWSHOT.eamt22_pairs(config) else 'corpus'}/{w.pair}/"
                   f"{w.split}.jsonl",
     output:
         corpus=layout.clean_corpus("{pair}", "{split}"),
@@ -140,7 +140,7 @@ rule clean:
 # Table 5's test set (eval_iwslt22) and validation set, where each model's best prompt is chosen (eval_iwslt22_valid;
 # on the paper's data Table 6's zero-shot column too), in IWSLT22's official layout (contrastive references,
 # [F]-annotated): on the paper's data IWSLT22's official files converted (the validation set: its training data,
-# both domains; pairs without one, en-ru, choose on the test set: plan/formality.py), else the synthetic corpus's
+# both domains; pairs without one, en-ru, choose on the test set: formality's plan), else the synthetic corpus's
 # cleaned split in that layout, a step of its pair's preparation. Their inputs: iwslt22_inputs (inputs.smk).
 rule eval_iwslt22:
     input:

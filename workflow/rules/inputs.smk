@@ -120,7 +120,7 @@ def iwslt22_inputs(split):
     return lambda w: [sources.local(s) for s in sources.evalset_sources(config, name, w.pair).values()]
 
 
-# ---- EAMT22 few-shot (fewshot.smk) ---------------------------------------------------------------
+# ---- EAMT22 few-shot (experiments/fewshot/rules.smk) ---------------------------------------------------------------
 
 def eamt22_store(w):
     """The full store of a model's kind (a few-shot variant reads its parent's: the test split keeps
@@ -133,7 +133,7 @@ def eamt22_spec(w):
     """The model spec with the EAMT22 context columns (JSON)."""
     spec = model_spec(w)
     if "context" in spec:
-        spec["context"]["columns"] = fewshot.eamt22_columns(config, model_entry(config, w.model))
+        spec["context"]["columns"] = FEWSHOT.eamt22_columns(config, model_entry(config, w.model))
     return json.dumps(spec, sort_keys=True)
 
 
@@ -160,7 +160,7 @@ def eamt22_inputs(w, split):
 
 def formality_valid_hyps(w):
     """The prompts' validation translations, where Table 5's model has prompts and there is a validation set."""
-    if formality.valid_prompts(config, w.direction, w.model):
+    if FORMALITY.valid_prompts(config, w.direction, w.model):
         return str(layout.hyps_dir("formality_valid", w.direction, w.model))
     return []
 
@@ -169,7 +169,7 @@ def formality_valid_args(w, valid_hyps, valid_refs):
     """score-formality's validation options, or nothing."""
     if not valid_hyps:
         return []
-    hyps = [f"{p}={valid_hyps}/{p}.txt" for p in formality.prompts_of(config, w.model)]
+    hyps = [f"{p}={valid_hyps}/{p}.txt" for p in FORMALITY.prompts_of(config, w.model)]
     return ["--valid-hyps", *hyps, "--valid-references", *formality_refs(w, valid_refs)]
 
 
@@ -194,9 +194,9 @@ def translation_task(w, setting, split):
         folder = {"formality": "iwslt22", "formality_valid": "iwslt22_valid", "style": "iwslt22"}[setting]
         inputs = {**trained_model(w), "testset": str(layout.evalset(folder, pair_of(d)))}
         what = (["translate-levels", "--model-dir", str(layout.model_dir(d, m)), "--source", iwslt22_source(d),
-                 "--levels", ",".join(map(str, config["experiments"]["style"]["levels"]))] if setting == "style" else
+                 "--levels", ",".join(map(str, STYLE.config(config)["levels"]))] if setting == "style" else
                 ["translate-prompts", "--model-dir", str(layout.model_dir(d, m)), "--source", iwslt22_source(d, folder),
-                 "--prompts", json.dumps(formality.prompts_of(config, m))])
+                 "--prompts", json.dumps(FORMALITY.prompts_of(config, m))])
         return inputs, [*what, "--generation", generation, "--threads", "1", "--out", out]
     if setting == "eamt22" and OPENSUBTITLES:  # the official EAMT22 set, each row with its attribute sentences
         inputs = {**trained_model(w), "test": eamt22_set(split)}
@@ -241,7 +241,7 @@ def record_task(w, kind, of):
                         "--out", out]
     if kind in ("attention", "groupings"):
         suite = synthetic_suite(d) if kind == "attention" else str(
-            layout.suite(d, shortening.SHORTENING.groupings_suite(config, d, m)))
+            layout.suite(d, SHORTENING.groupings_suite(config, d, m)))
         return {**trained_model(w), "suite": suite}, [
             "attention-agreement" if kind == "attention" else "groupings", "--model-dir", model_dir, "--model", m,
             "--suite", suite, *provenance[2:], *provenance[:2], "--out", out]
@@ -250,14 +250,14 @@ def record_task(w, kind, of):
         fewshot_store = ["--fewshot-store", str(inputs["fewshot"])] if "fewshot" in inputs else []
         return inputs, ["score-eamt22", "--hyps", inputs["hyps"], "--corpus", inputs["corpus"], "--direction", d,
                         "--model", m, "--split", of, *provenance, "--detector",
-                        config["experiments"]["fewshot"]["detector"], "--spec", eamt22_spec(w), *fewshot_store,
+                        FEWSHOT.config(config)["detector"], "--spec", eamt22_spec(w), *fewshot_store,
                         "--out", out]
     hyps_dir = str(layout.hyps_dir(plan_evaluation.FOLDER_TRANSLATIONS[kind, of], d, m))
     folder = "iwslt22_valid" if of == "valid" else "iwslt22"
     refs = str(layout.evalset(folder, pair_of(d)))
     common = ["--direction", d, "--model", m, *provenance, "--out", out]
     if kind == "style":
-        levels = config["experiments"]["style"]["levels"]
+        levels = STYLE.config(config)["levels"]
         meaning = [f"{refs}/{n}" for n in iwslt22_files(pair_of(d))[1:3]]
         return {"hyps": hyps_dir, "refs": refs}, [
             "score-formality", "--style-levels", "--hyps", *(f"level{n}={hyps_dir}/level{n}.txt" for n in levels),
@@ -269,9 +269,9 @@ def record_task(w, kind, of):
         inputs |= {"valid_hyps": formality_valid_hyps(w),
                    "valid_refs": str(layout.evalset("iwslt22_valid", pair_of(d)))}
         valid = formality_valid_args(w, inputs["valid_hyps"], inputs["valid_refs"])
-    prompts = formality.prompts_of(config, m) or ["none"]
+    prompts = FORMALITY.prompts_of(config, m) or ["none"]
     return inputs, ["score-formality", "--hyps", *(f"{p}={hyps_dir}/{p}.txt" for p in prompts),
-                    "--prompts", json.dumps(formality.formality_prompts(config)), "--references",
+                    "--prompts", json.dumps(FORMALITY.prompts(config)), "--references",
                     *formality_refs(w, refs), *valid, "--train-corpus", inputs["train"], "--split", of or "test",
                     *common]
 

@@ -4,7 +4,7 @@
 # run ids and the UI's address are resolved. MLflow mirrors the records from one rule at the end; concurrent syncs
 # (a second snakemake, a sync by hand) take turns on a lock (src/mtcue/reporting/tracking.py).
 # Each table writes its numbers (CSV), Markdown and an HTML rendering of the Markdown, a result
-# of the HTML report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
+# of the HTML report captioned by its `Table.caption` (docs/results-and-tracking.md, "Tables, figures and the report").
 
 
 rule mlflow_sync:

@@ -2,7 +2,8 @@
 # `Table` each): what a table reads (its own experiment's records and those it `reads`, never a file of the whole
 # study, so that one table is one target that trains what it needs and nothing else, docs/reruns.md), its options
 # and the command that writes its numbers (CSV), Markdown and the Markdown's HTML rendering, a result of the HTML
-# report captioned by workflow/report/<table>.rst (docs/results-and-tracking.md, "Tables, figures and the report").
+# report captioned by its caption file (`Table.caption`; docs/results-and-tracking.md, "Tables, figures and the
+# report").
 # Each number names its MLflow run by name, `{direction}/{model}` in the study's experiment, and its HTML links it
 # through the study's MLflow page (mlflow_study, report.smk).
 from mtcue.plan import EXPERIMENTS
@@ -20,7 +21,7 @@ for rule in TABLES:
         input:
             **TABLES[rule].inputs(config),
         output:
-            **table_outputs(TABLES[rule].name, TABLES[rule].label),
+            **table_outputs(TABLES[rule]),
         params:
             **TABLES[rule].params(config),
         log:

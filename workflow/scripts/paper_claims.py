@@ -24,7 +24,7 @@ import numpy as np
 from mtcue.corpus import marker_tokens, read_corpus
 from mtcue.evaluation.score import judge_markers, paired_bootstrap_ci
 from mtcue.records import read_record
-from mtcue.reporting.figure4 import difference_ci
+from mtcue.experiments.fewshot.figure import difference_ci
 from mtcue.reporting.kit import BOOTSTRAP
 
 # The paper's figures for its claims (None: the paper gives a direction, not a figure).

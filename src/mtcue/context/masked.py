@@ -4,7 +4,7 @@ columns (`cue1..`) are kept for a balanced subset of lines and cleared (-1) ever
 Every setting trains on the same binarised data and the same vectors (or tags): only which lines
 show their attribute sentences differs, so a few-shot store is a new index beside links to the full
 store's vectors.npy (or tags.json), not a new corpus or embedding. The rest of the context columns
-are left as they are; a few-shot model selects the ones it reads (plan.fewshot.eamt22_columns).
+are left as they are; a few-shot model selects the ones it reads (experiments.fewshot.plan.Fewshot.eamt22_columns).
 
 A line's attribute combination is its list of attribute sentences (the corpus's `cues`: speaker,
 addressee, formality); lines without any are not annotated and never selected. Subsets are drawn per

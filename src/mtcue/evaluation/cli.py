@@ -303,7 +303,7 @@ def register(step) -> None:
                    help="the target language is written without spaces: phrases match as substrings (e.g. Japanese)")
     s.add_argument("--hyps", nargs="+", metavar="PROMPT_ID=PATH",
                    help="one hypothesis file per prompt; a model without context: none=PATH")
-    s.add_argument("--prompts", default="[]", help='JSON [{"id", "attribute", "text"}, ...] (plan.formality.formality_prompts)')
+    s.add_argument("--prompts", default="[]", help='JSON [{"id", "attribute", "text"}, ...] (Formality.prompts)')
     test_set = s.add_mutually_exclusive_group()
     test_set.add_argument("--corpus", help="test corpus whose lines carry formality labels (the synthetic set)")
     test_set.add_argument("--references", nargs=2, metavar="ATTRIBUTE=PATH",

@@ -168,7 +168,7 @@ def score_formality(hyp_paths: Mapping[str, str | Path], prompts: Sequence[dict]
                     valid: tuple[Mapping[str, str | Path], FormalityTestSet] | None = None,
                     kinds: Mapping[str, str] | None = None) -> dict:
     """The fields of a formality record. `hyp_paths`: {prompt id: hypotheses}; `prompts`: each
-    {"id", "attribute", "text"} (plan.formality.formality_prompts). A model without context gives one file
+    {"id", "attribute", "text"} (experiments.formality.plan.Formality.prompts). A model without context gives one file
     under the id "none" and no prompts. `valid`: the same prompts' hypotheses on the validation split
     and its test set, where the best prompt is chosen (else on the test split); `kinds`: {prompt id:
     prompt_kind}."""

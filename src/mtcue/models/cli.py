@@ -9,7 +9,7 @@ from pathlib import Path
 from mtcue import config as cfgmod
 from mtcue.io import atomic_write_text
 from mtcue.options import json_option, options, positive_int, with_provenance
-from mtcue.plan.memory_growth import memory_growth_plan
+from mtcue.experiments.memory_growth.plan import MEMORY_GROWTH
 from mtcue.plan.models import model_spec
 
 
@@ -151,7 +151,7 @@ def cmd_memory_growth(a):
     from mtcue.plots import save_svg
 
     torch.set_num_threads(a.threads)
-    plan = json_option(a.plan, "--plan") if a.plan else memory_growth_plan(cfgmod.load(a.config))
+    plan = json_option(a.plan, "--plan") if a.plan else MEMORY_GROWTH.plan(cfgmod.load(a.config))
     if not plan:
         raise SystemExit("--plan: no curve: nothing to measure" if a.plan else
                          f"{a.config}: experiments.memory_growth.models is empty: nothing to measure")
@@ -282,7 +282,7 @@ def register(step) -> None:
              "weights, per document-level model and number of context sentences (random weights); CSV and SVG",
              options("csv", "svg"))
     plan = s.add_mutually_exclusive_group(required=True)
-    plan.add_argument("--plan", help="what to measure, as JSON (plan.memory_growth.memory_growth_plan; what Snakemake passes)")
+    plan.add_argument("--plan", help="what to measure, as JSON (MemoryGrowth.plan; what Snakemake passes)")
     plan.add_argument("--config", help="a config file, its experiments.memory_growth")
     s.add_argument("--device", help="cpu or cuda (default: cuda where there is one)")
     s.add_argument("--threads", type=positive_int, default=1)

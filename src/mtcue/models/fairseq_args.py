@@ -65,7 +65,7 @@ def arch_args(spec: dict) -> list[str]:
         args += ["--context-layers", arch["context_layers"], "--context-attention-heads", arch["heads"],
                  "--context-ffn-embed-dim", arch["context_ffn_dim"], "--context-kind", spec["context"]["kind"]]
         args += [] if arch["context_positions"] else ["--no-context-positions"]
-        if "context_doc_positions" in arch:  # few-shot variants (plan.fewshot.fewshot_models)
+        if "context_doc_positions" in arch:  # few-shot variants (experiments.fewshot.plan.Fewshot.models)
             args += ["--context-doc-positions", arch["context_doc_positions"]]
         args += [] if arch["qk_norm"] else ["--no-qk-norm"]
         args += [] if arch["qk_norm_scale_init"] is None else ["--qk-norm-scale-init", arch["qk_norm_scale_init"]]

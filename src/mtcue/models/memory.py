@@ -146,13 +146,13 @@ PLAN_KEYS = ("batch", "beam", "curves", "seed", "specs", "vocab_size")
 
 
 def check_plan(plan, source: str = "--plan") -> None:
-    """A plan written by hand (`--plan`) holds what config.memory_growth_plan writes, and every model a
+    """A plan written by hand (`--plan`) holds what MemoryGrowth.plan writes, and every model a
     curve names has a spec of a known type: else an error naming `source`, before any model is built."""
     from mtcue.models.fairseq_args import FAIRSEQ_ARCH
 
     for key in PLAN_KEYS:
         if not isinstance(plan, dict) or key not in plan:
-            raise ValueError(f"{source}: lacks {key!r} (give what config.memory_growth_plan writes: "
+            raise ValueError(f"{source}: lacks {key!r} (give what MemoryGrowth.plan writes: "
                              f"{', '.join(PLAN_KEYS)})")
     specs = plan["specs"]
     for label, names in plan["curves"].items():
@@ -166,7 +166,7 @@ def check_plan(plan, source: str = "--plan") -> None:
 
 
 def measure(plan: dict, device: str | None = None) -> list[dict]:
-    """Rows {model, context_sentences, phase, peak_mib} for every curve of `plan` (plan.memory_growth.memory_growth_plan)."""
+    """Rows {model, context_sentences, phase, peak_mib} for every curve of `plan` (MemoryGrowth.plan)."""
     from mtcue.models import fairseq_args as fa
     from mtcue.models.params import ENCODER_DIMS, DataFreeTask, build_model, parse_arch_args, torch_device
 

@@ -1,11 +1,11 @@
-"""The study plan: one module per experiment says which runs it trains, in which directions, from which
-parents, what it checks in the config and what it makes (`targets`), and registers itself in `EXPERIMENTS`
-(plan/registry.py); `workflow/rules/common.smk` reads them. `models` gathers every run of every experiment
-(entries, specs); `experiments` what several experiments share.
+"""The study plan: what every experiment shares (`registry`: `EXPERIMENTS`, each experiment's `Targets`, tables and
+sections; `experiments`: `Keyed` and the helpers several share; `models`: every run of every experiment, entries
+and specs; `evaluation`, `gpu_hours`, `resources`, `submissions`) and the quality tables (`quality`). Each
+experiment's own plan is in its folder, `mtcue/experiments/{name}/plan.py`, and registers itself in `EXPERIMENTS`;
+`workflow/rules/common.smk` reads them.
 
-Importing the package imports every experiment's module, in the study's order (the order of `EXPERIMENTS`:
-the GPU-hour table's rows), so `from mtcue.plan import EXPERIMENTS` lists them all.
+Importing the package imports every experiment (`mtcue.experiments`), in the study's order, so `from mtcue.plan
+import EXPERIMENTS` lists them all.
 """
-from mtcue.plan import (quality, formality, ablation, fewshot, voita2018, shortening,  # noqa: F401, I001
-                        side_information, style, contrastive, context_usage, memory_growth)
+from mtcue import experiments  # noqa: F401, I001
 from mtcue.plan.registry import EXPERIMENTS, Experiment, Targets, register  # noqa: F401

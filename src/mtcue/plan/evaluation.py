@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mtcue import layout
-from mtcue.plan import formality
+from mtcue.experiments.formality.plan import FORMALITY
 from mtcue.plan.models import model_entry
 from mtcue.plan.registry import EXPERIMENTS
 from mtcue.study import is_contextual
@@ -90,7 +90,7 @@ def translations_of(cfg: dict, direction: str, model: str, record: Record) -> li
     kind, of = record
     if record in FOLDER_TRANSLATIONS:
         # Table 5's best prompt is chosen on the validation set's translations, where there is one
-        valid = [("formality_valid", None)] if record == ("formality", None) and formality.valid_prompts(
+        valid = [("formality_valid", None)] if record == ("formality", None) and FORMALITY.valid_prompts(
             cfg, direction, model) else []
         return [(FOLDER_TRANSLATIONS[record], None), *valid]
     if kind in ("score", "comet"):

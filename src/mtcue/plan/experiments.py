@@ -48,7 +48,7 @@ def with_seeds(cfg: dict, experiment: str, models: dict[str, dict]) -> dict[str,
 
 def suites(cfg: dict) -> dict[str, list[str]]:
     """{en->xx direction: its contrastive suites} (the synthetic one, or on the paper's data the configured
-    real ones): what contrastive.smk scores, and the sentences of the shortening experiment's groupings."""
+    real ones): what experiments/contrastive/rules.smk scores, and the sentences of the shortening experiment's groupings."""
     configured, paper = cfg["evaluation"]["contrastive"]["suites"], cfg["corpus"]["source"] == "opensubtitles"
     return {d: configured.get(d, []) if paper else ["synthetic"] for d in cfg["directions"] if d.startswith("en-")}
 

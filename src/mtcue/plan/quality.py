@@ -26,7 +26,7 @@ def inputs(cfg: dict) -> dict[str, list[str]]:
 def targets(cfg: dict) -> Targets:
     """The score and COMET records, the tables and the figures where there is something to draw. Phenomena are
     labelled only by the synthetic corpus, and only from English: OpenSubtitles carries no labels, and at
-    paper scale the contrastive suites (contrastive.smk) measure the same phenomena. A gain needs a second
+    paper scale the contrastive suites (experiments/contrastive/rules.smk) measure the same phenomena. A gain needs a second
     model."""
     records, directions = inputs(cfg), cfg["directions"]
     labelled = cfg["corpus"]["source"] == "synthetic" and any(d.startswith("en-") for d in directions)

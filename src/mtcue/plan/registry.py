@@ -1,4 +1,5 @@
-"""The experiment registry: each plan module registers one `Experiment` (at its bottom), and everything that
+"""The experiment registry: each experiment's plan (mtcue/experiments/{name}/plan.py, and the quality tables'
+plan/quality.py) registers one `Experiment` (at its bottom), and everything that
 goes over the study's experiments (the trained runs, the unknown-model check, the config checks, the GPU-hour
 rows, the MLflow mirror's records, `rule all`) reads `EXPERIMENTS`. Imports nothing of the plan, so every
 plan module may register and `plan.models` may read it.
@@ -130,13 +131,15 @@ class Section:
 @dataclass(frozen=True)
 class Table:
     """A table an experiment makes and how: workflow/rules/tables.smk makes one rule of each (its outputs
-    `common.smk`'s `table_outputs(name, label)`). `name`: its files' (layout.table_files) and its caption's
-    (workflow/report/{name}.rst); `label`: its name in the report; `command`: the shell command that writes it, a
+    `common.smk`'s `table_outputs(table)`). `name`: its files' (layout.table_files); `label`: its name in the
+    report; `command`: the shell command that writes it, a
     Snakemake template of `{input.*}`, `{params.*}`, `{output.csv}`/`md`/`html` and `{log}`, each value `:q`;
     `inputs(cfg)`: the records it reads, by name (its own experiment's and those it `reads`, never a file of the
     whole study); `params(cfg)`: its other options' values, by name; `rule`: its rule's name and log's (default
     `name`); `benchmark`: its benchmark's folder and name (`layout.benchmark`; default tables/{name}); `step`: the
-    `mtcue` step its `command` runs (None: a step another table declares)."""
+    `mtcue` step its `command` runs (None: a step another table declares); `caption`: its caption in the report, a
+    reStructuredText file, absolute or relative to workflow/rules/ (default ../report/{name}.rst: the quality tables',
+    in workflow/report/; an experiment's captions are in its folder)."""
     name: str
     label: str
     command: str
@@ -145,9 +148,11 @@ class Table:
     rule: str = ""
     benchmark: tuple[str, ...] = ()
     step: Step | None = None
+    caption: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "rule", self.rule or self.name)
+        object.__setattr__(self, "caption", self.caption or f"../report/{self.name}.rst")
         object.__setattr__(self, "benchmark", self.benchmark or ("tables", self.name))
 
 
@@ -155,8 +160,8 @@ class Table:
 class Experiment:
     """One experiment of the study.
 
-    `name`: its plan module, rule file and `experiments.{name}` section; `label`: what it is (the GPU-hour
-    table's row). `targets(cfg)`: its `Targets`. `trains(cfg)`: the (direction, run) pairs whose results it
+    `name`: its `experiments.{name}` config section (and, but for a variant, its folder's); `label`: what it is
+    (the GPU-hour table's row). `targets(cfg)`: its `Targets`. `trains(cfg)`: the (direction, run) pairs whose results it
     gives (`plan.models.trained_models`). `names(cfg)`: the configured models it names (None: it names none), under the key
     `experiments.{name}.{names_key}` (the unknown-model check). `derives(cfg)`: the runs it derives from
     configured models, {name: model entry} (`plan.models.all_models`). `check(cfg)`: its config checks (each
@@ -188,7 +193,7 @@ class Experiment:
             object.__setattr__(self, name, _of_validated(getattr(self, name), f"experiment '{self.name}' {name}"))
 
 
-# {name: experiment}, in registration order (plan/__init__.py imports the modules in the study's order).
+# {name: experiment}, in registration order (mtcue/experiments/__init__.py imports them in the study's order).
 EXPERIMENTS: dict[str, Experiment] = {}
 
 

@@ -28,10 +28,13 @@ REPORT_FIGURE = re.compile(r'report\(\s*layout\.figure\(\s*"(\w+)",\s*"(\w+)"\)[
 
 def report_outputs(repo: str | Path) -> list[str]:
     """Every table and figure the workflow reports, by its path in the layout: each table the registered
-    experiments declare (its HTML) and each figure of workflow/rules (`REPORT_FIGURE`)."""
+    experiments declare (its HTML) and each figure of the rule files, the stages' and the experiments' own
+    (`REPORT_FIGURE`)."""
     found = [str(layout.table(table.name, "html"))
              for experiment in EXPERIMENTS.values() for table in experiment.tables]
-    for rules in sorted(Path(repo, "workflow", "rules").glob("*.smk")):
+    rule_files = [*Path(repo, "workflow", "rules").glob("*.smk"),
+                  *Path(repo, "src", "mtcue", "experiments").glob("*/rules.smk")]
+    for rules in sorted(rule_files):
         found += [str(layout.figure(*m.groups())) for m in REPORT_FIGURE.finditer(rules.read_text(encoding="utf-8"))]
     return sorted(found)
 

@@ -44,7 +44,7 @@ def cmd_figure(a):
 
 def cmd_style_levels(a):
     from mtcue.records import load_records
-    from mtcue.reporting.style_levels import write_style_levels
+    from mtcue.experiments.style.figure import write_style_levels
 
     write_style_levels(load_records(a.records, "formality"), a.csv, a.svg)
 
@@ -61,7 +61,7 @@ def cmd_figure4(a):
     import json
 
     from mtcue.records import load_records
-    from mtcue.reporting.figure4 import write_figure4
+    from mtcue.experiments.fewshot.figure import write_figure4
     from mtcue.reporting.kit import Bootstrap
 
     records = load_records(a.records, "eamt22")
@@ -261,7 +261,7 @@ def register(step) -> None:
                    help="resamples of the confidence interval of the first parent's difference to the second")
     s.add_argument("--alpha", type=significance_level, default=0.05, help="the interval covers 1 - alpha")
     s.add_argument("--points", required=True,
-                   help="JSON list of {direction, model, setting, per_combination, record} (plan.fewshot.fewshot_points)")
+                   help="JSON list of {direction, model, setting, per_combination, record} (Fewshot.points)")
     s.add_argument("--csv", required=True)
     s.add_argument("--png", required=True)
 

@@ -186,6 +186,17 @@ def format_number(value: float, digits: int) -> str:
     return NA if pd.isna(value) else f"{value:.{digits}f}"
 
 
+def format_mean_sd(mean: float, sd: float) -> str:
+    return NA if pd.isna(mean) else f"{mean:.1f} ± {format_number(sd, 1)}"
+
+
+def per_direction(ours: pd.DataFrame, rows: list[str]):
+    """(direction, its rows × metrics frame of values, in `rows` order) for each direction of a long CSV."""
+    for direction in sorted(ours["direction"].unique()):
+        yield direction, ours[ours["direction"] == direction].pivot_table(
+            index="row", columns="metric", values="value", aggfunc="first").reindex(rows)
+
+
 def to_display(df: pd.DataFrame) -> pd.DataFrame:
     """Strings as they will appear in Markdown; edit these to add marks before rendering."""
     return df.map(format_cell)

@@ -3,11 +3,11 @@ by hand.
 
 `mtcue readme-results --records results/records --readme README.md --results-page docs/results.md`
 (`make readme`) replaces what lies between BEGIN and END in the results page with every section the registered
-experiments declare (`Experiment.sections`, functions of `readme_sections` and `readme_systems`: Tables 3 and 4,
-the phenomena, Table 5, Figure 4, the claims worded by `verdicts`, the contrastive suites with each model's
-difference from BASE, the context usage, each other system's table, memory growth) and in the README with
-the headlines (Table 4's BLEU, Figure 4's points and one table per other system family), naming the run
-they come from (study, commit, seed). Records of further runs (other seeds, or the same seed on another
+experiments declare (`Experiment.sections`, functions of `readme_sections` and of the experiments' table and figure
+modules: Tables 3 and 4, the phenomena, Table 5, Figure 4, the claims worded by `verdicts`, the contrastive suites
+with each model's difference from BASE, the context usage, each other system's table, memory growth) and in the
+README with the headlines (Table 4's BLEU, Figure 4's points and one table per other system family), naming the
+run they come from (study, commit, seed). Records of further runs (other seeds, or the same seed on another
 machine) add a table of the spread between runs to the page. Each block's first line holds a checksum of
 the rest, so a hand edit shows (tests/test_readme.py).
 """

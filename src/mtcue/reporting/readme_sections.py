@@ -1,20 +1,19 @@
-"""The sections of the README's results for the MTCue paper's tables and figures, Voita et al. (2018) and the
-contrastive suites, each condensed from one run's records and tables (`results.Run`): Tables 3 and 4, the
-phenomena, Table 5, Figure 4, the claims (`verdicts`), memory growth and the spread between runs. The
-other systems' sections are `readme_systems`.
+"""The sections of the README's results that are not one experiment's table or figure module's, each condensed
+from one run's records and tables (`results.Run`): Tables 3 and 4 and the phenomena (the quality tables), Table 5
+and the claims of Table 6 and Figure 4 (worded by `verdicts`, which reads Table 5's module), memory growth (whose
+figure a models-stage step draws) and the spread between runs. The other sections are in their experiments'
+folders (Figure 4, the contrastive suites, context usage, Voita et al., side information, style, shortening).
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from mtcue.reporting.context_usage import NO_USE
-from mtcue.reporting.contrastive import difference_text
-from mtcue.reporting.formality import formality_table, kind_counts
-from mtcue.reporting.kit import AVERAGE, BOOTSTRAP, MARKUP, NA, Bootstrap, display_name, format_number, model_key
+from mtcue.experiments.formality.table import formality_table, kind_counts
+from mtcue.reporting.kit import (AVERAGE, BOOTSTRAP, MARKUP, Bootstrap, display_name, format_mean_sd, format_number,
+                                model_key)
 from mtcue.reporting.quality import quality_marks, quality_table
 from mtcue.reporting.render import markdown_table
 from mtcue.reporting.results import Run
@@ -53,10 +52,6 @@ def phenomena_section(run: Run) -> list[str]:
             *markdown_table(accuracy.map(lambda v: format_number(v, 1)))]
 
 
-def _mean_sd(mean: float, sd: float) -> str:
-    return NA if pd.isna(mean) else f"{mean:.1f} ± {format_number(sd, 1)}"
-
-
 def models_section(run: Run) -> list[str]:
     df = models_table(run.trains)
     fine_tuned = {display_name(r["model"]) for r in run.trains if r["spec"].get("init_from")}
@@ -64,51 +59,13 @@ def models_section(run: Run) -> list[str]:
     display = pd.DataFrame({
         "params": [f"{1000 * p:.0f}k" if p < 1 else f"{p:.1f}M" for p in df["params (M)"]],
         "layers cxt/src/dec": layers.agg("/".join, axis=1),
-        "s/epoch": [_mean_sd(m, s) for m, s in zip(df["s/epoch"], df["s/epoch sd"])],
-        "epochs to best": [_mean_sd(m, s) + (" (fine-tuning)" if name in fine_tuned else "")
+        "s/epoch": [format_mean_sd(m, s) for m, s in zip(df["s/epoch"], df["s/epoch sd"])],
+        "epochs to best": [format_mean_sd(m, s) + (" (fine-tuning)" if name in fine_tuned else "")
                            for name, m, s in zip(df.index, df["epochs to best"], df["epochs to best sd"])],
     }, index=df.index)
     devices = ", ".join(sorted({r.get("device", "unknown") for r in run.trains}))
     return [f"`results/tables/table3_models.md`, condensed (mean ± sd over directions; device {devices}):", "",
             *markdown_table(display)]
-
-
-def _eamt22_cell(records: Sequence[dict]) -> str:
-    """Mean attribute accuracy / BLEU of a point's runs (their mean, ± sd over several)."""
-    accuracy = [math.nan if r["accuracy_mean"] is None else 100 * r["accuracy_mean"] for r in records]
-    bleu = [r["bleu"] for r in records]
-    if len(records) == 1:
-        return f"{format_number(accuracy[0], 1)} / {bleu[0]:.2f}"
-    bleu_text = f"{np.mean(bleu):.2f} ± {np.std(bleu, ddof=1):.2f}"
-    return f"{_mean_sd(np.mean(accuracy), np.std(accuracy, ddof=1))} / {bleu_text}"
-
-
-def fewshot_section(run: Run) -> list[str]:
-    """Figure 4's points: per direction and parent, mean attribute accuracy / BLEU in each setting."""
-    lines = []
-    for direction in sorted({r["direction"] for r in run.eamt22}):
-        records = [r for r in run.eamt22 if r["direction"] == direction]
-        variants = [r for r in records if r["fewshot"]]
-        if not variants:
-            continue
-        parents = list(dict.fromkeys(r["fewshot"]["parent"] for r in variants))
-        settings = sorted({(r["supervised_samples"], r["fewshot"]["setting"]) for r in variants})
-        display = pd.DataFrame(index=pd.Index([display_name(p) for p in parents], name="model"))
-        by_model = {r["model"]: r for r in records}
-        display["zero-shot"] = [_eamt22_cell([by_model[p]]) if p in by_model else NA for p in parents]
-        for samples, setting in settings:
-            of: dict[str, list[dict]] = {}
-            for r in sorted(variants, key=lambda r: r["model"]):
-                if r["fewshot"]["setting"] == setting:
-                    of.setdefault(r["fewshot"]["parent"], []).append(r)
-            display[f"{setting} ({samples} lines)"] = [_eamt22_cell(of[p]) if p in of else NA for p in parents]
-        baselines = [r for r in records if not r["context_columns"]]
-        baseline = "; ".join(f"{display_name(r['model'])} without context: {_eamt22_cell([r])}" for r in baselines)
-        lines += [f"EAMT22 few-shot ({direction}; Figure 4 in `results/figures/figure4_eamt22_fewshot.png`): mean "
-                  "attribute accuracy (%) / BLEU, zero-shot and fine-tuned with the attribute sentences of N "
-                  "annotated training lines (mean ± sd over the seeds of a repeated fine-tuning)"
-                  f"{'; ' + baseline if baseline else ''}:", "", *markdown_table(display), ""]
-    return lines[:-1]
 
 
 def formality_section(run: Run, bootstrap: Bootstrap = BOOTSTRAP) -> list[str]:
@@ -155,88 +112,6 @@ def claims_section(run: Run, bootstrap: Bootstrap) -> list[str]:
                   f"{100 * (1 - bootstrap.alpha):.0f}% paired-bootstrap interval ({bootstrap.n} resamples of the test "
                   "lines) excludes 0:", "", *markdown_table(fewshot_claims(run.figure4).set_index("direction")), ""]
     return lines[:-1]
-
-
-def contrastive_section(run: Run) -> list[str]:
-    """The synthetic contrastive suites: accuracy overall and on the pronouns, per model and direction."""
-    if run.contrastive is None:
-        return []
-    # The models that translate the test split; the ablation rows and few-shot variants are in the table, and
-    # the systems with a section of their own (side information, shortening) show their accuracy there.
-    own_section = set().union(*(set(t["model"].dropna()) for t in (run.side_information, run.shortening)
-                                if t is not None and "model" in t))
-    shared = {r["model"] for r in run.scores} | (set(run.voita2018["model"].dropna())
-                                                if run.voita2018 is not None and "model" in run.voita2018 else set())
-    shown = {m for m in run.translating if m not in own_section or m in shared}
-    ours = run.contrastive[(run.contrastive["source"] == "this study") & (run.contrastive["suite"] == "synthetic")
-                           & run.contrastive["model"].isin(shown)]
-    if ours.empty:
-        return []
-    groups = {"all": "all", "phenomenon=pronoun": "pronoun"}
-    ours = ours[ours["group"].isin(groups)]
-    paired = "vs_base" in ours
-    cells = ours.assign(cell=[f"{100 * r.accuracy:.1f}" + (
-        f" ({difference_text({'difference': r.vs_base, 'low': r.vs_base_low, 'high': r.vs_base_high})})"
-        if paired and not pd.isna(r.vs_base) else "") for r in ours.itertuples()])
-    table = cells.pivot_table(index="model", columns=["direction", "group"], values="cell", aggfunc="first")
-    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
-    display = pd.DataFrame(index=pd.Index([display_name(m) for m in models], name="model"))
-    for direction in sorted({d for d, _ in table.columns}):
-        display[f"{direction} all / pronoun"] = [
-            " / ".join(str(table.get((direction, g), pd.Series(dtype=object)).get(m, NA)) for g in groups)
-            .replace("nan", NA) for m in models]
-    return ["Contrastive accuracy (%) on the synthetic suites (`results/tables/contrastive.md`, per phenomenon "
-            "and antecedent distance): the correct translation must score strictly above every variant that "
-            "differs in one context-dependent word; all phenomena / anaphoric pronouns"
-            + (", each model's difference from BASE on the same examples in brackets with its 95% paired-bootstrap "
-               "interval (a difference beyond chance only where it excludes 0)" if paired else "") + ":", "",
-            *markdown_table(display.fillna(NA))]
-
-
-def context_usage_section(run: Run) -> list[str]:
-    """Which systems read their context: CXMI per model and direction, with the verdict of its interval."""
-    if run.context_usage is None:
-        return []
-    usage = run.context_usage[run.context_usage["group"] == "all"]
-    if usage.empty:
-        return []
-    table = usage.assign(cell=[f"{c:+.4f} {r}" for c, r in zip(usage["cxmi"], usage["reads_context"])]).pivot_table(
-        index="model", columns="direction", values="cell", aggfunc="first")
-    models = sorted(table.index, key=lambda m: model_key(display_name(m)))
-    display = table.loc[models].rename(index=display_name).rename_axis("model").fillna(NA)
-    display.columns = [f"{d} CXMI" for d in display.columns]
-    reading = sorted({display_name(m) for m in usage.loc[usage["reads_context"] != NO_USE, "model"]}, key=model_key)
-    return ["Context usage (`results/tables/context_usage.md`): CXMI (Fernandes et al. 2021), the cross-entropy of the "
-            "test references without the model's context minus with it (nats per token), and whether its 95% "
-            "bootstrap interval excludes 0 (the model reads its context; below 0, to its loss). Systems that read "
-            f"their context in at least one direction: {', '.join(reading) or 'none'}.", "", *markdown_table(display)]
-
-
-ATTENTION_SELECTIONS = {"attention": "context with more than one noun (Table 7)",
-                        "attention_any_nouns": "every context (Table 6)"}
-
-
-def voita2018_section(run: Run) -> list[str]:
-    """Voita et al. (2018) Table 1 (BLEU) and the attention agreement, ours beside the paper's en-ru."""
-    if run.voita2018 is None:
-        return []
-    bleu = run.voita2018[(run.voita2018["table"] == "bleu") & (run.voita2018["metric"] == "bleu")]
-    if bleu.empty:
-        return []
-    table = bleu.pivot_table(index="row", columns="direction", values="value", aggfunc="first", sort=False)
-    lines = ["Voita et al. (2018), Table 1 (`results/tables/voita2018.md`): test BLEU of the sentence-level "
-             "baseline, the concatenation baseline and the context-aware model, ours beside the paper's en-ru:", "",
-             *markdown_table(table.map(lambda v: NA if pd.isna(v) else f"{v:.2f}"))]
-    attention = run.voita2018[run.voita2018["table"].isin(("attention", "attention_any_nouns"))
-                              & (run.voita2018["row"] == "all")]
-    if not attention.empty:
-        shown = attention.pivot_table(index=["table", "direction"], columns="metric", values="value", aggfunc="first")
-        shown = shown[[m for m in ("n", "attention", "random", "first", "last") if m in shown.columns]]
-        shown.index = pd.Index([f"{d}, {ATTENTION_SELECTIONS[t]}" for t, d in shown.index], name="pronouns")
-        lines += ["", "Attention agreement (%): how often the context token the source pronoun attends to most "
-                  "lies in its antecedent, against random, first and last noun:", "",
-                  *markdown_table(shown.map(lambda v: NA if pd.isna(v) else f"{v:.0f}" if v == int(v) else f"{v:.1f}"))]
-    return lines
 
 
 def memory_section(run: Run) -> list[str]:

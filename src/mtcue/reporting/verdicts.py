@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mtcue.evaluation.formality import KINDS
-from mtcue.reporting.formality import difference
+from mtcue.experiments.formality.table import difference
 from mtcue.reporting.kit import BOOTSTRAP, NA, Bootstrap, display_name, format_number, model_key
 
 
