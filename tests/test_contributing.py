@@ -103,6 +103,22 @@ def {name}_section(run):
     return [] if table is None else [f"The {name} experiment: BLEU {{table['bleu'].iloc[0]:.1f}}."]
 '''
 
+# Step 5, its own rules (the second experiment only: "if it has steps of its own"): a figure read off its table.
+RULES = '''\
+from mtcue.experiments.{name}.plan import TABLE
+
+
+rule figure_{name}:
+    input:
+        layout.table(TABLE.name, "csv"),
+    output:
+        layout.figure("{name}", "txt"),
+    log:
+        layout.log("figures", "{name}"),
+    shell:
+        "wc -l < {{input:q}} > {{output:q}} 2> {{log:q}}"
+'''
+
 ARCH = {"embed_dim": 64, "heads": 4, "encoder_layers": 2, "encoder_ffn_dim": 128, "decoder_layers": 2,
         "decoder_ffn_dim": 128}
 
@@ -176,15 +192,17 @@ def add_model(repo: Path, name: str) -> set[str]:
             "src/mtcue/schemas/config.schema.yaml", "config/config.yaml"}
 
 
-def add_experiment(repo: Path, name: str, model: str) -> set[str]:
+def add_experiment(repo: Path, name: str, model: str, rules: bool) -> set[str]:
     """Adding an experiment, as the page says: `name`, training `model` in en-de, with one table (its rule is
-    tables.smk's, its `mtcue` step reporting/cli.py's, its section readme.py's: all from the registry); the files
-    touched."""
+    tables.smk's, its `mtcue` step reporting/cli.py's, its section readme.py's: all from the registry) and, where
+    `rules`, a step of its own (its folder's rules.smk); the files touched."""
     folder = repo / "src/mtcue/experiments" / name
     folder.mkdir()
     (folder / "__init__.py").write_text(PACKAGE.format(name=name))
     (folder / "plan.py").write_text(PLAN.format(name=name))
     (folder / "table.py").write_text(TABLE_MODULE.format(name=name))
+    if rules:
+        (folder / "rules.smk").write_text(RULES.format(name=name))
     import_last(repo / "src/mtcue/experiments/__init__.py", name)
     add_yaml_entry(repo / "src/mtcue/schemas/config.schema.yaml", ["properties", "experiments", "properties"], name,
                    {"description": f"The {name} experiment (tests/test_contributing.py).", "type": "object",
@@ -194,7 +212,8 @@ def add_experiment(repo: Path, name: str, model: str) -> set[str]:
                                                   "default": ["en-de"]}}})
     return {f"src/mtcue/experiments/{name}", f"src/mtcue/experiments/{name}/__init__.py",
             f"src/mtcue/experiments/{name}/plan.py", f"src/mtcue/experiments/{name}/table.py",
-            "src/mtcue/experiments/__init__.py", "src/mtcue/schemas/config.schema.yaml"}
+            "src/mtcue/experiments/__init__.py", "src/mtcue/schemas/config.schema.yaml",
+            *([f"src/mtcue/experiments/{name}/rules.smk"] if rules else [])}
 
 
 def snakemake(repo: Path, *args: str) -> subprocess.CompletedProcess:
@@ -229,8 +248,10 @@ def page_names_every_file(touched: set[str], names: tuple[str, str]) -> None:
                f"src/mtcue/experiments/{experiment}/__init__.py": "src/mtcue/experiments/{experiment}/__init__.py",
                f"src/mtcue/experiments/{experiment}/plan.py": "src/mtcue/experiments/{experiment}/plan.py",
                f"src/mtcue/experiments/{experiment}/table.py": "src/mtcue/experiments/{experiment}/table.py",
+               f"src/mtcue/experiments/{experiment}/rules.smk": "src/mtcue/experiments/{experiment}/rules.smk",
                "src/mtcue/experiments/__init__.py": "src/mtcue/experiments/__init__.py"}
-    assert set(spelled) == touched
+    optional = {f"src/mtcue/experiments/{experiment}/rules.smk"}  # an experiment with steps of its own
+    assert touched <= set(spelled) and set(spelled) - touched <= optional
     for path in touched:
         in_model = path.startswith(("src/mtcue/models/", "src/mtcue/study.py", "config/"))
         if in_model or path.endswith("config.schema.yaml"):
@@ -262,7 +283,7 @@ def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_plann
     added = [("probe", "probe_study"), ("echo", "echo_study")]  # (model family and type, experiment)
     for model, experiment in added:
         files = snapshot(repo)
-        touched = add_model(repo, model) | add_experiment(repo, experiment, model)
+        touched = add_model(repo, model) | add_experiment(repo, experiment, model, rules=experiment == "echo_study")
         assert touched_files(repo, files) == touched   # exactly these, nothing else
         page_names_every_file(touched, (model, experiment))
 
@@ -288,6 +309,11 @@ def test_a_model_family_and_an_experiment_added_twice_as_the_page_says_are_plann
     table = (repo / "work/results/tables/probe_study.md").read_text()
     assert "PROBE" in table and f"{record['bleu']:.1f}" in table, table
     assert all((repo / f"work/results/tables/probe_study.{ext}").is_file() for ext in ("csv", "html"))
+
+    # The second experiment's own rule, included because its folder has it, plans after its table's.
+    run = snakemake(repo, "-n", "results/figures/echo_study.txt")
+    assert re.search(r"^figure_echo_study\s+1$", run.stdout, re.M) and re.search(r"^table_echo_study\s+1$", run.stdout,
+                                                                                   re.M), run.stdout[-3000:]
 
     # The rendered results show its section, from its table beside a run's records (the README fixture's run).
     shutil.copytree(DATA / "readme_fixture/records", repo / "work/results/records", dirs_exist_ok=True)
