@@ -48,7 +48,7 @@ NAMING_PARITY = {"speaker_gender": 1, "addressee_gender": 0}
 SELF_LINE = re.compile(r"^(look, )?i'm |^i am |^do i look like |^as a |^i consider myself ")
 SELF_WORDS = {**dict.fromkeys(("girl", "woman", "lady", "waitress", "mother", "mom"), FEMININE),
               **dict.fromkeys(("boy", "man", "guy", "waiter", "gentleman", "father", "dad"), MASCULINE)}
-# The probe's ridge penalty: its accuracies move by at most 0.03 between 0.1 and 10 on the demo's en-pl.
+# The probe's ridge penalty: its accuracies on the demo's en-pl gender lines move by at most 0.05 between 0.1 and 10.
 PROBE_RIDGE = 1.0
 # What each classifier reads: the source sentence, the previous lines, the metadata.
 CHANNELS = {"source": ("source",), "previous": ("previous",), "metadata": ("metadata",),
