@@ -1,5 +1,6 @@
 """workflow/scripts/phenomena_ceiling.py: which channel a classifier reads, and how the previous lines name a
-character's gender (vocatives said to them, `self` lines they spoke), by hand-made dialogues; the linear probe on the previous lines' vectors, by hand-made features."""
+character's gender (vocatives said to them, `self` lines they spoke), by hand-made dialogues; the linear probe on
+the previous lines' vectors, by hand-made features."""
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -52,8 +53,9 @@ def test_a_models_accuracy_on_the_named_lines_counts_those_lines_only():
     test = [(s, "feminine") for s in samples]
     ids = {s["id"] for s, _ in ceiling.named_lines(test, "speaker_gender")}
     assert ids == {samples[0]["id"]}
-    assert ceiling.accuracy_on(["Wtedy byłam zmęczona.", "Wtedy byłem zmęczony."], samples, "pl", "speaker_gender", ids) == 1.0
-    assert ceiling.accuracy_on(["Wtedy byłem zmęczony.", "Wtedy byłam zmęczona."], samples, "pl", "speaker_gender", ids) == 0.0
+    right, wrong = ["Wtedy byłam zmęczona.", "Wtedy byłem zmęczony."], ["Wtedy byłem zmęczony.", "Wtedy byłam zmęczona."]
+    assert ceiling.accuracy_on(right, samples, "pl", "speaker_gender", ids) == 1.0
+    assert ceiling.accuracy_on(wrong, samples, "pl", "speaker_gender", ids) == 0.0
 
 
 def test_the_probe_reads_the_previous_slots_vectors_in_order_with_zeros_for_a_missing_line():
