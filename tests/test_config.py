@@ -248,7 +248,8 @@ def test_eamt22_context_keeps_only_columns_a_model_reads():
     raw = demo()
     raw["models"]["mtcue"]["context_columns"] = ["metadata"]
     c = cfg.validate(raw)
-    assert FEWSHOT.eamt22_columns(c, c["models"]["mtcue"]) == ["cue1", "cue2", "cue3"]   # no document positions: no doc0
+    # no document positions: no doc0
+    assert FEWSHOT.eamt22_columns(c, c["models"]["mtcue"]) == ["cue1", "cue2", "cue3"]
     assert FEWSHOT.eamt22_columns(c, c["models"]["tagging"]) == ["doc0", "cue1", "cue2", "cue3"]
 
 

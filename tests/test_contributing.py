@@ -73,7 +73,8 @@ def check(cfg: dict) -> None:
 
 TABLE = Table("{name}", "the {name} experiment", "mtcue table-{name} --records {{input.records:q}} " + TABLE_OUTPUTS,
               lambda cfg: {{"records": targets(cfg).records}}, rule="table_{name}",
-              step=Step("table-{name}", "the {name} experiment's table", "mtcue.experiments.{name}.table:write_{name}_table",
+              step=Step("table-{name}", "the {name} experiment's table",
+                        "mtcue.experiments.{name}.table:write_{name}_table",
                         (Option("--records", records="score", required=True),)))
 
 register(Experiment("{name}", "the {name} experiment", targets, trains=runs, check=check, tables=(TABLE,),
